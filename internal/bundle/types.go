@@ -1,0 +1,225 @@
+package bundle
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Schema versions carried by the files of a bundle.
+const (
+	ReceiptSchema = "proctor.receipt.v1"
+	VerdictSchema = "proctor.verdict.v1"
+	SessionSchema = "proctor.session.v1"
+)
+
+// File names inside a run bundle folder.
+const (
+	ReceiptFile    = "run.json"
+	EventsFile     = "events.jsonl"
+	ExchangesFile  = "exchanges.jsonl"
+	TranscriptFile = "transcript.md"
+	DiffFile       = "diff.patch"
+	VerdictFile    = "verdict.json"
+)
+
+// Kind says what started a run.
+type Kind string
+
+// Run kinds.
+const (
+	KindTask     Kind = "task"
+	KindScenario Kind = "scenario"
+)
+
+// Status is where a run is in its life.
+type Status string
+
+// Run statuses.
+const (
+	StatusQueued         Status = "queued"
+	StatusRunning        Status = "running"
+	StatusAwaitingReview Status = "awaiting_review"
+	StatusPassed         Status = "passed"
+	StatusFailed         Status = "failed"
+	StatusError          Status = "error"
+	StatusInterrupted    Status = "interrupted"
+)
+
+// Statuses lists every run status in display order.
+func Statuses() []Status {
+	return []Status{StatusQueued, StatusRunning, StatusAwaitingReview, StatusPassed,
+		StatusFailed, StatusError, StatusInterrupted}
+}
+
+// Stage is the step of the run pipeline a run is in (or stopped in).
+type Stage string
+
+// Run stages.
+const (
+	StageAcquiringSource     Stage = "acquiring_source"
+	StagePreparingWorkspace  Stage = "preparing_workspace"
+	StageValidatingScenario  Stage = "validating_scenario"
+	StageRunning             Stage = "running"
+	StageChecking            Stage = "checking"
+	StageVerifying           Stage = "verifying"
+	StageAwaitingReview      Stage = "awaiting_review"
+	StageApplying            Stage = "applying"
+	StageCompleted           Stage = "completed"
+	StageFailed              Stage = "failed"
+)
+
+// Domain names who is at fault when a run fails.
+type Domain string
+
+// Failure domains.
+const (
+	DomainAgent          Domain = "agent"
+	DomainModel          Domain = "model"
+	DomainEnvironment    Domain = "environment"
+	DomainScenario       Domain = "scenario"
+	DomainCheck          Domain = "check"
+	DomainInfrastructure Domain = "infrastructure"
+)
+
+// Receipt is run.json: the summary record of one run.
+type Receipt struct {
+	Schema     string       `json:"schema"`
+	RunID      string       `json:"run_id"`
+	SessionID  string       `json:"session_id,omitempty"`
+	Kind       Kind         `json:"kind"`
+	Status     Status       `json:"status"`
+	Stage      Stage        `json:"stage"`
+	Failure    *Failure     `json:"failure,omitempty"`
+	Task       string       `json:"task"`
+	Criteria   []string     `json:"criteria,omitempty"`
+	OutOfScope []string     `json:"out_of_scope,omitempty"`
+	Source     Source       `json:"source"`
+	Model      Model        `json:"model"`
+	Bounds     Bounds       `json:"bounds"`
+	Usage      Usage        `json:"usage"`
+	StartedAt  time.Time    `json:"started_at"`
+	EndedAt    *time.Time   `json:"ended_at,omitempty"`
+	Changed    []string     `json:"changed,omitempty"`
+	Verify     *Verify      `json:"verify,omitempty"`
+	Review     *Review      `json:"review,omitempty"`
+	Scenario   *ScenarioRef `json:"scenario,omitempty"`
+}
+
+// Failure says why a run did not finish its work.
+type Failure struct {
+	Domain    Domain `json:"domain"`
+	Stage     Stage  `json:"stage"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"`
+}
+
+// Source says where the run's workspace came from.
+type Source struct {
+	Kind       string `json:"kind"` // local | git | fixture
+	Path       string `json:"path,omitempty"`
+	Repository string `json:"repository,omitempty"`
+	Ref        string `json:"ref,omitempty"`
+	CommitSHA  string `json:"commit_sha,omitempty"`
+}
+
+// Model names the model a run talked to. It never holds a key.
+type Model struct {
+	Profile string `json:"profile,omitempty"`
+	Name    string `json:"name"`
+	BaseURL string `json:"base_url,omitempty"`
+}
+
+// Bounds are the limits a run was held to.
+type Bounds struct {
+	MaxTurns           int   `json:"max_turns"`
+	MaxToolCalls       int   `json:"max_tool_calls"`
+	MaxToolOutputChars int   `json:"max_tool_output_chars"`
+	MaxFiles           int   `json:"max_files"`
+	MaxWorkspaceBytes  int64 `json:"max_workspace_bytes"`
+	MaxFileBytes       int64 `json:"max_file_bytes"`
+}
+
+// Usage counts what a run spent on its model.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	ModelCalls       int64 `json:"model_calls"`
+}
+
+// Verify is the verifier's opinion of the run's result.
+type Verify struct {
+	Verdict    string   `json:"verdict"` // pass | fail | unsure
+	Issues     []string `json:"issues,omitempty"`
+	Confidence float64  `json:"confidence"`
+}
+
+// Review is a person's decision on the run's diff.
+type Review struct {
+	Approved   bool      `json:"approved"`
+	Reason     string    `json:"reason,omitempty"`
+	Changed    []string  `json:"changed,omitempty"` // paths the approved diff wrote in the source tree
+	ReviewedBy string    `json:"reviewed_by"`
+	ReviewedAt time.Time `json:"reviewed_at"`
+	HasDiff    bool      `json:"has_diff"`
+	Applied    bool      `json:"applied"`
+}
+
+// ScenarioRef ties a scenario run to the scenario it played.
+type ScenarioRef struct {
+	ID     string `json:"id"`
+	Path   string `json:"path,omitempty"`
+	Repeat int    `json:"repeat"` // 1-based repetition number
+}
+
+// Event is one line of events.jsonl.
+type Event struct {
+	Seq  int64           `json:"seq"`
+	Time time.Time       `json:"time"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Exchange is one line of exchanges.jsonl: a model request and its response.
+type Exchange struct {
+	Seq        int64           `json:"seq"`
+	Time       time.Time       `json:"time"`
+	DurationMS int64           `json:"duration_ms"`
+	Request    json.RawMessage `json:"request"`
+	Response   json.RawMessage `json:"response,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// Verdict is verdict.json: the outcome of a scenario run's checks.
+type Verdict struct {
+	Schema       string        `json:"schema"`
+	Scenario     string        `json:"scenario"`
+	Passed       bool          `json:"passed"`
+	FirstFailure string        `json:"first_failure,omitempty"`
+	Results      []CheckResult `json:"results"`
+	Aborted      string        `json:"aborted,omitempty"` // the budget that aborted the run, e.g. "wall_clock_s=60"
+	Exchanges    int           `json:"exchanges"`
+}
+
+// CheckResult is the outcome of one check. Broken means the check itself
+// could not judge (the scenario author's mistake), apart from failed.
+type CheckResult struct {
+	Phase  string `json:"phase"`
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Broken bool   `json:"broken"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Session is sessions/<session_id>.json: a conversation over one workspace.
+type Session struct {
+	Schema    string    `json:"schema"`
+	SessionID string    `json:"session_id"`
+	Title     string    `json:"title,omitempty"`
+	Workspace string    `json:"workspace,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Runs      []string  `json:"runs"`
+	Bounds    Bounds    `json:"bounds"`
+}

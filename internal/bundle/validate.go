@@ -1,0 +1,241 @@
+package bundle
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var safeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidID reports whether id can name a folder or file safely: letters,
+// digits, '.', '_' and '-', starting with a letter or digit, at most 128
+// characters, and never "..".
+func ValidID(id string) bool {
+	return safeIDPattern.MatchString(id) && !strings.Contains(id, "..")
+}
+
+// validRelPath reports whether p is a clean, relative, slash-separated path
+// that stays inside the folder it is relative to.
+func validRelPath(p string) bool {
+	if p == "" || strings.ContainsRune(p, 0) || strings.Contains(p, `\`) {
+		return false
+	}
+	if path.IsAbs(p) || path.Clean(p) != p {
+		return false
+	}
+	return p != ".." && !strings.HasPrefix(p, "../")
+}
+
+var (
+	validKinds    = []Kind{KindTask, KindScenario}
+	validStages   = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
+	validDomains  = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure}
+	validSources  = []string{"local", "git", "fixture"}
+	validVerdicts = []string{"pass", "fail", "unsure"}
+)
+
+func quoted[T ~string](vs []T) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = string(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Validate checks a receipt against the proctor.receipt.v1 rules. folder is the
+// name of the bundle folder the receipt was read from ("" to skip that rule).
+func (r *Receipt) Validate(file, folder string) error {
+	l := &problemList{file: file}
+	switch {
+	case r.Schema == "":
+		l.add("schema", "missing; want %q", ReceiptSchema)
+	case r.Schema != ReceiptSchema:
+		l.add("schema", "unknown schema version %q; this proctor reads %q — upgrade proctor to read this bundle", r.Schema, ReceiptSchema)
+		return l.err() // the other rules belong to another version
+	}
+	switch {
+	case r.RunID == "":
+		l.add("run_id", "missing")
+	case !ValidID(r.RunID):
+		l.add("run_id", "%q is not a safe folder name (letters, digits, '.', '_', '-'; at most 128)", r.RunID)
+	case folder != "" && folder != r.RunID:
+		l.add("run_id", "%q does not match its folder name %q", r.RunID, folder)
+	}
+	if r.SessionID != "" && !ValidID(r.SessionID) {
+		l.add("session_id", "%q is not a safe file name", r.SessionID)
+	}
+	if !slices.Contains(validKinds, r.Kind) {
+		l.add("kind", "%q is not one of %s", r.Kind, quoted(validKinds))
+	}
+	if !slices.Contains(Statuses(), r.Status) {
+		l.add("status", "%q is not one of %s", r.Status, quoted(Statuses()))
+	}
+	if !slices.Contains(validStages, r.Stage) {
+		l.add("stage", "%q is not one of %s", r.Stage, quoted(validStages))
+	}
+	if f := r.Failure; f != nil {
+		if !slices.Contains(validDomains, f.Domain) {
+			l.add("failure.domain", "%q is not one of %s", f.Domain, quoted(validDomains))
+		}
+		if f.Stage != "" && !slices.Contains(validStages, f.Stage) {
+			l.add("failure.stage", "%q is not one of %s", f.Stage, quoted(validStages))
+		}
+		if f.Code == "" {
+			l.add("failure.code", "missing")
+		}
+		if f.Message == "" {
+			l.add("failure.message", "missing")
+		}
+	}
+	if !slices.Contains(validSources, r.Source.Kind) {
+		l.add("source.kind", "%q is not one of %s", r.Source.Kind, quoted(validSources))
+	}
+	if r.Model.Name == "" {
+		l.add("model.name", "missing")
+	}
+	validateBounds(l, "bounds", r.Bounds)
+	for name, v := range map[string]int64{"prompt_tokens": r.Usage.PromptTokens, "completion_tokens": r.Usage.CompletionTokens, "total_tokens": r.Usage.TotalTokens, "model_calls": r.Usage.ModelCalls} {
+		if v < 0 {
+			l.add("usage."+name, "must not be negative, got %d", v)
+		}
+	}
+	if r.StartedAt.IsZero() {
+		l.add("started_at", "missing")
+	}
+	if r.EndedAt != nil && !r.StartedAt.IsZero() && r.EndedAt.Before(r.StartedAt) {
+		l.add("ended_at", "%s is before started_at %s", r.EndedAt.Format(time.RFC3339), r.StartedAt.Format(time.RFC3339))
+	}
+	for i, p := range r.Changed {
+		if !validRelPath(p) {
+			l.add(fieldIndex("changed", i), "%q is not a clean relative path inside the workspace", p)
+		}
+	}
+	if v := r.Verify; v != nil {
+		if !slices.Contains(validVerdicts, v.Verdict) {
+			l.add("verify.verdict", "%q is not one of %s", v.Verdict, quoted(validVerdicts))
+		}
+		if v.Confidence < 0 || v.Confidence > 1 {
+			l.add("verify.confidence", "must be between 0 and 1, got %g", v.Confidence)
+		}
+	}
+	if rv := r.Review; rv != nil {
+		if rv.ReviewedBy == "" {
+			l.add("review.reviewed_by", "missing")
+		}
+		if rv.ReviewedAt.IsZero() {
+			l.add("review.reviewed_at", "missing")
+		}
+		if rv.Applied && !rv.Approved {
+			l.add("review.applied", "true on a review that did not approve")
+		}
+		for i, p := range rv.Changed {
+			if !validRelPath(p) {
+				l.add(fieldIndex("review.changed", i), "%q is not a clean relative path inside the source tree", p)
+			}
+		}
+	}
+	switch {
+	case r.Kind == KindScenario && r.Scenario == nil:
+		l.add("scenario", "missing on a scenario run")
+	case r.Scenario != nil:
+		if !ValidID(r.Scenario.ID) {
+			l.add("scenario.id", "%q is not a safe folder name", r.Scenario.ID)
+		}
+		if r.Scenario.Repeat < 1 {
+			l.add("scenario.repeat", "must be 1 or more, got %d", r.Scenario.Repeat)
+		}
+	}
+	return l.err()
+}
+
+func validateBounds(l *problemList, prefix string, b Bounds) {
+	for name, v := range map[string]int64{"max_turns": int64(b.MaxTurns), "max_tool_calls": int64(b.MaxToolCalls), "max_tool_output_chars": int64(b.MaxToolOutputChars), "max_files": int64(b.MaxFiles), "max_workspace_bytes": b.MaxWorkspaceBytes, "max_file_bytes": b.MaxFileBytes} {
+		if v < 0 {
+			l.add(prefix+"."+name, "must not be negative, got %d", v)
+		}
+	}
+}
+
+// Validate checks a verdict against the proctor.verdict.v1 rules.
+func (v *Verdict) Validate(file string) error {
+	l := &problemList{file: file}
+	switch {
+	case v.Schema == "":
+		l.add("schema", "missing; want %q", VerdictSchema)
+	case v.Schema != VerdictSchema:
+		l.add("schema", "unknown schema version %q; this proctor reads %q — upgrade proctor to read this bundle", v.Schema, VerdictSchema)
+		return l.err()
+	}
+	if v.Scenario == "" {
+		l.add("scenario", "missing")
+	}
+	failed := false
+	for i, r := range v.Results {
+		if r.Name == "" {
+			l.add(fieldIndex("results", i)+".name", "missing")
+		}
+		if r.Phase == "" {
+			l.add(fieldIndex("results", i)+".phase", "missing")
+		}
+		if r.Passed && r.Broken {
+			l.add(fieldIndex("results", i), "a check cannot be both passed and broken")
+		}
+		if !r.Passed {
+			failed = true
+		}
+	}
+	if v.Passed && (failed || v.Aborted != "") {
+		l.add("passed", "true, but a check did not pass or the run was aborted")
+	}
+	if v.Exchanges < 0 {
+		l.add("exchanges", "must not be negative, got %d", v.Exchanges)
+	}
+	return l.err()
+}
+
+// Validate checks a session file against the proctor.session.v1 rules. name is
+// the file's base name without ".json" ("" to skip that rule).
+func (s *Session) Validate(file, name string) error {
+	l := &problemList{file: file}
+	switch {
+	case s.Schema == "":
+		l.add("schema", "missing; want %q", SessionSchema)
+	case s.Schema != SessionSchema:
+		l.add("schema", "unknown schema version %q; this proctor reads %q — upgrade proctor to read this file", s.Schema, SessionSchema)
+		return l.err()
+	}
+	switch {
+	case s.SessionID == "":
+		l.add("session_id", "missing")
+	case !ValidID(s.SessionID):
+		l.add("session_id", "%q is not a safe file name", s.SessionID)
+	case name != "" && name != s.SessionID:
+		l.add("session_id", "%q does not match its file name %q", s.SessionID, name+".json")
+	}
+	if s.CreatedAt.IsZero() {
+		l.add("created_at", "missing")
+	}
+	if !s.UpdatedAt.IsZero() && s.UpdatedAt.Before(s.CreatedAt) {
+		l.add("updated_at", "is before created_at")
+	}
+	seen := map[string]bool{}
+	for i, id := range s.Runs {
+		switch {
+		case !ValidID(id):
+			l.add(fieldIndex("runs", i), "%q is not a safe run id", id)
+		case seen[id]:
+			l.add(fieldIndex("runs", i), "run %q is listed twice", id)
+		}
+		seen[id] = true
+	}
+	validateBounds(l, "bounds", s.Bounds)
+	return l.err()
+}
+
+func fieldIndex(name string, i int) string {
+	return name + "[" + strconv.Itoa(i) + "]"
+}

@@ -1,0 +1,90 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic writes data to path so that a reader sees either the old
+// file or the whole new one: it writes a temp file in the same folder, syncs
+// it, renames it over path and syncs the folder.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	cleanup := func(err error) error {
+		tmp.Close()
+		os.Remove(tmpName)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return cleanup(err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return cleanup(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return cleanup(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return cleanup(err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		os.Remove(tmpName)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON to path atomically.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// WriteReceipt validates r and writes it as run.json in dir.
+func WriteReceipt(dir string, r *Receipt) error {
+	path := filepath.Join(dir, ReceiptFile)
+	if err := r.Validate(path, filepath.Base(dir)); err != nil {
+		return fmt.Errorf("write receipt: %w", err)
+	}
+	return WriteJSON(path, r)
+}
+
+// WriteVerdict validates v and writes it as verdict.json in dir.
+func WriteVerdict(dir string, v *Verdict) error {
+	path := filepath.Join(dir, VerdictFile)
+	if err := v.Validate(path); err != nil {
+		return fmt.Errorf("write verdict: %w", err)
+	}
+	return WriteJSON(path, v)
+}
+
+// WriteSession validates s and writes it as <sessions>/<session_id>.json.
+func WriteSession(sessionsDir string, s *Session) error {
+	path := filepath.Join(sessionsDir, s.SessionID+".json")
+	if err := s.Validate(path, s.SessionID); err != nil {
+		return fmt.Errorf("write session: %w", err)
+	}
+	return WriteJSON(path, s)
+}

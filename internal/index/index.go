@@ -1,0 +1,350 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// Indexer indexes run bundles into a store.
+type Indexer struct {
+	store     *store.Store
+	limits    bundle.Limits
+	batchSize int
+	workers   int
+}
+
+// New returns an indexer writing to st with the default read limits.
+func New(st *store.Store) *Indexer {
+	return &Indexer{store: st, limits: bundle.DefaultLimits(), batchSize: 256, workers: 2}
+}
+
+// WithLimits returns a copy of the indexer that reads bundles under lim.
+func (ix *Indexer) WithLimits(lim bundle.Limits) *Indexer {
+	c := *ix
+	c.limits = lim
+	return &c
+}
+
+// Report says what one Index call did.
+type Report struct {
+	Indexed   int           // bundles read and written (new or changed)
+	Unchanged int           // bundles skipped because their fingerprint had not changed
+	Removed   int           // bundles forgotten because they are gone from disk
+	Broken    int           // bundles with at least one problem
+	Problems  []PathProblem // every problem found in this pass
+}
+
+// PathProblem is a problem with the bundle it was found in.
+type PathProblem struct {
+	Bundle string
+	bundle.Problem
+}
+
+type candidate struct {
+	path string
+	kind store.BundleKind
+}
+
+// Index indexes every run bundle and session file found under each root.
+// Bundles indexed earlier under a root that are gone from it are forgotten.
+// A bundle that cannot be read is recorded as a problem and the rest go on;
+// only a failure of the store itself stops the pass.
+func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
+	var rep Report
+	for _, root := range roots {
+		if err := ix.indexRoot(ctx, root, &rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func (ix *Indexer) indexRoot(ctx context.Context, root string, rep *Report) error {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", root, err)
+	}
+	abs, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", root, err)
+	}
+	cands, walkProblems, err := walk(ctx, abs)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", root, err)
+	}
+	stored, err := ix.store.Fingerprints(ctx, abs)
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(cands))
+	var todo []candidate
+	fingerprints := make(map[string]string, len(cands))
+	for _, c := range cands {
+		seen[c.path] = true
+		fp, err := fingerprint(c)
+		if err != nil {
+			fp = "unreadable"
+		}
+		fingerprints[c.path] = fp
+		if old, ok := stored[c.path]; ok && old == fp {
+			rep.Unchanged++
+			continue
+		}
+		todo = append(todo, c)
+	}
+	var removed []string
+	for p := range stored {
+		if !seen[p] {
+			removed = append(removed, p)
+		}
+	}
+	sort.Strings(removed)
+	rep.Removed += len(removed)
+
+	owners := map[string]string{} // run or session id → bundle path, within this pass
+	for start := 0; start < len(todo) || len(removed) > 0; start += ix.batchSize {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+ix.batchSize, len(todo))
+		chunk := todo[start:end]
+		updates := ix.readAll(ctx, chunk, fingerprints)
+		for i := range updates {
+			if err := ix.claimID(ctx, &updates[i], owners, removed); err != nil {
+				return err
+			}
+			ix.tally(&updates[i], rep)
+		}
+		if err := ix.store.ApplyBundles(ctx, updates, removed); err != nil {
+			return err
+		}
+		removed = nil
+	}
+	for _, p := range walkProblems {
+		rep.Problems = append(rep.Problems, PathProblem{Bundle: abs, Problem: p})
+	}
+	return nil
+}
+
+func (ix *Indexer) tally(u *store.BundleUpdate, rep *Report) {
+	if u.Run != nil || u.Session != nil {
+		rep.Indexed++
+	}
+	if len(u.Problems) > 0 {
+		rep.Broken++
+		for _, p := range u.Problems {
+			rep.Problems = append(rep.Problems, PathProblem{Bundle: u.Path, Problem: p})
+		}
+		// A bundle with problems is read again on every pass, so that its
+		// problems are reported each time and cleared once it is fixed.
+		u.Fingerprint = "problem:" + u.Fingerprint
+	}
+}
+
+// claimID makes sure one run id (or session id) is indexed from one bundle:
+// a second copy found at another path that still exists becomes a problem.
+func (ix *Indexer) claimID(ctx context.Context, u *store.BundleUpdate, owners map[string]string, removed []string) error {
+	var id, other, what string
+	var err error
+	switch {
+	case u.Run != nil:
+		id, what = "run:"+u.Run.Receipt.RunID, "run_id"
+		other, err = ix.store.RunBundlePath(ctx, u.Run.Receipt.RunID)
+	case u.Session != nil:
+		id, what = "session:"+u.Session.SessionID, "session_id"
+		other, err = ix.store.SessionBundlePath(ctx, u.Session.SessionID)
+	default:
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if p, ok := owners[id]; ok && p != u.Path {
+		other = p
+	} else if other == u.Path || (other != "" && (contains(removed, other) || !exists(other))) {
+		other = "" // the earlier copy moved here, or is gone
+	}
+	if other == "" {
+		owners[id] = u.Path
+		return nil
+	}
+	file := filepath.Join(u.Path, bundle.ReceiptFile)
+	if u.Kind == store.BundleSession {
+		file = u.Path
+	}
+	u.Problems = append(bundle.Problems{{File: file, Field: what,
+		Message: fmt.Sprintf("%q is already indexed from %s; keep one copy", strings.SplitN(id, ":", 2)[1], other)}}, u.Problems...)
+	u.Run, u.Session = nil, nil
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	i := sort.SearchStrings(list, s)
+	return i < len(list) && list[i] == s
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// readAll reads a chunk of bundles with a few workers, keeping their order.
+func (ix *Indexer) readAll(ctx context.Context, chunk []candidate, fps map[string]string) []store.BundleUpdate {
+	out := make([]store.BundleUpdate, len(chunk))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range ix.workers {
+		wg.Go(func() {
+			for i := range next {
+				out[i] = ix.read(chunk[i], fps[chunk[i].path])
+			}
+		})
+	}
+	for i := range chunk {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func (ix *Indexer) read(c candidate, fp string) store.BundleUpdate {
+	u := store.BundleUpdate{Path: c.path, Kind: c.kind, Fingerprint: fp}
+	switch c.kind {
+	case store.BundleRun:
+		run, err := bundle.ReadRun(c.path, ix.limits)
+		if err != nil {
+			u.Problems = asProblems(err, filepath.Join(c.path, bundle.ReceiptFile))
+			return u
+		}
+		u.Run, u.Problems = run, run.Problems
+	case store.BundleSession:
+		s, err := bundle.ReadSession(c.path, ix.limits)
+		if err != nil {
+			u.Problems = asProblems(err, c.path)
+			return u
+		}
+		u.Session = s
+	}
+	return u
+}
+
+func asProblems(err error, file string) bundle.Problems {
+	var ps bundle.Problems
+	if errors.As(err, &ps) {
+		return ps
+	}
+	return bundle.Problems{{File: file, Message: err.Error()}}
+}
+
+// walk finds run bundles (folders holding run.json, or any folder directly
+// inside a folder named "runs") and session files (*.json directly inside a
+// folder named "sessions") under root. It does not follow symlinked folders
+// and does not descend into a bundle.
+func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error) {
+	var out []candidate
+	var probs bundle.Problems
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.IsDir() {
+		if filepath.Base(filepath.Dir(root)) == "sessions" && strings.HasSuffix(root, ".json") {
+			return []candidate{{path: root, kind: store.BundleSession}}, nil, nil
+		}
+		if filepath.Base(root) == bundle.ReceiptFile {
+			return []candidate{{path: filepath.Dir(root), kind: store.BundleRun}}, nil, nil
+		}
+		return nil, nil, fmt.Errorf("%s is neither a folder, a run.json nor a session file", root)
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			probs = append(probs, bundle.Problem{File: path, Message: "cannot be read: " + describe(err)})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules") {
+				return fs.SkipDir
+			}
+			parent := filepath.Base(filepath.Dir(path))
+			if _, err := os.Lstat(filepath.Join(path, bundle.ReceiptFile)); err == nil || (parent == "runs" && path != root) {
+				out = append(out, candidate{path: path, kind: store.BundleRun})
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") && filepath.Base(filepath.Dir(path)) == "sessions" {
+			out = append(out, candidate{path: path, kind: store.BundleSession})
+		}
+		return nil
+	})
+	return out, probs, err
+}
+
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// fingerprint summarises the names, sizes and modification times of a
+// bundle's files: any write to a bundle changes it, and computing it costs one
+// directory read.
+func fingerprint(c candidate) (string, error) {
+	h := sha256.New()
+	add := func(name string, info fs.FileInfo) {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.FormatInt(info.Size(), 10)))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.FormatInt(info.ModTime().UnixNano(), 10)))
+		h.Write([]byte{0})
+		h.Write([]byte(info.Mode().String()))
+		h.Write([]byte{'\n'})
+	}
+	if c.kind == store.BundleSession {
+		info, err := os.Lstat(c.path)
+		if err != nil {
+			return "", err
+		}
+		add(filepath.Base(c.path), info)
+	} else {
+		entries, err := os.ReadDir(c.path)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil {
+				return "", err
+			}
+			add(e.Name(), info)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
