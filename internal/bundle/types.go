@@ -56,16 +56,16 @@ type Stage string
 
 // Run stages.
 const (
-	StageAcquiringSource     Stage = "acquiring_source"
-	StagePreparingWorkspace  Stage = "preparing_workspace"
-	StageValidatingScenario  Stage = "validating_scenario"
-	StageRunning             Stage = "running"
-	StageChecking            Stage = "checking"
-	StageVerifying           Stage = "verifying"
-	StageAwaitingReview      Stage = "awaiting_review"
-	StageApplying            Stage = "applying"
-	StageCompleted           Stage = "completed"
-	StageFailed              Stage = "failed"
+	StageAcquiringSource    Stage = "acquiring_source"
+	StagePreparingWorkspace Stage = "preparing_workspace"
+	StageValidatingScenario Stage = "validating_scenario"
+	StageRunning            Stage = "running"
+	StageChecking           Stage = "checking"
+	StageVerifying          Stage = "verifying"
+	StageAwaitingReview     Stage = "awaiting_review"
+	StageApplying           Stage = "applying"
+	StageCompleted          Stage = "completed"
+	StageFailed             Stage = "failed"
 )
 
 // Domain names who is at fault when a run fails.
