@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitProblems = 1 // the command ran and found problems (index problems, failed checks)
+	ExitUsage    = 2 // wrong usage, or a set-up error that stopped the command
+)
+
+// Env is what a command may use from the process: its streams and its
+// environment, passed in so that tests can supply their own.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve the dashboard and API", runServe},
+		{"index", "index run bundles into the data folder's database", runIndex},
+		{"migrate", "show or apply database migrations", runMigrate},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// usageError is wrong usage: printed as one line, exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(cmd, format string, args ...any) error {
+	return usageError{fmt.Sprintf("proctor %s: %s (see 'proctor %s --help')", cmd, fmt.Sprintf(format, args...), cmd)}
+}
+
+// exitError carries an exit code other than 0 and 2 together with a message
+// that has already been printed (or needs none).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs proctor with args (without the program name) and returns the exit
+// code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			return Main(ctx, []string{args[1], "--help"}, env)
+		}
+		printTopUsage(env.Stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == args[0] {
+			cmd = &c
+			break
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(env.Stderr, "proctor: unknown command %q (see 'proctor --help')\n", args[0])
+		return ExitUsage
+	}
+	err := cmd.run(ctx, env, args[1:])
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintln(env.Stderr, ue.msg)
+		return ExitUsage
+	case errors.As(err, &ee):
+		return ee.code
+	default:
+		fmt.Fprintf(env.Stderr, "proctor %s: %v\n", cmd.name, err)
+		return ExitUsage
+	}
+}
+
+func printTopUsage(w io.Writer) {
+	fmt.Fprint(w, `proctor — a harness and review dashboard for AI coding agents.
+
+Usage: proctor <command> [flags] [args]
+
+Commands:
+`)
+	cmds := commands()
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'proctor <command> --help' for a command's flags.
+Data folder: --data DIR, else $PROCTOR_DATA, else $XDG_DATA_HOME/proctor (~/.local/share/proctor).
+Exit codes: 0 ok; 1 the command found problems; 2 wrong usage or set-up error.
+`)
+}
+
+// flagSet is a command's flags with its help text.
+type flagSet struct {
+	*flag.FlagSet
+	name, usage, help string
+	env               Env
+}
+
+// newFlags makes a flag set for a command whose errors come back as one-line
+// usage errors and whose --help prints usage and the flags to stdout.
+func newFlags(env Env, name, usage, help string) *flagSet {
+	fs := flag.NewFlagSet("proctor "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // wrong usage prints one line, not the whole help
+	return &flagSet{FlagSet: fs, name: name, usage: usage, help: help, env: env}
+}
+
+func (fs *flagSet) printHelp() {
+	w := fs.env.Stdout
+	fmt.Fprintf(w, "Usage: proctor %s %s\n\n%s\n", fs.name, fs.usage, strings.TrimSpace(fs.help))
+	var hasFlags bool
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// parseFlags parses args and turns flag errors into one-line usage errors.
+func parseFlags(fs *flagSet, name string, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.printHelp()
+		return flag.ErrHelp
+	}
+	if err != nil {
+		return usagef(name, "%v", err)
+	}
+	return nil
+}
+
+// dataDir resolves the data folder: the flag, else $PROCTOR_DATA, else
+// $XDG_DATA_HOME/proctor, else ~/.local/share/proctor.
+func dataDir(flagValue string, getenv func(string) string) (string, error) {
+	dir := flagValue
+	if dir == "" {
+		dir = getenv("PROCTOR_DATA")
+	}
+	if dir == "" {
+		if x := getenv("XDG_DATA_HOME"); x != "" {
+			dir = filepath.Join(x, "proctor")
+		}
+	}
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("find the data folder: no --data, PROCTOR_DATA, XDG_DATA_HOME or home folder: %w", err)
+			}
+			home = h
+		}
+		dir = filepath.Join(home, ".local", "share", "proctor")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("data folder %s: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// ensureDataDir creates the data folder and its runs/ and sessions/ folders.
+func ensureDataDir(dir string) error {
+	for _, d := range []string{dir, filepath.Join(dir, "runs"), filepath.Join(dir, "sessions")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create data folder: %w", err)
+		}
+	}
+	return nil
+}
+
+func dbPath(dir string) string { return filepath.Join(dir, "proctor.db") }

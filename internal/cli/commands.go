@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"text/tabwriter"
+
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// Version is proctor's release version.
+const Version = "0.1.0-dev"
+
+func runVersion(_ context.Context, env Env, args []string) error {
+	fs := newFlags(env, "version", "", "Print proctor's version and the commit it was built from.")
+	if err := parseFlags(fs, "version", args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("version", "takes no arguments, got %q", fs.Arg(0))
+	}
+	commit := "unknown commit"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				commit = s.Value[:12]
+			}
+		}
+		fmt.Fprintf(env.Stdout, "proctor %s (%s, %s)\n", Version, commit, info.GoVersion)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "proctor %s\n", Version)
+	return nil
+}
+
+func runServe(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "serve", "[--addr 127.0.0.1:7070] [--data DIR]", `
+Serve the dashboard and the JSON API. On start it indexes the data folder's
+runs/ and sessions/, so bundles written there by other proctor commands show up.
+It listens on loopback only: there are no accounts yet.`)
+	addr := fs.String("addr", "127.0.0.1:7070", "`host:port` to listen on (loopback only)")
+	data := fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
+	verbose := fs.Bool("v", false, "log every request")
+	if err := parseFlags(fs, "serve", args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve", "takes no arguments, got %q", fs.Arg(0))
+	}
+	if err := server.CheckLoopback(*addr); err != nil {
+		return usagef("serve", "%v", err)
+	}
+	dir, err := dataDir(*data, env.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := ensureDataDir(dir); err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	st, err := store.Open(ctx, dbPath(dir))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	rep, err := index.New(st).Index(ctx, filepath.Join(dir, "runs"), filepath.Join(dir, "sessions"))
+	if err != nil {
+		return fmt.Errorf("index the data folder: %w", err)
+	}
+	log.Info("indexed the data folder", "indexed", rep.Indexed, "unchanged", rep.Unchanged, "removed", rep.Removed, "problems", len(rep.Problems))
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
+	}
+	srv := server.New(st, server.Config{DataDir: dir, Logger: log})
+	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)
+	return srv.Serve(ctx, ln)
+}
+
+func runIndex(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "index", "[--data DIR] [--rebuild] [--json] PATH…", `
+Index the run bundles (folders holding run.json) and session files
+(sessions/*.json) found under each PATH into the data folder's database.
+Unchanged bundles are skipped; bundles gone from a PATH are forgotten; a
+bundle that cannot be read is recorded as a problem and the others go on.
+Exit code 1 when any problem was found.`)
+	data := fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
+	rebuild := fs.Bool("rebuild", false, "forget everything indexed before, then index PATH… from scratch")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parseFlags(fs, "index", args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("index", "name at least one PATH to index")
+	}
+	for _, p := range fs.Args() {
+		if _, err := os.Stat(p); err != nil {
+			return usagef("index", "PATH %s: %v", p, errors.Unwrap(err))
+		}
+	}
+	dir, err := dataDir(*data, env.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := ensureDataDir(dir); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, dbPath(dir))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if *rebuild {
+		if err := st.ForgetAll(ctx); err != nil {
+			return err
+		}
+	}
+	rep, err := index.New(st).Index(ctx, fs.Args()...)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		type problem struct {
+			Bundle  string `json:"bundle"`
+			File    string `json:"file"`
+			Field   string `json:"field,omitempty"`
+			Message string `json:"message"`
+		}
+		out := struct {
+			Indexed   int       `json:"indexed"`
+			Unchanged int       `json:"unchanged"`
+			Removed   int       `json:"removed"`
+			Broken    int       `json:"bundles_with_problems"`
+			Problems  []problem `json:"problems"`
+		}{rep.Indexed, rep.Unchanged, rep.Removed, rep.Broken, []problem{}}
+		for _, p := range rep.Problems {
+			out.Problems = append(out.Problems, problem{p.Bundle, p.File, p.Field, p.Message})
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(env.Stdout, "indexed %d, unchanged %d, removed %d, problems %d\n", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Problems))
+		for _, p := range rep.Problems {
+			fmt.Fprintf(env.Stdout, "problem: %s\n", p.Problem)
+		}
+	}
+	if len(rep.Problems) > 0 {
+		return exitError{ExitProblems}
+	}
+	return nil
+}
+
+func runMigrate(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "migrate", "[--data DIR] [status|up]", `
+status (the default) shows which migrations the database has, without
+changing it. up applies the pending ones (every other command does so too).`)
+	data := fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
+	if err := parseFlags(fs, "migrate", args); err != nil {
+		return err
+	}
+	verb := "status"
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		verb = fs.Arg(0)
+	default:
+		return usagef("migrate", "want one of status or up, got %d arguments", fs.NArg())
+	}
+	if verb != "status" && verb != "up" {
+		return usagef("migrate", "unknown verb %q; want status or up", verb)
+	}
+	dir, err := dataDir(*data, env.Getenv)
+	if err != nil {
+		return err
+	}
+	path := dbPath(dir)
+	if verb == "up" {
+		if err := ensureDataDir(dir); err != nil {
+			return err
+		}
+		st, err := store.Open(ctx, path)
+		if err != nil {
+			return err
+		}
+		st.Close()
+	}
+	status, err := store.Inspect(ctx, path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "database %s: at migration %d of %d\n", path, status.Current, status.Latest)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tAPPLIED\tFILE")
+	for _, m := range status.Migrations {
+		applied := "no"
+		if m.Applied {
+			applied = "yes"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", m.Version, applied, m.Name)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/web"
+)
+
+func (s *Server) healthz(c echo.Context) error {
+	if _, err := s.store.Count(c.Request().Context()); err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database: " + err.Error()})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// runFilter reads the runs-list filter from the query string.
+func runFilter(c echo.Context) (store.RunFilter, error) {
+	f := store.RunFilter{
+		Status:   c.QueryParam("status"),
+		Kind:     c.QueryParam("kind"),
+		Scenario: c.QueryParam("scenario"),
+		Model:    c.QueryParam("model"),
+		Review:   c.QueryParam("review"),
+		Session:  c.QueryParam("session"),
+		Query:    c.QueryParam("q"),
+		After:    c.QueryParam("after"),
+	}
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			return f, echo.NewHTTPError(http.StatusBadRequest, "limit: want a whole number from 1 to 500, got "+strconv.Quote(v))
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+func (s *Server) listRuns(c echo.Context) error {
+	ctx := c.Request().Context()
+	f, err := runFilter(c)
+	if err != nil {
+		return err
+	}
+	p := web.RunsPage{Meta: s.meta(ctx, "Runs", web.NavRuns), Filter: f, Statuses: bundle.Statuses()}
+	counts, err := s.store.Count(ctx)
+	if err != nil {
+		return err
+	}
+	p.Total = counts.Runs
+	p.Page, err = s.store.ListRuns(ctx, f)
+	switch {
+	case errors.Is(err, store.ErrBadCursor):
+		p.Error = "This page link is out of date or was changed by hand; start again from the first page."
+	case err != nil:
+		return err
+	}
+	if isHTMX(c) {
+		return render(c, http.StatusOK, web.RunsResults(p))
+	}
+	if p.Facets, err = s.store.RunFacets(ctx); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.RunsView(p))
+}
+
+func (s *Server) showRun(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	if !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
+	}
+	run, err := s.store.GetRun(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed. If its bundle is on disk, run proctor index on its folder.")
+	}
+	if err != nil {
+		return err
+	}
+	p := web.RunPage{Meta: s.meta(ctx, "Run "+id, web.NavRuns), Run: run}
+	if data, err := json.MarshalIndent(run.Receipt, "", "  "); err == nil {
+		p.ReceiptJSON = string(data)
+	}
+	dir := run.BundlePath
+	events, probs, err := bundle.ReadEvents(dir, s.limits)
+	if err != nil {
+		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})
+	}
+	p.Events, p.EventProblems = events, probs
+
+	switch data, err := bundle.ReadFile(dir, bundle.TranscriptFile, s.limits.MaxTextBytes); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		p.TranscriptErr = "transcript.md cannot be shown: " + err.Error()
+	default:
+		p.Transcript = bundle.ParseTranscript(string(data))
+	}
+
+	switch data, err := bundle.ReadFile(dir, bundle.DiffFile, s.limits.MaxTextBytes); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		p.DiffErr = "diff.patch cannot be shown: " + err.Error()
+	default:
+		files, err := patch.Parse(string(data))
+		if err != nil {
+			p.DiffErr = "diff.patch: " + err.Error()
+		}
+		p.Files = files
+	}
+	return render(c, http.StatusOK, web.RunView(p))
+}
+
+func (s *Server) listSessions(c echo.Context) error {
+	ctx := c.Request().Context()
+	page, err := s.store.ListSessions(ctx, c.QueryParam("after"), 50)
+	if errors.Is(err, store.ErrBadCursor) {
+		return echo.NewHTTPError(http.StatusBadRequest, "This page link is out of date or was changed by hand; start again from the first page.")
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.SessionsView(web.SessionsPage{Meta: s.meta(ctx, "Sessions", web.NavSessions), Page: page}))
+}
+
+func (s *Server) showSession(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	if !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No session has the id "+strconv.Quote(id)+".")
+	}
+	sess, err := s.store.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "No session "+id+" is indexed.")
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.SessionView(web.SessionPage{Meta: s.meta(ctx, "Session "+id, web.NavSessions), Session: sess}))
+}
+
+func (s *Server) listProblems(c echo.Context) error {
+	ctx := c.Request().Context()
+	probs, err := s.store.ListProblems(ctx)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.ProblemsView(web.ProblemsPage{Meta: s.meta(ctx, "Index problems", web.NavProblems), Problems: probs}))
+}

@@ -1,0 +1,313 @@
+package web
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// Nav names the navigation entry of the current page.
+type Nav string
+
+// Navigation entries.
+const (
+	NavRuns     Nav = "runs"
+	NavSessions Nav = "sessions"
+	NavProblems Nav = "problems"
+)
+
+// Meta is what the layout needs from every page.
+type Meta struct {
+	Title    string
+	Nav      Nav
+	Problems int // shown as a badge on the problems entry
+	DataDir  string
+}
+
+// RunsPage is the view model of the runs list.
+type RunsPage struct {
+	Meta     Meta
+	Filter   store.RunFilter
+	Page     store.RunPage
+	Facets   store.Facets
+	Total    int // runs in the index, to tell an empty index from an empty filter
+	Error    string
+	Statuses []bundle.Status
+}
+
+// Filtered reports whether any filter is set.
+func (p RunsPage) Filtered() bool {
+	f := p.Filter
+	return f.Status != "" || f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Query != ""
+}
+
+// NextURL is the link to the page after this one, keeping the filters.
+func (p RunsPage) NextURL() string {
+	return "/runs?" + filterQuery(p.Filter, p.Page.Next).Encode()
+}
+
+// FirstURL is the link to the first page with the same filters.
+func (p RunsPage) FirstURL() string {
+	return "/runs?" + filterQuery(p.Filter, "").Encode()
+}
+
+func filterQuery(f store.RunFilter, after string) url.Values {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("status", f.Status)
+	set("kind", f.Kind)
+	set("scenario", f.Scenario)
+	set("model", f.Model)
+	set("review", f.Review)
+	set("q", f.Query)
+	set("after", after)
+	if f.Limit > 0 && f.Limit != 50 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	return q
+}
+
+// RunPage is the view model of one run.
+type RunPage struct {
+	Meta          Meta
+	Run           *store.RunDetail
+	Events        []bundle.Event
+	EventProblems bundle.Problems
+	Transcript    []bundle.TranscriptSection
+	TranscriptErr string
+	Files         []patch.File
+	DiffErr       string
+	ReceiptJSON   string
+}
+
+// SessionsPage is the view model of the sessions list.
+type SessionsPage struct {
+	Meta  Meta
+	Page  store.SessionPage
+	After string
+}
+
+// SessionPage is the view model of one session.
+type SessionPage struct {
+	Meta    Meta
+	Session *store.SessionDetail
+}
+
+// ProblemsPage is the view model of the index problems page.
+type ProblemsPage struct {
+	Meta     Meta
+	Problems []store.ProblemRow
+}
+
+// Bundles groups the problems by bundle path, keeping their order.
+func (p ProblemsPage) Bundles() [][]store.ProblemRow {
+	var out [][]store.ProblemRow
+	for _, pr := range p.Problems {
+		if n := len(out); n > 0 && out[n-1][0].BundlePath == pr.BundlePath {
+			out[n-1] = append(out[n-1], pr)
+			continue
+		}
+		out = append(out, []store.ProblemRow{pr})
+	}
+	return out
+}
+
+// ErrorPage is the view model of an error page.
+type ErrorPage struct {
+	Meta    Meta
+	Status  int
+	Message string
+}
+
+func runURL(id string) string     { return "/runs/" + url.PathEscape(id) }
+func sessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}
+
+func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "—"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+func runDuration(r store.RunSummary) string {
+	if r.EndedAt == nil {
+		return "running"
+	}
+	return formatDuration(r.Duration())
+}
+
+func formatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 10000 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func humanStatus(s string) string { return strings.ReplaceAll(s, "_", " ") }
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// eventOffset is how long after the first event ev happened.
+func eventOffset(events []bundle.Event, ev bundle.Event) string {
+	if len(events) == 0 {
+		return ""
+	}
+	d := ev.Time.Sub(events[0].Time)
+	if d <= 0 {
+		return "+0s"
+	}
+	return "+" + formatDuration(d)
+}
+
+func eventData(ev bundle.Event) string {
+	if len(ev.Data) == 0 {
+		return ""
+	}
+	return shorten(string(ev.Data), 400)
+}
+
+// eventClass groups event types for colouring the timeline.
+func eventClass(t string) string {
+	kind, _, _ := strings.Cut(t, ".")
+	switch {
+	case strings.HasSuffix(t, ".failed") || strings.HasSuffix(t, ".interrupted") || strings.HasSuffix(t, ".retry"):
+		return "ev-bad"
+	case kind == "model" || kind == "tool" || kind == "stage" || kind == "approval" || kind == "review" || kind == "check":
+		return "ev-" + kind
+	}
+	return "ev-other"
+}
+
+// longText is the size above which a transcript body starts collapsed.
+const longText = 2000
+
+func isLong(s string) bool { return len(s) > longText || strings.Count(s, "\n") > 40 }
+
+func lineNo(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func lineClass(k patch.LineKind) string {
+	switch k {
+	case patch.Added:
+		return "add"
+	case patch.Deleted:
+		return "del"
+	case patch.Note:
+		return "note"
+	}
+	return "ctx"
+}
+
+func linePrefix(k patch.LineKind) string {
+	if k == patch.Note {
+		return ""
+	}
+	return string(rune(k))
+}
+
+func fileLines(f patch.File) int {
+	n := 0
+	for _, h := range f.Hunks {
+		n += len(h.Lines)
+	}
+	return n
+}
+
+// bigFile is the number of diff lines above which a file starts collapsed.
+const bigFile = 400
+
+func diffTotals(files []patch.File) string {
+	a, d := patch.Stats(files)
+	return fmt.Sprintf("%d files, +%d −%d", len(files), a, d)
+}
+
+func itoa(n int) string     { return strconv.Itoa(n) }
+func i64(n int64) string    { return strconv.FormatInt(n, 10) }
+func pct(f float64) string  { return fmt.Sprintf("%.0f%%", f*100) }
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// splitSnippet splits an FTS snippet at its «match» markers into plain and
+// highlighted parts, so the template can escape each part.
+func splitSnippet(s string) []snippetPart {
+	var out []snippetPart
+	for s != "" {
+		i := strings.Index(s, "«")
+		if i < 0 {
+			out = append(out, snippetPart{Text: s})
+			break
+		}
+		if i > 0 {
+			out = append(out, snippetPart{Text: s[:i]})
+		}
+		s = s[i+len("«"):]
+		j := strings.Index(s, "»")
+		if j < 0 {
+			out = append(out, snippetPart{Text: s, Match: true})
+			break
+		}
+		out = append(out, snippetPart{Text: s[:j], Match: true})
+		s = s[j+len("»"):]
+	}
+	return out
+}
+
+type snippetPart struct {
+	Text  string
+	Match bool
+}
