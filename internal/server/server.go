@@ -68,6 +68,7 @@ func (s *Server) routes(e *echo.Echo) {
 	assets, _ := fs.Sub(static.FS, ".")
 	e.GET("/static/*", echo.WrapHandler(cacheFor(time.Hour, http.StripPrefix("/static/", http.FileServer(http.FS(assets))))))
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/runs") })
+	e.GET("/favicon.ico", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg") })
 	e.GET("/healthz", s.healthz)
 	e.GET("/runs", s.listRuns)
 	e.GET("/runs/:id", s.showRun)

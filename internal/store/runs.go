@@ -175,9 +175,11 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	searching := ftsQuery(f.Query) != ""
 	for rows.Next() {
 		var r RunSummary
+		var snippet string
 		var err error
 		if searching {
-			r, err = scanRunSummary(rows, &r.Snippet)
+			r, err = scanRunSummary(rows, &snippet)
+			r.Snippet = snippet
 		} else {
 			r, err = scanRunSummary(rows)
 		}

@@ -1,0 +1,195 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+func TestEmptyStateExplainsHowToGetAFirstRun(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/")
+	must(t, expect.Page(page).ToHaveURL(a.URL+"/runs"))
+	empty := page.Locator("#empty-state")
+	must(t, expect.Locator(empty).ToBeVisible())
+	must(t, expect.Locator(empty).ToContainText("No runs yet"))
+	must(t, expect.Locator(empty).ToContainText("proctor index"))
+	screenshot(t, page, "empty-state")
+
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Sessions"}).Click())
+	must(t, expect.Locator(page.Locator("#empty-sessions")).ToBeVisible())
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Index problems"}).Click())
+	must(t, expect.Locator(page.Locator("#no-problems")).ToBeVisible())
+}
+
+func TestBrowseIndexedRuns(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	rows := page.Locator("table.runs tbody tr")
+	must(t, expect.Locator(rows).ToHaveCount(6))
+	screenshot(t, page, "runs-list")
+
+	// Filter by status: HTMX swaps the results and pushes the URL.
+	_, err := page.Locator("select[name=status]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"failed"}})
+	must(t, err)
+	must(t, expect.Locator(rows).ToHaveCount(1))
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`status=failed`)))
+	must(t, expect.Locator(rows.First()).ToContainText("rename-config-key"))
+
+	// Filter by model and kind together, then clear.
+	_, err = page.Locator("select[name=status]").SelectOption(playwright.SelectOptionValues{Values: &[]string{""}})
+	must(t, err)
+	_, err = page.Locator("select[name=model]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"gpt-4.1"}})
+	must(t, err)
+	must(t, expect.Locator(rows).ToHaveCount(2))
+	_, err = page.Locator("select[name=review]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"pending"}})
+	must(t, err)
+	must(t, expect.Locator(rows).ToHaveCount(1))
+	must(t, expect.Locator(rows.First()).ToContainText("Now add a test for it."))
+
+	// The filtered URL works as a full page too (reload keeps the filter).
+	_, err = page.Reload()
+	must(t, err)
+	must(t, expect.Locator(rows).ToHaveCount(1))
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Clear filters"}).First().Click())
+	must(t, expect.Locator(rows).ToHaveCount(6))
+
+	// Full-text search over transcripts highlights the match.
+	must(t, page.Locator("input[name=q]").Fill("deprecation"))
+	must(t, page.Locator("input[name=q]").Press("Enter"))
+	must(t, expect.Locator(rows).ToHaveCount(1))
+	must(t, expect.Locator(page.Locator("table.runs mark").First()).ToHaveText(regexp.MustCompile(`(?i)deprecation`)))
+	screenshot(t, page, "runs-search")
+}
+
+func TestRunPageShowsTranscriptDiffAndChecks(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Fix the rounding bug"}).Click())
+	must(t, expect.Page(page).ToHaveURL(a.URL+"/runs/20261201-093012-k3f9qa"))
+
+	must(t, expect.Locator(page.Locator("h1")).ToContainText("Fix the rounding bug"))
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by maria"))
+	transcript := page.Locator("#transcript")
+	must(t, expect.Locator(transcript.Locator("article.role-user")).ToContainText("3 x 0.29 EUR"))
+	must(t, expect.Locator(transcript.Locator("article.role-tool").First()).ToContainText("func Cents"))
+	must(t, expect.Locator(page.Locator("#timeline li")).ToHaveCount(37))
+	diff := page.Locator("#diff")
+	must(t, expect.Locator(diff.Locator("details.file")).ToHaveCount(2))
+	must(t, expect.Locator(diff.Locator("tr.add").First()).ToContainText(`import "math"`))
+	must(t, expect.Locator(diff.Locator("tr.del")).ToContainText("return int64(euros * 100)"))
+	screenshot(t, page, "run-task")
+
+	// The Diff tab link jumps to the diff.
+	must(t, page.Locator("nav.tabs").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Diff"}).Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`#diff$`)))
+
+	// A failed scenario run shows its verdict with a broken check apart from
+	// the failed one.
+	goTo(t, page, a.URL+"/runs/20261201-101544-m2x7pb")
+	checks := page.Locator("#checks")
+	must(t, expect.Locator(checks).ToContainText("2 passed · 1 failed · 1 broken"))
+	must(t, expect.Locator(checks.Locator("tr", playwright.LocatorLocatorOptions{HasText: "no-old-key"})).ToContainText("broken"))
+	must(t, expect.Locator(checks.Locator("tr", playwright.LocatorLocatorOptions{HasText: "scope"})).ToContainText("failed"))
+	must(t, expect.Locator(page.Locator("#failure")).ToContainText("checks_failed"))
+	screenshot(t, page, "run-scenario")
+
+	// An unknown run is a 404 page that says what to do, not a crash.
+	resp, err := page.Request().Get(a.URL + "/runs/no-such-run")
+	must(t, err)
+	if resp.Status() != 404 {
+		t.Fatalf("unknown run: status %d, want 404", resp.Status())
+	}
+	body, err := resp.Text()
+	must(t, err)
+	if !strings.Contains(body, "proctor index") {
+		t.Fatalf("404 page does not say how to index the run:\n%s", body)
+	}
+}
+
+func TestPagingThroughRuns(t *testing.T) {
+	root := t.TempDir()
+	writeSyntheticRuns(t, root, 120)
+	a := startApp(t, root)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	rows := page.Locator("table.runs tbody tr")
+	must(t, expect.Locator(rows).ToHaveCount(50))
+	must(t, expect.Locator(rows.First()).ToContainText("Synthetic task number 119"))
+	first := rowsText(t, page)
+
+	next := page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Next page"})
+	must(t, next.Click())
+	must(t, expect.Locator(rows.First()).ToContainText("Synthetic task number 69"))
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`after=`)))
+	if rowsText(t, page) == first {
+		t.Fatal("second page shows the same rows as the first")
+	}
+	must(t, next.Click())
+	must(t, expect.Locator(rows).ToHaveCount(20))
+	must(t, expect.Locator(rows.Last()).ToContainText("Synthetic task number 0"))
+	must(t, expect.Locator(next).ToHaveCount(0))
+	screenshot(t, page, "runs-last-page")
+
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "First page"}).Click())
+	must(t, expect.Locator(rows.First()).ToContainText("Synthetic task number 119"))
+}
+
+func TestSessionsAndProblemsPages(t *testing.T) {
+	root := copyBundles(t)
+	broken := filepath.Join(root, "runs", "20261202-090000-broken1")
+	must(t, os.MkdirAll(broken, 0o755))
+	must(t, os.WriteFile(filepath.Join(broken, "run.json"), []byte(`{"schema":"proctor.receipt.v9","run_id":"20261202-090000-broken1"}`), 0o644))
+	a := startApp(t, root)
+	page := newPage(t)
+
+	goTo(t, page, a.URL+"/sessions")
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Health endpoint for the shop server"}).Click())
+	runs := page.Locator("ol.session-runs li")
+	must(t, expect.Locator(runs).ToHaveCount(2))
+	must(t, expect.Locator(runs.Nth(1)).ToContainText("needs review"))
+	screenshot(t, page, "session")
+	must(t, runs.Nth(0).GetByRole("link").Click())
+	must(t, expect.Page(page).ToHaveURL(a.URL+"/runs/20261201-140210-s4d5ta"))
+
+	// The nav shows a problem count; the problems page names file and reason.
+	must(t, expect.Locator(page.Locator("header .count.bad")).ToHaveText("1"))
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Index problems"}).Click())
+	group := page.Locator(".problem-group")
+	must(t, expect.Locator(group).ToHaveCount(1))
+	must(t, expect.Locator(group).ToContainText("20261202-090000-broken1"))
+	must(t, expect.Locator(group).ToContainText(`unknown schema version "proctor.receipt.v9"`))
+	screenshot(t, page, "problems")
+}
+
+func TestTranscriptIsNeverRenderedAsHTML(t *testing.T) {
+	root := copyBundles(t)
+	tr := filepath.Join(root, "runs", "20261201-113020-z8c1rd", "transcript.md")
+	hostile := "\n## assistant\n\n<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\"><b>bold?</b>\n"
+	f, err := os.OpenFile(tr, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(hostile)
+	must(t, err)
+	must(t, f.Close())
+	a := startApp(t, root)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs/20261201-113020-z8c1rd")
+	last := page.Locator("#transcript article").Last()
+	must(t, expect.Locator(last).ToContainText("<script>document.title='pwned'</script>"))
+	must(t, expect.Locator(last.Locator("b")).ToHaveCount(0))
+	must(t, expect.Locator(last.Locator("img")).ToHaveCount(0))
+	title, err := page.Title()
+	must(t, err)
+	if title == "pwned" {
+		t.Fatal("transcript text ran as script")
+	}
+}

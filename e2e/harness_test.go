@@ -1,0 +1,221 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// browser is shared by the tests of this package; each test gets its own
+// context (cookies, storage) and page.
+type browserEnv struct {
+	pw      *playwright.Playwright
+	browser playwright.Browser
+}
+
+func startBrowser() (*browserEnv, error) {
+	driver := os.Getenv("PLAYWRIGHT_DRIVER_PATH")
+	if driver == "" {
+		home, _ := os.UserHomeDir()
+		driver = filepath.Join(home, ".cache", "proctor", "pwdriver", "1.52.0")
+	}
+	if _, err := os.Stat(filepath.Join(driver, "package", "cli.js")); err != nil {
+		return nil, fmt.Errorf("no Playwright driver in %s: run `go tool task e2e`, which installs it (%w)", driver, err)
+	}
+	chromium := os.Getenv("PROCTOR_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		return nil, fmt.Errorf("no Chromium at %s: run `go tool task e2e`, which installs it (%w)", chromium, err)
+	}
+	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: driver, SkipInstallBrowsers: true})
+	if err != nil {
+		return nil, fmt.Errorf("start Playwright driver: %w", err)
+	}
+	b, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String(chromium),
+		Headless:       playwright.Bool(true),
+		Args: []string{"--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--disable-dev-shm-usage"},
+	})
+	if err != nil {
+		pw.Stop()
+		return nil, fmt.Errorf("launch Chromium: %w", err)
+	}
+	return &browserEnv{pw: pw, browser: b}, nil
+}
+
+func (b *browserEnv) close() {
+	b.browser.Close()
+	b.pw.Stop()
+}
+
+var shared *browserEnv // set once in TestMain, read-only afterwards
+
+func TestMain(m *testing.M) {
+	b, err := startBrowser()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	shared = b
+	code := m.Run()
+	b.close()
+	os.Exit(code)
+}
+
+// app is a proctor server running for one test.
+type app struct {
+	URL     string
+	DataDir string
+	Store   *store.Store
+}
+
+// startApp starts a real proctor server on a free loopback port with a fresh
+// data folder, indexing each of the given folders first.
+func startApp(t *testing.T, indexPaths ...string) *app {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	dataDir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dataDir, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(indexPaths) > 0 {
+		if _, err := index.New(st).Index(ctx, indexPaths...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(st, server.Config{DataDir: dataDir})
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("server: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("server did not stop")
+		}
+		st.Close()
+	})
+	return &app{URL: "http://" + ln.Addr().String(), DataDir: dataDir, Store: st}
+}
+
+// newPage opens a page in a fresh browser context. Console errors (a
+// blocked script, a CSP violation) fail the test.
+func newPage(t *testing.T) playwright.Page {
+	t.Helper()
+	ctx, err := shared.browser.NewContext(playwright.BrowserNewContextOptions{
+		Viewport: &playwright.Size{Width: 1366, Height: 900},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := ctx.NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.SetDefaultTimeout(10000)
+	page.On("console", func(m playwright.ConsoleMessage) {
+		if m.Type() == "error" {
+			t.Errorf("browser console error on %s: %s", page.URL(), m.Text())
+		}
+	})
+	page.On("pageerror", func(err error) {
+		t.Errorf("page error on %s: %v", page.URL(), err)
+	})
+	t.Cleanup(func() { ctx.Close() })
+	return page
+}
+
+var expect = playwright.NewPlaywrightAssertions(10000)
+
+// screenshot saves the page to e2e/screenshots/<name>.png (git-ignored).
+func screenshot(t *testing.T, page playwright.Page, name string) {
+	t.Helper()
+	if err := os.MkdirAll("screenshots", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := page.Screenshot(playwright.PageScreenshotOptions{
+		Path: playwright.String(filepath.Join("screenshots", name+".png")), FullPage: playwright.Bool(true),
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func goTo(t *testing.T, page playwright.Page, url string) {
+	t.Helper()
+	resp, err := page.Goto(url)
+	if err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	if resp.Status() >= 400 {
+		t.Fatalf("open %s: status %d", url, resp.Status())
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyBundles copies the sample bundles into a folder the test may change.
+func copyBundles(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	must(t, os.CopyFS(dst, os.DirFS("../testdata/bundles")))
+	return dst
+}
+
+// writeSyntheticRuns writes n small valid run bundles under root/runs.
+func writeSyntheticRuns(t *testing.T, root string, n int) {
+	t.Helper()
+	start := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("20261101-synth-%04d", i)
+		dir := filepath.Join(root, "runs", id)
+		must(t, os.MkdirAll(dir, 0o755))
+		started := start.Add(time.Duration(i) * time.Minute)
+		ended := started.Add(42 * time.Second)
+		r := &bundle.Receipt{
+			Schema: bundle.ReceiptSchema, RunID: id, Kind: bundle.KindTask, Status: bundle.StatusPassed,
+			Stage: bundle.StageCompleted, Task: fmt.Sprintf("Synthetic task number %d", i),
+			Source: bundle.Source{Kind: "local", Path: "/src/demo"}, Model: bundle.Model{Name: "scripted"},
+			StartedAt: started, EndedAt: &ended,
+		}
+		must(t, bundle.WriteReceipt(dir, r))
+	}
+}
+
+func rowsText(t *testing.T, page playwright.Page) string {
+	t.Helper()
+	texts, err := page.Locator("table.runs tbody tr").AllInnerTexts()
+	must(t, err)
+	return strings.Join(texts, "\n")
+}
