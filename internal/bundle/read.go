@@ -191,7 +191,7 @@ func readLines(dir, name string, lim Limits, each func(file string, n int, line 
 	defer f.Close()
 	var probs Problems
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), lim.MaxLineBytes)
+	sc.Buffer(make([]byte, 0, min(64<<10, lim.MaxLineBytes)), lim.MaxLineBytes)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -317,7 +317,7 @@ func decodeJSON(file string, data []byte, v any) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		line, col := lineCol(data, syn.Offset)
+		line, col := lineCol(data, max(syn.Offset-1, 0))
 		return Problems{{File: file, Message: fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, syn.Error())}}
 	case errors.As(err, &typ):
 		field := typ.Field
