@@ -113,6 +113,10 @@ func (ix *Indexer) indexRoot(ctx context.Context, root string, rep *Report) erro
 	}
 	sort.Strings(removed)
 	rep.Removed += len(removed)
+	removedSet := make(map[string]bool, len(removed))
+	for _, p := range removed {
+		removedSet[p] = true
+	}
 
 	owners := map[string]string{} // run or session id → bundle path, within this pass
 	for start := 0; start < len(todo) || len(removed) > 0; start += ix.batchSize {
@@ -123,8 +127,13 @@ func (ix *Indexer) indexRoot(ctx context.Context, root string, rep *Report) erro
 		chunk := todo[start:end]
 		updates := ix.readAll(ctx, chunk, fingerprints)
 		for i := range updates {
-			if err := ix.claimID(ctx, &updates[i], owners, removed); err != nil {
+			gone, err := ix.claimID(ctx, &updates[i], owners, removedSet)
+			if err != nil {
 				return err
+			}
+			if gone != "" {
+				removed = append(removed, gone)
+				rep.Removed++
 			}
 			ix.tally(&updates[i], rep)
 		}
@@ -156,7 +165,9 @@ func (ix *Indexer) tally(u *store.BundleUpdate, rep *Report) {
 
 // claimID makes sure one run id (or session id) is indexed from one bundle:
 // a second copy found at another path that still exists becomes a problem.
-func (ix *Indexer) claimID(ctx context.Context, u *store.BundleUpdate, owners map[string]string, removed []string) error {
+// When the earlier copy is gone from disk, its path is returned to be
+// forgotten, and this copy takes its place.
+func (ix *Indexer) claimID(ctx context.Context, u *store.BundleUpdate, owners map[string]string, removed map[string]bool) (string, error) {
 	var id, other, what string
 	var err error
 	switch {
@@ -167,19 +178,23 @@ func (ix *Indexer) claimID(ctx context.Context, u *store.BundleUpdate, owners ma
 		id, what = "session:"+u.Session.SessionID, "session_id"
 		other, err = ix.store.SessionBundlePath(ctx, u.Session.SessionID)
 	default:
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	if p, ok := owners[id]; ok && p != u.Path {
+	gone := ""
+	switch p, ok := owners[id]; {
+	case ok && p != u.Path:
 		other = p
-	} else if other == u.Path || (other != "" && (contains(removed, other) || !exists(other))) {
-		other = "" // the earlier copy moved here, or is gone
+	case other == u.Path || (other != "" && removed[other]):
+		other = ""
+	case other != "" && !exists(other):
+		gone, other = other, "" // the earlier copy moved here
 	}
 	if other == "" {
 		owners[id] = u.Path
-		return nil
+		return gone, nil
 	}
 	file := filepath.Join(u.Path, bundle.ReceiptFile)
 	if u.Kind == store.BundleSession {
@@ -188,12 +203,7 @@ func (ix *Indexer) claimID(ctx context.Context, u *store.BundleUpdate, owners ma
 	u.Problems = append(bundle.Problems{{File: file, Field: what,
 		Message: fmt.Sprintf("%q is already indexed from %s; keep one copy", strings.SplitN(id, ":", 2)[1], other)}}, u.Problems...)
 	u.Run, u.Session = nil, nil
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	i := sort.SearchStrings(list, s)
-	return i < len(list) && list[i] == s
+	return "", nil
 }
 
 func exists(path string) bool {

@@ -159,3 +159,126 @@ func mergeKeys(a, b map[string][]string) map[string]bool {
 	}
 	return out
 }
+
+func TestMalformedBundlesNeverStopTheOthers(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	root := copySamples(t)
+	bad := map[string]string{
+		"20261202-000001-json":   `{"schema": "proctor.receipt.v1",`,
+		"20261202-000002-schema": `{"schema": "proctor.receipt.v2", "run_id": "20261202-000002-schema"}`,
+		"20261202-000003-field":  `{"schema": "proctor.receipt.v1", "run_id": "20261202-000003-field", "kind": "task", "status": "passed", "stage": "completed", "source": {"kind": "local"}, "started_at": "2026-12-01T10:00:00Z"}`,
+		"unsafe id":              `{"schema": "proctor.receipt.v1", "run_id": "unsafe id"}`,
+	}
+	for name, content := range bad {
+		dir := filepath.Join(root, "runs", name)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "run.json"), []byte(content), 0o644)
+	}
+	// A bundle folder without run.json, and a session file that is not JSON.
+	os.MkdirAll(filepath.Join(root, "runs", "20261202-000004-empty"), 0o755)
+	os.WriteFile(filepath.Join(root, "sessions", "broken.json"), []byte("nope"), 0o644)
+	// A transcript that escapes its bundle through a symlink: the run is
+	// indexed without it.
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(secret, []byte("top secret"), 0o644)
+	tr := filepath.Join(root, "runs", "20261201-152233-q9w8er", "transcript.md")
+	os.Remove(tr)
+	os.Symlink(secret, tr)
+
+	rep, err := index.New(st).Index(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 7 || rep.Broken != 7 {
+		t.Fatalf("report = %+v, want the 7 good bundles indexed and 7 with problems", rep)
+	}
+	text := ""
+	for _, p := range rep.Problems {
+		text += p.Problem.String() + "\n"
+	}
+	for _, want := range []string{
+		"20261202-000001-json/run.json: invalid JSON",
+		`20261202-000002-schema/run.json: schema: unknown schema version "proctor.receipt.v2"`,
+		"20261202-000003-field/run.json: model.name: missing",
+		`unsafe id/run.json: run_id: "unsafe id" is not a safe folder name`,
+		"20261202-000004-empty/run.json: missing",
+		"sessions/broken.json: invalid JSON at line 1, column 2",
+		"transcript.md: is a symlink to " + secret + ", outside the bundle folder",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems do not mention %q:\n%s", want, text)
+		}
+	}
+	page, _ := st.ListRuns(ctx, store.RunFilter{Query: "secret"})
+	if len(page.Runs) != 0 {
+		t.Fatal("text from outside the bundle was indexed")
+	}
+	probs, _ := st.ListProblems(ctx)
+	if len(probs) != len(rep.Problems) {
+		t.Fatalf("stored %d problems, reported %d", len(probs), len(rep.Problems))
+	}
+
+	// Fixing a bundle clears its problem on the next pass.
+	fixed := filepath.Join(root, "runs", "20261202-000001-json")
+	os.RemoveAll(fixed)
+	rep, err = index.New(st).Index(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Removed != 1 || rep.Broken != 6 {
+		t.Fatalf("after the fix: %+v", rep)
+	}
+}
+
+func TestDuplicateRunIDsAcrossFolders(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	a := copySamples(t)
+	b := copySamples(t)
+	ix := index.New(st)
+	if _, err := ix.Index(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ix.Index(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 0 || rep.Broken != 7 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if !strings.Contains(rep.Problems[0].Message, "is already indexed from "+a) {
+		t.Fatalf("problem = %v", rep.Problems[0])
+	}
+	// Once the first copy is gone, the second takes over.
+	os.RemoveAll(a)
+	if _, err := ix.Index(ctx, a+"-does-not-exist"); err == nil {
+		t.Fatal("indexing a missing folder succeeded")
+	}
+	rep, err = ix.Index(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 7 || rep.Broken != 0 {
+		t.Fatalf("after removing the first copy: %+v", rep)
+	}
+	got, err := st.RunBundlePath(ctx, "20261201-093012-k3f9qa")
+	if err != nil || !strings.HasPrefix(got, b) {
+		t.Fatalf("run path = %s, %v", got, err)
+	}
+}
+
+func TestIndexSingleBundleAndSessionFile(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	root := copySamples(t)
+	rep, err := index.New(st).Index(ctx,
+		filepath.Join(root, "runs", "20261201-093012-k3f9qa"),
+		filepath.Join(root, "sessions", "sess-20261201-140200-h7.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 2 {
+		t.Fatalf("report = %+v", rep)
+	}
+}
