@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, Env{
+		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return env[k] },
+	})
+	return result{code, out.String(), errb.String()}
+}
+
+func TestUsageErrorsAreOneLineAndExit2(t *testing.T) {
+	tests := [][]string{
+		{"bogus"},
+		{"serve", "--nope"},
+		{"serve", "extra-arg"},
+		{"serve", "--addr", "0.0.0.0:7070"},
+		{"serve", "--addr", "no-port"},
+		{"index"},
+		{"index", "--nope", "x"},
+		{"index", "/does/not/exist"},
+		{"migrate", "sideways"},
+		{"migrate", "up", "down"},
+		{"version", "extra"},
+	}
+	for _, args := range tests {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := run(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, args...)
+			if r.code != ExitUsage {
+				t.Fatalf("exit %d, want 2; stderr %q", r.code, r.stderr)
+			}
+			if lines := strings.Count(strings.TrimSpace(r.stderr), "\n"); lines != 0 || r.stderr == "" {
+				t.Fatalf("stderr is not one line: %q", r.stderr)
+			}
+			if r.stdout != "" {
+				t.Fatalf("stdout is not empty: %q", r.stdout)
+			}
+		})
+	}
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			for _, flag := range []string{"--help", "-h"} {
+				r := run(t, nil, c.name, flag)
+				if r.code != ExitOK || !strings.HasPrefix(r.stdout, "Usage: proctor "+c.name) {
+					t.Fatalf("%s %s: exit %d, stdout %q, stderr %q", c.name, flag, r.code, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+	if r := run(t, nil, "--help"); r.code != ExitOK || !strings.Contains(r.stdout, "Commands:") {
+		t.Fatalf("proctor --help: %+v", r)
+	}
+	if r := run(t, nil, "help", "index"); r.code != ExitOK || !strings.Contains(r.stdout, "proctor index") {
+		t.Fatalf("proctor help index: %+v", r)
+	}
+	if r := run(t, nil); r.code != ExitUsage {
+		t.Fatalf("proctor without a command: exit %d", r.code)
+	}
+}
+
+func TestDataDir(t *testing.T) {
+	tests := []struct {
+		name string
+		flag string
+		env  map[string]string
+		want string
+	}{
+		{"flag wins", "/f", map[string]string{"PROCTOR_DATA": "/p", "XDG_DATA_HOME": "/x", "HOME": "/h"}, "/f"},
+		{"then PROCTOR_DATA", "", map[string]string{"PROCTOR_DATA": "/p", "XDG_DATA_HOME": "/x", "HOME": "/h"}, "/p"},
+		{"then XDG_DATA_HOME", "", map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, "/x/proctor"},
+		{"then HOME", "", map[string]string{"HOME": "/h"}, "/h/.local/share/proctor"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := dataDir(tc.flag, func(k string) string { return tc.env[k] })
+			if err != nil || got != tc.want {
+				t.Fatalf("dataDir = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+	wd, _ := os.Getwd()
+	if got, _ := dataDir("rel", func(string) string { return "" }); got != filepath.Join(wd, "rel") {
+		t.Fatalf("relative flag = %q", got)
+	}
+}
+
+func TestIndexCommand(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	r := run(t, env, "index", "../../testdata/bundles")
+	if r.code != ExitOK || r.stdout != "indexed 7, unchanged 0, removed 0, problems 0\n" {
+		t.Fatalf("first index: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(data, "proctor.db")); err != nil {
+		t.Fatal("no database in the data folder")
+	}
+	r = run(t, env, "index", "../../testdata/bundles")
+	if r.code != ExitOK || r.stdout != "indexed 0, unchanged 7, removed 0, problems 0\n" {
+		t.Fatalf("second index: %+v", r)
+	}
+
+	bad := t.TempDir()
+	os.MkdirAll(filepath.Join(bad, "runs", "r1"), 0o755)
+	os.WriteFile(filepath.Join(bad, "runs", "r1", "run.json"), []byte("{"), 0o644)
+	r = run(t, env, "index", bad)
+	if r.code != ExitProblems || !strings.Contains(r.stdout, "problems 1") || !strings.Contains(r.stdout, "problem: "+filepath.Join(bad, "runs", "r1", "run.json")+": invalid JSON") {
+		t.Fatalf("index with a broken bundle: %+v", r)
+	}
+	r = run(t, env, "index", "--json", bad)
+	if r.code != ExitProblems || !strings.Contains(r.stdout, `"bundles_with_problems": 1`) {
+		t.Fatalf("index --json: %+v", r)
+	}
+	r = run(t, env, "index", "--rebuild", "../../testdata/bundles")
+	if r.code != ExitOK || r.stdout != "indexed 7, unchanged 0, removed 0, problems 0\n" {
+		t.Fatalf("index --rebuild: %+v", r)
+	}
+}
+
+func TestIndexRefusesAForeignDatabase(t *testing.T) {
+	data := t.TempDir()
+	os.WriteFile(filepath.Join(data, "proctor.db"), []byte("not sqlite"), 0o644)
+	r := run(t, map[string]string{"PROCTOR_DATA": data}, "index", "../../testdata/bundles")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "not a SQLite database") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestMigrateCommand(t *testing.T) {
+	env := map[string]string{"PROCTOR_DATA": t.TempDir()}
+	r := run(t, env, "migrate")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "at migration 0 of") || !strings.Contains(r.stdout, " no ") {
+		t.Fatalf("migrate status on a new folder: %+v", r)
+	}
+	r = run(t, env, "migrate", "up")
+	if r.code != ExitOK || strings.Contains(r.stdout, " no ") || !strings.Contains(r.stdout, "yes") {
+		t.Fatalf("migrate up: %+v", r)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := run(t, nil, "version")
+	if r.code != ExitOK || !strings.HasPrefix(r.stdout, "proctor "+Version) {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -1,0 +1,230 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// newServer returns a server over a fresh store holding the sample bundles
+// (copied, so a test may change them).
+func newServer(t *testing.T, withSamples bool) (*server.Server, string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	root := t.TempDir()
+	if withSamples {
+		if err := os.CopyFS(root, os.DirFS("../../testdata/bundles")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := index.New(st).Index(ctx, root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return server.New(st, server.Config{DataDir: t.TempDir()}), root
+}
+
+func get(t *testing.T, s *server.Server, target string, headers ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+func TestRoutes(t *testing.T) {
+	s, _ := newServer(t, true)
+	tests := []struct {
+		target string
+		status int
+		want   string // a substring of the body
+	}{
+		{"/", http.StatusSeeOther, ""},
+		{"/favicon.ico", http.StatusMovedPermanently, ""},
+		{"/healthz", http.StatusOK, `"status":"ok"`},
+		{"/runs", http.StatusOK, "Fix the rounding bug"},
+		{"/runs?status=failed", http.StatusOK, "rename-config-key"},
+		{"/runs?limit=0", http.StatusBadRequest, "limit: want a whole number from 1 to 500"},
+		{"/runs?after=garbage!", http.StatusOK, "This page link is out of date"},
+		{"/runs/20261201-093012-k3f9qa", http.StatusOK, "Approved"},
+		{"/runs/20261201-101544-m2x7pb", http.StatusOK, "no-old-key"},
+		{"/runs/no-such-run", http.StatusNotFound, "proctor index"},
+		{"/runs/..%2F..%2Fetc", http.StatusNotFound, ""},
+		{"/sessions", http.StatusOK, "Health endpoint for the shop server"},
+		{"/sessions/sess-20261201-140200-h7", http.StatusOK, "Now add a test for it."},
+		{"/sessions/nope", http.StatusNotFound, ""},
+		{"/sessions?after=bm9wZQ", http.StatusBadRequest, "out of date"},
+		{"/problems", http.StatusOK, "No problems"},
+		{"/api/v1/runs", http.StatusOK, `"run_id":"20261201-152233-q9w8er"`},
+		{"/api/v1/runs?after=x", http.StatusBadRequest, `"error"`},
+		{"/api/v1/runs/20261201-101544-m2x7pb", http.StatusOK, `"first_failure":"scope"`},
+		{"/api/v1/runs/nope", http.StatusNotFound, `{"error":"run nope is not indexed"}`},
+		{"/static/style.css", http.StatusOK, "--accent"},
+		{"/static/vendor/htmx-2.0.11.min.js", http.StatusOK, "htmx"},
+		{"/static/../go.mod", http.StatusNotFound, ""},
+		{"/nope", http.StatusNotFound, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.target, func(t *testing.T) {
+			rec := get(t, s, tc.target)
+			if rec.Code != tc.status {
+				t.Fatalf("status = %d, want %d; body:\n%.400s", rec.Code, tc.status, rec.Body.String())
+			}
+			if !strings.Contains(rec.Body.String(), tc.want) {
+				t.Fatalf("body does not contain %q:\n%.600s", tc.want, rec.Body.String())
+			}
+		})
+	}
+}
+
+func TestEveryRouteIsTested(t *testing.T) {
+	s, _ := newServer(t, false)
+	known := map[string]bool{
+		"GET /": true, "GET /favicon.ico": true, "GET /healthz": true, "GET /static/*": true,
+		"GET /runs": true, "GET /runs/:id": true, "GET /sessions": true, "GET /sessions/:id": true,
+		"GET /problems": true, "GET /api/v1/runs": true, "GET /api/v1/runs/:id": true,
+	}
+	for _, r := range s.Routes() {
+		if !known[r] {
+			t.Errorf("route %s has no entry in TestRoutes; add one", r)
+		}
+	}
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	s, _ := newServer(t, false)
+	for _, target := range []string{"/runs", "/api/v1/runs", "/nope", "/static/style.css"} {
+		rec := get(t, s, target)
+		h := rec.Header()
+		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP = %q", target, csp)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") == "" {
+			t.Errorf("%s: headers = %v", target, h)
+		}
+	}
+}
+
+func TestEmptyIndexShowsHowToStart(t *testing.T) {
+	s, _ := newServer(t, false)
+	body := get(t, s, "/runs").Body.String()
+	if !strings.Contains(body, "No runs yet") || !strings.Contains(body, "proctor index") {
+		t.Fatalf("empty state missing:\n%s", body)
+	}
+}
+
+func TestHTMXRequestGetsOnlyTheResults(t *testing.T) {
+	s, _ := newServer(t, true)
+	rec := get(t, s, "/runs?kind=scenario", "HX-Request", "true")
+	body := rec.Body.String()
+	if strings.Contains(body, "<html") || !strings.HasPrefix(strings.TrimSpace(body), `<section id="runs-results"`) {
+		t.Fatalf("HTMX response is not the results fragment:\n%.300s", body)
+	}
+	if strings.Count(body, "<tr data-run=") != 1 {
+		t.Fatalf("want one scenario run in:\n%s", body)
+	}
+}
+
+func TestBundleTextIsEscaped(t *testing.T) {
+	s, root := newServer(t, true)
+	dir := filepath.Join(root, "runs", "20261201-113020-z8c1rd")
+	f, _ := os.OpenFile(filepath.Join(dir, "transcript.md"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("\n## assistant\n\n<script>alert(1)</script>\n")
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "diff.patch"), []byte("diff --git a/x.html b/x.html\n--- a/x.html\n+++ b/x.html\n@@ -1 +1 @@\n-<b>old</b>\n+<img src=x onerror=alert(1)>\n"), 0o644)
+	body := get(t, s, "/runs/20261201-113020-z8c1rd").Body.String()
+	for _, raw := range []string{"<script>alert(1)</script>", "<img src=x", "<b>old</b>"} {
+		if strings.Contains(body, raw) {
+			t.Errorf("page holds raw %q", raw)
+		}
+	}
+	if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("escaped transcript text is missing")
+	}
+}
+
+func TestAPIRunDetail(t *testing.T) {
+	s, _ := newServer(t, true)
+	rec := get(t, s, "/api/v1/runs/20261201-101544-m2x7pb")
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	var out struct {
+		RunID   string `json:"run_id"`
+		Status  string `json:"status"`
+		Receipt struct {
+			Schema string `json:"schema"`
+		} `json:"receipt"`
+		Verdict struct {
+			Passed  bool `json:"passed"`
+			Results []struct {
+				Name   string `json:"name"`
+				Broken bool   `json:"broken"`
+			} `json:"results"`
+		} `json:"verdict"`
+	}
+	if err := json.NewDecoder(rec.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.RunID != "20261201-101544-m2x7pb" || out.Status != "failed" || out.Receipt.Schema != "proctor.receipt.v1" || out.Verdict.Passed || len(out.Verdict.Results) != 4 || !out.Verdict.Results[2].Broken {
+		t.Fatalf("detail = %+v", out)
+	}
+}
+
+func TestAPIListPaginates(t *testing.T) {
+	s, _ := newServer(t, true)
+	var ids []string
+	next := ""
+	for range 10 {
+		rec := get(t, s, "/api/v1/runs?limit=4&after="+next)
+		var out struct {
+			Runs []struct {
+				RunID string `json:"run_id"`
+			} `json:"runs"`
+			Next string `json:"next"`
+		}
+		body, _ := io.ReadAll(rec.Body)
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		for _, r := range out.Runs {
+			ids = append(ids, r.RunID)
+		}
+		if out.Next == "" {
+			break
+		}
+		next = out.Next
+	}
+	if len(ids) != 6 {
+		t.Fatalf("paged through %v", ids)
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:7070": true, "localhost:7070": true, "[::1]:7070": true, "127.1.2.3:80": true,
+		"0.0.0.0:7070": false, ":7070": false, "192.168.1.5:7070": false, "[::]:7070": false, "example.com:80": false, "7070": false,
+	} {
+		err := server.CheckLoopback(addr)
+		if (err == nil) != ok {
+			t.Errorf("CheckLoopback(%q) = %v, want ok=%v", addr, err, ok)
+		}
+	}
+}
