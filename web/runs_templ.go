@@ -42,7 +42,7 @@ func RunsView(p RunsPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if p.Total == 0 {
+			if p.Empty {
 				templ_7745c5c3_Err = EmptyIndex(p.Meta.DataDir).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

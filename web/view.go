@@ -36,7 +36,7 @@ type RunsPage struct {
 	Filter   store.RunFilter
 	Page     store.RunPage
 	Facets   store.Facets
-	Total    int // runs in the index, to tell an empty index from an empty filter
+	Empty    bool // no run is indexed at all, as opposed to none matching the filter
 	Error    string
 	Statuses []bundle.Status
 }

@@ -127,6 +127,8 @@ func (ix *Indexer) indexRoot(ctx context.Context, root string, rep *Report) erro
 		chunk := todo[start:end]
 		updates := ix.readAll(ctx, chunk, fingerprints)
 		for i := range updates {
+			_, known := stored[updates[i].Path]
+			updates[i].New = !known
 			gone, err := ix.claimID(ctx, &updates[i], owners, removedSet)
 			if err != nil {
 				return err

@@ -16,7 +16,7 @@ import (
 )
 
 func (s *Server) healthz(c echo.Context) error {
-	if _, err := s.store.Count(c.Request().Context()); err != nil {
+	if err := s.store.Ping(c.Request().Context()); err != nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database: " + err.Error()})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -51,11 +51,11 @@ func (s *Server) listRuns(c echo.Context) error {
 		return err
 	}
 	p := web.RunsPage{Meta: s.meta(ctx, "Runs", web.NavRuns), Filter: f, Statuses: bundle.Statuses()}
-	counts, err := s.store.Count(ctx)
+	hasRuns, err := s.store.HasRuns(ctx)
 	if err != nil {
 		return err
 	}
-	p.Total = counts.Runs
+	p.Empty = !hasRuns
 	p.Page, err = s.store.ListRuns(ctx, f)
 	switch {
 	case errors.Is(err, store.ErrBadCursor):

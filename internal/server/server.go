@@ -128,8 +128,8 @@ func CheckLoopback(addr string) error {
 
 func (s *Server) meta(ctx context.Context, title string, nav web.Nav) web.Meta {
 	m := web.Meta{Title: title, Nav: nav, DataDir: s.cfg.DataDir}
-	if c, err := s.store.Count(ctx); err == nil {
-		m.Problems = c.Problems
+	if n, err := s.store.BrokenBundles(ctx); err == nil {
+		m.Problems = n
 	}
 	return m
 }

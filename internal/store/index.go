@@ -30,6 +30,9 @@ type BundleUpdate struct {
 	Run         *bundle.Run     // a readable run bundle
 	Session     *bundle.Session // a readable session file
 	Problems    bundle.Problems
+	// New says the index has never recorded this path, so there are no
+	// earlier rows to clear first.
+	New bool
 }
 
 // Fingerprints returns the stored fingerprint of every bundle whose path is
@@ -82,11 +85,12 @@ func (s *Store) SessionBundlePath(ctx context.Context, sessionID string) (string
 // ApplyBundles writes a batch of bundle updates and removals in one
 // transaction. Applying the same updates twice leaves the same rows.
 func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, removed []string) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
 	}
-	defer tx.Rollback()
+	tx := &batchTx{tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+	defer tx.close()
 	now := time.Now().UnixMilli()
 	for _, path := range removed {
 		if err := forgetBundle(ctx, tx, path); err != nil {
@@ -98,13 +102,56 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 			return err
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
 	}
 	return nil
 }
 
-func forgetBundle(ctx context.Context, tx *sql.Tx, path string) error {
+// batchTx is a transaction that prepares each statement once, since a batch
+// runs the same few statements for hundreds of bundles.
+type batchTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (b *batchTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := b.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := b.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	b.stmts[query] = st
+	return st, nil
+}
+
+func (b *batchTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := b.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (b *batchTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := b.stmt(ctx, query)
+	if err != nil {
+		// Let the caller see the error through Row.Scan.
+		return b.tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (b *batchTx) close() {
+	for _, st := range b.stmts {
+		st.Close()
+	}
+	b.tx.Rollback()
+}
+
+func forgetBundle(ctx context.Context, tx *batchTx, path string) error {
 	stmts := []string{
 		`DELETE FROM transcripts WHERE rowid IN (SELECT id FROM runs WHERE bundle_path = ?1)`,
 		`DELETE FROM runs WHERE bundle_path = ?1`,
@@ -120,11 +167,13 @@ func forgetBundle(ctx context.Context, tx *sql.Tx, path string) error {
 	return nil
 }
 
-func applyBundle(ctx context.Context, tx *sql.Tx, u BundleUpdate, now int64) error {
+func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64) error {
 	// Start from a clean slate for this path, so a bundle whose run id
 	// changed or that became unreadable leaves nothing stale behind.
-	if err := forgetBundle(ctx, tx, u.Path); err != nil {
-		return err
+	if !u.New {
+		if err := forgetBundle(ctx, tx, u.Path); err != nil {
+			return err
+		}
 	}
 	ok := u.Run != nil || u.Session != nil
 	if _, err := tx.ExecContext(ctx, `INSERT INTO bundles (path, kind, fingerprint, ok, indexed_at) VALUES (?, ?, ?, ?, ?)`,
@@ -217,7 +266,7 @@ func runArgs(path string, run *bundle.Run) ([]any, error) {
 	}, nil
 }
 
-func insertRun(ctx context.Context, tx *sql.Tx, path string, run *bundle.Run) error {
+func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) error {
 	r := &run.Receipt
 	args, err := runArgs(path, run)
 	if err != nil {
@@ -268,7 +317,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, path string, run *bundle.Run) er
 	return nil
 }
 
-func insertSession(ctx context.Context, tx *sql.Tx, path string, s *bundle.Session) error {
+func insertSession(ctx context.Context, tx *batchTx, path string, s *bundle.Session) error {
 	bounds, err := json.Marshal(s.Bounds)
 	if err != nil {
 		return fmt.Errorf("encode bounds of session %s: %w", s.SessionID, err)

@@ -148,8 +148,10 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 		if err != nil {
 			return RunPage{}, err
 		}
-		where = append(where, "(r.started_at < ? OR (r.started_at = ? AND r.run_id < ?))")
-		args = append(args, c.startedAt, c.startedAt, c.runID)
+		// A row-value comparison lets SQLite start the index scan at the
+		// cursor instead of filtering from the top.
+		where = append(where, "(r.started_at, r.run_id) < (?, ?)")
+		args = append(args, c.startedAt, c.runID)
 	}
 	q := "SELECT " + runSummaryColumns
 	from := " FROM runs r"
@@ -314,6 +316,33 @@ func (s *Store) distinct(ctx context.Context, column string) ([]string, error) {
 		last = v
 	}
 	return out, nil
+}
+
+// HasRuns reports whether any run is indexed.
+func (s *Store) HasRuns(ctx context.Context) (bool, error) {
+	var ok bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs)`).Scan(&ok); err != nil {
+		return false, fmt.Errorf("check for runs: %w", err)
+	}
+	return ok, nil
+}
+
+// BrokenBundles returns how many bundles have recorded problems.
+func (s *Store) BrokenBundles(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(DISTINCT bundle_path) FROM problems`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count bundles with problems: %w", err)
+	}
+	return n, nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("ping database %s: %w", s.path, err)
+	}
+	return nil
 }
 
 // Counts summarises the index for the navigation and the home page.

@@ -45,8 +45,8 @@ func (s *Store) ListSessions(ctx context.Context, after string, limit int) (Sess
 		if err != nil || !ok || nerr != nil {
 			return SessionPage{}, ErrBadCursor
 		}
-		q += ` WHERE (updated_at < ? OR (updated_at = ? AND session_id < ?))`
-		args = append(args, n, n, id)
+		q += ` WHERE (updated_at, session_id) < (?, ?)`
+		args = append(args, n, id)
 	}
 	q += ` ORDER BY updated_at DESC, session_id DESC LIMIT ?`
 	args = append(args, limit+1)
