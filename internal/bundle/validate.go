@@ -50,11 +50,7 @@ func quoted[T ~string](vs []T) string {
 // name of the bundle folder the receipt was read from ("" to skip that rule).
 func (r *Receipt) Validate(file, folder string) error {
 	l := &problemList{file: file}
-	switch {
-	case r.Schema == "":
-		l.add("schema", "missing; want %q", ReceiptSchema)
-	case r.Schema != ReceiptSchema:
-		l.add("schema", "unknown schema version %q; this proctor reads %q — upgrade proctor to read this bundle", r.Schema, ReceiptSchema)
+	if !checkSchema(l, r.Schema, ReceiptSchema) {
 		return l.err() // the other rules belong to another version
 	}
 	switch {
@@ -152,6 +148,19 @@ func (r *Receipt) Validate(file, folder string) error {
 	return l.err()
 }
 
+// checkSchema records a problem when got is not want, and reports whether the
+// file's other fields should be checked against this version's rules.
+func checkSchema(l *problemList, got, want string) bool {
+	switch {
+	case got == "":
+		l.add("schema", "missing; want %q", want)
+	case got != want:
+		l.add("schema", "unknown schema version %q; this proctor reads %q — upgrade proctor to read this file", got, want)
+		return false
+	}
+	return true
+}
+
 func validateBounds(l *problemList, prefix string, b Bounds) {
 	for name, v := range map[string]int64{"max_turns": int64(b.MaxTurns), "max_tool_calls": int64(b.MaxToolCalls), "max_tool_output_chars": int64(b.MaxToolOutputChars), "max_files": int64(b.MaxFiles), "max_workspace_bytes": b.MaxWorkspaceBytes, "max_file_bytes": b.MaxFileBytes} {
 		if v < 0 {
@@ -163,11 +172,7 @@ func validateBounds(l *problemList, prefix string, b Bounds) {
 // Validate checks a verdict against the proctor.verdict.v1 rules.
 func (v *Verdict) Validate(file string) error {
 	l := &problemList{file: file}
-	switch {
-	case v.Schema == "":
-		l.add("schema", "missing; want %q", VerdictSchema)
-	case v.Schema != VerdictSchema:
-		l.add("schema", "unknown schema version %q; this proctor reads %q — upgrade proctor to read this bundle", v.Schema, VerdictSchema)
+	if !checkSchema(l, v.Schema, VerdictSchema) {
 		return l.err()
 	}
 	if v.Scenario == "" {
@@ -201,11 +206,7 @@ func (v *Verdict) Validate(file string) error {
 // the file's base name without ".json" ("" to skip that rule).
 func (s *Session) Validate(file, name string) error {
 	l := &problemList{file: file}
-	switch {
-	case s.Schema == "":
-		l.add("schema", "missing; want %q", SessionSchema)
-	case s.Schema != SessionSchema:
-		l.add("schema", "unknown schema version %q; this proctor reads %q — upgrade proctor to read this file", s.Schema, SessionSchema)
+	if !checkSchema(l, s.Schema, SessionSchema) {
 		return l.err()
 	}
 	switch {

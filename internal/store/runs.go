@@ -68,13 +68,15 @@ type RunPage struct {
 // ErrBadCursor is returned for a cursor that this store did not make.
 var ErrBadCursor = errors.New("bad page cursor")
 
+// cursor is a keyset position: the sort time (unix ms) and id of the last
+// row of a page.
 type cursor struct {
-	startedAt int64
-	runID     string
+	ms int64
+	id string
 }
 
 func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.startedAt, 10) + "|" + c.runID))
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.ms, 10) + "|" + c.id))
 }
 
 func parseCursor(s string) (cursor, error) {
@@ -87,7 +89,7 @@ func parseCursor(s string) (cursor, error) {
 	if !ok || err != nil || !bundle.ValidID(id) {
 		return cursor{}, ErrBadCursor
 	}
-	return cursor{startedAt: n, runID: id}, nil
+	return cursor{ms: n, id: id}, nil
 }
 
 const runSummaryColumns = `r.run_id, r.session_id, r.kind, r.status, r.stage, r.task, r.model_profile, r.model_name,
@@ -151,7 +153,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 		// A row-value comparison lets SQLite start the index scan at the
 		// cursor instead of filtering from the top.
 		where = append(where, "(r.started_at, r.run_id) < (?, ?)")
-		args = append(args, c.startedAt, c.runID)
+		args = append(args, c.ms, c.id)
 	}
 	q := "SELECT " + runSummaryColumns
 	from := " FROM runs r"
@@ -196,7 +198,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	if len(page.Runs) > limit {
 		page.Runs = page.Runs[:limit]
 		last := page.Runs[limit-1]
-		page.Next = cursor{startedAt: last.StartedAt.UnixMilli(), runID: last.RunID}.String()
+		page.Next = cursor{ms: last.StartedAt.UnixMilli(), id: last.RunID}.String()
 	}
 	return page, nil
 }

@@ -3,12 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -39,14 +36,12 @@ func (s *Store) ListSessions(ctx context.Context, after string, limit int) (Sess
 	q := `SELECT session_id, title, workspace, created_at, updated_at, run_count FROM sessions`
 	var args []any
 	if after != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(after)
-		ms, id, ok := strings.Cut(string(raw), "|")
-		n, nerr := strconv.ParseInt(ms, 10, 64)
-		if err != nil || !ok || nerr != nil {
-			return SessionPage{}, ErrBadCursor
+		c, err := parseCursor(after)
+		if err != nil {
+			return SessionPage{}, err
 		}
 		q += ` WHERE (updated_at, session_id) < (?, ?)`
-		args = append(args, n, id)
+		args = append(args, c.ms, c.id)
 	}
 	q += ` ORDER BY updated_at DESC, session_id DESC LIMIT ?`
 	args = append(args, limit+1)
@@ -71,7 +66,7 @@ func (s *Store) ListSessions(ctx context.Context, after string, limit int) (Sess
 	if len(page.Sessions) > limit {
 		page.Sessions = page.Sessions[:limit]
 		last := page.Sessions[limit-1]
-		page.Next = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(last.UpdatedAt.UnixMilli(), 10) + "|" + last.SessionID))
+		page.Next = cursor{ms: last.UpdatedAt.UnixMilli(), id: last.SessionID}.String()
 	}
 	return page, nil
 }
