@@ -1,0 +1,297 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// RetryPolicy bounds how a call is retried: on 429, 5xx, timeouts and
+// connection failures only, at most MaxAttempts times in all, waiting a
+// random time up to an exponentially growing cap (full jitter) between
+// attempts, or what Retry-After asks when that is shorter than MaxDelay.
+type RetryPolicy struct {
+	MaxAttempts    int
+	BaseDelay      time.Duration
+	MaxDelay       time.Duration
+	AttemptTimeout time.Duration // a provider that hangs longer than this is a timeout
+}
+
+// DefaultRetryPolicy suits live providers.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 20 * time.Second, AttemptTimeout: 120 * time.Second}
+}
+
+// Endpoint is where a client sends its requests.
+type Endpoint struct {
+	BaseURL string // e.g. https://api.openai.com/v1
+	Model   string
+	APIKey  string // the key itself, read from the environment; never stored
+}
+
+// Client is an OpenAI-compatible chat completions client.
+type Client struct {
+	endpoint Endpoint
+	sdk      openai.Client
+	retry    RetryPolicy
+	record   Recorder
+	sleep    func(context.Context, time.Duration) error
+}
+
+// NewClient returns a client for endpoint. record may be nil.
+func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
+	key := endpoint.APIKey
+	if key == "" {
+		key = "none" // local servers accept any key; the SDK wants one
+	}
+	sdk := openai.NewClient(
+		option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/")+"/"),
+		option.WithAPIKey(key),
+		option.WithMaxRetries(0), // retries are ours, so every attempt is recorded
+		option.WithHTTPClient(&http.Client{}),
+	)
+	if record == nil {
+		record = func(Exchange) {}
+	}
+	return &Client{endpoint: endpoint, sdk: sdk, retry: retry, record: record, sleep: sleepCtx}
+}
+
+// Model is the model name the client asks for.
+func (c *Client) Model() string { return c.endpoint.Model }
+
+// Complete sends the request, retrying what is worth retrying, and returns
+// the reply or an *Error.
+func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
+	body, err := encodeRequest(c.endpoint.Model, req)
+	if err != nil {
+		return nil, err
+	}
+	attempts := max(c.retry.MaxAttempts, 1)
+	var last *Error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		resp, err := c.attempt(ctx, body, req.Stream, attempt)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		last, _ = AsError(err)
+		if last == nil {
+			return nil, err
+		}
+		last.Attempts = attempt
+		if !last.Retryable || attempt == attempts {
+			break
+		}
+		if err := c.sleep(ctx, c.backoff(attempt, err)); err != nil {
+			return nil, err
+		}
+	}
+	return nil, last
+}
+
+func (c *Client) backoff(attempt int, err error) time.Duration {
+	limit := c.retry.BaseDelay << (attempt - 1)
+	if limit > c.retry.MaxDelay || limit <= 0 {
+		limit = c.retry.MaxDelay
+	}
+	var ra retryAfter
+	if errors.As(err, &ra) && ra.wait > 0 && ra.wait <= c.retry.MaxDelay {
+		return ra.wait
+	}
+	if limit <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(limit) + 1))
+}
+
+// retryAfter is a retryable error whose response said how long to wait.
+type retryAfter struct {
+	err  *Error
+	wait time.Duration
+}
+
+func (r retryAfter) Error() string { return r.err.Error() }
+func (r retryAfter) Unwrap() error { return r.err }
+
+func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (*Response, error) {
+	actx := ctx
+	if c.retry.AttemptTimeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, c.retry.AttemptTimeout)
+		defer cancel()
+	}
+	start := time.Now()
+	var raw []byte
+	var resp *Response
+	var err error
+	if stream {
+		resp, raw, err = c.streamed(actx, body)
+	} else {
+		var httpResp *http.Response
+		err = c.sdk.Post(actx, "chat/completions", nil, &raw,
+			option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))
+		if err == nil {
+			resp, err = decodeResponse(raw)
+		}
+	}
+	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+		err = &Error{Domain: DomainModel, Code: CodeTimeout, Retryable: true,
+			Message: fmt.Sprintf("%s did not answer within %s", c.endpoint.BaseURL, c.retry.AttemptTimeout)}
+	}
+	ex := Exchange{Time: start.UTC(), Duration: time.Since(start), Attempt: n, Request: body}
+	if len(raw) > 0 && json.Valid(raw) {
+		ex.Response = raw
+	}
+	if err != nil {
+		err = c.classify(err)
+		ex.Error = err.Error()
+	}
+	c.record(ex)
+	return resp, err
+}
+
+// streamed sends a streaming request and folds the chunks into one reply.
+// The raw record is the folded reply as a chat completion object.
+func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, error) {
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, nil, err
+	}
+	stream := c.sdk.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{},
+		option.WithRequestBody("application/json", body))
+	defer stream.Close()
+	var content strings.Builder
+	var calls []ToolCall
+	var usage Usage
+	finish, modelName := "", ""
+	for stream.Next() {
+		chunk := stream.Current()
+		modelName = chunk.Model
+		if chunk.JSON.Usage.Valid() {
+			usage = Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			content.WriteString(ch.Delta.Content)
+			for _, tc := range ch.Delta.ToolCalls {
+				i := int(tc.Index)
+				if i < 0 || i > 128 {
+					return nil, nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("streamed tool call index %d is out of range", tc.Index)}
+				}
+				for len(calls) <= i {
+					calls = append(calls, ToolCall{})
+				}
+				if tc.ID != "" {
+					calls[i].ID = tc.ID
+				}
+				calls[i].Name += tc.Function.Name
+				calls[i].Arguments += tc.Function.Arguments
+			}
+			if ch.FinishReason != "" {
+				finish = ch.FinishReason
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return nil, nil, err
+	}
+	folded := wireResponse{Model: modelName, Object: "chat.completion", Choices: []wireChoice{{
+		FinishReason: finish,
+		Message:      wireMessage{Role: RoleAssistant, Content: content.String(), ToolCalls: toWireCalls(calls)},
+	}}, Usage: &usage}
+	raw, _ := json.Marshal(folded)
+	resp, err := decodeResponse(raw)
+	return resp, raw, err
+}
+
+// classify turns SDK and transport errors into *Error.
+func (c *Client) classify(err error) error {
+	if e, ok := AsError(err); ok {
+		return e
+	}
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		msg := strings.TrimSpace(apiErr.Message)
+		if msg == "" {
+			msg = http.StatusText(apiErr.StatusCode)
+		}
+		e := &Error{Domain: DomainModel, Status: apiErr.StatusCode, Message: fmt.Sprintf("%s answered %d: %s", c.endpoint.BaseURL, apiErr.StatusCode, msg)}
+		switch {
+		case apiErr.Code == CodeScriptMismatch || apiErr.Code == CodeScriptEnded:
+			e.Domain, e.Code, e.Message = DomainScenario, apiErr.Code, msg
+		case apiErr.StatusCode == http.StatusTooManyRequests:
+			e.Code, e.Retryable = CodeRateLimited, true
+		case apiErr.StatusCode >= 500:
+			e.Code, e.Retryable = CodeProviderError, true
+		case apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden:
+			e.Code = CodeAuth
+			e.Message += "; check the key in the profile's api_key_env variable"
+		case apiErr.StatusCode == http.StatusNotFound:
+			e.Code = CodeNotFound
+			e.Message += fmt.Sprintf("; check base_url and that model %q exists there", c.endpoint.Model)
+		case apiErr.StatusCode == http.StatusRequestTimeout:
+			e.Code, e.Retryable = CodeTimeout, true
+		default:
+			e.Code = CodeBadRequest
+		}
+		if e.Retryable && apiErr.Response != nil {
+			if wait := parseRetryAfter(apiErr.Response.Header.Get("Retry-After")); wait > 0 {
+				return retryAfter{err: e, wait: wait}
+			}
+		}
+		return e
+	}
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return &Error{Domain: DomainModel, Code: CodeTimeout, Retryable: true, Message: fmt.Sprintf("%s timed out: %v", c.endpoint.BaseURL, err)}
+	case errors.Is(err, context.Canceled):
+		return err
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "EOF") {
+		return &Error{Domain: DomainModel, Code: CodeUnreachable, Retryable: true, Message: fmt.Sprintf("cannot reach %s: %v", c.endpoint.BaseURL, err)}
+	}
+	return &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("%s: %v", c.endpoint.BaseURL, err)}
+}
+
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return time.Until(t)
+	}
+	return 0
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,81 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Role of a chat message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"` // the tool's name, on tool messages
+}
+
+// ToolCall is a function call the model asked for. Arguments is the JSON text
+// the model produced, which may be invalid.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec describes a function tool offered to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON Schema
+}
+
+// Request is one chat completion request.
+type Request struct {
+	Messages []Message
+	Tools    []ToolSpec
+	Stream   bool
+}
+
+// Usage counts the tokens of one call.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// Response is the model's reply.
+type Response struct {
+	Message      Message
+	FinishReason string
+	Usage        Usage
+	Model        string
+}
+
+// Exchange is the record of one call: the request as sent and the response
+// as received (or the error), for exchanges.jsonl.
+type Exchange struct {
+	Time     time.Time
+	Duration time.Duration
+	Attempt  int
+	Request  json.RawMessage
+	Response json.RawMessage
+	Error    string
+}
+
+// Recorder receives every exchange, failed attempts included.
+type Recorder func(Exchange)
+
+// Completer is anything that answers chat completion requests: the live
+// client, or a test double.
+type Completer interface {
+	Complete(ctx context.Context, req Request) (*Response, error)
+}

@@ -1,0 +1,156 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The wire format of OpenAI-compatible chat completions. Requests are
+// encoded here so that what is sent is exactly what is recorded.
+
+type wireRequest struct {
+	Model         string         `json:"model"`
+	Messages      []wireMessage  `json:"messages"`
+	Tools         []wireTool     `json:"tools,omitempty"`
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    string         `json:"content"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Name       string         `json:"name,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireTool struct {
+	Type     string          `json:"type"`
+	Function wireFunctionDef `json:"function"`
+}
+
+type wireFunctionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type wireResponse struct {
+	ID      string       `json:"id,omitempty"`
+	Object  string       `json:"object,omitempty"`
+	Model   string       `json:"model,omitempty"`
+	Choices []wireChoice `json:"choices"`
+	Usage   *Usage       `json:"usage,omitempty"`
+}
+
+type wireChoice struct {
+	Index        int         `json:"index"`
+	Message      wireMessage `json:"message"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+// EncodeRequest is the JSON body sent for req to model.
+func EncodeRequest(model string, req Request) ([]byte, error) { return encodeRequest(model, req) }
+
+func encodeRequest(model string, req Request) ([]byte, error) {
+	w := wireRequest{Model: model, Stream: req.Stream}
+	if req.Stream {
+		w.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	for _, m := range req.Messages {
+		w.Messages = append(w.Messages, wireMessage{Role: m.Role, Content: m.Content, ToolCalls: toWireCalls(m.ToolCalls), ToolCallID: m.ToolCallID, Name: m.Name})
+	}
+	for _, t := range req.Tools {
+		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireFunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+	}
+	data, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("encode chat request: %w", err)
+	}
+	return data, nil
+}
+
+func toWireCalls(calls []ToolCall) []wireToolCall {
+	var out []wireToolCall
+	for _, c := range calls {
+		out = append(out, wireToolCall{ID: c.ID, Type: "function", Function: wireFunction{Name: c.Name, Arguments: c.Arguments}})
+	}
+	return out
+}
+
+// DecodeRequest reads a request body as EncodeRequest writes it (the
+// scripted model's side of the wire).
+func DecodeRequest(body []byte) (string, Request, error) {
+	var w wireRequest
+	if err := json.Unmarshal(body, &w); err != nil {
+		return "", Request{}, fmt.Errorf("request body is not a chat completion request: %w", err)
+	}
+	req := Request{Stream: w.Stream}
+	for _, m := range w.Messages {
+		msg := Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	for _, t := range w.Tools {
+		req.Tools = append(req.Tools, ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return w.Model, req, nil
+}
+
+// EncodeResponse is the JSON body of a non-streamed reply.
+func EncodeResponse(id, model string, resp Response) ([]byte, error) {
+	w := wireResponse{ID: id, Object: "chat.completion", Model: model, Choices: []wireChoice{{
+		FinishReason: resp.FinishReason,
+		Message:      wireMessage{Role: RoleAssistant, Content: resp.Message.Content, ToolCalls: toWireCalls(resp.Message.ToolCalls)},
+	}}, Usage: &resp.Usage}
+	return json.Marshal(w)
+}
+
+// decodeResponse checks a reply for what the loop needs and names what is
+// missing.
+func decodeResponse(raw []byte) (*Response, error) {
+	bad := func(format string, args ...any) error {
+		return &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf(format, args...)}
+	}
+	var w wireResponse
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, bad("the reply is not a chat completion: %v", err)
+	}
+	if len(w.Choices) == 0 {
+		return nil, bad("the reply has no choices")
+	}
+	ch := w.Choices[0]
+	msg := Message{Role: RoleAssistant, Content: ch.Message.Content}
+	for i, c := range ch.Message.ToolCalls {
+		if strings.TrimSpace(c.ID) == "" {
+			return nil, bad("tool call %d (%s) has no id", i+1, c.Function.Name)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
+	resp := &Response{Message: msg, FinishReason: ch.FinishReason, Model: w.Model}
+	if w.Usage != nil {
+		resp.Usage = *w.Usage
+		if resp.Usage.TotalTokens == 0 {
+			resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
+		}
+	}
+	return resp, nil
+}

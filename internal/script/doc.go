@@ -1,0 +1,6 @@
+// Package script owns model scripts: the YAML file of ordered steps that a
+// scripted model answers with (each step may state expectations on the
+// request and gives a reply of text and/or tool calls), its parser with
+// file:line errors, the OpenAI-compatible HTTP endpoint that serves a script
+// on loopback, and the export of a recorded run back into a script.
+package script

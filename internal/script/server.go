@@ -1,0 +1,177 @@
+package script
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/model"
+)
+
+// Server serves one script as an OpenAI-compatible endpoint: each chat
+// completion request is checked against the next step and answered with its
+// reply. A request that does not match, or one past the last step, gets an
+// error the client files under the scenario domain.
+type Server struct {
+	script *Script
+	mu     sync.Mutex
+	next   int
+	failed string // the first mismatch; later requests repeat it
+}
+
+// NewServer returns a server at the script's first step.
+func NewServer(s *Script) *Server { return &Server{script: s} }
+
+// Served reports how many steps have been answered.
+func (s *Server) Served() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next
+}
+
+// Remaining reports how many steps have not been answered.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script.Steps) - s.next
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && (r.URL.Path == "/v1/models" || r.URL.Path == "/models"):
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{"id": s.script.Model, "object": "model", "owned_by": "proctor-script"}}})
+	case r.Method == http.MethodPost && (r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/chat/completions"):
+		s.complete(w, r)
+	default:
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served; this is a scripted model: POST /v1/chat/completions, GET /v1/models", r.Method, r.URL.Path))
+	}
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
+		return
+	}
+	_, req, err := model.DecodeRequest(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	s.mu.Lock()
+	if s.failed != "" {
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, model.CodeScriptMismatch, s.failed)
+		return
+	}
+	i := s.next
+	if i >= len(s.script.Steps) {
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, model.CodeScriptEnded, fmt.Sprintf("%s: request %d came after the last step (%d); the script has no reply for it", s.script.Path, i+1, len(s.script.Steps)))
+		return
+	}
+	if diff := s.script.Check(i, req); diff != "" {
+		s.failed = diff
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, model.CodeScriptMismatch, diff)
+		return
+	}
+	s.next++
+	s.mu.Unlock()
+
+	reply := s.script.Steps[i].Reply
+	resp := model.Response{Message: model.Message{Role: model.RoleAssistant, Content: reply.Content, ToolCalls: reply.ToolCalls}, Usage: reply.Usage, FinishReason: "stop"}
+	if len(reply.ToolCalls) > 0 {
+		resp.FinishReason = "tool_calls"
+	}
+	id := fmt.Sprintf("chatcmpl-script-%d", i+1)
+	if req.Stream {
+		s.stream(w, id, resp)
+		return
+	}
+	data, err := model.EncodeResponse(id, s.script.Model, resp)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(data)
+}
+
+// stream sends the reply as server-sent chunks, the way OpenAI does: the
+// role and text, then each tool call, then the finish reason and the usage.
+func (s *Server) stream(w http.ResponseWriter, id string, resp model.Response) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		data, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", data)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "model": s.script.Model,
+			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": resp.Message.Content}, nil))
+	for i, c := range resp.Message.ToolCalls {
+		send(chunk(map[string]any{"tool_calls": []map[string]any{{"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": c.Arguments}}}}, nil))
+	}
+	send(chunk(map[string]any{}, resp.FinishReason))
+	send(map[string]any{"id": id, "object": "chat.completion.chunk", "model": s.script.Model, "choices": []any{}, "usage": resp.Usage})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code, "param": nil}})
+}
+
+// Endpoint is a running scripted model on loopback.
+type Endpoint struct {
+	URL    string // base URL, ending in /v1
+	Server *Server
+	srv    *http.Server
+	done   chan error
+}
+
+// Start serves the script on addr (e.g. "127.0.0.1:0") until Close.
+func Start(s *Script, addr string) (*Endpoint, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve model script %s: %w", s.Path, err)
+	}
+	ss := NewServer(s)
+	e := &Endpoint{URL: "http://" + ln.Addr().String() + "/v1", Server: ss, done: make(chan error, 1),
+		srv: &http.Server{Handler: ss, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { e.done <- e.srv.Serve(ln) }()
+	return e, nil
+}
+
+// Close stops the endpoint.
+func (e *Endpoint) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := e.srv.Shutdown(ctx)
+	if serr := <-e.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
