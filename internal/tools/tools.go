@@ -1,0 +1,607 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/model"
+)
+
+// Limits bound what the tools may do and say.
+type Limits struct {
+	MaxToolOutputChars int
+	MaxFiles           int
+	MaxWorkspaceBytes  int64
+	MaxFileBytes       int64
+	CommandTimeout     time.Duration // default and ceiling for run_command
+}
+
+// Toolbox runs tools on one workspace.
+type Toolbox struct {
+	root   string
+	limits Limits
+	env    []string // the environment of run_command
+
+	mu    sync.Mutex
+	files int
+	bytes int64
+}
+
+// ErrBound is wrapped by the error of a tool call that breached a workspace
+// bound: the run must stop.
+var ErrBound = errors.New("workspace bound exceeded")
+
+// New returns a toolbox for the workspace folder root. env is the
+// environment run_command gets (already scrubbed of secrets).
+func New(root string, lim Limits, env []string) (*Toolbox, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", root, err)
+	}
+	abs, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", root, err)
+	}
+	tb := &Toolbox{root: abs, limits: lim, env: env}
+	if tb.files, tb.bytes, err = usage(abs); err != nil {
+		return nil, fmt.Errorf("measure workspace %s: %w", abs, err)
+	}
+	if err := tb.checkBounds(); err != nil {
+		return nil, err
+	}
+	return tb, nil
+}
+
+// Root is the workspace folder.
+func (tb *Toolbox) Root() string { return tb.root }
+
+// Gated reports whether a tool must be approved before it runs.
+func Gated(name string) bool { return name == "run_command" }
+
+// Result is what a tool call returns to the model.
+type Result struct {
+	Output  string
+	IsError bool
+	Cut     int   // characters cut from the output
+	Bound   error // a workspace bound the call breached, which ends the run
+}
+
+// Run executes the named tool with the model's JSON arguments. Problems
+// with the call (unknown tool, bad arguments, a path outside) come back as an
+// error result for the model, not as a Go error.
+func (tb *Toolbox) Run(ctx context.Context, name, args string) Result {
+	var out string
+	var err error
+	switch name {
+	case "list_files":
+		out, err = tb.listFiles(args)
+	case "read_file":
+		out, err = tb.readFile(args)
+	case "write_file":
+		out, err = tb.writeFile(args)
+	case "edit_file":
+		out, err = tb.editFile(args)
+	case "delete_file":
+		out, err = tb.deleteFile(args)
+	case "search":
+		out, err = tb.search(ctx, args)
+	case "run_command":
+		out, err = tb.runCommand(ctx, args)
+	default:
+		err = fmt.Errorf("unknown tool %q; the tools are: %s", name, strings.Join(Names(), ", "))
+	}
+	r := Result{Output: out}
+	if err != nil {
+		r.IsError = true
+		r.Output = "error: " + err.Error()
+		if out != "" {
+			r.Output += "\n" + out
+		}
+		if errors.Is(err, ErrBound) {
+			r.Bound = err
+		}
+	}
+	r.Output, r.Cut = Cut(r.Output, tb.limits.MaxToolOutputChars)
+	return r
+}
+
+// Cut shortens s to at most max characters, ending it with a marker that
+// says how much was cut.
+func Cut(s string, max int) (string, int) {
+	if max <= 0 {
+		return s, 0
+	}
+	runes := []rune(s)
+	if len(runes) <= max {
+		return s, 0
+	}
+	cut := len(runes) - max
+	return string(runes[:max]) + fmt.Sprintf("\n[… output cut: %d of %d characters not shown …]", cut, len(runes)), cut
+}
+
+func decode(args string, v any) error {
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("arguments are not valid for this tool: %v (got %s)", err, clip(args, 200))
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func (tb *Toolbox) listFiles(args string) (string, error) {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	dir, err := tb.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path == dir {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if d.IsDir() {
+			lines = append(lines, tb.rel(path)+"/")
+		} else {
+			lines = append(lines, tb.rel(path))
+		}
+		if len(lines) > 5000 {
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", a.Path, err)
+	}
+	if len(lines) == 0 {
+		return "(empty)", nil
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+func (tb *Toolbox) readFile(args string) (string, error) {
+	var a struct {
+		Path      string `json:"path"`
+		StartLine int    `json:"start_line"`
+		EndLine   int    `json:"end_line"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if a.Path == "" {
+		return "", errors.New("path: missing")
+	}
+	p, err := tb.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", a.Path, unwrapPath(err))
+	}
+	if info.IsDir() {
+		return "", fmt.Errorf("read %s: it is a folder; use list_files", a.Path)
+	}
+	if tb.limits.MaxFileBytes > 0 && info.Size() > tb.limits.MaxFileBytes {
+		return "", fmt.Errorf("read %s: %d bytes is over max_file_bytes (%d); read a line range with start_line and end_line", a.Path, info.Size(), tb.limits.MaxFileBytes)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", a.Path, unwrapPath(err))
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return fmt.Sprintf("(binary file, %d bytes; not shown)", len(data)), nil
+	}
+	if a.StartLine == 0 && a.EndLine == 0 {
+		return string(data), nil
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	start, end := max(a.StartLine, 1), a.EndLine
+	if end == 0 || end > len(lines) {
+		end = len(lines)
+	}
+	if start > end {
+		return "", fmt.Errorf("read %s: start_line %d is past end_line %d (the file has %d lines)", a.Path, a.StartLine, end, len(lines))
+	}
+	return fmt.Sprintf("[lines %d-%d of %d]\n%s", start, end, len(lines), strings.Join(lines[start-1:end], "")), nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// write puts content at p, keeping the workspace within its bounds.
+func (tb *Toolbox) write(rel, p string, content []byte) error {
+	if tb.limits.MaxFileBytes > 0 && int64(len(content)) > tb.limits.MaxFileBytes {
+		return fmt.Errorf("write %s: %d bytes is over max_file_bytes (%d)", rel, len(content), tb.limits.MaxFileBytes)
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	var oldSize int64
+	isNew := true
+	if info, err := os.Lstat(p); err == nil {
+		if info.IsDir() {
+			return fmt.Errorf("write %s: it is a folder", rel)
+		}
+		oldSize, isNew = info.Size(), false
+	}
+	files, total := tb.files, tb.bytes-oldSize+int64(len(content))
+	if isNew {
+		files++
+	}
+	if tb.limits.MaxFiles > 0 && files > tb.limits.MaxFiles {
+		return fmt.Errorf("%w: write %s would make %d files, over max_files (%d)", ErrBound, rel, files, tb.limits.MaxFiles)
+	}
+	if tb.limits.MaxWorkspaceBytes > 0 && total > tb.limits.MaxWorkspaceBytes {
+		return fmt.Errorf("%w: write %s would make the workspace %d bytes, over max_workspace_bytes (%d)", ErrBound, rel, total, tb.limits.MaxWorkspaceBytes)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", rel, unwrapPath(err))
+	}
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(p); err == nil {
+		mode = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".proctor-write-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, unwrapPath(err))
+	}
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	tmp.Chmod(mode)
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", rel, unwrapPath(err))
+	}
+	tb.files, tb.bytes = files, total
+	return nil
+}
+
+func (tb *Toolbox) writeFile(args string) (string, error) {
+	var a struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if a.Path == "" {
+		return "", errors.New("path: missing")
+	}
+	p, err := tb.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := tb.write(a.Path, p, []byte(a.Content)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("wrote %s (%d bytes)", a.Path, len(a.Content)), nil
+}
+
+func (tb *Toolbox) editFile(args string) (string, error) {
+	var a struct {
+		Path    string `json:"path"`
+		Search  string `json:"search"`
+		Replace string `json:"replace"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if a.Path == "" || a.Search == "" {
+		return "", errors.New("path and search are required; search is the exact text to replace")
+	}
+	p, err := tb.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("edit %s: %w", a.Path, unwrapPath(err))
+	}
+	switch n := strings.Count(string(data), a.Search); n {
+	case 1:
+	case 0:
+		return "", fmt.Errorf("edit %s: the search text was not found (0 matches); read the file and copy the text exactly, whitespace included", a.Path)
+	default:
+		return "", fmt.Errorf("edit %s: the search text was found %d times; include more surrounding lines so that it matches once", a.Path, n)
+	}
+	out := strings.Replace(string(data), a.Search, a.Replace, 1)
+	if err := tb.write(a.Path, p, []byte(out)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("edited %s: 1 replacement", a.Path), nil
+}
+
+func (tb *Toolbox) deleteFile(args string) (string, error) {
+	var a struct {
+		Path string `json:"path"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if a.Path == "" {
+		return "", errors.New("path: missing")
+	}
+	p, err := tb.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Lstat(p)
+	if err != nil {
+		return "", fmt.Errorf("delete %s: %w", a.Path, unwrapPath(err))
+	}
+	if info.IsDir() {
+		return "", fmt.Errorf("delete %s: it is a folder; delete_file deletes files", a.Path)
+	}
+	if err := os.Remove(p); err != nil {
+		return "", fmt.Errorf("delete %s: %w", a.Path, unwrapPath(err))
+	}
+	tb.mu.Lock()
+	if info.Mode().IsRegular() {
+		tb.files--
+		tb.bytes -= info.Size()
+	}
+	tb.mu.Unlock()
+	return "deleted " + a.Path, nil
+}
+
+const maxMatches = 200
+
+func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
+	var a struct {
+		Pattern string `json:"pattern"`
+		Path    string `json:"path"`
+		Glob    string `json:"glob"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	re, err := regexp.Compile(a.Pattern)
+	if err != nil || a.Pattern == "" {
+		return "", fmt.Errorf("pattern %q is not a valid regular expression (RE2 syntax): %v", a.Pattern, err)
+	}
+	if a.Glob != "" {
+		if _, err := filepath.Match(a.Glob, "x"); err != nil {
+			return "", fmt.Errorf("glob %q: %v", a.Glob, err)
+		}
+	}
+	dir, err := tb.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	more := false
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable entries are skipped
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || (a.Glob != "" && !globMatch(a.Glob, tb.rel(path))) {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Bytes()
+			if n == 1 && bytes.IndexByte(line, 0) >= 0 {
+				return nil // binary
+			}
+			if re.Match(line) {
+				if len(out) == maxMatches {
+					more = true
+					return fs.SkipAll
+				}
+				out = append(out, fmt.Sprintf("%s:%d:%s", tb.rel(path), n, clip(string(line), 300)))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return "no matches", nil
+	}
+	if more {
+		out = append(out, fmt.Sprintf("[… more than %d matches; narrow the pattern or the path …]", maxMatches))
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+func globMatch(glob, rel string) bool {
+	if ok, _ := filepath.Match(glob, rel); ok {
+		return true
+	}
+	ok, _ := filepath.Match(glob, filepath.Base(rel))
+	return ok
+}
+
+func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) {
+	var a struct {
+		Command  string `json:"command"`
+		TimeoutS int    `json:"timeout_s"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return "", errors.New("command: missing")
+	}
+	limit := tb.limits.CommandTimeout
+	if limit <= 0 {
+		limit = 2 * time.Minute
+	}
+	if a.TimeoutS > 0 && time.Duration(a.TimeoutS)*time.Second < limit {
+		limit = time.Duration(a.TimeoutS) * time.Second
+	}
+	out, code, elapsed, err := RunShell(ctx, tb.root, a.Command, tb.env, limit)
+	if err != nil {
+		return out, err
+	}
+	// A command may write anything: measure the workspace again.
+	files, total, werr := usage(tb.root)
+	if werr == nil {
+		tb.mu.Lock()
+		tb.files, tb.bytes = files, total
+		tb.mu.Unlock()
+		if berr := tb.checkBounds(); berr != nil {
+			return out, berr
+		}
+	}
+	head := fmt.Sprintf("exit %d after %.1fs", code, elapsed.Seconds())
+	if code == -1 {
+		head = fmt.Sprintf("killed after the %s time limit", limit)
+	}
+	if out == "" {
+		return head, nil
+	}
+	return head + "\n" + out, nil
+}
+
+func (tb *Toolbox) checkBounds() error {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if tb.limits.MaxFiles > 0 && tb.files > tb.limits.MaxFiles {
+		return fmt.Errorf("%w: the workspace holds %d files, over max_files (%d)", ErrBound, tb.files, tb.limits.MaxFiles)
+	}
+	if tb.limits.MaxWorkspaceBytes > 0 && tb.bytes > tb.limits.MaxWorkspaceBytes {
+		return fmt.Errorf("%w: the workspace holds %d bytes, over max_workspace_bytes (%d)", ErrBound, tb.bytes, tb.limits.MaxWorkspaceBytes)
+	}
+	return nil
+}
+
+// RunShell runs command with bash in dir under a time limit, killing its
+// whole process group when the limit passes or ctx ends. It returns the
+// combined output, the exit code (-1 when killed) and how long it ran.
+func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration) (string, int, time.Duration, error) {
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "bash", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = env
+	var buf lockedBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start)
+	out := buf.String()
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return out, -1, elapsed, ctx.Err()
+	case cctx.Err() != nil:
+		return out, -1, elapsed, nil
+	case errors.As(err, &exitErr):
+		return out, exitErr.ExitCode(), elapsed, nil
+	case err != nil:
+		return out, -1, elapsed, fmt.Errorf("run %q: %w", command, err)
+	}
+	return out, 0, elapsed, nil
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 16<<20 { // keep memory bounded; the output is cut later anyway
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Names lists the tools in the order they are offered.
+func Names() []string {
+	return []string{"list_files", "read_file", "write_file", "edit_file", "delete_file", "search", "run_command"}
+}
+
+// Specs are the tools as offered to the model.
+func Specs() []model.ToolSpec {
+	obj := func(props string, required ...string) json.RawMessage {
+		req, _ := json.Marshal(required)
+		return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `,"additionalProperties":false}`)
+	}
+	return []model.ToolSpec{
+		{Name: "list_files", Description: "List the files and folders under a folder of the workspace (recursive; .git is left out).", Parameters: obj(`"path":{"type":"string","description":"folder relative to the workspace root; default the root"}`)},
+		{Name: "read_file", Description: "Read a text file of the workspace, whole or a range of lines.", Parameters: obj(`"path":{"type":"string"},"start_line":{"type":"integer","minimum":1},"end_line":{"type":"integer","minimum":1}`, "path")},
+		{Name: "write_file", Description: "Create or overwrite a file with the given content. Folders are created as needed.", Parameters: obj(`"path":{"type":"string"},"content":{"type":"string"}`, "path", "content")},
+		{Name: "edit_file", Description: "Replace one exact occurrence of search with replace in a file. The search text must occur exactly once.", Parameters: obj(`"path":{"type":"string"},"search":{"type":"string"},"replace":{"type":"string"}`, "path", "search", "replace")},
+		{Name: "delete_file", Description: "Delete a file.", Parameters: obj(`"path":{"type":"string"}`, "path")},
+		{Name: "search", Description: "Search the workspace's files for a regular expression (RE2); prints path:line:text.", Parameters: obj(`"pattern":{"type":"string"},"path":{"type":"string"},"glob":{"type":"string","description":"only files whose path or name matches, e.g. *.go"}`, "pattern")},
+		{Name: "run_command", Description: "Run a shell command (bash) in the workspace root with a time limit; prints the exit code and the output. Needs approval.", Parameters: obj(`"command":{"type":"string"},"timeout_s":{"type":"integer","minimum":1}`, "command")},
+	}
+}
