@@ -1,0 +1,123 @@
+// Package bounds owns the limits a run is held to: their defaults, and
+// reading them from the environment (PROCTOR_MAX_TURNS …), a JSON or YAML
+// file, and flags, in that order of precedence, with every bad value refused
+// by naming the key, the value and where it came from.
+package bounds
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+// Keys are the bound names, as in files and on the receipt.
+func Keys() []string {
+	return []string{"max_turns", "max_tool_calls", "max_tool_output_chars", "max_files", "max_workspace_bytes", "max_file_bytes"}
+}
+
+// Defaults are the bounds when nothing else is said.
+func Defaults() bundle.Bounds {
+	return bundle.Bounds{
+		MaxTurns:           30,
+		MaxToolCalls:       100,
+		MaxToolOutputChars: 20000,
+		MaxFiles:           10000,
+		MaxWorkspaceBytes:  512 << 20,
+		MaxFileBytes:       4 << 20,
+	}
+}
+
+// EnvName is the environment variable of a bound: max_turns →
+// PROCTOR_MAX_TURNS.
+func EnvName(key string) string { return "PROCTOR_" + strings.ToUpper(key) }
+
+// FlagName is the command-line flag of a bound: max_turns → max-turns.
+func FlagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+
+// Set parses value as the bound key, recording where it came from in any
+// error (e.g. "env PROCTOR_MAX_TURNS", "flag --max-turns", "bounds.yaml:3").
+func Set(b *bundle.Bounds, key, value, source string) error {
+	target, ok := field(b, key)
+	if !ok {
+		return fmt.Errorf("%s: unknown bound %q (known: %s)", source, key, strings.Join(Keys(), ", "))
+	}
+	v := strings.TrimSpace(value)
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case v == "true" || v == "false":
+		return fmt.Errorf("%s: %s: %q is a boolean; want a positive integer", source, key, value)
+	case err != nil || n <= 0:
+		return fmt.Errorf("%s: %s: %q is not a positive integer", source, key, value)
+	case n > 1<<31-1 && key != "max_workspace_bytes" && key != "max_file_bytes":
+		return fmt.Errorf("%s: %s: %q is too large", source, key, value)
+	}
+	target(n)
+	return nil
+}
+
+func field(b *bundle.Bounds, key string) (func(int64), bool) {
+	switch key {
+	case "max_turns":
+		return func(n int64) { b.MaxTurns = int(n) }, true
+	case "max_tool_calls":
+		return func(n int64) { b.MaxToolCalls = int(n) }, true
+	case "max_tool_output_chars":
+		return func(n int64) { b.MaxToolOutputChars = int(n) }, true
+	case "max_files":
+		return func(n int64) { b.MaxFiles = int(n) }, true
+	case "max_workspace_bytes":
+		return func(n int64) { b.MaxWorkspaceBytes = n }, true
+	case "max_file_bytes":
+		return func(n int64) { b.MaxFileBytes = n }, true
+	}
+	return nil, false
+}
+
+// FromEnv applies every PROCTOR_MAX_* variable that is set.
+func FromEnv(b *bundle.Bounds, getenv func(string) string) error {
+	var errs []error
+	for _, k := range Keys() {
+		if v := getenv(EnvName(k)); v != "" {
+			errs = append(errs, Set(b, k, v, "env "+EnvName(k)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FromFile applies a JSON or YAML file of bounds (JSON is YAML too): a
+// mapping of bound names to positive integers.
+func FromFile(b *bundle.Bounds, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read bounds file: %w", err)
+	}
+	var root yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
+		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(root.Content) == 0 {
+		return nil
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s:%d: want a mapping of bound names to positive integers", path, doc.Line)
+	}
+	var errs []error
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		source := fmt.Sprintf("%s:%d", path, k.Line)
+		if v.Kind != yaml.ScalarNode {
+			errs = append(errs, fmt.Errorf("%s: %s: want a positive integer", source, k.Value))
+			continue
+		}
+		errs = append(errs, Set(b, k.Value, v.Value, source))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,224 @@
+// Package workspace owns a run's isolated working copy: copying the source
+// into the run's folder (never touching the source), recording the base
+// state as a git commit with a fixed identity and date (so the same tree
+// always has the same base commit), and computing at the end the unified
+// diff — new, deleted and binary files included, applicable with git apply —
+// and the changed paths. It spawns a handful of git processes per run, never
+// one per file.
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Limits bound the source that may be copied.
+type Limits struct {
+	MaxFiles int
+	MaxBytes int64
+}
+
+// ErrTooBig is wrapped when the source is over a bound.
+var ErrTooBig = errors.New("source is over the workspace bounds")
+
+// Workspace is a working copy with a recorded base commit.
+type Workspace struct {
+	Dir  string
+	Base string // the base commit
+}
+
+// Fixed identity and date of base commits.
+const (
+	gitName  = "proctor"
+	gitEmail = "proctor@localhost"
+	gitDate  = "2000-01-01T00:00:00Z"
+)
+
+// Create copies src into dir (which must not exist), leaving out src's .git,
+// and commits the copy as the base with message.
+func Create(ctx context.Context, src, dir, message string, lim Limits) (*Workspace, error) {
+	info, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", src, err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("source %s is not a folder", src)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	if err := copyTree(src, dir, lim); err != nil {
+		return nil, err
+	}
+	w := &Workspace{Dir: dir}
+	if err := w.initRepo(ctx, message); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Open returns the workspace in dir with its recorded base commit.
+func Open(dir, base string) *Workspace { return &Workspace{Dir: dir, Base: base} }
+
+func (w *Workspace) initRepo(ctx context.Context, message string) error {
+	steps := [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "-A"},
+		{"commit", "-q", "--allow-empty", "--no-verify", "-m", message},
+	}
+	for _, args := range steps {
+		if _, err := w.git(ctx, args...); err != nil {
+			return err
+		}
+	}
+	out, err := w.git(ctx, "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	w.Base = strings.TrimSpace(out)
+	return nil
+}
+
+// git runs git in the workspace with a fixed identity and date, and no
+// global or system configuration.
+func (w *Workspace) git(ctx context.Context, args ...string) (string, error) {
+	full := append([]string{"-c", "user.name=" + gitName, "-c", "user.email=" + gitEmail,
+		"-c", "core.autocrlf=false", "-c", "core.fileMode=true", "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null"}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Dir = w.Dir
+	cmd.Env = append(os.Environ(),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
+		"GIT_AUTHOR_DATE="+gitDate, "GIT_COMMITTER_DATE="+gitDate,
+		"GIT_AUTHOR_NAME="+gitName, "GIT_AUTHOR_EMAIL="+gitEmail, "GIT_COMMITTER_NAME="+gitName, "GIT_COMMITTER_EMAIL="+gitEmail)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("workspace needs git, which is not installed: %w", err)
+		}
+		return "", fmt.Errorf("git %s in %s: %v: %s", args[0], w.Dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// Diff returns the unified diff from the base commit to the working tree
+// (binary, new and deleted files included; renames as delete and add) and
+// the changed paths, sorted.
+func (w *Workspace) Diff(ctx context.Context) (string, []string, error) {
+	if _, err := w.git(ctx, "add", "-A"); err != nil {
+		return "", nil, err
+	}
+	patch, err := w.git(ctx, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", "--full-index", w.Base)
+	if err != nil {
+		return "", nil, err
+	}
+	names, err := w.git(ctx, "diff", "--cached", "--name-only", "--no-renames", "-z", w.Base)
+	if err != nil {
+		return "", nil, err
+	}
+	var changed []string
+	for _, n := range strings.Split(names, "\x00") {
+		if n != "" {
+			changed = append(changed, n)
+		}
+	}
+	return patch, changed, nil
+}
+
+// BaseBlob returns the git blob id of path in the base commit, or "" when
+// the base has no such file.
+func (w *Workspace) BaseBlobs(ctx context.Context, paths []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	args := append([]string{"ls-tree", "-z", w.Base, "--"}, paths...)
+	list, err := w.git(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, entry := range strings.Split(list, "\x00") {
+		meta, path, ok := strings.Cut(entry, "\t")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(meta)
+		if len(fields) == 3 {
+			out[path] = fields[2]
+		}
+	}
+	return out, nil
+}
+
+// copyTree copies regular files, folders and symlinks from src to dst,
+// leaving out src/.git, within the limits.
+func copyTree(src, dst string, lim Limits) error {
+	files := 0
+	var total int64
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("copy source: %w", err)
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil || rel == "." {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("copy source: %w", err)
+		}
+		switch {
+		case d.IsDir():
+			return os.Mkdir(target, info.Mode().Perm()|0o700)
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return fmt.Errorf("copy source: %w", err)
+			}
+			return os.Symlink(link, target)
+		case info.Mode().IsRegular():
+			files++
+			total += info.Size()
+			if lim.MaxFiles > 0 && files > lim.MaxFiles {
+				return fmt.Errorf("%w: %s holds more than max_files (%d) files", ErrTooBig, src, lim.MaxFiles)
+			}
+			if lim.MaxBytes > 0 && total > lim.MaxBytes {
+				return fmt.Errorf("%w: %s holds more than max_workspace_bytes (%d bytes)", ErrTooBig, src, lim.MaxBytes)
+			}
+			return copyFile(path, target, info.Mode().Perm())
+		}
+		return nil // sockets, devices and pipes are not copied
+	})
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copy source: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return fmt.Errorf("copy source: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy source: %w", err)
+	}
+	return out.Close()
+}
