@@ -99,7 +99,7 @@ func ReadRun(dir string, lim Limits) (*Run, error) {
 
 func isFinished(s Status) bool {
 	switch s {
-	case StatusPassed, StatusFailed, StatusError, StatusInterrupted, StatusAwaitingReview:
+	case StatusPassed, StatusFailed, StatusError, StatusInterrupted, StatusAwaitingReview, StatusAwaitingInput:
 		return true
 	}
 	return false

@@ -39,6 +39,7 @@ const (
 	StatusQueued         Status = "queued"
 	StatusRunning        Status = "running"
 	StatusAwaitingReview Status = "awaiting_review"
+	StatusAwaitingInput  Status = "awaiting_input" // the agent asked the user a question
 	StatusPassed         Status = "passed"
 	StatusFailed         Status = "failed"
 	StatusError          Status = "error"
@@ -47,7 +48,7 @@ const (
 
 // Statuses lists every run status in display order.
 func Statuses() []Status {
-	return []Status{StatusQueued, StatusRunning, StatusAwaitingReview, StatusPassed,
+	return []Status{StatusQueued, StatusRunning, StatusAwaitingReview, StatusAwaitingInput, StatusPassed,
 		StatusFailed, StatusError, StatusInterrupted}
 }
 
@@ -148,11 +149,15 @@ type Usage struct {
 	ModelCalls       int64 `json:"model_calls"`
 }
 
-// Verify is the verifier's opinion of the run's result.
+// Verify is what was checked after the agent finished: check commands run in
+// the workspace, and a verifier model's opinion.
 type Verify struct {
-	Verdict    string   `json:"verdict"` // pass | fail | unsure
-	Issues     []string `json:"issues,omitempty"`
-	Confidence float64  `json:"confidence"`
+	Verdict    string        `json:"verdict"` // pass | fail | unsure
+	Issues     []string      `json:"issues,omitempty"`
+	Confidence float64       `json:"confidence"`
+	ParseOK    *bool         `json:"parse_ok,omitempty"` // false when the verifier's answer could not be read
+	Model      string        `json:"model,omitempty"`    // the verifier model, when one was asked
+	Checks     []CheckResult `json:"checks,omitempty"`   // check commands, phase "verify"
 }
 
 // Review is a person's decision on the run's diff.

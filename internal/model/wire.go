@@ -154,3 +154,6 @@ func decodeResponse(raw []byte) (*Response, error) {
 	}
 	return resp, nil
 }
+
+// DecodeResponse reads a recorded non-streamed reply.
+func DecodeResponse(raw []byte) (*Response, error) { return decodeResponse(raw) }

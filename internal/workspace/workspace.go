@@ -222,3 +222,19 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	}
 	return out.Close()
 }
+
+// Checkpoint commits the working tree as it is and returns the commit, so
+// that the next diff starts from here.
+func (w *Workspace) Checkpoint(ctx context.Context, message string) (string, error) {
+	if _, err := w.git(ctx, "add", "-A"); err != nil {
+		return "", err
+	}
+	if _, err := w.git(ctx, "commit", "-q", "--allow-empty", "--no-verify", "-m", message); err != nil {
+		return "", err
+	}
+	out, err := w.git(ctx, "rev-parse", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}

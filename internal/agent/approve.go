@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// ApprovalRequest asks whether a gated tool call may run.
+type ApprovalRequest struct {
+	CallID string
+	Tool   string
+	Args   string // the call's JSON arguments
+}
+
+// Command is the command of a run_command request, or "".
+func (r ApprovalRequest) Command() string {
+	var a struct {
+		Command string `json:"command"`
+	}
+	json.Unmarshal([]byte(r.Args), &a)
+	return a.Command
+}
+
+// Decision answers an ApprovalRequest.
+type Decision struct {
+	Approved bool
+	By       string // who decided: "policy", a user name, "terminal"
+	Reason   string
+}
+
+// Approver decides on gated tool calls. Approve may block until a decision
+// arrives from elsewhere (a terminal, a browser); it must return when ctx
+// ends.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
+}
+
+// Policy approves run_command calls whose command starts with one of the
+// allowed prefixes (at a word boundary) and denies everything else.
+type Policy struct {
+	Allow []string
+}
+
+// Approve implements Approver.
+func (p Policy) Approve(_ context.Context, req ApprovalRequest) (Decision, error) {
+	cmd := strings.TrimSpace(req.Command())
+	if req.Tool == "run_command" && cmd != "" && !strings.ContainsAny(cmd, ";&|`$<>\n") {
+		for _, prefix := range p.Allow {
+			prefix = strings.TrimSpace(prefix)
+			if prefix != "" && (cmd == prefix || strings.HasPrefix(cmd, prefix+" ")) {
+				return Decision{Approved: true, By: "policy", Reason: fmt.Sprintf("allowed prefix %q", prefix)}, nil
+			}
+		}
+	}
+	reason := "not on the allow-list (default deny)"
+	if strings.ContainsAny(cmd, ";&|`$<>\n") {
+		reason = "shell operators are never allowed by the policy (default deny)"
+	}
+	return Decision{Approved: false, By: "policy", Reason: reason}, nil
+}
+
+// Terminal asks a person at a terminal, one question at a time.
+type Terminal struct {
+	In  io.Reader
+	Out io.Writer
+	Who string // the name written on decisions
+
+	mu     sync.Mutex
+	reader *bufio.Reader
+}
+
+// Approve implements Approver: it prints the call and reads y or n.
+func (t *Terminal) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reader == nil {
+		t.reader = bufio.NewReader(t.In)
+	}
+	what := req.Args
+	if c := req.Command(); c != "" {
+		what = c
+	}
+	fmt.Fprintf(t.Out, "\nThe agent wants to run %s: %s\nAllow? [y/N] ", req.Tool, what)
+	type answer struct {
+		line string
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		line, err := t.reader.ReadString('\n')
+		ch <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return Decision{}, ctx.Err()
+	case a := <-ch:
+		if a.err != nil && !errors.Is(a.err, io.EOF) {
+			return Decision{}, fmt.Errorf("read the answer: %w", a.err)
+		}
+		ok := strings.EqualFold(strings.TrimSpace(a.line), "y") || strings.EqualFold(strings.TrimSpace(a.line), "yes")
+		reason := "denied at the terminal"
+		if ok {
+			reason = "approved at the terminal"
+		} else if a.err != nil {
+			reason = "no answer (end of input): denied"
+		}
+		return Decision{Approved: ok, By: t.Who, Reason: reason}, nil
+	}
+}

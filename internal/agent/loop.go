@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/tools"
+)
+
+// Stop says why the loop ended.
+type Stop string
+
+// Reasons the loop ends.
+const (
+	StopFinal        Stop = "final_answer"
+	StopMaxTurns     Stop = "max_turns"
+	StopMaxToolCalls Stop = "max_tool_calls"
+	StopAskUser      Stop = "ask_user"
+	StopInterrupted  Stop = "interrupted"
+	StopBound        Stop = "workspace_bound"
+	StopError        Stop = "error"
+)
+
+// AskUserTool is the tool the agent yields a question with.
+const AskUserTool = "ask_user"
+
+// maxMalformed is how many tool-call rounds in a row may be malformed (invalid
+// JSON arguments, unknown tools) before the loop gives up on the model.
+const maxMalformed = 3
+
+// Config is what one run of the loop needs.
+type Config struct {
+	Model        model.Completer
+	Tools        *tools.Toolbox
+	Approver     Approver // nil denies every gated call (fail closed)
+	MaxTurns     int
+	MaxToolCalls int
+	Stream       bool
+	// Emit receives every event as it happens: a type such as model.request
+	// or tool.result and its data. It must not block for long.
+	Emit func(typ string, data any)
+}
+
+// Outcome is how the loop ended and the conversation so far.
+type Outcome struct {
+	Messages  []model.Message
+	Final     string // the final answer, on StopFinal
+	Stop      Stop
+	Question  string // on StopAskUser
+	Usage     model.Usage
+	Calls     int // model calls
+	ToolCalls int
+	Err       error // on StopError and StopBound: what went wrong
+}
+
+// Specs are the tools offered to the model: the workspace tools and ask_user.
+func Specs() []model.ToolSpec {
+	return append(tools.Specs(), model.ToolSpec{
+		Name:        AskUserTool,
+		Description: "Ask the user a question and end your turn; the answer comes in the next user message. Use it only when you cannot go on without the answer.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"}},"required":["question"],"additionalProperties":false}`),
+	})
+}
+
+// Run continues the conversation history (which ends with a user message)
+// until the agent answers, asks, or is stopped.
+func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
+	emit := cfg.Emit
+	if emit == nil {
+		emit = func(string, any) {}
+	}
+	out := Outcome{Messages: slices.Clone(history)}
+	specs := Specs()
+	names := map[string]bool{}
+	for _, s := range specs {
+		names[s.Name] = true
+	}
+	malformed := 0
+	for turn := 1; ; turn++ {
+		if ctx.Err() != nil {
+			out.Stop = StopInterrupted
+			return out
+		}
+		if cfg.MaxTurns > 0 && turn > cfg.MaxTurns {
+			out.Stop = StopMaxTurns
+			out.Err = fmt.Errorf("the agent used all %d turns (max_turns) without a final answer", cfg.MaxTurns)
+			return out
+		}
+		emit("model.request", map[string]any{"turn": turn, "messages": len(out.Messages)})
+		resp, err := cfg.Model.Complete(ctx, model.Request{Messages: out.Messages, Tools: specs, Stream: cfg.Stream})
+		out.Calls++
+		if ctx.Err() != nil {
+			out.Stop = StopInterrupted
+			return out
+		}
+		if err != nil {
+			out.Stop, out.Err = StopError, err
+			data := map[string]any{"turn": turn, "error": err.Error()}
+			if me, ok := model.AsError(err); ok {
+				data["domain"], data["code"] = me.Domain, me.Code
+			}
+			emit("model.error", data)
+			return out
+		}
+		out.Usage.PromptTokens += resp.Usage.PromptTokens
+		out.Usage.CompletionTokens += resp.Usage.CompletionTokens
+		out.Usage.TotalTokens += resp.Usage.TotalTokens
+		emit("model.response", map[string]any{"turn": turn, "prompt_tokens": resp.Usage.PromptTokens,
+			"completion_tokens": resp.Usage.CompletionTokens, "tool_calls": len(resp.Message.ToolCalls), "finish_reason": resp.FinishReason})
+		msg := resp.Message
+		msg.Role = model.RoleAssistant
+		out.Messages = append(out.Messages, msg)
+		if len(msg.ToolCalls) == 0 {
+			out.Stop, out.Final = StopFinal, msg.Content
+			return out
+		}
+
+		roundMalformed := true
+		stopAfter := Stop("")
+		for _, call := range msg.ToolCalls {
+			if stopAfter == StopMaxToolCalls || stopAfter == StopBound || ctx.Err() != nil {
+				out.Messages = append(out.Messages, toolMessage(call, "not run: the run is stopping"))
+				continue
+			}
+			if cfg.MaxToolCalls > 0 && out.ToolCalls >= cfg.MaxToolCalls {
+				stopAfter = StopMaxToolCalls
+				out.Err = fmt.Errorf("the agent made %d tool calls (max_tool_calls) without a final answer", cfg.MaxToolCalls)
+				out.Messages = append(out.Messages, toolMessage(call, "not run: max_tool_calls reached"))
+				continue
+			}
+			out.ToolCalls++
+			emit("tool.call", map[string]any{"id": call.ID, "name": call.Name, "args": argsForEvent(call.Arguments)})
+			result, isErr := "", true
+			switch {
+			case !names[call.Name]:
+				result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", call.Name, strings.Join(toolNames(specs), ", "))
+			case !json.Valid([]byte(orEmptyObject(call.Arguments))):
+				result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, clip(call.Arguments, 200))
+			case call.Name == AskUserTool:
+				roundMalformed = false
+				var a struct {
+					Question string `json:"question"`
+				}
+				json.Unmarshal([]byte(call.Arguments), &a)
+				if strings.TrimSpace(a.Question) == "" {
+					result = "error: question: missing"
+					break
+				}
+				out.Question = a.Question
+				stopAfter = StopAskUser
+				result, isErr = "the question was sent to the user; their answer comes in the next message", false
+				emit("agent.question", map[string]any{"id": call.ID, "question": a.Question})
+			default:
+				roundMalformed = false
+				var bound error
+				result, isErr, bound = runTool(ctx, cfg, call, emit)
+				if bound != nil && stopAfter == "" {
+					stopAfter, out.Err = StopBound, bound
+				}
+			}
+			emit("tool.result", map[string]any{"id": call.ID, "name": call.Name, "ok": !isErr, "chars": len([]rune(result))})
+			out.Messages = append(out.Messages, toolMessage(call, result))
+		}
+		if roundMalformed {
+			malformed++
+			if malformed >= maxMalformed {
+				out.Stop = StopError
+				out.Err = &model.Error{Domain: model.DomainAgent, Code: "malformed_tool_calls",
+					Message: fmt.Sprintf("the model sent malformed tool calls (invalid JSON arguments or unknown tools) %d turns in a row", malformed)}
+				return out
+			}
+		} else {
+			malformed = 0
+		}
+		if ctx.Err() != nil {
+			out.Stop = StopInterrupted
+			return out
+		}
+		if stopAfter != "" {
+			out.Stop = stopAfter
+			return out
+		}
+	}
+}
+
+// runTool asks for approval when the tool is gated, then runs it. It returns
+// the text for the model, whether it is an error, and a workspace bound the
+// call breached.
+func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(string, any)) (string, bool, error) {
+	if tools.Gated(call.Name) {
+		req := ApprovalRequest{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
+		emit("approval.requested", map[string]any{"id": call.ID, "tool": call.Name, "args": argsForEvent(call.Arguments)})
+		var d Decision
+		var err error
+		if cfg.Approver == nil {
+			d = Decision{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
+		} else if d, err = cfg.Approver.Approve(ctx, req); err != nil {
+			d = Decision{By: "error", Reason: "the approver failed, so the call is denied: " + err.Error()}
+		}
+		emit("approval.decided", map[string]any{"id": call.ID, "approved": d.Approved, "by": d.By, "reason": d.Reason})
+		if !d.Approved {
+			if ctx.Err() != nil {
+				return "not run: the run was interrupted", true, nil
+			}
+			return fmt.Sprintf("error: %s was denied by %s: %s", call.Name, d.By, d.Reason), true, nil
+		}
+	}
+	r := cfg.Tools.Run(ctx, call.Name, call.Arguments)
+	return r.Output, r.IsError, r.Bound
+}
+
+func toolMessage(call model.ToolCall, content string) model.Message {
+	return model.Message{Role: model.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: content}
+}
+
+func toolNames(specs []model.ToolSpec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func orEmptyObject(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "{}"
+	}
+	return s
+}
+
+// argsForEvent is the call's arguments as JSON when they are valid, else as
+// text, with long values shortened so events stay small.
+func argsForEvent(args string) any {
+	var v map[string]any
+	if json.Unmarshal([]byte(args), &v) != nil {
+		return clip(args, 300)
+	}
+	for k, val := range v {
+		if s, ok := val.(string); ok && len(s) > 300 {
+			v[k] = clip(s, 300)
+		}
+	}
+	return v
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// IsInterrupt reports whether err is a cancellation.
+func IsInterrupt(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

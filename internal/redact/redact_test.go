@@ -1,0 +1,30 @@
+package redact_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/redact"
+)
+
+func TestRedact(t *testing.T) {
+	r := redact.FromEnv([]string{"OPENAI_API_KEY=my-very-secret-value", "HOME=/home/x", "GITHUB_TOKEN=abc"}, "literal-secret-123")
+	tests := map[string]string{
+		"key is my-very-secret-value ok":                     "key is [REDACTED] ok",
+		"extra literal-secret-123":                           "extra [REDACTED]",
+		"sk-proj-abcdefghijklmnopqrstuvwxyz0123":              "[REDACTED]",
+		"token ghp_abcdefghijklmnopqrstuvwxyz0123456789 here": "token [REDACTED] here",
+		"Authorization: Bearer eyJhbGciOi.payload.sig":        "Authorization: Bearer [REDACTED]",
+		"AKIAABCDEFGHIJKLMNOP":                                "[REDACTED]",
+		"home is /home/x":                                     "home is /home/x",
+		"abc is too short to redact":                          "abc is too short to redact",
+	}
+	for in, want := range tests {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if strings.Contains(r.String(`{"api_key":"my-very-secret-value"}`), "secret-value") {
+		t.Fatal("value inside JSON not redacted")
+	}
+}

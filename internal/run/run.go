@@ -1,0 +1,493 @@
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/redact"
+	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/tools"
+	"github.com/proctor-dev/proctor/internal/workspace"
+)
+
+// ModelChoice says which model a run talks to: a live profile, or a script
+// served on loopback.
+type ModelChoice struct {
+	Profile  *model.Profile // a live provider
+	Endpoint model.Endpoint // the profile's endpoint with its key
+	Script   *script.Script // a scripted model
+	Stream   bool
+}
+
+func (m ModelChoice) name() string {
+	if m.Script != nil {
+		return m.Script.Model
+	}
+	return m.Endpoint.Model
+}
+
+// Spec is everything a run needs to know.
+type Spec struct {
+	Kind         bundle.Kind
+	SourceDir    string
+	SourceKind   string // local (default) or fixture
+	Task         string
+	Criteria     []string
+	OutOfScope   []string
+	Model        ModelChoice
+	Bounds       bundle.Bounds
+	Checks       []string      // check commands run in the workspace after the loop
+	CheckTimeout time.Duration // per check command; default 10 minutes
+	Verifier     *ModelChoice  // a verifier model, optional
+	Approver     agent.Approver
+	Scenario     *bundle.ScenarioRef
+	Session      string // "" for none, "new", or a session id to continue
+}
+
+// Runner runs specs, writing bundles under DataDir.
+type Runner struct {
+	DataDir  string
+	Progress io.Writer                                   // one line per stage and tool call; nil for none
+	Index    func(ctx context.Context, paths ...string) error // indexes finished bundles; nil for none
+	Environ  []string                                    // the process environment; secrets in it are redacted
+	Now      func() time.Time
+	Retry    *model.RetryPolicy // overrides the profile's retry policy (tests)
+	OnEvent  func(runID string, ev bundle.Event)
+}
+
+// Result is a finished run.
+type Result struct {
+	RunID   string
+	Dir     string
+	Receipt bundle.Receipt
+}
+
+// ExitCode is the CLI exit code for the run's status: 0 completed, 1 failed,
+// 130 interrupted.
+func (r *Result) ExitCode() int {
+	switch r.Receipt.Status {
+	case bundle.StatusPassed, bundle.StatusAwaitingReview, bundle.StatusAwaitingInput:
+		return 0
+	case bundle.StatusInterrupted:
+		return 130
+	}
+	return 1
+}
+
+// SetupError is returned for a spec that cannot start (no bundle is written).
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// NewRunID makes a run id that sorts by time: 20261202-151000-k3f9qa.
+func NewRunID(now time.Time) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	rand.Read(b)
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return now.UTC().Format("20060102-150405") + "-" + string(b)
+}
+
+// SystemPrompt is the instructions the agent starts with.
+func SystemPrompt(criteria, outOfScope []string) string {
+	var b strings.Builder
+	b.WriteString("You are a careful coding agent working in a copy of a repository (your working folder). " +
+		"Use the tools to read and change files; paths are relative to the working folder. " +
+		"Keep changes minimal and inside the task's scope. run_command needs approval and may be denied. " +
+		"If you cannot go on without an answer from the user, call ask_user. " +
+		"When you are done, reply without a tool call: a short summary of what you changed and how you checked it.")
+	if len(criteria) > 0 {
+		b.WriteString("\n\nCriteria:\n")
+		for _, c := range criteria {
+			b.WriteString("- " + c + "\n")
+		}
+	}
+	if len(outOfScope) > 0 {
+		if len(criteria) == 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("\nOut of scope:\n")
+		for _, c := range outOfScope {
+			b.WriteString("- " + c + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// live is the state of one run in progress.
+type live struct {
+	r       *Runner
+	spec    Spec
+	id      string
+	dir     string
+	rec     *recorder
+	receipt bundle.Receipt
+	redact  *redact.Redactor
+}
+
+func (l *live) progress(format string, args ...any) {
+	if l.r.Progress != nil {
+		fmt.Fprintf(l.r.Progress, format+"\n", args...)
+	}
+}
+
+func (l *live) stage(ctx context.Context, s bundle.Stage, data map[string]any) {
+	l.receipt.Stage = s
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["stage"] = s
+	l.rec.event("stage.started", data)
+	l.progress("  %s", strings.ReplaceAll(string(s), "_", " "))
+	if err := l.rec.receipt(&l.receipt); err != nil {
+		l.progress("  warning: %v", err)
+	}
+}
+
+// Run runs spec to the end. It returns a *SetupError, with nothing written,
+// when the spec cannot start; otherwise a Result whose bundle holds
+// everything, whatever happened.
+func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if err := validate(spec); err != nil {
+		return nil, &SetupError{err}
+	}
+	var sess *sessionState
+	if spec.Session != "" {
+		var err error
+		if sess, err = r.openSession(spec); err != nil {
+			return nil, &SetupError{err}
+		}
+	}
+	start := r.Now()
+	id := NewRunID(start)
+	dir := filepath.Join(r.DataDir, "runs", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, &SetupError{fmt.Errorf("create run folder: %w", err)}
+	}
+	secrets := []string{spec.Model.Endpoint.APIKey}
+	if spec.Verifier != nil {
+		secrets = append(secrets, spec.Verifier.Endpoint.APIKey)
+	}
+	red := redact.FromEnv(r.Environ, secrets...)
+	onEvent := func(bundle.Event) {}
+	if r.OnEvent != nil {
+		onEvent = func(ev bundle.Event) { r.OnEvent(id, ev) }
+	}
+	rec, err := newRecorder(dir, red, r.Now, onEvent)
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red}
+	kind := spec.Kind
+	if kind == "" {
+		kind = bundle.KindTask
+	}
+	srcKind := spec.SourceKind
+	if srcKind == "" {
+		srcKind = "local"
+	}
+	l.receipt = bundle.Receipt{
+		Schema: bundle.ReceiptSchema, RunID: id, Kind: kind, Status: bundle.StatusRunning, Stage: bundle.StageAcquiringSource,
+		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
+		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir},
+		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
+	}
+	if spec.Model.Profile != nil {
+		l.receipt.Model.Profile, l.receipt.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL
+	} else if spec.Model.Script != nil {
+		l.receipt.Model.Profile = "script:" + filepath.Base(spec.Model.Script.Path)
+	}
+	l.progress("run %s: %s", id, clip(spec.Task, 80))
+	l.finish(ctx, l.execute(ctx, sess))
+	return &Result{RunID: id, Dir: dir, Receipt: l.receipt}, nil
+}
+
+func validate(spec Spec) error {
+	var problems []string
+	if strings.TrimSpace(spec.Task) == "" {
+		problems = append(problems, "task: missing; say what the agent should do")
+	}
+	if spec.Session == "" || spec.Session == "new" {
+		if spec.SourceDir == "" {
+			problems = append(problems, "source: missing; name the folder to work on")
+		} else if info, err := os.Stat(spec.SourceDir); err != nil {
+			problems = append(problems, fmt.Sprintf("source %s: %v", spec.SourceDir, errors.Unwrap(err)))
+		} else if !info.IsDir() {
+			problems = append(problems, fmt.Sprintf("source %s is not a folder", spec.SourceDir))
+		}
+	}
+	if spec.Model.Script == nil && spec.Model.Profile == nil {
+		problems = append(problems, "model: name a profile or a script")
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// outcome is how execute ended, for finish to record.
+type outcome struct {
+	status  bundle.Status
+	failure *bundle.Failure
+	loop    *agent.Outcome
+	errText string
+}
+
+func (l *live) fail(domain bundle.Domain, code string, err error, retryable bool) outcome {
+	st := bundle.StatusError
+	if domain == bundle.DomainAgent || domain == bundle.DomainCheck {
+		st = bundle.StatusFailed
+	}
+	return outcome{status: st, failure: &bundle.Failure{Domain: domain, Stage: l.receipt.Stage, Code: code, Message: err.Error(), Retryable: retryable}, errText: err.Error()}
+}
+
+func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
+	// Acquire and prepare.
+	l.stage(ctx, bundle.StageAcquiringSource, map[string]any{"path": l.spec.SourceDir})
+	lim := workspace.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxBytes: l.spec.Bounds.MaxWorkspaceBytes}
+	var ws *workspace.Workspace
+	var history []model.Message
+	l.stage(ctx, bundle.StagePreparingWorkspace, nil)
+	if sess != nil {
+		var err error
+		if ws, history, err = sess.prepare(ctx, l); err != nil {
+			return l.fail(bundle.DomainEnvironment, "workspace", err, false)
+		}
+	} else {
+		var err error
+		ws, err = workspace.Create(ctx, l.spec.SourceDir, filepath.Join(l.dir, "workspace"), "proctor: base", lim)
+		if err != nil {
+			code := "workspace"
+			if errors.Is(err, workspace.ErrTooBig) {
+				code = "workspace_bound"
+			}
+			return l.fail(bundle.DomainEnvironment, code, err, false)
+		}
+	}
+	l.receipt.Source.CommitSHA = ws.Base
+	l.rec.event("stage.finished", map[string]any{"stage": bundle.StagePreparingWorkspace, "workspace": ws.Dir, "base_commit": ws.Base})
+
+	tb, err := tools.New(ws.Dir, tools.Limits{
+		MaxToolOutputChars: l.spec.Bounds.MaxToolOutputChars, MaxFiles: l.spec.Bounds.MaxFiles,
+		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes,
+	}, scrubbedEnv(l.r.Environ, ws.Dir))
+	if err != nil {
+		return l.fail(bundle.DomainEnvironment, "workspace_bound", err, false)
+	}
+
+	// The model.
+	client, closeModel, err := l.client(l.spec.Model)
+	if err != nil {
+		return l.fail(bundle.DomainScenario, "script", err, false)
+	}
+	defer closeModel()
+
+	// The loop.
+	l.stage(ctx, bundle.StageRunning, map[string]any{"model": l.spec.Model.name()})
+	if len(history) == 0 {
+		history = []model.Message{{Role: model.RoleSystem, Content: SystemPrompt(l.spec.Criteria, l.spec.OutOfScope)}}
+	}
+	history = append(history, model.Message{Role: model.RoleUser, Content: l.spec.Task})
+	cfg := agent.Config{Model: client, Tools: tb, Approver: l.spec.Approver, MaxTurns: l.spec.Bounds.MaxTurns,
+		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit}
+	res := agent.Run(ctx, cfg, history)
+	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
+		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls)}
+	if sess != nil {
+		sess.ws = ws
+	}
+	// Whatever happened, the diff so far is part of the record.
+	diffCtx := context.WithoutCancel(ctx)
+	if patch, changed, err := ws.Diff(diffCtx); err != nil {
+		l.progress("  warning: diff: %v", err)
+	} else {
+		l.receipt.Changed = changed
+		if patch != "" {
+			if err := l.rec.text(bundle.DiffFile, patch); err != nil {
+				l.progress("  warning: %v", err)
+			}
+		}
+	}
+	out := outcome{loop: &res}
+	switch res.Stop {
+	case agent.StopInterrupted:
+		out.status, out.errText = bundle.StatusInterrupted, "Run interrupted."
+		return out
+	case agent.StopError:
+		domain, code, retry := bundle.DomainAgent, "agent_error", false
+		if me, ok := model.AsError(res.Err); ok {
+			domain, code, retry = bundle.Domain(me.Domain), me.Code, me.Retryable
+		}
+		o := l.fail(domain, code, res.Err, retry)
+		o.loop = &res
+		return o
+	case agent.StopBound:
+		o := l.fail(bundle.DomainEnvironment, "workspace_bound", res.Err, false)
+		o.loop = &res
+		return o
+	case agent.StopMaxTurns, agent.StopMaxToolCalls:
+		o := l.fail(bundle.DomainAgent, string(res.Stop), res.Err, false)
+		o.loop = &res
+		return o
+	case agent.StopAskUser:
+		out.status = bundle.StatusAwaitingInput
+		l.progress("  the agent asks: %s", res.Question)
+		return out
+	}
+
+	// Checks and the verifier.
+	if len(l.spec.Checks) > 0 || l.spec.Verifier != nil {
+		v, failed := l.verify(ctx, ws, res)
+		l.receipt.Verify = v
+		if ctx.Err() != nil {
+			out.status, out.errText = bundle.StatusInterrupted, "Run interrupted."
+			return out
+		}
+		if failed != "" {
+			o := l.fail(bundle.DomainAgent, "verify_failed", errors.New(failed), false)
+			o.loop = &res
+			return o
+		}
+	}
+	if len(l.receipt.Changed) > 0 {
+		out.status = bundle.StatusAwaitingReview
+	} else {
+		out.status = bundle.StatusPassed
+	}
+	return out
+}
+
+// emit records a loop event and prints tool calls as they happen.
+func (l *live) emit(typ string, data any) {
+	l.rec.event(typ, data)
+	m, _ := data.(map[string]any)
+	switch typ {
+	case "tool.call":
+		l.progress("  tool %v %s", m["name"], clip(l.redact.String(fmt.Sprint(jsonText(m["args"]))), 100))
+	case "approval.decided":
+		verdict := "denied"
+		if m["approved"] == true {
+			verdict = "approved"
+		}
+		l.progress("    %s by %v: %v", verdict, m["by"], m["reason"])
+	case "model.error":
+		l.progress("  model error: %v", m["error"])
+	}
+}
+
+// finish records how the run ended: receipt, transcript, logs, index.
+func (l *live) finish(ctx context.Context, out outcome) {
+	ctx = context.WithoutCancel(ctx)
+	end := l.r.Now().UTC()
+	l.receipt.EndedAt = &end
+	l.receipt.Status = out.status
+	l.receipt.Failure = out.failure
+	switch out.status {
+	case bundle.StatusPassed:
+		l.receipt.Stage = bundle.StageCompleted
+	case bundle.StatusAwaitingReview:
+		l.receipt.Stage = bundle.StageAwaitingReview
+	case bundle.StatusFailed, bundle.StatusError:
+		l.receipt.Stage = bundle.StageFailed
+	}
+	if out.failure != nil {
+		l.rec.event("stage.failed", map[string]any{"stage": out.failure.Stage, "domain": out.failure.Domain, "code": out.failure.Code, "message": out.failure.Message})
+	} else if out.status == bundle.StatusInterrupted {
+		l.rec.event("run.interrupted", map[string]any{"stage": l.receipt.Stage})
+	} else {
+		l.rec.event("stage.finished", map[string]any{"stage": l.receipt.Stage, "status": out.status})
+	}
+	if out.loop != nil {
+		if err := l.rec.text(bundle.TranscriptFile, Transcript(out.loop.Messages, out.errText)); err != nil {
+			l.progress("  warning: %v", err)
+		}
+	} else if out.errText != "" {
+		l.rec.text(bundle.TranscriptFile, Transcript([]model.Message{{Role: model.RoleUser, Content: l.spec.Task}}, out.errText))
+	}
+	if err := l.rec.receipt(&l.receipt); err != nil {
+		l.progress("  warning: %v", err)
+	}
+	if err := l.rec.close(); err != nil {
+		l.progress("  warning: %v", err)
+	}
+	if l.spec.Session != "" {
+		if err := l.r.saveSession(l); err != nil {
+			l.progress("  warning: session: %v", err)
+		}
+	}
+	if l.r.Index != nil {
+		paths := []string{l.dir}
+		if l.receipt.SessionID != "" {
+			paths = append(paths, filepath.Join(l.r.DataDir, "sessions", l.receipt.SessionID+".json"))
+		}
+		if err := l.r.Index(ctx, paths...); err != nil {
+			l.progress("  warning: index: %v", err)
+		}
+	}
+	if out.failure != nil {
+		l.progress("  failed: %s: %s: %s", out.failure.Domain, out.failure.Code, l.redact.String(out.failure.Message))
+	}
+	l.progress("bundle: %s", l.dir)
+	l.progress("status: %s", strings.ReplaceAll(string(out.status), "_", " "))
+}
+
+// client starts the model a run talks to.
+func (l *live) client(m ModelChoice) (*model.Client, func(), error) {
+	retry := model.DefaultRetryPolicy()
+	if m.Profile != nil {
+		retry = m.Profile.Retry()
+	}
+	endpoint := m.Endpoint
+	closeFn := func() {}
+	if m.Script != nil {
+		ep, err := script.Start(m.Script, "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, err
+		}
+		endpoint = model.Endpoint{BaseURL: ep.URL, Model: m.Script.Model}
+		retry = model.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 60 * time.Second}
+		closeFn = func() { ep.Close() }
+	}
+	if l.r.Retry != nil {
+		retry = *l.r.Retry
+	}
+	return model.NewClient(endpoint, retry, l.rec.exchange), closeFn, nil
+}
+
+// scrubbedEnv is the environment of commands in the workspace: the process
+// environment without proctor's own and secret-looking variables.
+func scrubbedEnv(environ []string, dir string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "PROCTOR_") || redact.SecretName(k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PROCTOR_WORKSPACE="+dir)
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -1,0 +1,160 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/workspace"
+)
+
+// sessionState is a session being continued by a run.
+type sessionState struct {
+	session *bundle.Session
+	isNew   bool
+	ws      *workspace.Workspace
+}
+
+func (r *Runner) sessionsDir() string { return filepath.Join(r.DataDir, "sessions") }
+
+// WorkspaceDir is where a session keeps its workspace.
+func (r *Runner) WorkspaceDir(sessionID string) string {
+	return filepath.Join(r.DataDir, "workspaces", sessionID)
+}
+
+// LoadSession reads a session of the data folder.
+func (r *Runner) LoadSession(id string) (*bundle.Session, error) {
+	if !bundle.ValidID(id) {
+		return nil, fmt.Errorf("session %q: not a valid session id", id)
+	}
+	s, err := bundle.ReadSession(filepath.Join(r.sessionsDir(), id+".json"), bundle.DefaultLimits())
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return s, nil
+}
+
+func (r *Runner) openSession(spec Spec) (*sessionState, error) {
+	if spec.Session == "new" {
+		now := r.Now().UTC()
+		id := "sess-" + NewRunID(now)
+		return &sessionState{isNew: true, session: &bundle.Session{Schema: bundle.SessionSchema, SessionID: id,
+			Title: clip(spec.Task, 80), Workspace: r.WorkspaceDir(id), CreatedAt: now, UpdatedAt: now, Bounds: spec.Bounds}}, nil
+	}
+	s, err := r.LoadSession(spec.Session)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(s.Workspace); err != nil {
+		return nil, fmt.Errorf("session %s: its workspace %s is gone: %w", s.SessionID, s.Workspace, errors.Unwrap(err))
+	}
+	return &sessionState{session: s}, nil
+}
+
+// prepare makes the session's workspace ready for the next run and returns
+// the conversation so far.
+func (s *sessionState) prepare(ctx context.Context, l *live) (*workspace.Workspace, []model.Message, error) {
+	l.receipt.SessionID = s.session.SessionID
+	lim := workspace.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxBytes: l.spec.Bounds.MaxWorkspaceBytes}
+	if s.isNew {
+		ws, err := workspace.Create(ctx, l.spec.SourceDir, s.session.Workspace, "proctor: base", lim)
+		return ws, nil, err
+	}
+	ws := workspace.Open(s.session.Workspace, "")
+	// Each run of a session is diffed against the state the one before
+	// left behind.
+	base, err := ws.Checkpoint(ctx, "proctor: before run "+l.id)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws.Base = base
+	if len(s.session.Runs) == 0 {
+		return ws, nil, nil
+	}
+	last := filepath.Join(l.r.DataDir, "runs", s.session.Runs[len(s.session.Runs)-1])
+	history, err := History(last)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session %s: %w", s.session.SessionID, err)
+	}
+	l.receipt.Source.Path = s.session.Workspace
+	return ws, history, nil
+}
+
+// History rebuilds the conversation of a finished run from its exchanges:
+// the last request's messages and the reply to it, plus the tool results
+// recorded after it in the transcript's order.
+func History(runDir string) ([]model.Message, error) {
+	xs, _, err := bundle.ReadExchanges(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		if len(xs[i].Response) == 0 {
+			continue
+		}
+		_, req, err := model.DecodeRequest(xs[i].Request)
+		if err != nil {
+			return nil, fmt.Errorf("read the history of %s: %w", runDir, err)
+		}
+		resp, err := model.DecodeResponse(xs[i].Response)
+		if err != nil {
+			return nil, fmt.Errorf("read the history of %s: %w", runDir, err)
+		}
+		msgs := append(req.Messages, resp.Message)
+		// A conversation that ended on tool calls (ask_user, a bound) needs
+		// their results before the next user message.
+		for _, c := range resp.Message.ToolCalls {
+			content := "not answered: the run ended"
+			if c.Name == "ask_user" {
+				content = "the question was sent to the user; their answer comes in the next message"
+			}
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
+		}
+		return msgs, nil
+	}
+	return nil, fmt.Errorf("%s has no answered model call to continue from", runDir)
+}
+
+func (r *Runner) saveSession(l *live) error {
+	if l.receipt.SessionID == "" {
+		return nil
+	}
+	var s *bundle.Session
+	if existing, err := r.LoadSession(l.receipt.SessionID); err == nil {
+		s = existing
+	} else {
+		s = &bundle.Session{Schema: bundle.SessionSchema, SessionID: l.receipt.SessionID, Title: clip(l.spec.Task, 80),
+			Workspace: r.WorkspaceDir(l.receipt.SessionID), CreatedAt: l.receipt.StartedAt, Bounds: l.spec.Bounds}
+	}
+	s.Runs = append(s.Runs, l.id)
+	s.UpdatedAt = time.Now().UTC()
+	if s.UpdatedAt.Before(s.CreatedAt) {
+		s.UpdatedAt = s.CreatedAt
+	}
+	if err := os.MkdirAll(r.sessionsDir(), 0o755); err != nil {
+		return err
+	}
+	return bundle.WriteSession(r.sessionsDir(), s)
+}
+
+// SessionOf returns the session id a finished run belongs to.
+func SessionOf(runDir string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(runDir, bundle.ReceiptFile))
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(r.SessionID), nil
+}
