@@ -15,13 +15,13 @@ const Mark = "[REDACTED]"
 // patterns match common key and token shapes (documented in docs/security.md
 // when that exists; README for now).
 var patterns = []*regexp.Regexp{
-	regexp.MustCompile(`sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`),            // OpenAI, Anthropic
-	regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}`),                       // GitHub tokens
-	regexp.MustCompile(`github_pat_[A-Za-z0-9_]{30,}`),                     // GitHub fine-grained tokens
-	regexp.MustCompile(`glpat-[A-Za-z0-9_\-]{20,}`),                        // GitLab
-	regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`),                    // Slack
-	regexp.MustCompile(`AKIA[0-9A-Z]{16}`),                                 // AWS access key id
-	regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`),                           // Google API key
+	regexp.MustCompile(`sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`),              // OpenAI, Anthropic
+	regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}`),                         // GitHub tokens
+	regexp.MustCompile(`github_pat_[A-Za-z0-9_]{30,}`),                       // GitHub fine-grained tokens
+	regexp.MustCompile(`glpat-[A-Za-z0-9_\-]{20,}`),                          // GitLab
+	regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`),                      // Slack
+	regexp.MustCompile(`AKIA[0-9A-Z]{16}`),                                   // AWS access key id
+	regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`),                             // Google API key
 	regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)[^\s"']+`), // Authorization headers
 	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}`),
 }

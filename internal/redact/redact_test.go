@@ -10,8 +10,8 @@ import (
 func TestRedact(t *testing.T) {
 	r := redact.FromEnv([]string{"OPENAI_API_KEY=my-very-secret-value", "HOME=/home/x", "GITHUB_TOKEN=abc"}, "literal-secret-123")
 	tests := map[string]string{
-		"key is my-very-secret-value ok":                     "key is [REDACTED] ok",
-		"extra literal-secret-123":                           "extra [REDACTED]",
+		"key is my-very-secret-value ok":                      "key is [REDACTED] ok",
+		"extra literal-secret-123":                            "extra [REDACTED]",
 		"sk-proj-abcdefghijklmnopqrstuvwxyz0123":              "[REDACTED]",
 		"token ghp_abcdefghijklmnopqrstuvwxyz0123456789 here": "token [REDACTED] here",
 		"Authorization: Bearer eyJhbGciOi.payload.sig":        "Authorization: Bearer [REDACTED]",

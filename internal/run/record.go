@@ -17,9 +17,9 @@ import (
 // recorder writes a run's bundle as the run goes. Every text it writes
 // passes through the redactor first.
 type recorder struct {
-	dir    string
-	redact *redact.Redactor
-	now    func() time.Time
+	dir     string
+	redact  *redact.Redactor
+	now     func() time.Time
 	onEvent func(bundle.Event)
 
 	mu        sync.Mutex

@@ -57,9 +57,9 @@ type Spec struct {
 // Runner runs specs, writing bundles under DataDir.
 type Runner struct {
 	DataDir  string
-	Progress io.Writer                                   // one line per stage and tool call; nil for none
+	Progress io.Writer                                        // one line per stage and tool call; nil for none
 	Index    func(ctx context.Context, paths ...string) error // indexes finished bundles; nil for none
-	Environ  []string                                    // the process environment; secrets in it are redacted
+	Environ  []string                                         // the process environment; secrets in it are redacted
 	Now      func() time.Time
 	Retry    *model.RetryPolicy // overrides the profile's retry policy (tests)
 	OnEvent  func(runID string, ev bundle.Event)
@@ -330,11 +330,16 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		out.status, out.errText = bundle.StatusInterrupted, "Run interrupted."
 		return out
 	case agent.StopError:
-		domain, code, retry := bundle.DomainAgent, "agent_error", false
+		domain, code, retry, err := bundle.DomainAgent, "agent_error", false, res.Err
 		if me, ok := model.AsError(res.Err); ok {
 			domain, code, retry = bundle.Domain(me.Domain), me.Code, me.Retryable
+			msg := me.Message
+			if me.Attempts > 1 {
+				msg += fmt.Sprintf(" (after %d attempts)", me.Attempts)
+			}
+			err = errors.New(msg)
 		}
-		o := l.fail(domain, code, res.Err, retry)
+		o := l.fail(domain, code, err, retry)
 		o.loop = &res
 		return o
 	case agent.StopBound:

@@ -1,0 +1,57 @@
+// Package demo owns proctor's built-in demo: a small sample project with a
+// rounding bug, and the model script of an agent that fixes it. `proctor
+// selftest` and the dashboard's out-of-the-box demo run them; no key and no
+// network are needed.
+package demo
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/proctor-dev/proctor/internal/script"
+)
+
+//go:embed fixture demo.yaml
+var files embed.FS
+
+// Task is what the demo asks the agent to do.
+const Task = "Fix the rounding bug in invoice totals: 3 x 0.29 EUR comes out as 86 cents instead of 87. Amounts must be rounded to the nearest cent, not truncated."
+
+// Criteria are the demo task's criteria.
+var Criteria = []string{"Totals are rounded to the nearest cent.", "go test ./... passes."}
+
+// Commands the demo's agent may run without asking.
+var AllowedCommands = []string{"go test"}
+
+// Script is the demo's model script.
+func Script() (*script.Script, error) {
+	data, err := files.ReadFile("demo.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("read the built-in demo script: %w", err)
+	}
+	return script.Parse("builtin:demo.yaml", data)
+}
+
+// WriteFixture writes the sample project into dir, which must not exist or
+// be empty.
+func WriteFixture(dir string) error {
+	sub, err := fs.Sub(files, "fixture")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("write the demo project: %w", err)
+	}
+	if err := os.CopyFS(dir, sub); err != nil {
+		return fmt.Errorf("write the demo project to %s: %w", dir, err)
+	}
+	// go.mod is kept under another name so that Go does not take the
+	// fixture for a module of its own.
+	if err := os.Rename(filepath.Join(dir, "go.mod.fixture"), filepath.Join(dir, "go.mod")); err != nil {
+		return fmt.Errorf("write the demo project to %s: %w", dir, err)
+	}
+	return nil
+}
