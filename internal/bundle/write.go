@@ -88,3 +88,30 @@ func WriteSession(sessionsDir string, s *Session) error {
 	}
 	return WriteJSON(path, s)
 }
+
+// AppendEvent appends ev, with data as its data, to the events.jsonl of the
+// bundle in dir, and syncs the file.
+func AppendEvent(dir string, ev Event, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode event %s: %w", ev.Type, err)
+	}
+	ev.Data = raw
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode event %s: %w", ev.Type, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, EventsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("append event: %w", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("append event: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("append event: %w", err)
+	}
+	return f.Close()
+}

@@ -510,7 +510,10 @@ func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) 
 			return out, berr
 		}
 	}
-	head := fmt.Sprintf("exit %d after %.1fs", code, elapsed.Seconds())
+	// No duration here: the text goes to the model and the transcript, which
+	// a replay must reproduce byte for byte.
+	_ = elapsed
+	head := fmt.Sprintf("exit %d", code)
 	if code == -1 {
 		head = fmt.Sprintf("killed after the %s time limit", limit)
 	}

@@ -70,7 +70,7 @@ func TestTools(t *testing.T) {
 		{"search", "search", `{"pattern": "hel+o"}`, false, "docs/readme.md:2:hello world\ndocs/readme.md:3:hello again"},
 		{"search glob", "search", `{"pattern": "main", "glob": "*.md"}`, false, "no matches"},
 		{"search bad regex", "search", `{"pattern": "("}`, true, "not a valid regular expression"},
-		{"run", "run_command", `{"command": "echo out; echo err >&2; exit 3"}`, false, "exit 3 after"},
+		{"run", "run_command", `{"command": "echo out; echo err >&2; exit 3"}`, false, "exit 3\nout\nerr"},
 		{"run timeout", "run_command", `{"command": "sleep 5", "timeout_s": 1}`, false, "killed after the 1s time limit"},
 		{"unknown tool", "rm_rf", `{}`, true, `unknown tool "rm_rf"`},
 		{"invalid JSON", "read_file", `{"path": `, true, "arguments are not valid"},

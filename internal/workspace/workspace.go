@@ -238,3 +238,39 @@ func (w *Workspace) Checkpoint(ctx context.Context, message string) (string, err
 	}
 	return strings.TrimSpace(out), nil
 }
+
+// Extract writes the files of commit (only paths, when given) into dst.
+func (w *Workspace) Extract(ctx context.Context, commit, dst string, paths ...string) error {
+	args := []string{"archive", "--format=tar", commit}
+	if len(paths) > 0 {
+		args = append(append(args, "--"), paths...)
+	}
+	out, err := w.git(ctx, args...)
+	if err != nil {
+		return err
+	}
+	return untar(strings.NewReader(out), dst)
+}
+
+// HasCommit reports whether the workspace repository holds commit.
+func (w *Workspace) HasCommit(ctx context.Context, commit string) bool {
+	_, err := w.git(ctx, "cat-file", "-e", commit+"^{commit}")
+	return err == nil
+}
+
+// ApplyPatch applies a patch made by Diff to the files in dir with git
+// apply, outside of any repository (dir's parents are never searched for
+// one).
+func ApplyPatch(ctx context.Context, dir, patch string) error {
+	full := []string{"-c", "core.autocrlf=false", "apply", "--whitespace=nowarn", "-"}
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	cmd.Stdin = strings.NewReader(patch)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git apply in %s: %v: %s", dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}

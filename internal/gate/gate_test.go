@@ -1,0 +1,173 @@
+package gate_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
+)
+
+// demoRun makes a finished demo run awaiting review, with its source.
+func demoRun(t *testing.T) (runDir, src string) {
+	t.Helper()
+	src = filepath.Join(t.TempDir(), "invoice")
+	if err := demo.WriteFixture(src); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := demo.Script()
+	r := &run.Runner{DataDir: t.TempDir()}
+	res, err := r.Run(context.Background(), run.Spec{SourceDir: src, Task: demo.Task, Model: run.ModelChoice{Script: s},
+		Bounds: bounds.Defaults(), Approver: agent.Policy{Allow: []string{"go test"}}})
+	if err != nil || res.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("demo run: %v %+v", err, res)
+	}
+	return res.Dir, src
+}
+
+func approve(by string) gate.Reviewer {
+	return gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: by, Reason: "looks right"}, nil
+	})
+}
+
+func opts(runDir string) gate.Options { return gate.Options{Workspace: filepath.Join(runDir, "workspace")} }
+
+func TestApproveAppliesTheDiff(t *testing.T) {
+	runDir, src := demoRun(t)
+	rv, err := gate.Review(context.Background(), runDir, approve("ana"), opts(runDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rv.Approved || !rv.Applied || rv.ReviewedBy != "ana" || strings.Join(rv.Changed, ",") != "money.go" {
+		t.Fatalf("review = %+v", rv)
+	}
+	data, _ := os.ReadFile(filepath.Join(src, "money.go"))
+	if !strings.Contains(string(data), "math.Round(euros * 100)") || !strings.Contains(string(data), `import "math"`) {
+		t.Fatalf("source not patched:\n%s", data)
+	}
+	b, _ := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	if b.Receipt.Review == nil || !b.Receipt.Review.Applied || b.Receipt.Status != bundle.StatusPassed {
+		t.Fatalf("receipt = %+v", b.Receipt)
+	}
+	// Exactly once: a second review sees the first.
+	_, err = gate.Review(context.Background(), runDir, approve("bo"), opts(runDir))
+	if !errors.Is(err, gate.ErrAlreadyReviewed) || !strings.Contains(err.Error(), "by ana") {
+		t.Fatalf("second review: %v", err)
+	}
+}
+
+func TestDecisionRules(t *testing.T) {
+	failing := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{}, errors.New("reviewer crashed")
+	})
+	reject := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: false, By: "bo", Reason: "wrong approach"}, nil
+	})
+	tests := []struct {
+		name     string
+		reviewer gate.Reviewer
+		readOnly bool
+		by       string
+		reason   string
+	}{
+		{"read-only run", approve("ana"), true, "gate", "write not requested"},
+		{"no reviewer", nil, false, "gate", "no reviewer: denied (fail closed)"},
+		{"reviewer errors", failing, false, "gate", "the reviewer failed, so the diff is denied: reviewer crashed"},
+		{"rejected", reject, false, "bo", "wrong approach"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runDir, src := demoRun(t)
+			before, _ := os.ReadFile(filepath.Join(src, "money.go"))
+			o := opts(runDir)
+			o.ReadOnly = tc.readOnly
+			rv, err := gate.Review(context.Background(), runDir, tc.reviewer, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rv.Approved || rv.Applied || rv.ReviewedBy != tc.by || !strings.Contains(rv.Reason, tc.reason) {
+				t.Fatalf("review = %+v", rv)
+			}
+			if after, _ := os.ReadFile(filepath.Join(src, "money.go")); string(after) != string(before) {
+				t.Fatal("the source changed")
+			}
+		})
+	}
+}
+
+func TestNoChangesNothingToApply(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "invoice")
+	demo.WriteFixture(src)
+	s, _ := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: nothing to do}\n"))
+	res, err := (&run.Runner{DataDir: t.TempDir()}).Run(context.Background(), run.Spec{SourceDir: src, Task: "look", Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults()})
+	if err != nil || res.Receipt.Status != bundle.StatusPassed {
+		t.Fatalf("%v %+v", err, res.Receipt)
+	}
+	rv, err := gate.Review(context.Background(), res.Dir, approve("ana"), opts(res.Dir))
+	if err != nil || rv.Approved || rv.HasDiff || !strings.Contains(rv.Reason, "nothing to apply") {
+		t.Fatalf("%+v %v", rv, err)
+	}
+}
+
+func TestConflictAppliesNothing(t *testing.T) {
+	runDir, src := demoRun(t)
+	os.WriteFile(filepath.Join(src, "money.go"), []byte("package money\n// edited by a person meanwhile\n"), 0o644)
+	_, err := gate.Review(context.Background(), runDir, approve("ana"), opts(runDir))
+	var ce *gate.ConflictError
+	if !errors.As(err, &ce) || strings.Join(ce.Files, ",") != "money.go" {
+		t.Fatalf("err = %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(src, "money.go")); !strings.Contains(string(data), "edited by a person") {
+		t.Fatal("the conflicting file was overwritten")
+	}
+	b, _ := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	if b.Receipt.Review != nil || b.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatal("a conflict recorded a review")
+	}
+}
+
+func TestConcurrentApprovalsApplyOnce(t *testing.T) {
+	runDir, _ := demoRun(t)
+	var wg sync.WaitGroup
+	results := make([]error, 8)
+	for i := range results {
+		wg.Go(func() {
+			_, results[i] = gate.Review(context.Background(), runDir, approve("r"+string(rune('a'+i))), opts(runDir))
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range results {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, gate.ErrBusy), errors.Is(err, gate.ErrAlreadyReviewed):
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d reviews succeeded, want exactly 1", ok)
+	}
+	events, _, _ := bundle.ReadEvents(runDir, bundle.DefaultLimits())
+	n := 0
+	for _, e := range events {
+		if e.Type == "review.decided" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d review events", n)
+	}
+}
