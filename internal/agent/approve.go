@@ -113,3 +113,32 @@ func (t *Terminal) Approve(ctx context.Context, req ApprovalRequest) (Decision, 
 		return Decision{Approved: ok, By: t.Who, Reason: reason}, nil
 	}
 }
+
+// Recorded answers each call with the decision recorded for its id, and
+// denies calls it has no record of. Replays use it to decide as the
+// recorded run did.
+type Recorded map[string]Decision
+
+// Approve implements Approver.
+func (r Recorded) Approve(_ context.Context, req ApprovalRequest) (Decision, error) {
+	if d, ok := r[req.CallID]; ok {
+		return d, nil
+	}
+	return Decision{By: "replay", Reason: "the recorded run has no decision for this call (default deny)"}, nil
+}
+
+// Chain approves what the policy allows and asks next about the rest; with
+// no next approver the rest is denied.
+type Chain struct {
+	Policy Policy
+	Next   Approver
+}
+
+// Approve implements Approver.
+func (c Chain) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) {
+	d, err := c.Policy.Approve(ctx, req)
+	if err != nil || d.Approved || c.Next == nil {
+		return d, err
+	}
+	return c.Next.Approve(ctx, req)
+}

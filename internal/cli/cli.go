@@ -39,6 +39,11 @@ func commands() []command {
 		{"serve", "serve the dashboard and API", runServe},
 		{"index", "index run bundles into the data folder's database", runIndex},
 		{"migrate", "show or apply database migrations", runMigrate},
+		{"run", "run an agent on a copy of a folder", runRun},
+		{"apply", "review a run's diff at a terminal and apply it", runApply},
+		{"script", "serve, lint or export model scripts", runScript},
+		{"session", "list, show, resume or replay sessions", runSession},
+		{"selftest", "run the built-in demo end to end and check the result", runSelftest},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -88,7 +93,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 	err := cmd.run(ctx, env, args[1:])
 	var ue usageError
 	var ee exitError
+	var pe printedError
 	switch {
+	case errors.As(err, &pe):
+		fmt.Fprintf(env.Stderr, "proctor %s: %v\n", cmd.name, pe.err)
+		return pe.code
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return ExitOK
 	case errors.As(err, &ue):

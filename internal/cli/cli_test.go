@@ -14,7 +14,7 @@ type result struct {
 	stdout, stderr string
 }
 
-func run(t *testing.T, env map[string]string, args ...string) result {
+func invoke(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, Env{
@@ -40,7 +40,7 @@ func TestUsageErrorsAreOneLineAndExit2(t *testing.T) {
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			r := run(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, args...)
+			r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, args...)
 			if r.code != ExitUsage {
 				t.Fatalf("exit %d, want 2; stderr %q", r.code, r.stderr)
 			}
@@ -58,20 +58,20 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	for _, c := range commands() {
 		t.Run(c.name, func(t *testing.T) {
 			for _, flag := range []string{"--help", "-h"} {
-				r := run(t, nil, c.name, flag)
+				r := invoke(t, nil, c.name, flag)
 				if r.code != ExitOK || !strings.HasPrefix(r.stdout, "Usage: proctor "+c.name) {
 					t.Fatalf("%s %s: exit %d, stdout %q, stderr %q", c.name, flag, r.code, r.stdout, r.stderr)
 				}
 			}
 		})
 	}
-	if r := run(t, nil, "--help"); r.code != ExitOK || !strings.Contains(r.stdout, "Commands:") {
+	if r := invoke(t, nil, "--help"); r.code != ExitOK || !strings.Contains(r.stdout, "Commands:") {
 		t.Fatalf("proctor --help: %+v", r)
 	}
-	if r := run(t, nil, "help", "index"); r.code != ExitOK || !strings.Contains(r.stdout, "proctor index") {
+	if r := invoke(t, nil, "help", "index"); r.code != ExitOK || !strings.Contains(r.stdout, "proctor index") {
 		t.Fatalf("proctor help index: %+v", r)
 	}
-	if r := run(t, nil); r.code != ExitUsage {
+	if r := invoke(t, nil); r.code != ExitUsage {
 		t.Fatalf("proctor without a command: exit %d", r.code)
 	}
 }
@@ -105,14 +105,14 @@ func TestDataDir(t *testing.T) {
 func TestIndexCommand(t *testing.T) {
 	data := t.TempDir()
 	env := map[string]string{"PROCTOR_DATA": data}
-	r := run(t, env, "index", "../../testdata/bundles")
+	r := invoke(t, env, "index", "../../testdata/bundles")
 	if r.code != ExitOK || r.stdout != "indexed 7, unchanged 0, removed 0, problems 0\n" {
 		t.Fatalf("first index: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(data, "proctor.db")); err != nil {
 		t.Fatal("no database in the data folder")
 	}
-	r = run(t, env, "index", "../../testdata/bundles")
+	r = invoke(t, env, "index", "../../testdata/bundles")
 	if r.code != ExitOK || r.stdout != "indexed 0, unchanged 7, removed 0, problems 0\n" {
 		t.Fatalf("second index: %+v", r)
 	}
@@ -120,15 +120,15 @@ func TestIndexCommand(t *testing.T) {
 	bad := t.TempDir()
 	os.MkdirAll(filepath.Join(bad, "runs", "r1"), 0o755)
 	os.WriteFile(filepath.Join(bad, "runs", "r1", "run.json"), []byte("{"), 0o644)
-	r = run(t, env, "index", bad)
+	r = invoke(t, env, "index", bad)
 	if r.code != ExitProblems || !strings.Contains(r.stdout, "problems 1") || !strings.Contains(r.stdout, "problem: "+filepath.Join(bad, "runs", "r1", "run.json")+": invalid JSON") {
 		t.Fatalf("index with a broken bundle: %+v", r)
 	}
-	r = run(t, env, "index", "--json", bad)
+	r = invoke(t, env, "index", "--json", bad)
 	if r.code != ExitProblems || !strings.Contains(r.stdout, `"bundles_with_problems": 1`) {
 		t.Fatalf("index --json: %+v", r)
 	}
-	r = run(t, env, "index", "--rebuild", "../../testdata/bundles")
+	r = invoke(t, env, "index", "--rebuild", "../../testdata/bundles")
 	if r.code != ExitOK || r.stdout != "indexed 7, unchanged 0, removed 0, problems 0\n" {
 		t.Fatalf("index --rebuild: %+v", r)
 	}
@@ -137,7 +137,7 @@ func TestIndexCommand(t *testing.T) {
 func TestIndexRefusesAForeignDatabase(t *testing.T) {
 	data := t.TempDir()
 	os.WriteFile(filepath.Join(data, "proctor.db"), []byte("not sqlite"), 0o644)
-	r := run(t, map[string]string{"PROCTOR_DATA": data}, "index", "../../testdata/bundles")
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "index", "../../testdata/bundles")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "not a SQLite database") {
 		t.Fatalf("%+v", r)
 	}
@@ -145,18 +145,18 @@ func TestIndexRefusesAForeignDatabase(t *testing.T) {
 
 func TestMigrateCommand(t *testing.T) {
 	env := map[string]string{"PROCTOR_DATA": t.TempDir()}
-	r := run(t, env, "migrate")
+	r := invoke(t, env, "migrate")
 	if r.code != ExitOK || !strings.Contains(r.stdout, "at migration 0 of") || !strings.Contains(r.stdout, " no ") {
 		t.Fatalf("migrate status on a new folder: %+v", r)
 	}
-	r = run(t, env, "migrate", "up")
+	r = invoke(t, env, "migrate", "up")
 	if r.code != ExitOK || strings.Contains(r.stdout, " no ") || !strings.Contains(r.stdout, "yes") {
 		t.Fatalf("migrate up: %+v", r)
 	}
 }
 
 func TestVersion(t *testing.T) {
-	r := run(t, nil, "version")
+	r := invoke(t, nil, "version")
 	if r.code != ExitOK || !strings.HasPrefix(r.stdout, "proctor "+Version) {
 		t.Fatalf("%+v", r)
 	}

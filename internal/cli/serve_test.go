@@ -12,7 +12,7 @@ import (
 
 func TestServeStartsIndexesAndStops(t *testing.T) {
 	data := t.TempDir()
-	if r := run(t, map[string]string{"PROCTOR_DATA": data}, "index", "../../testdata/bundles"); r.code != ExitOK {
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "index", "../../testdata/bundles"); r.code != ExitOK {
 		t.Fatalf("index: %+v", r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -14,7 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/script"
 )
 
-//go:embed fixture demo.yaml
+//go:embed _fixture demo.yaml
 var files embed.FS
 
 // Task is what the demo asks the agent to do.
@@ -38,7 +38,7 @@ func Script() (*script.Script, error) {
 // WriteFixture writes the sample project into dir, which must not exist or
 // be empty.
 func WriteFixture(dir string) error {
-	sub, err := fs.Sub(files, "fixture")
+	sub, err := fs.Sub(files, "_fixture")
 	if err != nil {
 		return err
 	}

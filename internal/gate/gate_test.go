@@ -41,7 +41,9 @@ func approve(by string) gate.Reviewer {
 	})
 }
 
-func opts(runDir string) gate.Options { return gate.Options{Workspace: filepath.Join(runDir, "workspace")} }
+func opts(runDir string) gate.Options {
+	return gate.Options{Workspace: filepath.Join(runDir, "workspace")}
+}
 
 func TestApproveAppliesTheDiff(t *testing.T) {
 	runDir, src := demoRun(t)

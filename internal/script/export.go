@@ -79,4 +79,3 @@ func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-

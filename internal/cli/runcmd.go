@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// runFlags are the flags shared by run and session resume.
+type runFlags struct {
+	fs         *flagSet
+	data       *string
+	task       *string
+	criteria   stringList
+	outOfScope stringList
+	profile    *string
+	scriptPath *string
+	models     *string
+	boundsFile *string
+	checks     stringList
+	verifyWith *string
+	allow      stringList
+	approve    *string
+	stream     *bool
+	bounds     map[string]*string
+}
+
+func addRunFlags(fs *flagSet) *runFlags {
+	f := &runFlags{fs: fs, bounds: map[string]*string{}}
+	f.data = fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
+	f.task = fs.String("task", "", "what the agent should do (the first user message)")
+	fs.Var(&f.criteria, "criteria", "a criterion for done (repeatable)")
+	fs.Var(&f.outOfScope, "out-of-scope", "something the agent must leave alone (repeatable)")
+	f.profile = fs.String("model", "", "model `profile` from models.yaml")
+	f.scriptPath = fs.String("script", "", "model script `file` to serve as the model (instead of --model)")
+	f.models = fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
+	f.boundsFile = fs.String("bounds", "", "JSON or YAML `file` of bounds")
+	fs.Var(&f.checks, "check", "check `command` run in the workspace after the agent finishes (repeatable)")
+	f.verifyWith = fs.String("verify-with", "", "model `profile` that reviews the diff after the checks")
+	fs.Var(&f.allow, "allow", "command `prefix` run_command may use without asking (repeatable)")
+	f.approve = fs.String("approve", "", "how gated tools are decided: ask (a terminal prompt for what --allow does not cover) or policy (--allow only; default when there is no terminal)")
+	f.stream = fs.Bool("stream", false, "stream model replies")
+	for _, k := range bounds.Keys() {
+		f.bounds[k] = fs.String(bounds.FlagName(k), "", "bound "+k+" (overrides env and --bounds)")
+	}
+	return f
+}
+
+// spec builds the run spec from the flags, reading bounds in order:
+// defaults, env, --bounds file, flags.
+func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
+	spec := run.Spec{Task: *f.task, Criteria: f.criteria, OutOfScope: f.outOfScope, Checks: f.checks}
+	b := bounds.Defaults()
+	if err := bounds.FromEnv(&b, env.Getenv); err != nil {
+		return spec, usagef(name, "%v", err)
+	}
+	if *f.boundsFile != "" {
+		if err := bounds.FromFile(&b, *f.boundsFile); err != nil {
+			return spec, usagef(name, "%v", err)
+		}
+	}
+	var errs []error
+	for _, k := range bounds.Keys() {
+		if v := *f.bounds[k]; v != "" {
+			errs = append(errs, bounds.Set(&b, k, v, "flag --"+bounds.FlagName(k)))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return spec, usagef(name, "%v", err)
+	}
+	spec.Bounds = b
+
+	switch {
+	case *f.profile != "" && *f.scriptPath != "":
+		return spec, usagef(name, "give --model or --script, not both")
+	case *f.scriptPath != "":
+		s, err := script.Load(*f.scriptPath)
+		if err != nil {
+			return spec, usagef(name, "%v", err)
+		}
+		spec.Model = run.ModelChoice{Script: s, Stream: *f.stream}
+	case *f.profile != "":
+		m, err := f.liveModel(env, *f.profile, name)
+		if err != nil {
+			return spec, err
+		}
+		m.Stream = m.Stream || *f.stream
+		spec.Model = m
+	default:
+		return spec, usagef(name, "name a model: --model PROFILE (from models.yaml) or --script FILE")
+	}
+	if *f.verifyWith != "" {
+		m, err := f.liveModel(env, *f.verifyWith, name)
+		if err != nil {
+			return spec, err
+		}
+		spec.Verifier = &m
+	}
+	policy := agent.Policy{Allow: f.allow}
+	mode := *f.approve
+	if mode == "" {
+		mode = "policy"
+		if isTerminal(env.Stdin) {
+			mode = "ask"
+		}
+	}
+	switch mode {
+	case "policy":
+		spec.Approver = policy
+	case "ask":
+		if !isTerminal(env.Stdin) {
+			return spec, usagef(name, "--approve ask needs a terminal to ask at; use --approve policy with --allow PREFIX")
+		}
+		spec.Approver = agent.Chain{Policy: policy, Next: &agent.Terminal{In: env.Stdin, Out: env.Stderr, Who: osUser()}}
+	default:
+		return spec, usagef(name, "--approve %q: want ask or policy", mode)
+	}
+	return spec, nil
+}
+
+func (f *runFlags) liveModel(env Env, profile, name string) (run.ModelChoice, error) {
+	path := modelsPath(*f.models, env.Getenv)
+	ps, err := model.LoadProfiles(path)
+	if err != nil {
+		return run.ModelChoice{}, usagef(name, "%v", err)
+	}
+	p, err := ps.Find(profile)
+	if err != nil {
+		return run.ModelChoice{}, usagef(name, "%v", err)
+	}
+	ep, err := p.Endpoint(env.Getenv)
+	if err != nil {
+		return run.ModelChoice{}, usagef(name, "%v", err)
+	}
+	return run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}, nil
+}
+
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "terminal"
+}
+
+// runner builds a runner over the data folder that indexes finished runs.
+func newRunner(env Env, data string) (*run.Runner, error) {
+	dir, err := dataDir(data, env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureDataDir(dir); err != nil {
+		return nil, err
+	}
+	return &run.Runner{
+		DataDir:  dir,
+		Progress: env.Stdout,
+		Environ:  os.Environ(),
+		Index: func(ctx context.Context, paths ...string) error {
+			st, err := store.Open(ctx, dbPath(dir))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			_, err = index.New(st).Index(ctx, paths...)
+			return err
+		},
+	}, nil
+}
+
+// finishRun turns a run's result into the exit code.
+func finishRun(res *run.Result, err error) error {
+	var se *run.SetupError
+	if errors.As(err, &se) {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if code := res.ExitCode(); code != ExitOK {
+		return exitError{code}
+	}
+	return nil
+}
+
+func runRun(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "run", "--dir PATH --task TEXT (--model PROFILE | --script FILE) [flags]", `
+Run an agent on a copy of the folder PATH (the folder itself is never
+changed). Prints one line per stage and tool call, then the bundle path and
+the status. The diff waits for review: 'proctor apply RUN_ID' or the dashboard.
+
+--session new starts a session; --session ID continues one (same workspace,
+same conversation). --replay RUN_ID runs a recorded run again, offline.
+
+Exit codes: 0 completed (passed, awaiting review, or a question for you);
+1 failed; 2 wrong usage or set-up error; 130 interrupted.`)
+	dir := fs.String("dir", "", "the source `folder` to work on (copied; never changed)")
+	session := fs.String("session", "", "new, or the `id` of a session to continue")
+	replay := fs.String("replay", "", "`run_id` of a recorded run to run again offline")
+	f := addRunFlags(fs)
+	if err := parseFlags(fs, "run", args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("run", "unexpected argument %q (the task goes in --task)", fs.Arg(0))
+	}
+	r, err := newRunner(env, *f.data)
+	if err != nil {
+		return err
+	}
+	if *replay != "" {
+		spec, cleanup, err := r.ReplaySpec(ctx, *replay)
+		if err != nil {
+			return usagef("run", "--replay: %v", err)
+		}
+		defer cleanup()
+		return finishRun(r.Run(ctx, spec))
+	}
+	spec, err := f.spec(env, "run")
+	if err != nil {
+		return err
+	}
+	if *session == "" && *dir == "" {
+		return usagef("run", "name the folder to work on with --dir PATH")
+	}
+	if *dir != "" {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return usagef("run", "--dir %s: %v", *dir, err)
+		}
+		spec.SourceDir = abs
+	}
+	spec.Session = *session
+	res, err := r.Run(ctx, spec)
+	var se *run.SetupError
+	if errors.As(err, &se) {
+		return usagef("run", "%v", se.Err)
+	}
+	return finishRun(res, err)
+}
+
+func runApply(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "apply", "[--data DIR] RUN_ID", `
+Show a finished run's diff and ask, at a terminal, whether to apply it to
+the run's source folder. The diff is applied only when every file it touches
+is still as it was when the run began; otherwise nothing is applied and the
+conflicting files are named. Without a terminal it refuses: review in the
+dashboard instead.`)
+	data := fs.String("data", "", "data `folder`")
+	if err := parseFlags(fs, "apply", args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("apply", "name one RUN_ID")
+	}
+	if !isTerminal(env.Stdin) {
+		return usagef("apply", "needs a terminal to ask at; without one nothing is applied (review it in the dashboard)")
+	}
+	r, err := newRunner(env, *data)
+	if err != nil {
+		return err
+	}
+	return applyRun(ctx, env, r, fs.Arg(0), &agent.Terminal{In: env.Stdin, Out: env.Stdout, Who: osUser()})
+}
+
+// applyRun reviews a run through the gate with an approver asking y/n.
+func applyRun(ctx context.Context, env Env, r *run.Runner, runID string, ask agent.Approver) error {
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return usagef("apply", "%v", err)
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	reviewer := gateReviewer(env, ask, b.Receipt.Source.Path)
+	rv, err := reviewRun(ctx, r, dir, &b.Receipt, reviewer)
+	if err != nil {
+		return err
+	}
+	switch {
+	case rv.Applied:
+		fmt.Fprintf(env.Stdout, "applied to %s: %s\n", b.Receipt.Source.Path, strings.Join(rv.Changed, ", "))
+	case rv.Approved:
+		fmt.Fprintln(env.Stdout, "approved, nothing applied")
+	default:
+		fmt.Fprintf(env.Stdout, "not applied: %s\n", rv.Reason)
+	}
+	r.Index(ctx, dir)
+	return nil
+}
+

@@ -1,0 +1,120 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/workspace"
+)
+
+// RunDir is the bundle folder of a run of the data folder.
+func (r *Runner) RunDir(runID string) (string, error) {
+	if !bundle.ValidID(runID) {
+		return "", fmt.Errorf("run %q: not a valid run id", runID)
+	}
+	dir := filepath.Join(r.DataDir, "runs", runID)
+	if _, err := os.Stat(filepath.Join(dir, bundle.ReceiptFile)); err != nil {
+		return "", fmt.Errorf("run %s: no bundle at %s", runID, dir)
+	}
+	return dir, nil
+}
+
+// BaseRepo is the repository that holds the base commit of a run: its own
+// workspace, or its session's.
+func (r *Runner) BaseRepo(runDir string, rc *bundle.Receipt) string {
+	own := filepath.Join(runDir, "workspace")
+	if _, err := os.Stat(own); err == nil {
+		return own
+	}
+	if rc.SessionID != "" {
+		return r.WorkspaceDir(rc.SessionID)
+	}
+	return own
+}
+
+// ExportScript turns a recorded run into a model script.
+func (r *Runner) ExportScript(runID string) ([]byte, error) {
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return nil, err
+	}
+	xs, probs, err := bundle.ReadExchanges(dir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("export run %s: %v", runID, probs)
+	}
+	return script.Export("replay of "+runID, xs)
+}
+
+// ReplaySpec builds the spec that runs a recorded run again, offline: the
+// model answers from the recorded exchanges, gated calls get the recorded
+// decisions, and the source is the run's base, rebuilt from its workspace.
+// cleanup removes the rebuilt source.
+func (r *Runner) ReplaySpec(ctx context.Context, runID string) (Spec, func(), error) {
+	nothing := func() {}
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return Spec{}, nothing, err
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return Spec{}, nothing, err
+	}
+	rc := b.Receipt
+	data, err := r.ExportScript(runID)
+	if err != nil {
+		return Spec{}, nothing, err
+	}
+	s, err := script.Parse("replay:"+runID, data)
+	if err != nil {
+		return Spec{}, nothing, err
+	}
+	events, _, err := bundle.ReadEvents(dir, bundle.DefaultLimits())
+	if err != nil {
+		return Spec{}, nothing, err
+	}
+	recorded := agent.Recorded{}
+	for _, ev := range events {
+		if ev.Type != "approval.decided" {
+			continue
+		}
+		var d struct {
+			ID       string `json:"id"`
+			Approved bool   `json:"approved"`
+			By       string `json:"by"`
+			Reason   string `json:"reason"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			recorded[d.ID] = agent.Decision{Approved: d.Approved, By: d.By, Reason: d.Reason}
+		}
+	}
+	spec := Spec{Kind: rc.Kind, Task: rc.Task, Criteria: rc.Criteria, OutOfScope: rc.OutOfScope, Bounds: rc.Bounds,
+		Model: ModelChoice{Script: s}, Approver: recorded, Scenario: rc.Scenario, SourceKind: rc.Source.Kind}
+	repo := workspace.Open(r.BaseRepo(dir, &rc), rc.Source.CommitSHA)
+	if rc.Source.CommitSHA != "" && repo.HasCommit(ctx, rc.Source.CommitSHA) {
+		tmp, err := os.MkdirTemp("", "proctor-replay-*")
+		if err != nil {
+			return Spec{}, nothing, err
+		}
+		src := filepath.Join(tmp, "source")
+		if err := repo.Extract(ctx, rc.Source.CommitSHA, src); err != nil {
+			os.RemoveAll(tmp)
+			return Spec{}, nothing, fmt.Errorf("rebuild the base of run %s: %w", runID, err)
+		}
+		spec.SourceDir = src
+		return spec, func() { os.RemoveAll(tmp) }, nil
+	}
+	if rc.Source.Path == "" {
+		return Spec{}, nothing, fmt.Errorf("replay %s: its workspace is gone and its receipt names no source path", runID)
+	}
+	spec.SourceDir = rc.Source.Path
+	return spec, nothing, nil
+}
