@@ -301,4 +301,3 @@ func applyRun(ctx context.Context, env Env, r *run.Runner, runID string, ask age
 	r.Index(ctx, dir)
 	return nil
 }
-

@@ -129,4 +129,3 @@ step per answered model call, tool call ids kept.`)
 	}
 	return os.WriteFile(*out, yaml, 0o644)
 }
-

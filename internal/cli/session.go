@@ -194,4 +194,3 @@ func clipLine(s string, n int) string {
 	}
 	return string([]rune(s)[:n-1]) + "…"
 }
-

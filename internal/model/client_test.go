@@ -1,0 +1,185 @@
+package model_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/model"
+)
+
+const okReply = `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`
+
+func fastRetry() model.RetryPolicy {
+	return model.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, AttemptTimeout: 300 * time.Millisecond}
+}
+
+// server answers with the given (status, body) pairs in turn, then with the
+// last one; a status of 0 hangs until the client gives up.
+func server(t *testing.T, answers ...[2]string) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := int(n.Add(1)) - 1
+		if i >= len(answers) {
+			i = len(answers) - 1
+		}
+		a := answers[i]
+		if a[0] == "0" {
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
+		}
+		var status int
+		fmt.Sscan(a[0], &status)
+		w.Header().Set("Content-Type", "application/json")
+		if status == 429 {
+			w.Header().Set("Retry-After", "0")
+		}
+		w.WriteHeader(status)
+		w.Write([]byte(a[1]))
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) }) // runs first: frees hanging handlers
+	return srv, &n
+}
+
+func complete(t *testing.T, url string, rec *[]model.Exchange) (*model.Response, error) {
+	c := model.NewClient(model.Endpoint{BaseURL: url + "/v1", Model: "m", APIKey: "sk-test-key-123456"}, fastRetry(), func(x model.Exchange) {
+		if rec != nil {
+			*rec = append(*rec, x)
+		}
+	})
+	return c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+}
+
+func TestRetries(t *testing.T) {
+	apiErr := `{"error":{"message":"slow down","type":"rate_limit","code":"rate_limit_exceeded"}}`
+	tests := []struct {
+		name     string
+		answers  [][2]string
+		calls    int32
+		wantCode string // "" for success
+		domain   model.Domain
+	}{
+		{"ok", [][2]string{{"200", okReply}}, 1, "", ""},
+		{"429 then ok", [][2]string{{"429", apiErr}, {"200", okReply}}, 2, "", ""},
+		{"500 then ok", [][2]string{{"500", `{"error":{"message":"boom"}}`}, {"200", okReply}}, 2, "", ""},
+		{"hang then ok", [][2]string{{"0", ""}, {"200", okReply}}, 2, "", ""},
+		{"429 always", [][2]string{{"429", apiErr}}, 3, model.CodeRateLimited, model.DomainModel},
+		{"503 always", [][2]string{{"503", `{"error":{"message":"down"}}`}}, 3, model.CodeProviderError, model.DomainModel},
+		{"hangs always", [][2]string{{"0", ""}}, 3, model.CodeTimeout, model.DomainModel},
+		{"400 not retried", [][2]string{{"400", `{"error":{"message":"bad tools"}}`}}, 1, model.CodeBadRequest, model.DomainModel},
+		{"401 not retried", [][2]string{{"401", `{"error":{"message":"bad key"}}`}}, 1, model.CodeAuth, model.DomainModel},
+		{"404 not retried", [][2]string{{"404", `{"error":{"message":"no such model"}}`}}, 1, model.CodeNotFound, model.DomainModel},
+		{"script mismatch", [][2]string{{"409", `{"error":{"message":"s.yaml:3: step 1: differs","code":"script_mismatch"}}`}}, 1, model.CodeScriptMismatch, model.DomainScenario},
+		{"empty choices", [][2]string{{"200", `{"choices":[]}`}}, 1, model.CodeBadResponse, model.DomainModel},
+		{"tool call without id", [][2]string{{"200", `{"choices":[{"message":{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"read_file","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`}}, 1, model.CodeBadResponse, model.DomainModel},
+		{"not JSON", [][2]string{{"200", `<html>gateway</html>`}}, 1, model.CodeBadResponse, model.DomainModel},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, n := server(t, tc.answers...)
+			var xs []model.Exchange
+			resp, err := complete(t, srv.URL, &xs)
+			if got := n.Load(); got != tc.calls {
+				t.Errorf("server saw %d calls, want %d", got, tc.calls)
+			}
+			if len(xs) != int(tc.calls) {
+				t.Errorf("%d exchanges recorded, want %d", len(xs), tc.calls)
+			}
+			if tc.wantCode == "" {
+				if err != nil || resp.Message.Content != "hello" || resp.Usage.TotalTokens != 5 {
+					t.Fatalf("resp %+v, err %v", resp, err)
+				}
+				return
+			}
+			e, ok := model.AsError(err)
+			if !ok || e.Code != tc.wantCode || e.Domain != tc.domain {
+				t.Fatalf("err = %v, want code %s in domain %s", err, tc.wantCode, tc.domain)
+			}
+			if strings.Contains(err.Error(), "sk-test-key") {
+				t.Fatal("the key leaked into the error")
+			}
+		})
+	}
+}
+
+func TestUnreachableIsRetriedThenFails(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	_, err := complete(t, url, nil)
+	e, ok := model.AsError(err)
+	if !ok || e.Code != model.CodeUnreachable || e.Attempts != 3 || !e.Retryable {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestCancelStopsRetrying(t *testing.T) {
+	srv, _ := server(t, [2]string{"0", ""})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c := model.NewClient(model.Endpoint{BaseURL: srv.URL + "/v1", Model: "m"}, model.RetryPolicy{MaxAttempts: 5, AttemptTimeout: time.Minute}, nil)
+	start := time.Now()
+	_, err := c.Complete(ctx, model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
+		t.Fatalf("err = %v after %s", err, time.Since(start))
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	good := `profiles:
+  - name: openai
+    base_url: https://api.openai.com/v1
+    model: gpt-4.1
+    api_key_env: OPENAI_API_KEY
+  - name: local
+    base_url: http://127.0.0.1:8000/v1
+    model: qwen
+    stream: true
+`
+	ps, err := model.ParseProfiles("models.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ps.Find("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Endpoint(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY is empty") {
+		t.Fatalf("missing key: %v", err)
+	}
+	ep, err := p.Endpoint(func(k string) string { return map[string]string{"OPENAI_API_KEY": "sk-x"}[k] })
+	if err != nil || ep.APIKey != "sk-x" {
+		t.Fatalf("endpoint %+v %v", ep, err)
+	}
+	if _, err := ps.Find("nope"); err == nil || !strings.Contains(err.Error(), "it has: openai, local") {
+		t.Fatalf("find: %v", err)
+	}
+
+	bad := []struct{ src, want string }{
+		{"profiles:\n  - name: x\n    base_url: https://a/v1\n    model: m\n    api_key: sk-literal\n", "models.yaml:5: profiles[0].api_key: a literal secret is not allowed"},
+		{"profiles:\n  - name: x\n    base_url: https://a/v1\n    model: m\n    token: abc\n", "profiles[0].token: a literal secret is not allowed"},
+		{"profiles:\n  - name: x\n    base_url: https://a/v1\n    model: m\n    api_key_env: sk-123-not-a-name\n", "is not an environment variable name"},
+		{"profiles:\n  - name: x\n    base_url: ftp://a\n    model: m\n", `profiles[0].base_url: "ftp://a" is not an http(s) URL`},
+		{"profiles:\n  - base_url: https://a\n    model: m\n", "profiles[0].name: missing"},
+		{"profiles:\n  - name: x\n    base_url: https://a\n    model: m\n  - name: x\n    base_url: https://a\n    model: m\n", `profiles[1].name: "x" is defined twice`},
+		{"profiles: [\n", "models.yaml: "},
+		{"models: []\n", `unknown key "models"`},
+	}
+	for _, tc := range bad {
+		if _, err := model.ParseProfiles("models.yaml", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseProfiles(%q) = %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
