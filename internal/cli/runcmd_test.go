@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/demo"
+)
+
+func demoSource(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "invoice")
+	if err := demo.WriteFixture(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const demoScript = "../demo/demo.yaml"
+
+func TestRunCommand(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	src := demoSource(t)
+	r := invoke(t, env, "run", "--dir", src, "--task", demo.Task, "--script", demoScript, "--allow", "go test", "--check", "test -f money.go")
+	if r.code != ExitOK {
+		t.Fatalf("%+v", r)
+	}
+	for _, want := range []string{"acquiring source", "preparing workspace", "running", "tool read_file", "approved by policy", "check test -f money.go: passed", "status: awaiting review"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	id := regexp.MustCompile(`run (\d{8}-\d{6}-[a-z0-9]{6})`).FindStringSubmatch(r.stdout)[1]
+	// It was indexed on completion.
+	r = invoke(t, env, "index", filepath.Join(data, "runs"))
+	if !strings.Contains(r.stdout, "unchanged 1") {
+		t.Fatalf("not indexed on completion: %+v", r)
+	}
+	// Export and lint the recorded run's script, then replay it.
+	out := filepath.Join(t.TempDir(), "replay.yaml")
+	if r = invoke(t, env, "script", "export", "-o", out, id); r.code != ExitOK {
+		t.Fatalf("export: %+v", r)
+	}
+	if r = invoke(t, env, "script", "lint", out); r.code != ExitOK || !strings.Contains(r.stdout, "ok, 5 steps, 5 tool calls") {
+		t.Fatalf("lint: %+v", r)
+	}
+	if r = invoke(t, env, "run", "--replay", id); r.code != ExitOK || !strings.Contains(r.stdout, "status: awaiting review") {
+		t.Fatalf("replay: %+v", r)
+	}
+	// Without a terminal, apply refuses and applies nothing.
+	if r = invoke(t, env, "apply", id); r.code != ExitUsage || !strings.Contains(r.stderr, "needs a terminal") {
+		t.Fatalf("apply: %+v", r)
+	}
+}
+
+func TestRunCommandFailuresAndUsage(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	src := demoSource(t)
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		want string
+	}{
+		{"no dir", []string{"run", "--task", "x", "--script", demoScript}, nil, ExitUsage, "--dir PATH"},
+		{"no model", []string{"run", "--dir", src, "--task", "x"}, nil, ExitUsage, "name a model"},
+		{"both models", []string{"run", "--dir", src, "--task", "x", "--script", demoScript, "--model", "m"}, nil, ExitUsage, "not both"},
+		{"missing script", []string{"run", "--dir", src, "--task", "x", "--script", "nope.yaml"}, nil, ExitUsage, "nope.yaml"},
+		{"bad bound flag", []string{"run", "--dir", src, "--task", "x", "--script", demoScript, "--max-turns", "0"}, nil, ExitUsage, `flag --max-turns: max_turns: "0" is not a positive integer`},
+		{"bad bound env", []string{"run", "--dir", src, "--task", "x", "--script", demoScript}, map[string]string{"PROCTOR_MAX_FILES": "many"}, ExitUsage, "env PROCTOR_MAX_FILES"},
+		{"ask without terminal", []string{"run", "--dir", src, "--task", "x", "--script", demoScript, "--approve", "ask"}, nil, ExitUsage, "needs a terminal"},
+		{"mismatch fails", []string{"run", "--dir", src, "--task", "something else", "--script", demoScript}, nil, ExitProblems, "script_mismatch"},
+		{"literal key in models.yaml", []string{"run", "--dir", src, "--task", "x", "--model", "p", "--models", "testdata/literal-key.yaml"}, nil, ExitUsage, "literal-key.yaml:5: profiles[0].api_key: a literal secret is not allowed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := map[string]string{"PROCTOR_DATA": data}
+			for k, v := range tc.env {
+				e[k] = v
+			}
+			r := invoke(t, e, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+				t.Fatalf("exit %d, want %d with %q:\n%s\n%s", r.code, tc.code, tc.want, r.stdout, r.stderr)
+			}
+		})
+	}
+	_ = env
+}
+
+func TestScriptLintReportsProblems(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("steps:\n  - reply: {}\n"), 0o644)
+	r := invoke(t, nil, "script", "lint", demoScript, bad)
+	if r.code != ExitProblems || !strings.Contains(r.stdout, "demo.yaml: ok, 5 steps") || !strings.Contains(r.stdout, "bad.yaml:2: steps[0].reply: a reply needs content or tool_calls") {
+		t.Fatalf("%+v", r)
+	}
+	if r = invoke(t, nil, "script"); r.code != ExitUsage {
+		t.Fatalf("%+v", r)
+	}
+	if r = invoke(t, nil, "script", "serve", "--addr", "0.0.0.0:0", demoScript); r.code != ExitUsage || !strings.Contains(r.stderr, "not a loopback") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestSessionCommands(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	if r := invoke(t, env, "session", "list"); r.code != ExitOK || !strings.Contains(r.stdout, "no sessions") {
+		t.Fatalf("%+v", r)
+	}
+	r := invoke(t, env, "run", "--session", "new", "--dir", demoSource(t), "--task", demo.Task, "--script", demoScript, "--allow", "go test")
+	if r.code != ExitOK {
+		t.Fatalf("%+v", r)
+	}
+	r = invoke(t, env, "session", "list")
+	sid := regexp.MustCompile(`sess-\S+`).FindString(r.stdout)
+	if sid == "" {
+		t.Fatalf("no session listed: %+v", r)
+	}
+	if r = invoke(t, env, "session", "show", sid); r.code != ExitOK || !strings.Contains(r.stdout, "awaiting review") {
+		t.Fatalf("show: %+v", r)
+	}
+	if r = invoke(t, env, "session", "replay", sid); r.code != ExitOK || !strings.Contains(r.stdout, "replayed 1 runs into session sess-") {
+		t.Fatalf("replay: %+v", r)
+	}
+	if r = invoke(t, env, "session", "show", "sess-nope"); r.code != ExitUsage {
+		t.Fatalf("unknown session: %+v", r)
+	}
+}
+
+func TestSelftest(t *testing.T) {
+	r := invoke(t, nil, "selftest")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "selftest: all checks passed") || strings.Contains(r.stdout, "FAIL") {
+		t.Fatalf("%+v", r)
+	}
+}

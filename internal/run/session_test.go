@@ -1,0 +1,68 @@
+package run_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
+)
+
+func TestSessionContinuesConversationAndWorkspace(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "invoice")
+	demo.WriteFixture(src)
+	r := &run.Runner{DataDir: t.TempDir()}
+	first, _ := script.Parse("first.yaml", []byte(`steps:
+  - reply:
+      tool_calls: [{name: write_file, arguments: {path: CHANGELOG.md, content: "v1\n"}}]
+  - reply:
+      content: "Should the changelog mention the date?"
+      tool_calls: [{name: ask_user, arguments: {question: "Mention the date?"}}]
+`))
+	res1, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "start a changelog", Model: run.ModelChoice{Script: first}, Bounds: bounds.Defaults(), Session: "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := res1.Receipt.SessionID
+	if res1.Receipt.Status != bundle.StatusAwaitingInput || sid == "" {
+		t.Fatalf("first run: %s, session %q", res1.Receipt.Status, sid)
+	}
+	// The answer continues the same conversation in the same workspace.
+	second, _ := script.Parse("second.yaml", []byte(`steps:
+  - expect: {last_role: user, last_contains: "yes, with the date"}
+    reply:
+      tool_calls: [{name: edit_file, arguments: {path: CHANGELOG.md, search: "v1", replace: "v1 (2026-12-02)"}}]
+  - reply: {content: "Added the date."}
+`))
+	res2, err := r.Run(ctx, run.Spec{Task: "yes, with the date", Model: run.ModelChoice{Script: second}, Bounds: bounds.Defaults(), Session: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Receipt.Status != bundle.StatusAwaitingReview || res2.Receipt.SessionID != sid {
+		t.Fatalf("second run: %+v %+v", res2.Receipt.Status, res2.Receipt.Failure)
+	}
+	// The second run's diff holds only its own change.
+	diff, _ := os.ReadFile(filepath.Join(res2.Dir, bundle.DiffFile))
+	if !strings.Contains(string(diff), "-v1\n+v1 (2026-12-02)") || strings.Contains(string(diff), "new file mode") {
+		t.Fatalf("second diff:\n%s", diff)
+	}
+	// The second request carried the whole first conversation.
+	xs, _, _ := bundle.ReadExchanges(res2.Dir, bundle.DefaultLimits())
+	if !strings.Contains(string(xs[0].Request), "Mention the date?") || !strings.Contains(string(xs[0].Request), "start a changelog") {
+		t.Fatalf("history missing from %s", xs[0].Request)
+	}
+	s, err := r.LoadSession(sid)
+	if err != nil || len(s.Runs) != 2 || s.Runs[0] != res1.RunID || s.Runs[1] != res2.RunID {
+		t.Fatalf("session %+v %v", s, err)
+	}
+	if _, err := r.Run(ctx, run.Spec{Task: "x", Model: run.ModelChoice{Script: second}, Session: "no-such-session"}); err == nil {
+		t.Fatal("an unknown session was accepted")
+	}
+}
