@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -46,6 +47,9 @@ type Client struct {
 	retry    RetryPolicy
 	record   Recorder
 	sleep    func(context.Context, time.Duration) error
+
+	mu  sync.Mutex
+	enc requestEncoder
 }
 
 // NewClient returns a client for endpoint. record may be nil.
@@ -72,7 +76,9 @@ func (c *Client) Model() string { return c.endpoint.Model }
 // Complete sends the request, retrying what is worth retrying, and returns
 // the reply or an *Error.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	body, err := encodeRequest(c.endpoint.Model, req)
+	c.mu.Lock()
+	body, err := c.enc.encode(c.endpoint.Model, req)
+	c.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -65,8 +66,67 @@ type wireChoice struct {
 	FinishReason string      `json:"finish_reason"`
 }
 
-// EncodeRequest is the JSON body sent for req to model.
-func EncodeRequest(model string, req Request) ([]byte, error) { return encodeRequest(model, req) }
+
+// requestEncoder encodes requests of one conversation. A conversation
+// resends every earlier message with each request, so the encoder keeps the
+// JSON of the messages it has encoded and encodes only the new ones.
+type requestEncoder struct {
+	msgs    []Message
+	encoded [][]byte
+}
+
+func (e *requestEncoder) encode(model string, req Request) ([]byte, error) {
+	keep := 0
+	for keep < len(e.msgs) && keep < len(req.Messages) && sameMessage(e.msgs[keep], req.Messages[keep]) {
+		keep++
+	}
+	e.msgs, e.encoded = e.msgs[:keep], e.encoded[:keep]
+	for _, m := range req.Messages[keep:] {
+		data, err := json.Marshal(wireMessage{Role: m.Role, Content: m.Content, ToolCalls: toWireCalls(m.ToolCalls), ToolCallID: m.ToolCallID, Name: m.Name})
+		if err != nil {
+			return nil, fmt.Errorf("encode chat request: %w", err)
+		}
+		e.msgs = append(e.msgs, m)
+		e.encoded = append(e.encoded, data)
+	}
+	head, err := encodeRequest(model, Request{Tools: req.Tools, Stream: req.Stream})
+	if err != nil {
+		return nil, err
+	}
+	// head is {"model":…,"messages":null,…}: splice the messages in.
+	const null = `"messages":null`
+	i := bytes.Index(head, []byte(null))
+	if i < 0 {
+		return nil, fmt.Errorf("encode chat request: unexpected encoding %s", head)
+	}
+	size := len(head)
+	for _, m := range e.encoded {
+		size += len(m) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, head[:i]...)
+	out = append(out, `"messages":[`...)
+	for j, m := range e.encoded {
+		if j > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	out = append(out, ']')
+	return append(out, head[i+len(null):]...), nil
+}
+
+func sameMessage(a, b Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Name != b.Name || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		if a.ToolCalls[i] != b.ToolCalls[i] {
+			return false
+		}
+	}
+	return true
+}
 
 func encodeRequest(model string, req Request) ([]byte, error) {
 	w := wireRequest{Model: model, Stream: req.Stream}

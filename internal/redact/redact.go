@@ -4,6 +4,7 @@
 package redact
 
 import (
+	"bytes"
 	"regexp"
 	"sort"
 	"strings"
@@ -12,18 +13,28 @@ import (
 // Mark replaces every secret.
 const Mark = "[REDACTED]"
 
-// patterns match common key and token shapes (documented in docs/security.md
-// when that exists; README for now).
-var patterns = []*regexp.Regexp{
-	regexp.MustCompile(`sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`),              // OpenAI, Anthropic
-	regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}`),                         // GitHub tokens
-	regexp.MustCompile(`github_pat_[A-Za-z0-9_]{30,}`),                       // GitHub fine-grained tokens
-	regexp.MustCompile(`glpat-[A-Za-z0-9_\-]{20,}`),                          // GitLab
-	regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`),                      // Slack
-	regexp.MustCompile(`AKIA[0-9A-Z]{16}`),                                   // AWS access key id
-	regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`),                             // Google API key
-	regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)[^\s"']+`), // Authorization headers
-	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}`),
+// pattern is a secret shape, with literals one of which any match contains:
+// the regular expression runs only on text that holds one, which keeps
+// redacting large texts cheap.
+type pattern struct {
+	re       *regexp.Regexp
+	literals []string
+	keep     string // replacement prefix kept from the match
+}
+
+// patterns match common key and token shapes (listed in the README).
+var patterns = []pattern{
+	{re: regexp.MustCompile(`sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`), literals: []string{"sk-"}},                       // OpenAI, Anthropic
+	{re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}`), literals: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}}, // GitHub
+	{re: regexp.MustCompile(`github_pat_[A-Za-z0-9_]{30,}`), literals: []string{"github_pat_"}},                        // GitHub fine-grained
+	{re: regexp.MustCompile(`glpat-[A-Za-z0-9_\-]{20,}`), literals: []string{"glpat-"}},                                // GitLab
+	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), literals: []string{"xox"}},                               // Slack
+	{re: regexp.MustCompile(`AKIA[0-9A-Z]{16}`), literals: []string{"AKIA"}},                                           // AWS access key id
+	{re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`), literals: []string{"AIza"}},                                     // Google API key
+	// Case-insensitive shapes are looked for when the text holds the word in
+	// lower, title or upper case.
+	{re: regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)[^\s"']+`), literals: []string{"uthorization", "UTHORIZATION"}, keep: "${1}"},
+	{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}`), literals: []string{"earer", "EARER"}},
 }
 
 // Redactor replaces secrets in text.
@@ -73,15 +84,46 @@ func (r *Redactor) String(s string) string {
 			s = strings.ReplaceAll(s, v, Mark)
 		}
 	}
-	for i, p := range patterns {
-		if i == 7 { // keep the header name, drop the credential
-			s = p.ReplaceAllString(s, "${1}"+Mark)
-			continue
+	for _, p := range patterns {
+		if containsAny(s, p.literals) {
+			s = p.re.ReplaceAllString(s, p.keep+Mark)
 		}
-		s = p.ReplaceAllString(s, Mark)
 	}
 	return s
 }
 
-// Bytes is String for byte slices.
-func (r *Redactor) Bytes(b []byte) []byte { return []byte(r.String(string(b))) }
+// Bytes is String for byte slices; b itself is returned when it holds no
+// secret.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if r == nil || !r.mayHold(b) {
+		return b
+	}
+	return []byte(r.String(string(b)))
+}
+
+// mayHold reports whether b holds a secret value or a literal of a secret
+// shape, without copying it.
+func (r *Redactor) mayHold(b []byte) bool {
+	for _, v := range r.values {
+		if bytes.Contains(b, []byte(v)) {
+			return true
+		}
+	}
+	for _, p := range patterns {
+		for _, l := range p.literals {
+			if bytes.Contains(b, []byte(l)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func containsAny(s string, literals []string) bool {
+	for _, l := range literals {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
+}

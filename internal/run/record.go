@@ -2,6 +2,7 @@ package run
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -75,23 +76,46 @@ func (rec *recorder) flush() {
 	}
 }
 
-// exchange appends one model exchange.
+// exchange appends one model exchange. The request and response are
+// already JSON; they are written as they are (after redaction) rather than
+// re-encoded, because a request holds the whole conversation and grows with
+// every turn.
 func (rec *recorder) exchange(x model.Exchange) {
+	req := rec.rawJSON(x.Request)
+	resp := rec.rawJSON(x.Response)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.xseq++
-	line := bundle.Exchange{Seq: rec.xseq, Time: x.Time, DurationMS: x.Duration.Milliseconds(),
-		Request: json.RawMessage(rec.redact.Bytes(x.Request)), Error: rec.redact.String(x.Error)}
-	if len(x.Response) > 0 {
-		line.Response = json.RawMessage(rec.redact.Bytes(x.Response))
+	var b bytes.Buffer
+	b.Grow(len(req) + len(resp) + 256)
+	fmt.Fprintf(&b, `{"seq":%d,"time":%q,"duration_ms":%d,"request":`, rec.xseq, x.Time.UTC().Format(time.RFC3339Nano), x.Duration.Milliseconds())
+	b.Write(req)
+	if len(resp) > 0 {
+		b.WriteString(`,"response":`)
+		b.Write(resp)
 	}
-	data, err := json.Marshal(line)
-	if err == nil {
-		_, err = rec.exchanges.Write(append(data, '\n'))
+	if x.Error != "" {
+		msg, _ := json.Marshal(rec.redact.String(x.Error))
+		b.WriteString(`,"error":`)
+		b.Write(msg)
 	}
-	if err != nil && rec.err == nil {
+	b.WriteString("}\n")
+	if _, err := rec.exchanges.Write(b.Bytes()); err != nil && rec.err == nil {
 		rec.err = fmt.Errorf("write exchanges: %w", err)
 	}
+}
+
+// rawJSON redacts a JSON document; when redaction touched it, it checks
+// that it is still JSON, and falls back to recording it as a string.
+func (rec *recorder) rawJSON(raw []byte) []byte {
+	if len(raw) == 0 {
+		return nil
+	}
+	out := rec.redact.Bytes(raw)
+	if !bytes.Equal(out, raw) && !json.Valid(out) {
+		out, _ = json.Marshal(string(out))
+	}
+	return out
 }
 
 // receipt writes run.json atomically.

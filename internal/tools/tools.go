@@ -419,6 +419,7 @@ func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
 	}
 	var out []string
 	more := false
+	buf := make([]byte, 0, 64<<10) // one line buffer for every file of the search
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable entries are skipped
@@ -441,7 +442,7 @@ func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		sc.Buffer(buf, 1<<20)
 		for n := 1; sc.Scan(); n++ {
 			line := sc.Bytes()
 			if n == 1 && bytes.IndexByte(line, 0) >= 0 {
