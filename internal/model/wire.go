@@ -66,7 +66,6 @@ type wireChoice struct {
 	FinishReason string      `json:"finish_reason"`
 }
 
-
 // requestEncoder encodes requests of one conversation. A conversation
 // resends every earlier message with each request, so the encoder keeps the
 // JSON of the messages it has encoded and encodes only the new ones.

@@ -3,9 +3,9 @@ package run_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
