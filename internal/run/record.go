@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -25,7 +24,6 @@ type recorder struct {
 
 	mu        sync.Mutex
 	events    *os.File
-	eventsW   *bufio.Writer
 	seq       int64
 	exchanges *os.File
 	xseq      int64
@@ -38,7 +36,6 @@ func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent f
 	if rec.events, err = os.OpenFile(filepath.Join(dir, bundle.EventsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		return nil, fmt.Errorf("open events: %w", err)
 	}
-	rec.eventsW = bufio.NewWriterSize(rec.events, 64<<10)
 	if rec.exchanges, err = os.OpenFile(filepath.Join(dir, bundle.ExchangesFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		rec.events.Close()
 		return nil, fmt.Errorf("open exchanges: %w", err)
@@ -46,8 +43,8 @@ func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent f
 	return rec, nil
 }
 
-// event appends one event. Events are buffered and flushed at each stage
-// change and at the end, so that a turn costs no system call.
+// event appends one event. Each event is written as it happens (no fsync
+// until the end), so that anyone tailing events.jsonl sees the run live.
 func (rec *recorder) event(typ string, data any) {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -58,21 +55,12 @@ func (rec *recorder) event(typ string, data any) {
 	rec.seq++
 	ev := bundle.Event{Seq: rec.seq, Time: rec.now().UTC(), Type: typ, Data: raw}
 	line, _ := json.Marshal(ev)
-	if _, err := rec.eventsW.Write(append(line, '\n')); err != nil && rec.err == nil {
+	if _, err := rec.events.Write(append(line, '\n')); err != nil && rec.err == nil {
 		rec.err = fmt.Errorf("write events: %w", err)
 	}
 	rec.mu.Unlock()
 	if rec.onEvent != nil {
 		rec.onEvent(ev)
-	}
-}
-
-// flush pushes buffered events to the file.
-func (rec *recorder) flush() {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if err := rec.eventsW.Flush(); err != nil && rec.err == nil {
-		rec.err = fmt.Errorf("write events: %w", err)
 	}
 }
 
@@ -120,7 +108,6 @@ func (rec *recorder) rawJSON(raw []byte) []byte {
 
 // receipt writes run.json atomically.
 func (rec *recorder) receipt(r *bundle.Receipt) error {
-	rec.flush()
 	clean := *r
 	clean.Task = rec.redact.String(r.Task)
 	if r.Failure != nil {
@@ -136,9 +123,8 @@ func (rec *recorder) text(name, content string) error {
 	return bundle.WriteFileAtomic(filepath.Join(rec.dir, name), []byte(rec.redact.String(content)), 0o644)
 }
 
-// close flushes and syncs the logs.
+// close syncs and closes the logs.
 func (rec *recorder) close() error {
-	rec.flush()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for _, f := range []*os.File{rec.events, rec.exchanges} {
