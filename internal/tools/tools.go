@@ -152,6 +152,14 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// requirePath resolves a path argument that must be given.
+func (tb *Toolbox) requirePath(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("path: missing")
+	}
+	return tb.resolve(p)
+}
+
 func (tb *Toolbox) listFiles(args string) (string, error) {
 	var a struct {
 		Path string `json:"path"`
@@ -202,10 +210,7 @@ func (tb *Toolbox) readFile(args string) (string, error) {
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	if a.Path == "" {
-		return "", errors.New("path: missing")
-	}
-	p, err := tb.resolve(a.Path)
+	p, err := tb.requirePath(a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -313,10 +318,7 @@ func (tb *Toolbox) writeFile(args string) (string, error) {
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	if a.Path == "" {
-		return "", errors.New("path: missing")
-	}
-	p, err := tb.resolve(a.Path)
+	p, err := tb.requirePath(a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -367,10 +369,7 @@ func (tb *Toolbox) deleteFile(args string) (string, error) {
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	if a.Path == "" {
-		return "", errors.New("path: missing")
-	}
-	p, err := tb.resolve(a.Path)
+	p, err := tb.requirePath(a.Path)
 	if err != nil {
 		return "", err
 	}
