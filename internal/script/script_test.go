@@ -2,6 +2,7 @@ package script_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +120,26 @@ func TestArgumentsKeptVerbatimWhenText(t *testing.T) {
 	if got := s.Steps[0].Reply.ToolCalls[0].Arguments; got != `{"path": broken` {
 		t.Fatalf("arguments = %q", got)
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	data, _ := os.ReadFile("testdata/two-steps.yaml")
+	f.Add(string(data))
+	f.Add("steps:\n  - reply: {tool_calls: [{name: x, arguments: '{bad'}]}\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := script.Parse("s.yaml", []byte(src))
+		if err != nil {
+			return
+		}
+		for i, st := range s.Steps {
+			if st.Reply.Content == "" && len(st.Reply.ToolCalls) == 0 {
+				t.Fatalf("step %d has an empty reply", i)
+			}
+			for _, c := range st.Reply.ToolCalls {
+				if c.Name == "" || c.ID == "" {
+					t.Fatalf("step %d has a tool call without name or id", i)
+				}
+			}
+		}
+	})
 }

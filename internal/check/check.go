@@ -1,0 +1,320 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+// Call is one tool call the agent made.
+type Call struct {
+	Tool string `json:"tool"`
+	Args string `json:"args"`
+	OK   bool   `json:"ok"`
+}
+
+// Input is what checks judge: the finished workspace and what the agent
+// did.
+type Input struct {
+	Workspace string
+	RunDir    string
+	Changed   []string // paths changed since the fixture's initial state
+	Final     string   // the agent's last message
+	Calls     []Call
+	Aborted   string // the budget that aborted the run, e.g. "wall_clock_s=60"
+	Env       []string
+}
+
+// CallsFile is the file in the run folder that executable checks read the
+// calls from (PROCTOR_CALLS).
+const CallsFile = "calls.json"
+
+// Run runs every spec in order, phase "post", and returns one result each.
+func Run(ctx context.Context, specs []Spec, in Input) []bundle.CheckResult {
+	var out []bundle.CheckResult
+	callsWritten := false
+	for _, s := range specs {
+		if s.Kind == KindExecutable && !callsWritten && in.RunDir != "" {
+			writeCalls(in)
+			callsWritten = true
+		}
+		r := One(ctx, s, in)
+		r.Phase = "post"
+		out = append(out, r)
+	}
+	return out
+}
+
+func writeCalls(in Input) {
+	calls := in.Calls
+	if calls == nil {
+		calls = []Call{}
+	}
+	data, _ := json.MarshalIndent(calls, "", "  ")
+	bundle.WriteFileAtomic(filepath.Join(in.RunDir, CallsFile), append(data, '\n'), 0o644)
+}
+
+// One runs a single check.
+func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
+	r := bundle.CheckResult{Name: s.Name}
+	held := func(ok bool, detail string, args ...any) bundle.CheckResult {
+		r.Passed, r.Detail = ok, fmt.Sprintf(detail, args...)
+		return r
+	}
+	broken := func(detail string, args ...any) bundle.CheckResult {
+		r.Broken, r.Detail = true, fmt.Sprintf(detail, args...)
+		return r
+	}
+	file := func() (string, error) {
+		p := filepath.Join(in.Workspace, filepath.FromSlash(s.Path))
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil && !bundle.Within(mustReal(in.Workspace), real) {
+			return "", fmt.Errorf("%s leads outside the workspace", s.Path)
+		}
+		return p, err
+	}
+	switch s.Kind {
+	case KindFileExists, KindFileAbsent:
+		_, err := file()
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return broken("%s: %v", s.Path, err)
+		}
+		if s.Kind == KindFileExists {
+			return held(exists, "%s %s", s.Path, map[bool]string{true: "exists", false: "does not exist"}[exists])
+		}
+		return held(!exists, "%s %s", s.Path, map[bool]string{true: "exists", false: "is absent"}[exists])
+	case KindFileContains, KindFileMatches:
+		p, err := file()
+		if errors.Is(err, fs.ErrNotExist) {
+			return held(false, "%s does not exist", s.Path)
+		}
+		if err != nil {
+			return broken("%s: %v", s.Path, err)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return broken("%s: %v", s.Path, err)
+		}
+		if s.Kind == KindFileContains {
+			if i := bytes.Index(data, []byte(s.Text)); i >= 0 {
+				return held(true, "%s contains %q at line %d", s.Path, s.Text, bytes.Count(data[:i], []byte("\n"))+1)
+			}
+			return held(false, "%s does not contain %q", s.Path, s.Text)
+		}
+		if loc := s.Pattern.FindIndex(data); loc != nil {
+			return held(true, "%s matches /%s/ at line %d", s.Path, s.Pattern, bytes.Count(data[:loc[0]], []byte("\n"))+1)
+		}
+		return held(false, "%s does not match /%s/", s.Path, s.Pattern)
+	case KindOnlyPathsChanged:
+		var outside []string
+		for _, c := range in.Changed {
+			if !anyGlob(s.Paths, c) {
+				outside = append(outside, c)
+			}
+		}
+		if len(outside) > 0 {
+			return held(false, "changed outside %v: %s", s.Paths, strings.Join(outside, ", "))
+		}
+		return held(true, "%d changed path(s), all within %v", len(in.Changed), s.Paths)
+	case KindFinalMessage:
+		if strings.Contains(in.Final, s.Text) {
+			return held(true, "the final message contains %q", s.Text)
+		}
+		return held(false, "the final message does not contain %q: %s", s.Text, clip(in.Final, 200))
+	case KindToolCalled, KindToolNotCalled:
+		n := 0
+		for _, c := range in.Calls {
+			if c.Tool == s.Tool && (s.Args == nil || s.Args.MatchString(c.Args)) {
+				n++
+			}
+		}
+		what := s.Tool
+		if s.Args != nil {
+			what += fmt.Sprintf(" with arguments matching /%s/", s.Args)
+		}
+		if s.Kind == KindToolCalled {
+			return held(n > 0, "%s called %d time(s)", what, n)
+		}
+		return held(n == 0, "%s called %d time(s)", what, n)
+	case KindBudgetNotExceeded:
+		if in.Aborted != "" {
+			return held(false, "budget exceeded: %s", in.Aborted)
+		}
+		return held(true, "no budget exceeded")
+	case KindCommand:
+		res := runProc(ctx, in, []string{"bash", "-c", s.Command}, s.Timeout)
+		switch {
+		case res.err != nil:
+			return broken("command %q: %v", s.Command, res.err)
+		case res.timedOut:
+			return broken("command %q: no answer within %s", s.Command, res.limit)
+		case res.code == 0:
+			return held(true, "command %q: exit 0", s.Command)
+		}
+		return held(false, "command %q: exit %d%s", s.Command, res.code, outputTail(res.out))
+	case KindExecutable:
+		return runExecutable(ctx, s, in)
+	}
+	return broken("unknown kind %q", s.Kind)
+}
+
+func runExecutable(ctx context.Context, s Spec, in Input) bundle.CheckResult {
+	r := bundle.CheckResult{Name: s.Name}
+	info, err := os.Stat(s.Exec)
+	switch {
+	case err != nil:
+		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: %v", s.Name, err)
+		return r
+	case info.Mode()&0o111 == 0:
+		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: not executable (no run bit); run chmod +x on it", s.Name)
+		return r
+	}
+	res := runProc(ctx, in, []string{s.Exec}, s.Timeout)
+	out := strings.TrimSpace(res.out)
+	switch {
+	case res.err != nil:
+		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: cannot run: %v", s.Name, res.err)
+	case res.timedOut:
+		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: no answer within %s (a check must finish)", s.Name, res.limit)
+	case res.signal != "":
+		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: killed by %s%s", s.Name, res.signal, outputTail(out))
+	case res.code == 0:
+		r.Passed, r.Detail = true, clip(firstLine(out), 300)
+	case res.code == 1:
+		r.Detail = clip(out, 2000)
+		if r.Detail == "" {
+			r.Detail = fmt.Sprintf("checks/%s failed (exit 1) without saying why", s.Name)
+		}
+	default:
+		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: exit %d; a check exits 0 (held) or 1 (failed)%s", s.Name, res.code, outputTail(out))
+	}
+	return r
+}
+
+type procResult struct {
+	out      string
+	code     int
+	signal   string
+	timedOut bool
+	limit    time.Duration
+	err      error
+}
+
+// runProc runs argv in the workspace with the check environment, killing
+// its process group at the time limit.
+func runProc(ctx context.Context, in Input, argv []string, limit time.Duration) procResult {
+	if limit <= 0 {
+		limit = 60 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	cmd.Dir = in.Workspace
+	cmd.Env = append(append([]string{}, in.Env...),
+		"PROCTOR_RUN_DIR="+in.RunDir, "PROCTOR_WORKSPACE="+in.Workspace, "PROCTOR_CALLS="+filepath.Join(in.RunDir, CallsFile))
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	res := procResult{out: buf.String(), limit: limit}
+	var exitErr *exec.ExitError
+	switch {
+	case cctx.Err() != nil && ctx.Err() == nil:
+		res.timedOut = true
+	case ctx.Err() != nil:
+		res.err = ctx.Err()
+	case errors.As(err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.signal = ws.Signal().String()
+		} else {
+			res.code = exitErr.ExitCode()
+		}
+	case err != nil:
+		res.err = err
+	}
+	return res
+}
+
+// Glob reports whether path matches pattern, where * and ? stay within a
+// folder and ** crosses folders.
+func Glob(pattern, path string) bool {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; c {
+		case '*':
+			if i+1 < len(pattern) && pattern[i+1] == '*' {
+				i++
+				if i+1 < len(pattern) && pattern[i+1] == '/' {
+					i++
+					b.WriteString("(?:.*/)?")
+				} else {
+					b.WriteString(".*")
+				}
+			} else {
+				b.WriteString("[^/]*")
+			}
+		case '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	ok, _ := regexp.MatchString(b.String(), path)
+	return ok
+}
+
+func anyGlob(patterns []string, path string) bool {
+	for _, p := range patterns {
+		if Glob(p, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func mustReal(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func outputTail(out string) string {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return ""
+	}
+	if len(out) > 1000 {
+		out = "…" + out[len(out)-1000:]
+	}
+	return "\n" + out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

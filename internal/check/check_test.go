@@ -1,0 +1,107 @@
+package check_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/check"
+)
+
+func input(t *testing.T) check.Input {
+	t.Helper()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "money.go"), []byte("package money\n\nimport \"math\"\n\nfunc Cents(e float64) int64 { return int64(math.Round(e * 100)) }\n"), 0o644)
+	return check.Input{Workspace: ws, RunDir: t.TempDir(), Changed: []string{"money.go", "money_test.go"}, Final: "Fixed the rounding.",
+		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true}},
+		Env:   []string{"PATH=" + os.Getenv("PATH")}}
+}
+
+func exe(t *testing.T, body string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "check")
+	os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), mode)
+	return p
+}
+
+func TestChecks(t *testing.T) {
+	tests := []struct {
+		name   string
+		spec   check.Spec
+		passed bool
+		broken bool
+		detail string
+	}{
+		{"file exists", check.Spec{Kind: check.KindFileExists, Path: "money.go"}, true, false, "money.go exists"},
+		{"file exists fails", check.Spec{Kind: check.KindFileExists, Path: "nope.go"}, false, false, "does not exist"},
+		{"file absent", check.Spec{Kind: check.KindFileAbsent, Path: "nope.go"}, true, false, "is absent"},
+		{"contains", check.Spec{Kind: check.KindFileContains, Path: "money.go", Text: "math.Round"}, true, false, "at line 5"},
+		{"contains fails", check.Spec{Kind: check.KindFileContains, Path: "money.go", Text: "math.Floor"}, false, false, "does not contain"},
+		{"matches", check.Spec{Kind: check.KindFileMatches, Path: "money.go", Pattern: regexp.MustCompile(`import "ma+th"`)}, true, false, "at line 3"},
+		{"only paths", check.Spec{Kind: check.KindOnlyPathsChanged, Paths: []string{"*.go"}}, true, false, "2 changed path(s)"},
+		{"only paths fails", check.Spec{Kind: check.KindOnlyPathsChanged, Paths: []string{"money.go"}}, false, false, "changed outside [money.go]: money_test.go"},
+		{"final message", check.Spec{Kind: check.KindFinalMessage, Text: "rounding"}, true, false, ""},
+		{"tool called", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`)}, true, false, "called 1 time(s)"},
+		{"tool not called", check.Spec{Kind: check.KindToolNotCalled, Tool: "delete_file"}, true, false, ""},
+		{"tool not called fails", check.Spec{Kind: check.KindToolNotCalled, Tool: "read_file"}, false, false, "called 1 time(s)"},
+		{"command", check.Spec{Kind: check.KindCommand, Command: "grep -q Round money.go"}, true, false, "exit 0"},
+		{"command fails", check.Spec{Kind: check.KindCommand, Command: "echo nope; exit 3"}, false, false, "exit 3\nnope"},
+		{"command hangs", check.Spec{Kind: check.KindCommand, Command: "sleep 10", Timeout: 200 * time.Millisecond}, false, true, "no answer within 200ms"},
+		{"budget", check.Spec{Kind: check.KindBudgetNotExceeded}, true, false, "no budget exceeded"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := check.One(context.Background(), tc.spec, input(t))
+			if r.Passed != tc.passed || r.Broken != tc.broken || !strings.Contains(r.Detail, tc.detail) {
+				t.Fatalf("result %+v", r)
+			}
+		})
+	}
+}
+
+func TestExecutableChecks(t *testing.T) {
+	tests := []struct {
+		name   string
+		body   string
+		mode   os.FileMode
+		passed bool
+		broken bool
+		detail string
+	}{
+		{"held", "echo all good", 0o755, true, false, "all good"},
+		{"failed", "echo 'money.go still truncates'; exit 1", 0o755, false, false, "money.go still truncates"},
+		{"sees the environment", `test -f "$PROCTOR_CALLS" && test -d "$PROCTOR_WORKSPACE" && grep -q run_command "$PROCTOR_CALLS"`, 0o755, true, false, ""},
+		{"no run bit", "exit 0", 0o644, false, true, "not executable (no run bit); run chmod +x"},
+		{"other exit code", "exit 2", 0o755, false, true, "exit 2; a check exits 0 (held) or 1 (failed)"},
+		{"crash", "kill -SEGV $$", 0o755, false, true, "killed by segmentation fault"},
+		{"never exits", "sleep 10", 0o755, false, true, "no answer within 300ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := check.Spec{Name: "c", Kind: check.KindExecutable, Exec: exe(t, tc.body, tc.mode), Timeout: 300 * time.Millisecond}
+			rs := check.Run(context.Background(), []check.Spec{spec}, input(t))
+			r := rs[0]
+			if r.Passed != tc.passed || r.Broken != tc.broken || !strings.Contains(r.Detail, tc.detail) || r.Phase != "post" {
+				t.Fatalf("result %+v", r)
+			}
+		})
+	}
+}
+
+func TestGlob(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"*.go", "a.go", true}, {"*.go", "pkg/a.go", false}, {"**/*.go", "pkg/a.go", true}, {"**/*.go", "a.go", true},
+		{"config/**", "config/a/b.yaml", true}, {"config/**", "configx/a", false}, {"a?.md", "ab.md", true}, {"docs/*.md", "docs/x/y.md", false},
+	} {
+		if got := check.Glob(tc.pattern, tc.path); got != tc.want {
+			t.Errorf("Glob(%q, %q) = %v", tc.pattern, tc.path, got)
+		}
+	}
+}

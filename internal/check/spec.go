@@ -1,0 +1,49 @@
+// Package check owns judging a finished run: declarative checks (file
+// exists or absent, file contains or matches, only allowed paths changed,
+// the final message contains a text, a tool was or was not called, a command
+// holds, no budget was exceeded) and executable checks (checks/<name> of a
+// scenario: exit 0 held, exit 1 failed with its output as the reason,
+// anything else broken — the scenario author's mistake, reported apart).
+package check
+
+import (
+	"regexp"
+	"time"
+)
+
+// Kinds of declarative check.
+const (
+	KindFileExists          = "file_exists"
+	KindFileAbsent          = "file_absent"
+	KindFileContains        = "file_contains"
+	KindFileMatches         = "file_matches"
+	KindOnlyPathsChanged    = "only_paths_changed"
+	KindFinalMessage        = "final_message_contains"
+	KindToolCalled          = "tool_called"
+	KindToolNotCalled       = "tool_not_called"
+	KindCommand             = "command"
+	KindBudgetNotExceeded   = "budget_not_exceeded"
+	KindExecutable          = "executable"
+)
+
+// Kinds lists the declarative kinds.
+func Kinds() []string {
+	return []string{KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches, KindOnlyPathsChanged,
+		KindFinalMessage, KindToolCalled, KindToolNotCalled, KindCommand, KindBudgetNotExceeded}
+}
+
+// Spec is one check as a scenario declares it.
+type Spec struct {
+	Name    string
+	Kind    string
+	Path    string         // file_*: the file, relative to the workspace
+	Text    string         // file_contains, final_message_contains
+	Pattern *regexp.Regexp // file_matches
+	Paths   []string       // only_paths_changed: globs (** matches across folders)
+	Tool    string         // tool_called, tool_not_called
+	Args    *regexp.Regexp // tool_called, tool_not_called: matched against the call's arguments
+	Command string         // command
+	Timeout time.Duration  // command, executable; default 60s
+	Exec    string         // executable: the checks/<name> file
+	Line    int            // where it is declared, for messages
+}

@@ -1,0 +1,510 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/check"
+)
+
+// File names in a scenario folder.
+const (
+	File      = "scenario.yaml"
+	Fixture   = "fixture"
+	ModelFile = "model.yaml"
+	SetupFile = "setup"
+	ReadyFile = "ready"
+	ChecksDir = "checks"
+)
+
+// Scenario is one parsed scenario folder.
+type Scenario struct {
+	Dir         string
+	ID          string
+	Description string
+	Tags        []string
+	Turns       []string // user messages, in order; the first is the task
+	Criteria    []string
+	OutOfScope  []string
+	Budgets     Budgets
+	Approvals   Approvals
+	YieldReply  string
+	Continue    string
+	Model       Model
+	Env         map[string]string // applied over a scrubbed environment
+	PassEnv     []string          // process variables passed by name (secrets included)
+	Context     string            // session context template: $RUN_DIR, $WORKSPACE
+	Git         bool              // seed the fixture as a git repository (default true)
+	Checks      []check.Spec      // declarative checks, then checks/<name> executables
+	Repeat      int
+}
+
+// Budgets limit a scenario run as a whole; Bounds limit each agent turn.
+type Budgets struct {
+	MaxMessages     int // model replies in the whole conversation
+	WallClock       time.Duration
+	MaxYieldReplies int
+	MaxContinues    int
+	Bounds          bundle.Bounds
+}
+
+// Approvals is a scenario's policy for gated tools.
+type Approvals struct {
+	Default      string // deny (default) or approve
+	Rules        []Rule
+	MaxDecisions int // 0: no limit
+}
+
+// Rule decides calls of a tool whose arguments match.
+type Rule struct {
+	Tool     string
+	Args     *regexp.Regexp // nil matches any arguments
+	Decision string         // approve or deny
+}
+
+// Model is how a scenario's agent is answered.
+type Model struct {
+	Script  string // a model script, relative to the scenario folder
+	Profile string // a live profile from models.yaml
+}
+
+var (
+	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "env", "pass_env", "context", "git", "checks", "repeat"}
+	budgetFields   = append([]string{"max_messages", "wall_clock_s", "max_yield_replies", "max_continues"}, bounds.Keys()...)
+	approvalFields = []string{"default", "rules", "max_decisions"}
+	ruleFields     = []string{"tool", "args", "decision"}
+	modelFields    = []string{"script", "profile"}
+	checkFields    = []string{"name", "kind", "path", "text", "pattern", "paths", "tool", "args", "command", "timeout_s"}
+	secretName     = regexp.MustCompile(`(?i)(token|password|passwd|api_?key|secret)`)
+	envName        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Parse parses scenario.yaml. dir is the scenario folder, for the rules that
+// look at files beside it (the model script). Every problem is reported at
+// once, as "file:line:col: field: problem".
+func Parse(file string, data []byte, dir string) (*Scenario, error) {
+	d := &decoder{file: file}
+	var root yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty; a scenario needs at least id, a task and a check", file)
+		}
+		return nil, yamlError(file, err)
+	}
+	s := &Scenario{Dir: dir, Budgets: Budgets{Bounds: bounds.Defaults()}, Approvals: Approvals{Default: "deny"}, Git: true, Repeat: 1,
+		Env: map[string]string{}, Continue: "Please continue."}
+	doc := root.Content[0]
+	var task string
+	var taskNode *yaml.Node
+	d.fields(doc, "", topFields, func(key string, k, v *yaml.Node) {
+		switch key {
+		case "id":
+			s.ID = d.str(v, key)
+			if s.ID != "" && !bundle.ValidID(s.ID) {
+				d.add(v, key, "%q is not a safe name (letters, digits, '.', '_', '-')", s.ID)
+			}
+		case "description":
+			s.Description = d.str(v, key)
+		case "tags":
+			s.Tags = d.strs(v, key)
+		case "task":
+			task, taskNode = d.str(v, key), v
+		case "turns":
+			s.Turns = d.strs(v, key)
+			if len(s.Turns) == 0 {
+				d.add(v, key, "want at least one user message")
+			}
+		case "criteria":
+			s.Criteria = d.strs(v, key)
+		case "out_of_scope":
+			s.OutOfScope = d.strs(v, key)
+		case "budgets":
+			d.budgets(v, s)
+		case "approvals":
+			d.approvals(v, s)
+		case "yield_reply":
+			s.YieldReply = d.str(v, key)
+		case "continue_message":
+			s.Continue = d.str(v, key)
+		case "model":
+			d.fields(v, key, modelFields, func(mk string, _, mv *yaml.Node) {
+				if mk == "script" {
+					s.Model.Script = d.str(mv, "model.script")
+				} else {
+					s.Model.Profile = d.str(mv, "model.profile")
+				}
+			})
+			if s.Model.Script != "" && s.Model.Profile != "" {
+				d.add(v, key, "give script or profile, not both")
+			}
+		case "env":
+			d.env(v, s)
+		case "pass_env":
+			s.PassEnv = d.strs(v, key)
+			for i, n := range s.PassEnv {
+				if !envName.MatchString(n) {
+					d.add(v, fmt.Sprintf("pass_env[%d]", i), "%q is not an environment variable name", n)
+				}
+			}
+		case "context":
+			s.Context = d.str(v, key)
+			if bad := unknownVars(s.Context); len(bad) > 0 {
+				d.add(v, key, "unknown variable %s; the template may use $RUN_DIR and $WORKSPACE", strings.Join(bad, ", "))
+			}
+		case "git":
+			s.Git = d.boolean(v, key)
+		case "checks":
+			d.checks(v, s)
+		case "repeat":
+			s.Repeat = d.posInt(v, key)
+		}
+	})
+	switch {
+	case task != "" && len(s.Turns) > 0:
+		d.add(taskNode, "task", "give task or turns, not both (task is a one-turn shorthand)")
+	case task != "":
+		s.Turns = []string{task}
+	case len(s.Turns) == 0:
+		d.add(doc, "task", "missing; give task (one message) or turns (a list)")
+	}
+	if s.ID == "" {
+		d.add(doc, "id", "missing")
+	} else if dir != "" && filepath.Base(dir) != s.ID {
+		d.add(doc, "id", "%q does not match its folder name %q", s.ID, filepath.Base(dir))
+	}
+	if s.Model.Script == "" && s.Model.Profile == "" {
+		if dir != "" {
+			if _, err := os.Stat(filepath.Join(dir, ModelFile)); err == nil {
+				s.Model.Script = ModelFile
+			}
+		}
+	}
+	if len(d.problems) > 0 {
+		return nil, errors.New(strings.Join(d.problems, "\n"))
+	}
+	return s, nil
+}
+
+func (d *decoder) budgets(n *yaml.Node, s *Scenario) {
+	d.fields(n, "budgets", budgetFields, func(key string, _, v *yaml.Node) {
+		field := "budgets." + key
+		switch key {
+		case "max_messages":
+			s.Budgets.MaxMessages = d.posInt(v, field)
+		case "wall_clock_s":
+			s.Budgets.WallClock = time.Duration(d.posInt(v, field)) * time.Second
+		case "max_yield_replies":
+			s.Budgets.MaxYieldReplies = d.nonNegInt(v, field)
+		case "max_continues":
+			s.Budgets.MaxContinues = d.nonNegInt(v, field)
+		default:
+			if err := bounds.Set(&s.Budgets.Bounds, key, v.Value, fmt.Sprintf("%s:%d:%d", d.file, v.Line, v.Column)); err != nil || v.Kind != yaml.ScalarNode {
+				d.add(v, field, "want a positive integer, got %s", kindName(v))
+			}
+		}
+	})
+}
+
+func (d *decoder) nonNegInt(n *yaml.Node, field string) int {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil || v < 0 {
+		d.add(n, field, "want a whole number ≥ 0, got %s", kindName(n))
+	}
+	return v
+}
+
+func (d *decoder) approvals(n *yaml.Node, s *Scenario) {
+	d.fields(n, "approvals", approvalFields, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "default":
+			s.Approvals.Default = d.str(v, "approvals.default")
+			if s.Approvals.Default != "deny" && s.Approvals.Default != "approve" {
+				d.add(v, "approvals.default", "want deny or approve, got %q", s.Approvals.Default)
+			}
+		case "max_decisions":
+			s.Approvals.MaxDecisions = d.posInt(v, "approvals.max_decisions")
+		case "rules":
+			if v.Kind != yaml.SequenceNode {
+				d.add(v, "approvals.rules", "want a list of rules")
+				return
+			}
+			for i, rn := range v.Content {
+				field := fmt.Sprintf("approvals.rules[%d]", i)
+				r := Rule{Decision: "approve"}
+				d.fields(rn, field, ruleFields, func(rk string, _, rv *yaml.Node) {
+					switch rk {
+					case "tool":
+						r.Tool = d.str(rv, field+".tool")
+					case "args":
+						r.Args = d.regex(rv, field+".args")
+					case "decision":
+						r.Decision = d.str(rv, field+".decision")
+						if r.Decision != "approve" && r.Decision != "deny" {
+							d.add(rv, field+".decision", "want approve or deny, got %q", r.Decision)
+						}
+					}
+				})
+				if r.Tool == "" {
+					d.add(rn, field+".tool", "missing")
+				}
+				s.Approvals.Rules = append(s.Approvals.Rules, r)
+			}
+		}
+	})
+}
+
+func (d *decoder) env(n *yaml.Node, s *Scenario) {
+	if n.Kind != yaml.MappingNode {
+		d.add(n, "env", "want a mapping of variable names to values")
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		field := "env." + k.Value
+		switch {
+		case !envName.MatchString(k.Value):
+			d.add(k, field, "not an environment variable name")
+		case secretName.MatchString(k.Value) && v.Value != "":
+			d.add(v, field, "a literal secret is not allowed in a scenario; list the variable in pass_env and set it in the environment")
+		default:
+			s.Env[k.Value] = d.str(v, field)
+		}
+	}
+}
+
+func (d *decoder) checks(n *yaml.Node, s *Scenario) {
+	if n.Kind != yaml.SequenceNode {
+		d.add(n, "checks", "want a list of checks")
+		return
+	}
+	names := map[string]bool{}
+	for i, cn := range n.Content {
+		field := fmt.Sprintf("checks[%d]", i)
+		c := check.Spec{Line: cn.Line}
+		var timeout int
+		d.fields(cn, field, checkFields, func(key string, _, v *yaml.Node) {
+			f := field + "." + key
+			switch key {
+			case "name":
+				c.Name = d.str(v, f)
+			case "kind":
+				c.Kind = d.str(v, f)
+				if !contains(check.Kinds(), c.Kind) {
+					if near := nearest(c.Kind, check.Kinds()); near != "" {
+						d.add(v, f, "unknown kind %q; did you mean %s?", c.Kind, near)
+					} else {
+						d.add(v, f, "unknown kind %q (known: %s)", c.Kind, strings.Join(check.Kinds(), ", "))
+					}
+				}
+			case "path":
+				c.Path = d.str(v, f)
+				if strings.HasPrefix(c.Path, "/") || strings.Contains("/"+c.Path+"/", "/../") {
+					d.add(v, f, "%q must be a path inside the workspace", c.Path)
+				}
+			case "text":
+				c.Text = d.str(v, f)
+			case "pattern":
+				c.Pattern = d.regex(v, f)
+			case "paths":
+				c.Paths = d.strs(v, f)
+			case "tool":
+				c.Tool = d.str(v, f)
+			case "args":
+				c.Args = d.regex(v, f)
+			case "command":
+				c.Command = d.str(v, f)
+			case "timeout_s":
+				timeout = d.posInt(v, f)
+			}
+		})
+		if timeout > 0 {
+			c.Timeout = time.Duration(timeout) * time.Second
+		}
+		need := map[string][]string{
+			check.KindFileExists: {"path"}, check.KindFileAbsent: {"path"}, check.KindFileContains: {"path", "text"},
+			check.KindFileMatches: {"path", "pattern"}, check.KindOnlyPathsChanged: {"paths"}, check.KindFinalMessage: {"text"},
+			check.KindToolCalled: {"tool"}, check.KindToolNotCalled: {"tool"}, check.KindCommand: {"command"},
+		}
+		have := map[string]bool{"path": c.Path != "", "text": c.Text != "", "pattern": c.Pattern != nil, "paths": len(c.Paths) > 0, "tool": c.Tool != "", "command": c.Command != ""}
+		for _, req := range need[c.Kind] {
+			if !have[req] {
+				d.add(cn, field+"."+req, "missing; a %s check needs it", c.Kind)
+			}
+		}
+		if c.Name == "" {
+			c.Name = defaultName(c, i)
+		}
+		if names[c.Name] {
+			d.add(cn, field+".name", "%q is used twice; give each check its own name", c.Name)
+		}
+		names[c.Name] = true
+		s.Checks = append(s.Checks, c)
+	}
+}
+
+func defaultName(c check.Spec, i int) string {
+	return fmt.Sprintf("%s-%d", strings.ReplaceAll(c.Kind, "_", "-"), i+1)
+}
+
+var templateVar = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
+
+func unknownVars(tmpl string) []string {
+	var bad []string
+	for _, m := range templateVar.FindAllStringSubmatch(tmpl, -1) {
+		if m[1] != "RUN_DIR" && m[1] != "WORKSPACE" {
+			bad = append(bad, "$"+m[1])
+		}
+	}
+	return bad
+}
+
+// ExpandContext fills the session-context template.
+func (s *Scenario) ExpandContext(runDir, workspace string) string {
+	return templateVar.ReplaceAllStringFunc(s.Context, func(m string) string {
+		name := strings.Trim(m, "${}")
+		if name == "RUN_DIR" {
+			return runDir
+		}
+		return workspace
+	})
+}
+
+var yamlPos = regexp.MustCompile(`^yaml: line (\d+)(?:, column (\d+))?: `)
+
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	if m := yamlPos.FindStringSubmatch(msg); m != nil {
+		col := m[2]
+		if col == "" {
+			col = "1"
+		}
+		return fmt.Errorf("%s:%s:%s: %s", file, m[1], col, msg[len(m[0]):])
+	}
+	return fmt.Errorf("%s: %s", file, strings.TrimPrefix(msg, "yaml: "))
+}
+
+// Load reads the scenario folder dir: scenario.yaml, and the checks/
+// executables, each added as a check. It checks that the fixture and the
+// model script exist.
+func Load(dir string) (*Scenario, error) {
+	file := filepath.Join(dir, File)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, unwrap(err))
+	}
+	s, err := Parse(file, data, dir)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	if info, err := os.Stat(filepath.Join(dir, Fixture)); err != nil || !info.IsDir() {
+		problems = append(problems, fmt.Sprintf("%s: missing; a scenario needs a fixture/ folder (it may be empty)", filepath.Join(dir, Fixture)))
+	}
+	if s.Model.Script != "" {
+		p := filepath.Join(dir, s.Model.Script)
+		if _, err := os.Stat(p); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: model.script: %s is missing", file, p))
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, ChecksDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		problems = append(problems, fmt.Sprintf("%s: %v", filepath.Join(dir, ChecksDir), unwrap(err)))
+	}
+	for _, e := range entries {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		s.Checks = append(s.Checks, check.Spec{Name: e.Name(), Kind: check.KindExecutable, Exec: filepath.Join(dir, ChecksDir, e.Name())})
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "\n"))
+	}
+	return s, nil
+}
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Problem is a scenario folder that could not be loaded.
+type Problem struct {
+	Path string
+	Err  error
+}
+
+// Discover finds scenario folders under each path (a scenario folder, or a
+// folder of them, searched recursively) and loads them, sorted by id. A
+// folder that cannot be loaded is returned as a problem; the others load.
+func Discover(paths ...string) ([]*Scenario, []Problem) {
+	var dirs []string
+	var probs []Problem
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			probs = append(probs, Problem{Path: p, Err: unwrap(err)})
+			continue
+		}
+		if !info.IsDir() {
+			if filepath.Base(p) == File {
+				dirs = append(dirs, filepath.Dir(p))
+				continue
+			}
+			probs = append(probs, Problem{Path: p, Err: errors.New("not a scenario folder")})
+			continue
+		}
+		filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				probs = append(probs, Problem{Path: path, Err: unwrap(err)})
+				return nil
+			}
+			if !d.IsDir() {
+				return nil
+			}
+			if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == Fixture) {
+				return fs.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, File)); err == nil {
+				dirs = append(dirs, path)
+				return fs.SkipDir
+			}
+			return nil
+		})
+	}
+	var out []*Scenario
+	seen := map[string]string{}
+	for _, dir := range dirs {
+		s, err := Load(dir)
+		if err != nil {
+			probs = append(probs, Problem{Path: dir, Err: err})
+			continue
+		}
+		if other, ok := seen[s.ID]; ok {
+			probs = append(probs, Problem{Path: dir, Err: fmt.Errorf("id %q is also used by %s", s.ID, other)})
+			continue
+		}
+		seen[s.ID] = dir
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, probs
+}
+
+// HasTag reports whether the scenario carries tag.
+func (s *Scenario) HasTag(tag string) bool { return contains(s.Tags, tag) }
