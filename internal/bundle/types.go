@@ -175,7 +175,8 @@ type Review struct {
 type ScenarioRef struct {
 	ID     string `json:"id"`
 	Path   string `json:"path,omitempty"`
-	Repeat int    `json:"repeat"` // 1-based repetition number
+	Repeat int    `json:"repeat"`          // 1-based repetition number
+	Suite  string `json:"suite,omitempty"` // the suite run it belongs to
 }
 
 // Event is one line of events.jsonl.
@@ -205,6 +206,8 @@ type Verdict struct {
 	Results      []CheckResult `json:"results"`
 	Aborted      string        `json:"aborted,omitempty"` // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Exchanges    int           `json:"exchanges"`
+	ScenarioFile string        `json:"scenario_file,omitempty"`
+	RunDir       string        `json:"run_dir,omitempty"`
 }
 
 // CheckResult is the outcome of one check. Broken means the check itself

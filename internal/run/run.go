@@ -13,6 +13,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -52,6 +53,30 @@ type Spec struct {
 	Approver     agent.Approver
 	Scenario     *bundle.ScenarioRef
 	Session      string // "" for none, "new", or a session id to continue
+
+	// Scenario runs.
+	Turns          []string     // user messages after Task, played in order
+	Conversation   Conversation // budgets and replies of the conversation driver
+	ScenarioChecks []check.Spec // judged after the conversation; a verdict.json is written
+	ScenarioFile   string       // the scenario.yaml, recorded on the verdict
+	Context        string       // session context added to the system prompt ($RUN_DIR, $WORKSPACE expanded by the caller's template)
+	ContextFunc    func(runDir, workspace string) string
+	Env            []string // the environment of tools and checks; nil: the process environment, scrubbed
+	Workspace      workspace.Options
+	// Prepare runs in the new workspace before the agent (a scenario's setup
+	// and ready); an error fails the run in the scenario domain.
+	Prepare func(ctx context.Context, workspace string, env []string) error
+}
+
+// Conversation holds what the conversation driver answers with and the
+// budgets of the conversation as a whole.
+type Conversation struct {
+	MaxMessages     int           // model replies in the whole conversation; 0 no limit
+	WallClock       time.Duration // 0 no limit
+	YieldReply      string        // the answer to a question the agent asks
+	MaxYieldReplies int
+	Continue        string // the message after a turn that stopped on a bound
+	MaxContinues    int
 }
 
 // Runner runs specs, writing bundles under DataDir.
@@ -70,6 +95,7 @@ type Result struct {
 	RunID   string
 	Dir     string
 	Receipt bundle.Receipt
+	Verdict *bundle.Verdict // scenario runs
 }
 
 // ExitCode is the CLI exit code for the run's status: 0 completed, 1 failed,
@@ -136,6 +162,9 @@ type live struct {
 	rec     *recorder
 	receipt bundle.Receipt
 	redact  *redact.Redactor
+	calls   []check.Call // every tool call, for checks
+	aborted string       // the budget that aborted the conversation
+	verdict *bundle.Verdict
 }
 
 func (l *live) progress(format string, args ...any) {
@@ -215,7 +244,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
 	l.finish(ctx, l.execute(ctx, sess))
-	return &Result{RunID: id, Dir: dir, Receipt: l.receipt}, nil
+	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict}, nil
 }
 
 func validate(spec Spec) error {
@@ -271,7 +300,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		}
 	} else {
 		var err error
-		ws, err = workspace.Create(ctx, l.spec.SourceDir, filepath.Join(l.dir, "workspace"), "proctor: base", lim)
+		ws, err = workspace.CreateWith(ctx, l.spec.SourceDir, filepath.Join(l.dir, "workspace"), lim, l.spec.Workspace)
 		if err != nil {
 			code := "workspace"
 			if errors.Is(err, workspace.ErrTooBig) {
@@ -282,11 +311,16 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	}
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event("stage.finished", map[string]any{"stage": bundle.StagePreparingWorkspace, "workspace": ws.Dir, "base_commit": ws.Base})
+	if l.spec.Prepare != nil {
+		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir)); err != nil {
+			return l.fail(bundle.DomainScenario, "setup_failed", err, false)
+		}
+	}
 
 	tb, err := tools.New(ws.Dir, tools.Limits{
 		MaxToolOutputChars: l.spec.Bounds.MaxToolOutputChars, MaxFiles: l.spec.Bounds.MaxFiles,
 		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes,
-	}, scrubbedEnv(l.r.Environ, ws.Dir))
+	}, l.env(ws.Dir))
 	if err != nil {
 		return l.fail(bundle.DomainEnvironment, "workspace_bound", err, false)
 	}
@@ -298,15 +332,20 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	}
 	defer closeModel()
 
-	// The loop.
+	// The conversation.
 	l.stage(ctx, bundle.StageRunning, map[string]any{"model": l.spec.Model.name()})
 	if len(history) == 0 {
-		history = []model.Message{{Role: model.RoleSystem, Content: SystemPrompt(l.spec.Criteria, l.spec.OutOfScope)}}
+		prompt := SystemPrompt(l.spec.Criteria, l.spec.OutOfScope)
+		if l.spec.ContextFunc != nil {
+			if c := l.spec.ContextFunc(l.dir, ws.Dir); c != "" {
+				prompt += "\n\nContext:\n" + c
+			}
+		}
+		history = []model.Message{{Role: model.RoleSystem, Content: prompt}}
 	}
-	history = append(history, model.Message{Role: model.RoleUser, Content: l.spec.Task})
 	cfg := agent.Config{Model: client, Tools: tb, Approver: l.spec.Approver, MaxTurns: l.spec.Bounds.MaxTurns,
 		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit}
-	res := agent.Run(ctx, cfg, history)
+	res := l.converse(ctx, cfg, history)
 	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
 		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls)}
 	if sess != nil {
@@ -323,6 +362,9 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 				l.progress("  warning: %v", err)
 			}
 		}
+	}
+	if l.spec.ScenarioChecks != nil {
+		return l.judge(diffCtx, ws, res)
 	}
 	out := outcome{loop: &res}
 	switch res.Stop {
@@ -383,7 +425,12 @@ func (l *live) emit(typ string, data any) {
 	l.rec.event(typ, data)
 	m, _ := data.(map[string]any)
 	switch typ {
+	case "tool.result":
+		if n := len(l.calls); n > 0 {
+			l.calls[n-1].OK = m["ok"] == true
+		}
 	case "tool.call":
+		l.calls = append(l.calls, check.Call{Tool: fmt.Sprint(m["name"]), Args: jsonText(m["args"])})
 		l.progress("  tool %v %s", m["name"], clip(l.redact.String(fmt.Sprint(jsonText(m["args"]))), 100))
 	case "approval.decided":
 		verdict := "denied"

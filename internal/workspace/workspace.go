@@ -32,7 +32,9 @@ var ErrTooBig = errors.New("source is over the workspace bounds")
 // Workspace is a working copy with a recorded base commit.
 type Workspace struct {
 	Dir  string
-	Base string // the base commit
+	Base string // the base commit; "" for a workspace without git
+
+	manifest map[string]string // content hashes at the start, without git
 }
 
 // Fixed identity and date of base commits.
@@ -116,6 +118,10 @@ func (w *Workspace) git(ctx context.Context, args ...string) (string, error) {
 // (binary, new and deleted files included; renames as delete and add) and
 // the changed paths, sorted.
 func (w *Workspace) Diff(ctx context.Context) (string, []string, error) {
+	if w.manifest != nil {
+		changed, err := w.changedByHash()
+		return "", changed, err
+	}
 	if _, err := w.git(ctx, "add", "-A"); err != nil {
 		return "", nil, err
 	}

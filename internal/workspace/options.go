@@ -1,0 +1,113 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Options shape a new workspace.
+type Options struct {
+	Message string // the base commit's message
+	Origin  string // when set, a bare repository created here, added as origin and pushed to
+	NoGit   bool   // no repository at all: changes are found by comparing file hashes
+}
+
+// CreateWith copies src into dir like Create, with options.
+func CreateWith(ctx context.Context, src, dir string, lim Limits, opt Options) (*Workspace, error) {
+	if !opt.NoGit {
+		msg := opt.Message
+		if msg == "" {
+			msg = "proctor: base"
+		}
+		w, err := Create(ctx, src, dir, msg, lim)
+		if err != nil || opt.Origin == "" {
+			return w, err
+		}
+		if _, err := w.git(ctx, "init", "-q", "--bare", "-b", "main", opt.Origin); err != nil {
+			return nil, err
+		}
+		if _, err := w.git(ctx, "remote", "add", "origin", opt.Origin); err != nil {
+			return nil, err
+		}
+		if _, err := w.git(ctx, "push", "-q", "origin", "main"); err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	if err := copyTree(src, dir, lim); err != nil {
+		return nil, err
+	}
+	w := &Workspace{Dir: dir}
+	var err error
+	if w.manifest, err = hashTree(dir); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// hashTree maps every regular file under dir (leaving out .git) to its
+// content hash.
+func hashTree(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" && path != dir {
+			return fs.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out[filepath.ToSlash(rel)] = fmt.Sprintf("%x", h.Sum(nil))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hash workspace %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// changedByHash lists the paths whose content differs from the manifest.
+func (w *Workspace) changedByHash() ([]string, error) {
+	now, err := hashTree(w.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for p, h := range now {
+		if w.manifest[p] != h {
+			changed = append(changed, p)
+		}
+	}
+	for p := range w.manifest {
+		if _, ok := now[p]; !ok {
+			changed = append(changed, p)
+		}
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
