@@ -193,6 +193,9 @@ func runExecutable(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: killed by %s%s", s.Name, res.signal, outputTail(out))
 	case res.code == 0:
 		r.Passed, r.Detail = true, clip(firstLine(out), 300)
+		if r.Detail == "" {
+			r.Detail = "held (exit 0)"
+		}
 	case res.code == 1:
 		r.Detail = clip(out, 2000)
 		if r.Detail == "" {

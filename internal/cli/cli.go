@@ -43,6 +43,8 @@ func commands() []command {
 		{"apply", "review a run's diff at a terminal and apply it", runApply},
 		{"script", "serve, lint or export model scripts", runScript},
 		{"session", "list, show, resume or replay sessions", runSession},
+		{"scenario", "run, prove, list or scaffold scenarios", runScenario},
+		{"check", "run a scenario run's checks again against its workspace", runCheck},
 		{"selftest", "run the built-in demo end to end and check the result", runSelftest},
 		{"version", "print the version", runVersion},
 	}
@@ -159,17 +161,31 @@ func (fs *flagSet) printHelp() {
 	}
 }
 
-// parseFlags parses args and turns flag errors into one-line usage errors.
+// parseFlags parses args, flags and arguments in any order ("--" ends the
+// flags), and turns flag errors into one-line usage errors.
 func parseFlags(fs *flagSet, name string, args []string) error {
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.printHelp()
-		return flag.ErrHelp
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fs.printHelp()
+			return flag.ErrHelp
+		}
+		if err != nil {
+			return usagef(name, "%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-	if err != nil {
-		return usagef(name, "%v", err)
-	}
-	return nil
+	return fs.Parse(append([]string{"--"}, positional...))
 }
 
 // dataDir resolves the data folder: the flag, else $PROCTOR_DATA, else

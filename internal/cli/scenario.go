@@ -1,0 +1,378 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/suite"
+	"github.com/proctor-dev/proctor/internal/workspace"
+)
+
+func runScenario(ctx context.Context, env Env, args []string) error {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprint(env.Stdout, `Usage: proctor scenario <verb> [flags]
+
+  run PATH… [--repeat K] [--parallel N] [--model PROFILE] [--filter TAG] [--junit FILE] [--json FILE]
+                      run scenarios (a scenario folder, or folders of them) as a suite
+  prove PATH…         check that scenarios are sound before anyone trusts them
+  list PATH…          list the scenarios found under each PATH
+  new NAME [--in DIR] scaffold a new, valid scenario
+
+The scenario format is described in docs/scenarios.md.
+Exit codes of run: 0 all passed; 1 any failed; 2 a setup error or any broken check.
+`)
+		if len(args) == 0 {
+			return usagef("scenario", "name a verb: run, prove, list or new")
+		}
+		return nil
+	}
+	switch args[0] {
+	case "run":
+		return scenarioRun(ctx, env, args[1:])
+	case "prove":
+		return scenarioProve(ctx, env, args[1:])
+	case "list":
+		return scenarioList(env, args[1:])
+	case "new":
+		return scenarioNew(env, args[1:])
+	}
+	return usagef("scenario", "unknown verb %q; want run, prove, list or new", args[0])
+}
+
+func scenarioRun(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "scenario run", "[flags] PATH…", `
+Run every scenario found under each PATH, K times each, N at a time. Prints
+one PASS|FAIL|BROKEN line per check result and a verdict line per run (with
+its bundle), then a summary with pass rates. A scenario folder that cannot be
+read is reported and the others still run.
+Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
+	data := fs.String("data", "", "data `folder`")
+	repeat := fs.Int("repeat", 0, "runs per scenario (default: each scenario's repeat)")
+	parallel := fs.Int("parallel", 1, "runs at a time")
+	profile := fs.String("model", "", "run every scenario against this model `profile` instead of its own model")
+	models := fs.String("models", "", "models.yaml `file`")
+	var tags stringList
+	fs.Var(&tags, "filter", "only scenarios with this `tag` (repeatable: any of them)")
+	junit := fs.String("junit", "", "write JUnit XML to `file`")
+	jsonOut := fs.String("json", "", "write the results as JSON to `file`")
+	if err := parseFlags(fs, "scenario run", args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("scenario run", "name at least one scenario folder")
+	}
+	if *repeat < 0 || *parallel < 1 {
+		return usagef("scenario run", "--repeat and --parallel must be positive")
+	}
+	r, err := newRunner(env, *data)
+	if err != nil {
+		return err
+	}
+	scenarios, problems := scenario.Discover(fs.Args()...)
+	if len(tags) > 0 {
+		var kept []*scenario.Scenario
+		for _, s := range scenarios {
+			for _, t := range tags {
+				if s.HasTag(t) {
+					kept = append(kept, s)
+					break
+				}
+			}
+		}
+		scenarios = kept
+	}
+	if len(scenarios) == 0 && len(problems) == 0 {
+		return usagef("scenario run", "no scenarios found under %s", strings.Join(fs.Args(), ", "))
+	}
+	rf := &runFlags{models: models}
+	resolve := func(name string) (run.ModelChoice, error) { return rf.liveModel(env, name, "scenario run") }
+	opt := suite.Options{Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Profile: resolve}
+	if *profile != "" {
+		m, err := resolve(*profile)
+		if err != nil {
+			return err
+		}
+		opt.Model = &m
+	}
+	rep := suite.Run(ctx, r, scenarios, problems, opt)
+	if *junit != "" {
+		if err := rep.WriteJUnit(*junit); err != nil {
+			return err
+		}
+	}
+	if *jsonOut != "" {
+		if err := rep.WriteJSON(*jsonOut); err != nil {
+			return err
+		}
+	}
+	if code := rep.ExitCode(); code != 0 {
+		return exitError{code}
+	}
+	return nil
+}
+
+func scenarioList(env Env, args []string) error {
+	fs := newFlags(env, "scenario list", "PATH…", "List the scenarios found under each PATH, and the folders that cannot be read.")
+	if err := parseFlags(fs, "scenario list", args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("scenario list", "name at least one folder")
+	}
+	scenarios, problems := scenario.Discover(fs.Args()...)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tTURNS\tCHECKS\tREPEAT\tTAGS\tDESCRIPTION")
+	for _, s := range scenarios {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, len(s.Turns), len(s.Checks), s.Repeat, strings.Join(s.Tags, ","), clipLine(s.Description, 60))
+	}
+	tw.Flush()
+	for _, p := range problems {
+		fmt.Fprintf(env.Stdout, "cannot read %s: %v\n", p.Path, p.Err)
+	}
+	if len(problems) > 0 {
+		return exitError{ExitProblems}
+	}
+	return nil
+}
+
+// scenarioProve checks the rules that make a scenario trustworthy.
+func scenarioProve(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "scenario prove", "PATH…", `
+Check that each scenario is sound before anyone trusts its verdicts:
+  readable      scenario.yaml parses and is valid; the fixture is there
+  setup         setup, then ready, succeed on a copy of the fixture
+  deterministic it has at least one check
+  not-vacuous   not every check already holds on the untouched fixture
+  solvable      with its model script, a run passes every check
+Each failure names the rule and the file. Exit 1 when any rule fails.`)
+	if err := parseFlags(fs, "scenario prove", args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("scenario prove", "name at least one scenario folder")
+	}
+	scratch, err := os.MkdirTemp("", "proctor-prove-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	r := &run.Runner{DataDir: filepath.Join(scratch, "data"), Environ: os.Environ()}
+	scenarios, problems := scenario.Discover(fs.Args()...)
+	failed := 0
+	say := func(ok bool, id, rule, detail string) {
+		mark := "ok  "
+		if !ok {
+			mark = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(env.Stdout, "%s %s %s: %s\n", mark, id, rule, detail)
+	}
+	for _, p := range problems {
+		say(false, p.Path, "readable", p.Err.Error())
+	}
+	for _, s := range scenarios {
+		file := filepath.Join(s.Dir, scenario.File)
+		say(true, s.ID, "readable", file)
+		if len(s.Checks) == 0 {
+			say(false, s.ID, "deterministic", file+": no checks; add checks: or a checks/ executable")
+			continue
+		}
+		say(true, s.ID, "deterministic", fmt.Sprintf("%d checks", len(s.Checks)))
+		spec, err := r.ScenarioSpec(s, run.ScenarioOptions{})
+		if err != nil {
+			say(false, s.ID, "solvable", err.Error())
+			continue
+		}
+		// Untouched fixture: setup and ready, then the checks.
+		ws, err := workspace.CreateWith(ctx, spec.SourceDir, filepath.Join(scratch, s.ID, "untouched"), workspace.Limits{}, spec.Workspace)
+		if err != nil {
+			say(false, s.ID, "setup", err.Error())
+			continue
+		}
+		if err := spec.Prepare(ctx, ws.Dir, spec.Env); err != nil {
+			say(false, s.ID, "setup", err.Error())
+			continue
+		}
+		say(true, s.ID, "setup", "setup and ready succeed on the fixture")
+		runDir := filepath.Join(scratch, s.ID, "untouched-run")
+		os.MkdirAll(runDir, 0o755)
+		results := check.Run(ctx, s.Checks, check.Input{Workspace: ws.Dir, RunDir: runDir, Env: spec.Env})
+		allHold := true
+		for _, res := range results {
+			if res.Broken {
+				say(false, s.ID, "not-vacuous", fmt.Sprintf("check %s is broken on the untouched fixture: %s", res.Name, res.Detail))
+			}
+			allHold = allHold && res.Passed
+		}
+		say(!allHold, s.ID, "not-vacuous", map[bool]string{true: file + ": every check already holds on the untouched fixture; the scenario proves nothing", false: "some checks fail on the untouched fixture"}[allHold])
+		if spec.Model.Script == nil {
+			say(true, s.ID, "solvable", "not proven: the scenario has no model script (it uses a live profile)")
+			continue
+		}
+		res, err := r.Run(ctx, spec)
+		switch {
+		case err != nil:
+			say(false, s.ID, "solvable", err.Error())
+		case res.Verdict == nil || !res.Verdict.Passed:
+			detail := fmt.Sprintf("the scripted run %s", res.Receipt.Status)
+			if res.Verdict != nil {
+				detail += ": first failure " + res.Verdict.FirstFailure
+				if res.Verdict.Aborted != "" {
+					detail += ", budget exceeded: " + res.Verdict.Aborted
+				}
+			}
+			if res.Receipt.Failure != nil {
+				detail += ": " + res.Receipt.Failure.Message
+			}
+			say(false, s.ID, "solvable", detail+" ("+filepath.Join(s.Dir, s.Model.Script)+")")
+		default:
+			say(true, s.ID, "solvable", "the scripted run passes every check")
+		}
+	}
+	if failed > 0 {
+		return exitError{ExitProblems}
+	}
+	return nil
+}
+
+func scenarioNew(env Env, args []string) error {
+	fs := newFlags(env, "scenario new", "[--in DIR] NAME", "Scaffold a new scenario folder that passes 'proctor scenario prove'; edit it from there.")
+	in := fs.String("in", "scenarios", "the `folder` to create it in")
+	if err := parseFlags(fs, "scenario new", args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || !bundle.ValidID(fs.Arg(0)) {
+		return usagef("scenario new", "name one scenario NAME (letters, digits, '.', '_', '-')")
+	}
+	dir := filepath.Join(*in, fs.Arg(0))
+	if _, err := os.Stat(dir); err == nil {
+		return usagef("scenario new", "%s already exists", dir)
+	}
+	if err := scenario.Scaffold(dir, fs.Arg(0)); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "created %s\n  prove it: proctor scenario prove %s\n  run it:   proctor scenario run %s\n", dir, dir, dir)
+	return nil
+}
+
+func runCheck(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "check", "[--data DIR] [--check NAME] RUN_ID", `
+Run a scenario run's checks again, by hand, against its finished workspace,
+and print the results the same way 'scenario run' does. The scenario is
+read from the path on the run's receipt, so edits to its checks take effect.
+Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
+	data := fs.String("data", "", "data `folder`")
+	only := fs.String("check", "", "run only the check with this `name`")
+	if err := parseFlags(fs, "check", args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("check", "name one RUN_ID")
+	}
+	r, err := newRunner(env, *data)
+	if err != nil {
+		return err
+	}
+	dir, err := r.RunDir(fs.Arg(0))
+	if err != nil {
+		return usagef("check", "%v", err)
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	rc := b.Receipt
+	if rc.Scenario == nil || rc.Scenario.Path == "" {
+		return usagef("check", "run %s is not a scenario run; it has no checks", rc.RunID)
+	}
+	s, err := scenario.Load(rc.Scenario.Path)
+	if err != nil {
+		return usagef("check", "%v", err)
+	}
+	specs := s.Checks
+	if *only != "" {
+		specs = nil
+		var names []string
+		for _, c := range s.Checks {
+			names = append(names, c.Name)
+			if c.Name == *only {
+				specs = append(specs, c)
+			}
+		}
+		if specs == nil {
+			return usagef("check", "scenario %s has no check %q (it has: %s)", s.ID, *only, strings.Join(names, ", "))
+		}
+	}
+	in, err := checkInput(dir, b, r.Environ, s)
+	if err != nil {
+		return err
+	}
+	results := check.Run(ctx, specs, in)
+	code := ExitOK
+	for _, res := range results {
+		mark := "PASS"
+		switch {
+		case res.Broken:
+			mark, code = "BROKEN", ExitUsage
+		case !res.Passed:
+			mark = "FAIL"
+			if code == ExitOK {
+				code = ExitProblems
+			}
+		}
+		first, _, _ := strings.Cut(res.Detail, "\n")
+		fmt.Fprintf(env.Stdout, "%s %s.%s: %s\n", mark, res.Phase, res.Name, first)
+	}
+	if code != ExitOK {
+		return exitError{code}
+	}
+	return nil
+}
+
+// checkInput rebuilds what checks judge from a finished run's bundle.
+func checkInput(dir string, b *bundle.Run, environ []string, s *scenario.Scenario) (check.Input, error) {
+	ws := filepath.Join(dir, "workspace")
+	if _, err := os.Stat(ws); err != nil {
+		return check.Input{}, fmt.Errorf("run %s: its workspace %s is gone: %w", b.Receipt.RunID, ws, errors.Unwrap(err))
+	}
+	in := check.Input{Workspace: ws, RunDir: dir, Changed: b.Receipt.Changed, Env: run.ScenarioEnv(environ, s)}
+	events, _, err := bundle.ReadEvents(dir, bundle.DefaultLimits())
+	if err != nil {
+		return in, err
+	}
+	for _, ev := range events {
+		var d struct {
+			Name string          `json:"name"`
+			Args json.RawMessage `json:"args"`
+			OK   bool            `json:"ok"`
+		}
+		json.Unmarshal(ev.Data, &d)
+		switch ev.Type {
+		case "tool.call":
+			in.Calls = append(in.Calls, check.Call{Tool: d.Name, Args: string(d.Args)})
+		case "tool.result":
+			if n := len(in.Calls); n > 0 {
+				in.Calls[n-1].OK = d.OK
+			}
+		}
+	}
+	if b.Verdict != nil {
+		in.Aborted = b.Verdict.Aborted
+	}
+	for _, sec := range bundle.ParseTranscript(b.Transcript) {
+		if sec.Role == "assistant" && !strings.Contains(sec.Body, "**tool call**") {
+			in.Final = sec.Body
+		}
+	}
+	return in, nil
+}

@@ -1,0 +1,398 @@
+// Package suite owns running scenarios as a suite: every scenario K times,
+// N at a time, printing each check result and verdict as cases finish, then
+// a summary with pass rates; and writing the suite as JUnit XML and JSON.
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/scenario"
+)
+
+// Options of a suite run.
+type Options struct {
+	Repeat   int // runs per scenario; 0 uses each scenario's repeat
+	Parallel int // runs at a time; default 1
+	Model    *run.ModelChoice
+	Profile  func(name string) (run.ModelChoice, error)
+	Out      io.Writer // one line per result and verdict, then the summary
+}
+
+// Case is one run of one scenario.
+type Case struct {
+	Scenario *scenario.Scenario
+	Repeat   int
+	Result   *run.Result
+	Err      error // the case could not start
+	Duration time.Duration
+}
+
+// Passed reports whether the case ran and every check held.
+func (c Case) Passed() bool {
+	return c.Err == nil && c.Result != nil && c.Result.Verdict != nil && c.Result.Verdict.Passed
+}
+
+// Broken reports whether a check of the case was broken.
+func (c Case) Broken() bool {
+	if c.Result == nil || c.Result.Verdict == nil {
+		return false
+	}
+	for _, r := range c.Result.Verdict.Results {
+		if r.Broken {
+			return true
+		}
+	}
+	return false
+}
+
+// Report is a finished suite.
+type Report struct {
+	ID       string
+	Cases    []Case
+	Problems []scenario.Problem
+	Started  time.Time
+	Duration time.Duration
+}
+
+// NewID makes a suite id.
+func NewID(now time.Time) string { return "suite-" + run.NewRunID(now) }
+
+// Run runs every scenario. Cases that cannot start are recorded with their
+// error and the rest go on.
+func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, problems []scenario.Problem, opt Options) Report {
+	start := time.Now()
+	rep := Report{ID: NewID(start), Problems: problems, Started: start}
+	out := opt.Out
+	if out == nil {
+		out = io.Discard
+	}
+	var cases []Case
+	for _, s := range scenarios {
+		k := opt.Repeat
+		if k <= 0 {
+			k = s.Repeat
+		}
+		for i := 1; i <= k; i++ {
+			cases = append(cases, Case{Scenario: s, Repeat: i})
+		}
+	}
+	par := max(opt.Parallel, 1)
+	var mu sync.Mutex
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(par, max(len(cases), 1)) {
+		wg.Go(func() {
+			for i := range next {
+				c := &cases[i]
+				t0 := time.Now()
+				rr := *r
+				rr.Progress = nil
+				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
+				if err == nil {
+					c.Result, err = rr.Run(ctx, spec)
+				}
+				c.Err, c.Duration = err, time.Since(t0)
+				mu.Lock()
+				printCase(out, *c)
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range cases {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rep.Cases = cases
+	rep.Duration = time.Since(start)
+	for _, p := range problems {
+		fmt.Fprintf(out, "BROKEN %s: %v\n", p.Path, p.Err)
+	}
+	printSummary(out, rep)
+	return rep
+}
+
+func printCase(w io.Writer, c Case) {
+	name := fmt.Sprintf("%s #%d", c.Scenario.ID, c.Repeat)
+	if c.Err != nil {
+		fmt.Fprintf(w, "BROKEN %s: %v\n", name, c.Err)
+		return
+	}
+	v, rc := c.Result.Verdict, c.Result.Receipt
+	if v != nil {
+		for _, r := range v.Results {
+			mark := "PASS"
+			switch {
+			case r.Broken:
+				mark = "BROKEN"
+			case !r.Passed:
+				mark = "FAIL"
+			}
+			first, _, _ := strings.Cut(r.Detail, "\n")
+			fmt.Fprintf(w, "%s %s.%s: %s\n", mark, r.Phase, r.Name, first)
+		}
+	}
+	verdict := "passed"
+	switch {
+	case v == nil:
+		verdict = string(rc.Status)
+		if rc.Failure != nil {
+			verdict += ": " + rc.Failure.Code + ": " + rc.Failure.Message
+		}
+	case !v.Passed:
+		verdict = "failed"
+		if v.Aborted != "" {
+			verdict += " (budget exceeded: " + v.Aborted + ")"
+		}
+		if rc.Failure != nil && rc.Failure.Domain != bundle.DomainAgent && rc.Failure.Domain != bundle.DomainCheck {
+			verdict += ": " + rc.Failure.Code + ": " + rc.Failure.Message
+		}
+	}
+	fmt.Fprintf(w, "verdict %s: %s (%.1fs) %s\n", name, verdict, c.Duration.Seconds(), c.Result.Dir)
+}
+
+// Stats are a scenario's results over its repeats.
+type Stats struct {
+	ID     string
+	Runs   int
+	Passed int
+	Broken int
+}
+
+// PerScenario summarises the cases by scenario, sorted by id.
+func (r Report) PerScenario() []Stats {
+	m := map[string]*Stats{}
+	for _, c := range r.Cases {
+		s := m[c.Scenario.ID]
+		if s == nil {
+			s = &Stats{ID: c.Scenario.ID}
+			m[c.Scenario.ID] = s
+		}
+		s.Runs++
+		if c.Passed() {
+			s.Passed++
+		}
+		if c.Broken() || c.Err != nil {
+			s.Broken++
+		}
+	}
+	var out []Stats
+	for _, s := range m {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Counts returns passed, failed and broken cases.
+func (r Report) Counts() (passed, failed, broken int) {
+	for _, c := range r.Cases {
+		switch {
+		case c.Passed():
+			passed++
+		case c.Broken() || c.Err != nil:
+			broken++
+		default:
+			failed++
+		}
+	}
+	return passed, failed, broken + len(r.Problems)
+}
+
+func printSummary(w io.Writer, r Report) {
+	passed, failed, broken := r.Counts()
+	fmt.Fprintf(w, "\nsuite %s: %d cases in %.1fs: %d passed, %d failed, %d broken\n", r.ID, len(r.Cases), r.Duration.Seconds(), passed, failed, broken)
+	all := 0
+	stats := r.PerScenario()
+	for _, s := range stats {
+		if s.Passed == s.Runs {
+			all++
+		}
+		fmt.Fprintf(w, "  %-40s %d/%d passed (%.0f%%)\n", s.ID, s.Passed, s.Runs, 100*float64(s.Passed)/float64(max(s.Runs, 1)))
+	}
+	if len(stats) > 0 {
+		fmt.Fprintf(w, "pass^k (every repeat passed): %d of %d scenarios (%.0f%%)\n", all, len(stats), 100*float64(all)/float64(len(stats)))
+	}
+}
+
+// ExitCode is 0 when every case passed, 2 when any check was broken or a
+// scenario could not run, else 1 when any failed.
+func (r Report) ExitCode() int {
+	_, failed, broken := r.Counts()
+	switch {
+	case broken > 0:
+		return 2
+	case failed > 0:
+		return 1
+	}
+	return 0
+}
+
+// WriteJUnit writes the suite as JUnit XML: a testsuite per scenario, a
+// testcase per repeat; a failed check is a failure, a broken one an error.
+func (r Report) WriteJUnit(path string) error {
+	type failure struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	}
+	type testcase struct {
+		Name      string   `xml:"name,attr"`
+		Classname string   `xml:"classname,attr"`
+		Time      string   `xml:"time,attr"`
+		Failure   *failure `xml:"failure,omitempty"`
+		Error     *failure `xml:"error,omitempty"`
+		SystemOut string   `xml:"system-out,omitempty"`
+	}
+	type testsuite struct {
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Errors   int        `xml:"errors,attr"`
+		Time     string     `xml:"time,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	type testsuites struct {
+		XMLName  xml.Name    `xml:"testsuites"`
+		Name     string      `xml:"name,attr"`
+		Tests    int         `xml:"tests,attr"`
+		Failures int         `xml:"failures,attr"`
+		Errors   int         `xml:"errors,attr"`
+		Time     string      `xml:"time,attr"`
+		Suites   []testsuite `xml:"testsuite"`
+	}
+	doc := testsuites{Name: r.ID, Time: secs(r.Duration)}
+	bySuite := map[string]int{}
+	for _, c := range r.Cases {
+		i, ok := bySuite[c.Scenario.ID]
+		if !ok {
+			doc.Suites = append(doc.Suites, testsuite{Name: c.Scenario.ID})
+			i = len(doc.Suites) - 1
+			bySuite[c.Scenario.ID] = i
+		}
+		ts := &doc.Suites[i]
+		tc := testcase{Name: fmt.Sprintf("%s #%d", c.Scenario.ID, c.Repeat), Classname: "proctor." + c.Scenario.ID, Time: secs(c.Duration)}
+		switch {
+		case c.Err != nil:
+			tc.Error = &failure{Message: c.Err.Error(), Type: "setup"}
+		case c.Broken():
+			tc.Error = &failure{Message: "a check is broken", Type: "broken", Text: details(c)}
+		case !c.Passed():
+			msg := "a check failed"
+			if c.Result.Verdict != nil && c.Result.Verdict.Aborted != "" {
+				msg = "budget exceeded: " + c.Result.Verdict.Aborted
+			} else if c.Result.Verdict == nil && c.Result.Receipt.Failure != nil {
+				msg = c.Result.Receipt.Failure.Message
+			}
+			tc.Failure = &failure{Message: msg, Type: "failed", Text: details(c)}
+		}
+		if c.Result != nil {
+			tc.SystemOut = "bundle: " + c.Result.Dir
+		}
+		ts.Cases = append(ts.Cases, tc)
+		ts.Tests++
+		doc.Tests++
+		if tc.Failure != nil {
+			ts.Failures++
+			doc.Failures++
+		}
+		if tc.Error != nil {
+			ts.Errors++
+			doc.Errors++
+		}
+		d, _ := time.ParseDuration(ts.Time + "s")
+		ts.Time = secs(d + c.Duration)
+	}
+	data, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return bundle.WriteFileAtomic(path, append([]byte(xml.Header), append(data, '\n')...), 0o644)
+}
+
+func details(c Case) string {
+	if c.Result == nil || c.Result.Verdict == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range c.Result.Verdict.Results {
+		state := "passed"
+		switch {
+		case r.Broken:
+			state = "BROKEN"
+		case !r.Passed:
+			state = "FAILED"
+		}
+		fmt.Fprintf(&b, "%s %s.%s: %s\n", state, r.Phase, r.Name, r.Detail)
+	}
+	return b.String()
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+// WriteJSON writes the suite as JSON: one entry per case.
+func (r Report) WriteJSON(path string) error {
+	type entry struct {
+		Scenario string               `json:"scenario"`
+		Repeat   int                  `json:"repeat"`
+		RunID    string               `json:"run_id,omitempty"`
+		Bundle   string               `json:"bundle,omitempty"`
+		Status   string               `json:"status"`
+		Passed   bool                 `json:"passed"`
+		Aborted  string               `json:"aborted,omitempty"`
+		Error    string               `json:"error,omitempty"`
+		Seconds  float64              `json:"seconds"`
+		Results  []bundle.CheckResult `json:"results"`
+	}
+	passed, failed, broken := r.Counts()
+	doc := struct {
+		Suite    string  `json:"suite"`
+		Passed   int     `json:"passed"`
+		Failed   int     `json:"failed"`
+		Broken   int     `json:"broken"`
+		Seconds  float64 `json:"seconds"`
+		Cases    []entry `json:"cases"`
+		Problems []struct {
+			Path  string `json:"path"`
+			Error string `json:"error"`
+		} `json:"problems"`
+	}{Suite: r.ID, Passed: passed, Failed: failed, Broken: broken, Seconds: r.Duration.Seconds(), Cases: []entry{}}
+	for _, p := range r.Problems {
+		doc.Problems = append(doc.Problems, struct {
+			Path  string `json:"path"`
+			Error string `json:"error"`
+		}{p.Path, p.Err.Error()})
+	}
+	for _, c := range r.Cases {
+		e := entry{Scenario: c.Scenario.ID, Repeat: c.Repeat, Passed: c.Passed(), Seconds: c.Duration.Seconds(), Results: []bundle.CheckResult{}}
+		if c.Err != nil {
+			e.Status, e.Error = "broken", c.Err.Error()
+		}
+		if c.Result != nil {
+			e.RunID, e.Bundle, e.Status = c.Result.RunID, c.Result.Dir, string(c.Result.Receipt.Status)
+			if v := c.Result.Verdict; v != nil {
+				e.Aborted, e.Results = v.Aborted, v.Results
+			}
+		}
+		doc.Cases = append(doc.Cases, e)
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return bundle.WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
