@@ -13,17 +13,17 @@ import (
 
 // Kinds of declarative check.
 const (
-	KindFileExists          = "file_exists"
-	KindFileAbsent          = "file_absent"
-	KindFileContains        = "file_contains"
-	KindFileMatches         = "file_matches"
-	KindOnlyPathsChanged    = "only_paths_changed"
-	KindFinalMessage        = "final_message_contains"
-	KindToolCalled          = "tool_called"
-	KindToolNotCalled       = "tool_not_called"
-	KindCommand             = "command"
-	KindBudgetNotExceeded   = "budget_not_exceeded"
-	KindExecutable          = "executable"
+	KindFileExists        = "file_exists"
+	KindFileAbsent        = "file_absent"
+	KindFileContains      = "file_contains"
+	KindFileMatches       = "file_matches"
+	KindOnlyPathsChanged  = "only_paths_changed"
+	KindFinalMessage      = "final_message_contains"
+	KindToolCalled        = "tool_called"
+	KindToolNotCalled     = "tool_not_called"
+	KindCommand           = "command"
+	KindBudgetNotExceeded = "budget_not_exceeded"
+	KindExecutable        = "executable"
 )
 
 // Kinds lists the declarative kinds.

@@ -395,4 +395,3 @@ func (r Report) WriteJSON(path string) error {
 	}
 	return bundle.WriteFileAtomic(path, append(data, '\n'), 0o644)
 }
-
