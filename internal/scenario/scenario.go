@@ -400,6 +400,9 @@ func yamlError(file string, err error) error {
 // executables, each added as a check. It checks that the fixture and the
 // model script exist.
 func Load(dir string) (*Scenario, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // checks run from the workspace, so their paths must not be relative
+	}
 	file := filepath.Join(dir, File)
 	data, err := os.ReadFile(file)
 	if err != nil {
