@@ -152,6 +152,8 @@ func printCase(w io.Writer, c Case) {
 		if rc.Failure != nil {
 			verdict += ": " + rc.Failure.Code + ": " + rc.Failure.Message
 		}
+	case c.Broken():
+		verdict = "broken: a check could not judge (the scenario's mistake, not the agent's)"
 	case !v.Passed:
 		verdict = "failed"
 		if v.Aborted != "" {
@@ -315,6 +317,18 @@ func (r Report) WriteJUnit(path string) error {
 		}
 		d, _ := time.ParseDuration(ts.Time + "s")
 		ts.Time = secs(d + c.Duration)
+	}
+	if len(r.Problems) > 0 {
+		ts := testsuite{Name: "unreadable scenarios"}
+		for _, p := range r.Problems {
+			ts.Cases = append(ts.Cases, testcase{Name: p.Path, Classname: "proctor.unreadable", Time: "0",
+				Error: &failure{Message: "the scenario cannot be read", Type: "setup", Text: p.Err.Error()}})
+			ts.Tests++
+			ts.Errors++
+		}
+		doc.Suites = append(doc.Suites, ts)
+		doc.Tests += ts.Tests
+		doc.Errors += ts.Errors
 	}
 	data, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -1,0 +1,123 @@
+package suite_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/suite"
+)
+
+func runSuite(t *testing.T, paths []string, opt suite.Options) (suite.Report, string) {
+	t.Helper()
+	var out strings.Builder
+	opt.Out = &out
+	scenarios, probs := scenario.Discover(paths...)
+	r := &run.Runner{DataDir: t.TempDir(), Environ: os.Environ()}
+	return suite.Run(context.Background(), r, scenarios, probs, opt), out.String()
+}
+
+func TestExamplesPassOffline(t *testing.T) {
+	rep, out := runSuite(t, []string{"../../examples/scenarios"}, suite.Options{Parallel: 2})
+	if p, f, b := rep.Counts(); p != 5 || f != 0 || b != 0 || rep.ExitCode() != 0 {
+		t.Fatalf("passed %d failed %d broken %d:\n%s", p, f, b, out)
+	}
+}
+
+func TestFailingAbortedAndBrokenCases(t *testing.T) {
+	os.Chmod("../../testdata/scenarios/broken-check/checks/no-run-bit", 0o644)
+	rep, out := runSuite(t, []string{"../../testdata/scenarios"}, suite.Options{Parallel: 2, Repeat: 1})
+	byID := map[string]suite.Case{}
+	for _, c := range rep.Cases {
+		byID[c.Scenario.ID] = c
+	}
+	verdict := func(id string) *bundle.Verdict {
+		c, ok := byID[id]
+		if !ok || c.Result == nil || c.Result.Verdict == nil {
+			t.Fatalf("%s: no verdict (%+v)", id, c)
+		}
+		return c.Result.Verdict
+	}
+	if v := verdict("fails-scope"); v.Passed || v.FirstFailure != "scope" || v.Aborted != "" {
+		t.Errorf("fails-scope: %+v", v)
+	}
+	if v := verdict("aborted-messages"); v.Aborted != "max_messages=2" || v.Results[1].Passed != true {
+		t.Errorf("aborted-messages: %+v", v)
+	}
+	if v := verdict("aborted-clock"); v.Aborted != "wall_clock_s=1" {
+		t.Errorf("aborted-clock: %+v", v)
+	}
+	if c := byID["broken-check"]; !c.Broken() || c.Result.Receipt.Failure.Domain != bundle.DomainCheck {
+		t.Errorf("broken-check: %+v", c.Result.Receipt.Failure)
+	}
+	if c := byID["script-ends"]; c.Result.Receipt.Failure == nil || c.Result.Receipt.Failure.Code != "script_ended" {
+		t.Errorf("script-ends: %+v", c.Result.Receipt)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Err.Error(), "unreadable/scenario.yaml:2:1") {
+		t.Errorf("problems: %+v", rep.Problems)
+	}
+	if rep.ExitCode() != 2 {
+		t.Errorf("exit code %d, want 2 (broken)", rep.ExitCode())
+	}
+	for _, want := range []string{"FAIL post.scope: changed outside [greeting.txt]: extra.txt", "BROKEN post.no-run-bit", "verdict broken-check #1: broken",
+		"BROKEN ../../testdata/scenarios/unreadable", "5 cases", "pass^k (every repeat passed): 0 of 5"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Every run, aborted ones included, left a whole bundle.
+	for id, c := range byID {
+		if _, err := bundle.ReadRun(c.Result.Dir, bundle.DefaultLimits()); err != nil {
+			t.Errorf("%s: bundle: %v", id, err)
+		}
+	}
+
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	if err := rep.WriteJUnit(junit); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	data, _ := os.ReadFile(junit)
+	if err := xml.Unmarshal(data, &doc); err != nil || doc.Tests != 6 || doc.Failures != 4 || doc.Errors != 2 {
+		t.Fatalf("junit %+v %v:\n%s", doc, err, data)
+	}
+	js := filepath.Join(t.TempDir(), "suite.json")
+	if err := rep.WriteJSON(js); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Cases []struct {
+			Scenario string `json:"scenario"`
+			Aborted  string `json:"aborted"`
+		} `json:"cases"`
+		Problems []any `json:"problems"`
+	}
+	data, _ = os.ReadFile(js)
+	if err := json.Unmarshal(data, &j); err != nil || len(j.Cases) != 5 || len(j.Problems) != 1 {
+		t.Fatalf("json: %v\n%s", err, data)
+	}
+}
+
+func TestRepeatsAndPassRate(t *testing.T) {
+	rep, out := runSuite(t, []string{"../../examples/scenarios/rename-config-key"}, suite.Options{Repeat: 3})
+	st := rep.PerScenario()
+	if len(rep.Cases) != 3 || len(st) != 1 || st[0].Passed != 3 || !strings.Contains(out, "3/3 passed (100%)") {
+		t.Fatalf("%+v\n%s", st, out)
+	}
+	for i, c := range rep.Cases {
+		if c.Result.Receipt.Scenario.Repeat != i+1 || c.Result.Receipt.Scenario.Suite != rep.ID {
+			t.Fatalf("case %d receipt scenario %+v", i, c.Result.Receipt.Scenario)
+		}
+	}
+}
