@@ -44,7 +44,7 @@ type RunsPage struct {
 // Filtered reports whether any filter is set.
 func (p RunsPage) Filtered() bool {
 	f := p.Filter
-	return f.Status != "" || f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Query != ""
+	return f.Status != "" || f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Suite != "" || f.Query != ""
 }
 
 // NextURL is the link to the page after this one, keeping the filters.
@@ -69,6 +69,7 @@ func filterQuery(f store.RunFilter, after string) url.Values {
 	set("scenario", f.Scenario)
 	set("model", f.Model)
 	set("review", f.Review)
+	set("suite", f.Suite)
 	set("q", f.Query)
 	set("after", after)
 	if f.Limit > 0 && f.Limit != 50 {

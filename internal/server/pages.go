@@ -31,6 +31,7 @@ func runFilter(c echo.Context) (store.RunFilter, error) {
 		Model:    c.QueryParam("model"),
 		Review:   c.QueryParam("review"),
 		Session:  c.QueryParam("session"),
+		Suite:    c.QueryParam("suite"),
 		Query:    c.QueryParam("q"),
 		After:    c.QueryParam("after"),
 	}

@@ -236,8 +236,8 @@ const insertRunSQL = `INSERT INTO runs (
 	source_kind, source_location, source_commit, scenario_id, scenario_repeat,
 	failure_domain, failure_code, failure_message, started_at, ended_at,
 	prompt_tokens, completion_tokens, total_tokens, model_calls, changed_count, diff_bytes,
-	verify_verdict, review_state, receipt)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	verify_verdict, review_state, receipt, suite)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING id`
 
 func runArgs(path string, run *bundle.Run) ([]any, error) {
@@ -246,13 +246,13 @@ func runArgs(path string, run *bundle.Run) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode receipt of run %s: %w", r.RunID, err)
 	}
-	var fdomain, fcode, fmsg, scenario, verdict string
+	var fdomain, fcode, fmsg, scenario, verdict, suite string
 	var repeat int
 	if r.Failure != nil {
 		fdomain, fcode, fmsg = string(r.Failure.Domain), r.Failure.Code, r.Failure.Message
 	}
 	if r.Scenario != nil {
-		scenario, repeat = r.Scenario.ID, r.Scenario.Repeat
+		scenario, repeat, suite = r.Scenario.ID, r.Scenario.Repeat, r.Scenario.Suite
 	}
 	if r.Verify != nil {
 		verdict = r.Verify.Verdict
@@ -262,7 +262,7 @@ func runArgs(path string, run *bundle.Run) ([]any, error) {
 		r.Source.Kind, sourceLocation(r.Source), r.Source.CommitSHA, scenario, repeat,
 		fdomain, fcode, fmsg, r.StartedAt.UnixMilli(), msOrNil(r.EndedAt),
 		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.ModelCalls, len(r.Changed), run.DiffBytes,
-		verdict, reviewState(r), string(receipt),
+		verdict, reviewState(r), string(receipt), suite,
 	}, nil
 }
 

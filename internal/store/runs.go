@@ -54,6 +54,7 @@ type RunFilter struct {
 	Model    string
 	Review   string
 	Session  string
+	Suite    string
 	Query    string // full-text search over transcripts (FTS5 query syntax, words are ANDed)
 	After    string // cursor from a previous page's Next
 	Limit    int    // default 50, at most 500
@@ -144,6 +145,9 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	}
 	if f.Session != "" {
 		add("r.session_id = ?", f.Session)
+	}
+	if f.Suite != "" {
+		add("r.suite = ?", f.Suite)
 	}
 	if f.After != "" {
 		c, err := parseCursor(f.After)
