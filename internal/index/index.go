@@ -61,54 +61,61 @@ type candidate struct {
 // Index indexes every run bundle and session file found under each root.
 // Bundles indexed earlier under a root that are gone from it are forgotten.
 // A bundle that cannot be read is recorded as a problem and the rest go on;
-// only a failure of the store itself stops the pass.
+// only a failure of the store itself stops the pass. Bundles from all roots
+// are written in shared batches, so indexing many single bundles at once
+// (a suite's runs) costs a few transactions, not one each.
 func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 	var rep Report
-	for _, root := range roots {
-		if err := ix.indexRoot(ctx, root, &rep); err != nil {
-			return rep, err
-		}
-	}
-	return rep, nil
-}
-
-func (ix *Indexer) indexRoot(ctx context.Context, root string, rep *Report) error {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return fmt.Errorf("index %s: %w", root, err)
-	}
-	abs, err = filepath.EvalSymlinks(abs)
-	if err != nil {
-		return fmt.Errorf("index %s: %w", root, err)
-	}
-	cands, walkProblems, err := walk(ctx, abs)
-	if err != nil {
-		return fmt.Errorf("index %s: %w", root, err)
-	}
-	stored, err := ix.store.Fingerprints(ctx, abs)
-	if err != nil {
-		return err
-	}
-	seen := make(map[string]bool, len(cands))
 	var todo []candidate
-	fingerprints := make(map[string]string, len(cands))
-	for _, c := range cands {
-		seen[c.path] = true
-		fp, err := fingerprint(c)
+	var removed []string
+	fingerprints := map[string]string{}
+	stored := map[string]string{}
+	seenRoot := map[string]bool{}
+	for _, root := range roots {
+		abs, err := filepath.Abs(root)
 		if err != nil {
-			fp = "unreadable"
+			return rep, fmt.Errorf("index %s: %w", root, err)
 		}
-		fingerprints[c.path] = fp
-		if old, ok := stored[c.path]; ok && old == fp {
-			rep.Unchanged++
+		if abs, err = filepath.EvalSymlinks(abs); err != nil {
+			return rep, fmt.Errorf("index %s: %w", root, err)
+		}
+		if seenRoot[abs] {
 			continue
 		}
-		todo = append(todo, c)
-	}
-	var removed []string
-	for p := range stored {
-		if !seen[p] {
-			removed = append(removed, p)
+		seenRoot[abs] = true
+		cands, walkProblems, err := walk(ctx, abs)
+		if err != nil {
+			return rep, fmt.Errorf("index %s: %w", root, err)
+		}
+		for _, p := range walkProblems {
+			rep.Problems = append(rep.Problems, PathProblem{Bundle: abs, Problem: p})
+		}
+		known, err := ix.store.Fingerprints(ctx, abs)
+		if err != nil {
+			return rep, err
+		}
+		seen := make(map[string]bool, len(cands))
+		for _, c := range cands {
+			seen[c.path] = true
+			if _, dup := fingerprints[c.path]; dup {
+				continue // under two roots
+			}
+			fp, err := fingerprint(c)
+			if err != nil {
+				fp = "unreadable"
+			}
+			fingerprints[c.path] = fp
+			if old, ok := known[c.path]; ok && old == fp {
+				rep.Unchanged++
+				continue
+			}
+			todo = append(todo, c)
+		}
+		for p, fp := range known {
+			stored[p] = fp
+			if !seen[p] {
+				removed = append(removed, p)
+			}
 		}
 	}
 	sort.Strings(removed)
@@ -117,11 +124,10 @@ func (ix *Indexer) indexRoot(ctx context.Context, root string, rep *Report) erro
 	for _, p := range removed {
 		removedSet[p] = true
 	}
-
 	owners := map[string]string{} // run or session id → bundle path, within this pass
 	for start := 0; start < len(todo) || len(removed) > 0; start += ix.batchSize {
 		if err := ctx.Err(); err != nil {
-			return err
+			return rep, err
 		}
 		end := min(start+ix.batchSize, len(todo))
 		chunk := todo[start:end]
@@ -131,23 +137,20 @@ func (ix *Indexer) indexRoot(ctx context.Context, root string, rep *Report) erro
 			updates[i].New = !known
 			gone, err := ix.claimID(ctx, &updates[i], owners, removedSet)
 			if err != nil {
-				return err
+				return rep, err
 			}
 			if gone != "" {
 				removed = append(removed, gone)
 				rep.Removed++
 			}
-			ix.tally(&updates[i], rep)
+			ix.tally(&updates[i], &rep)
 		}
 		if err := ix.store.ApplyBundles(ctx, updates, removed); err != nil {
-			return err
+			return rep, err
 		}
 		removed = nil
 	}
-	for _, p := range walkProblems {
-		rep.Problems = append(rep.Problems, PathProblem{Bundle: abs, Problem: p})
-	}
-	return nil
+	return rep, nil
 }
 
 func (ix *Indexer) tally(u *store.BundleUpdate, rep *Report) {

@@ -181,9 +181,6 @@ func (l *live) stage(ctx context.Context, s bundle.Stage, data map[string]any) {
 	data["stage"] = s
 	l.rec.event("stage.started", data)
 	l.progress("  %s", strings.ReplaceAll(string(s), "_", " "))
-	if err := l.rec.receipt(&l.receipt); err != nil {
-		l.progress("  warning: %v", err)
-	}
 }
 
 // Run runs spec to the end. It returns a *SetupError, with nothing written,
@@ -243,6 +240,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		l.receipt.Model.Profile = "script:" + filepath.Base(spec.Model.Script.Path)
 	}
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
+	// The receipt is written when the run starts (status running) and when it
+	// ends; the stages in between are events, which are written live.
+	if err := rec.receipt(&l.receipt); err != nil {
+		rec.close()
+		return nil, &SetupError{err}
+	}
 	l.finish(ctx, l.execute(ctx, sess))
 	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict}, nil
 }

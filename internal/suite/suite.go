@@ -96,7 +96,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				c := &cases[i]
 				t0 := time.Now()
 				rr := *r
-				rr.Progress = nil
+				rr.Progress, rr.Index = nil, nil // the suite indexes its runs at the end, in one pass
 				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
 				if err == nil {
 					c.Result, err = rr.Run(ctx, spec)
@@ -117,6 +117,19 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	close(next)
 	wg.Wait()
 	rep.Cases = cases
+	if r.Index != nil {
+		var dirs []string
+		for _, c := range cases {
+			if c.Result != nil {
+				dirs = append(dirs, c.Result.Dir)
+			}
+		}
+		if len(dirs) > 0 {
+			if err := r.Index(context.WithoutCancel(ctx), dirs...); err != nil {
+				fmt.Fprintf(out, "warning: index the suite's runs: %v\n", err)
+			}
+		}
+	}
 	rep.Duration = time.Since(start)
 	for _, p := range problems {
 		fmt.Fprintf(out, "BROKEN %s: %v\n", p.Path, p.Err)

@@ -1,0 +1,78 @@
+package suite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
+)
+
+// BenchmarkSuite10k runs a generated suite of 10,000 one-turn scripted
+// cases, each with a one-file fixture, no git seeding (git: false) and 3
+// declarative checks, recorded and indexed, with --parallel at the core
+// count. It reports wall time, cases/s and the process's peak RSS. Target:
+// ≤ 4 s wall and ≤ 200 MiB peak RSS on 2 cores.
+func BenchmarkSuite10k(b *testing.B) {
+	n := 10000
+	if testing.Short() {
+		n = 500
+	}
+	root := b.TempDir()
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("case-%05d", i))
+		os.MkdirAll(filepath.Join(dir, "fixture"), 0o755)
+		os.WriteFile(filepath.Join(dir, "fixture", "a.txt"), []byte("old\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(fmt.Sprintf(`id: case-%05d
+task: Write new into a.txt.
+git: false
+checks:
+  - {kind: file_contains, path: a.txt, text: new}
+  - {kind: only_paths_changed, paths: [a.txt]}
+  - {kind: budget_not_exceeded}
+`, i)), 0o644)
+		os.WriteFile(filepath.Join(dir, "model.yaml"), []byte(`steps:
+  - reply: {content: done, tool_calls: [{name: write_file, arguments: {path: a.txt, content: "new\n"}}]}
+  - reply: {content: done}
+`), 0o644)
+	}
+	var wall time.Duration
+	for range b.N {
+		data := b.TempDir()
+		st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
+			_, err := index.New(st).Index(ctx, paths...)
+			return err
+		}}
+		start := time.Now()
+		scenarios, probs := scenario.Discover(root)
+		rep := suite.Run(context.Background(), r, scenarios, probs, suite.Options{Parallel: runtime.NumCPU()})
+		wall += time.Since(start)
+		if p, f, br := rep.Counts(); p != n || f != 0 || br != 0 {
+			b.Fatalf("passed %d failed %d broken %d", p, f, br)
+		}
+		if page, err := st.ListRuns(context.Background(), store.RunFilter{Suite: rep.ID, Limit: 1}); err != nil || len(page.Runs) != 1 {
+			b.Fatalf("runs not indexed: %v", err)
+		}
+		st.Close()
+	}
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	per := wall / time.Duration(b.N)
+	b.ReportMetric(per.Seconds(), "wall-s")
+	b.ReportMetric(float64(n)/per.Seconds(), "cases/s")
+	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
+	b.ReportMetric(0, "ns/op")
+}
