@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestScenarioCommands(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	in := t.TempDir()
+	if r := invoke(t, env, "scenario", "new", "--in", in, "fix-greeting"); r.code != ExitOK || !strings.Contains(r.stdout, "created") {
+		t.Fatalf("new: %+v", r)
+	}
+	if r := invoke(t, env, "scenario", "new", "--in", in, "fix-greeting"); r.code != ExitUsage || !strings.Contains(r.stderr, "already exists") {
+		t.Fatalf("new twice: %+v", r)
+	}
+	dir := filepath.Join(in, "fix-greeting")
+	r := invoke(t, env, "scenario", "prove", dir)
+	if r.code != ExitOK || strings.Count(r.stdout, "ok  ") != 5 {
+		t.Fatalf("prove: %+v", r)
+	}
+	if r = invoke(t, env, "scenario", "list", in); r.code != ExitOK || !strings.Contains(r.stdout, "fix-greeting") {
+		t.Fatalf("list: %+v", r)
+	}
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	r = invoke(t, env, "scenario", "run", dir, "--repeat", "2", "--junit", junit)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "2 passed, 0 failed, 0 broken") {
+		t.Fatalf("run: %+v", r)
+	}
+	if _, err := os.Stat(junit); err != nil {
+		t.Fatal("no JUnit file")
+	}
+	runID := regexp.MustCompile(`runs/(\S+)`).FindStringSubmatch(r.stdout)[1]
+	// proctor check re-runs the checks; editing the workspace makes one fail.
+	if r = invoke(t, env, "check", runID); r.code != ExitOK || !strings.Contains(r.stdout, "PASS post.greeting-changed") {
+		t.Fatalf("check: %+v", r)
+	}
+	os.WriteFile(filepath.Join(data, "runs", runID, "workspace", "greeting.txt"), []byte("bye\n"), 0o644)
+	if r = invoke(t, env, "check", "--check", "greeting-changed", runID); r.code != ExitProblems || !strings.Contains(r.stdout, "FAIL post.greeting-changed") {
+		t.Fatalf("check after edit: %+v", r)
+	}
+	if r = invoke(t, env, "check", "--check", "nope", runID); r.code != ExitUsage || !strings.Contains(r.stderr, "has no check \"nope\"") {
+		t.Fatalf("check unknown: %+v", r)
+	}
+	// A vacuous scenario fails prove, naming the rule and the file.
+	os.WriteFile(filepath.Join(dir, "fixture", "greeting.txt"), []byte("hello, world\n"), 0o644)
+	r = invoke(t, env, "scenario", "prove", dir)
+	if r.code != ExitProblems || !strings.Contains(r.stdout, "FAIL fix-greeting not-vacuous: "+filepath.Join(dir, "scenario.yaml")) {
+		t.Fatalf("prove vacuous: %+v", r)
+	}
+	if r = invoke(t, env, "scenario", "run", filepath.Join(in, "missing")); r.code != ExitUsage {
+		t.Fatalf("run missing: %+v", r)
+	}
+}
