@@ -11,6 +11,18 @@ import (
 // file or the whole new one: it writes a temp file in the same folder, syncs
 // it, renames it over path and syncs the folder.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, true)
+}
+
+// WriteFileAtomicLater is WriteFileAtomic without the syncs: readers still
+// see the old file or the whole new one, and a later Sync of the folder
+// makes it durable. Runs write their files this way and sync once at the
+// end, before the final receipt.
+func WriteFileAtomicLater(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, false)
+}
+
+func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -28,8 +40,10 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return cleanup(err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return cleanup(err)
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			return cleanup(err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return cleanup(err)
@@ -37,6 +51,9 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.Rename(tmpName, path); err != nil {
 		os.Remove(tmpName)
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if !sync {
+		return nil
 	}
 	return syncDir(dir)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/agent"
@@ -161,7 +162,9 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 		out.status = bundle.StatusPassed
 	}
 	v.Passed = out.status == bundle.StatusPassed
-	if err := bundle.WriteVerdict(l.dir, v); err != nil {
+	if err := v.Validate(filepath.Join(l.dir, bundle.VerdictFile)); err != nil {
+		l.progress("  warning: %v", err)
+	} else if err := l.rec.jsonFile(bundle.VerdictFile, v); err != nil {
 		l.progress("  warning: %v", err)
 	}
 	l.verdict = v

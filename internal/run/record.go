@@ -106,8 +106,9 @@ func (rec *recorder) rawJSON(raw []byte) []byte {
 	return out
 }
 
-// receipt writes run.json atomically.
-func (rec *recorder) receipt(r *bundle.Receipt) error {
+// receipt writes run.json atomically; durable is for the final receipt,
+// written after everything else has been synced.
+func (rec *recorder) receipt(r *bundle.Receipt, durable bool) error {
 	clean := *r
 	clean.Task = rec.redact.String(r.Task)
 	if r.Failure != nil {
@@ -115,25 +116,48 @@ func (rec *recorder) receipt(r *bundle.Receipt) error {
 		f.Message = rec.redact.String(f.Message)
 		clean.Failure = &f
 	}
-	return bundle.WriteReceipt(rec.dir, &clean)
+	path := filepath.Join(rec.dir, bundle.ReceiptFile)
+	if err := clean.Validate(path, filepath.Base(rec.dir)); err != nil {
+		return fmt.Errorf("write receipt: %w", err)
+	}
+	data, err := json.MarshalIndent(&clean, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode receipt: %w", err)
+	}
+	if durable {
+		return bundle.WriteFileAtomic(path, append(data, '\n'), 0o644)
+	}
+	return bundle.WriteFileAtomicLater(path, append(data, '\n'), 0o644)
 }
 
-// text writes a text file of the bundle atomically, redacted.
+// jsonFile writes a JSON file of the bundle atomically; it becomes durable
+// with the run's final sync.
+func (rec *recorder) jsonFile(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	return bundle.WriteFileAtomicLater(filepath.Join(rec.dir, name), append(data, '\n'), 0o644)
+}
+
+// text writes a text file of the bundle atomically, redacted; it becomes
+// durable with the run's final sync.
 func (rec *recorder) text(name, content string) error {
-	return bundle.WriteFileAtomic(filepath.Join(rec.dir, name), []byte(rec.redact.String(content)), 0o644)
+	return bundle.WriteFileAtomicLater(filepath.Join(rec.dir, name), []byte(rec.redact.String(content)), 0o644)
 }
 
-// close syncs and closes the logs.
+// close closes the logs and makes everything written so far durable with
+// one sync of the run folder's file system.
 func (rec *recorder) close() error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for _, f := range []*os.File{rec.events, rec.exchanges} {
-		if err := f.Sync(); err != nil && rec.err == nil {
-			rec.err = err
-		}
 		if err := f.Close(); err != nil && rec.err == nil {
 			rec.err = err
 		}
+	}
+	if err := bundle.Sync(rec.dir); err != nil && rec.err == nil {
+		rec.err = err
 	}
 	return rec.err
 }

@@ -242,7 +242,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
 	// ends; the stages in between are events, which are written live.
-	if err := rec.receipt(&l.receipt); err != nil {
+	if err := rec.receipt(&l.receipt, false); err != nil {
 		rec.close()
 		return nil, &SetupError{err}
 	}
@@ -475,10 +475,12 @@ func (l *live) finish(ctx context.Context, out outcome) {
 	} else if out.errText != "" {
 		l.rec.text(bundle.TranscriptFile, Transcript([]model.Message{{Role: model.RoleUser, Content: l.spec.Task}}, out.errText))
 	}
-	if err := l.rec.receipt(&l.receipt); err != nil {
+	// Everything else first, synced once; then the receipt, durably: a
+	// receipt never names files that a crash could lose.
+	if err := l.rec.close(); err != nil {
 		l.progress("  warning: %v", err)
 	}
-	if err := l.rec.close(); err != nil {
+	if err := l.rec.receipt(&l.receipt, true); err != nil {
 		l.progress("  warning: %v", err)
 	}
 	if l.spec.Session != "" {
