@@ -2,8 +2,8 @@ package bundle
 
 import (
 	"fmt"
-	"os"
 	"golang.org/x/sys/unix"
+	"os"
 )
 
 // Sync makes everything written under dir durable with one syncfs call,
