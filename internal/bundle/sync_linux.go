@@ -2,8 +2,9 @@ package bundle
 
 import (
 	"fmt"
-	"golang.org/x/sys/unix"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sync makes everything written under dir durable with one syncfs call,
