@@ -162,7 +162,8 @@ type live struct {
 	rec     *recorder
 	receipt bundle.Receipt
 	redact  *redact.Redactor
-	calls   []check.Call // every tool call, for checks
+	calls   []check.Call      // every tool call, for checks
+	notes   map[string]string // transcript flags by tool call id
 	aborted string       // the budget that aborted the conversation
 	verdict *bundle.Verdict
 }
@@ -435,15 +436,25 @@ func (l *live) emit(typ string, data any) {
 	case "tool.call":
 		l.calls = append(l.calls, check.Call{Tool: fmt.Sprint(m["name"]), Args: jsonText(m["args"])})
 		l.progress("  tool %v %s", m["name"], clip(l.redact.String(fmt.Sprint(jsonText(m["args"]))), 100))
+	case "agent.question":
+		l.note(fmt.Sprint(m["id"]), "question for the user")
 	case "approval.decided":
 		verdict := "denied"
 		if m["approved"] == true {
 			verdict = "approved"
 		}
+		l.note(fmt.Sprint(m["id"]), fmt.Sprintf("%s by %v: %v", verdict, m["by"], m["reason"]))
 		l.progress("    %s by %v: %v", verdict, m["by"], m["reason"])
 	case "model.error":
 		l.progress("  model error: %v", m["error"])
 	}
+}
+
+func (l *live) note(callID, text string) {
+	if l.notes == nil {
+		l.notes = map[string]string{}
+	}
+	l.notes[callID] = text
 }
 
 // finish records how the run ended: receipt, transcript, logs, index.
@@ -469,11 +480,11 @@ func (l *live) finish(ctx context.Context, out outcome) {
 		l.rec.event("stage.finished", map[string]any{"stage": l.receipt.Stage, "status": out.status})
 	}
 	if out.loop != nil {
-		if err := l.rec.text(bundle.TranscriptFile, Transcript(out.loop.Messages, out.errText)); err != nil {
+		if err := l.rec.text(bundle.TranscriptFile, Transcript(out.loop.Messages, l.notes, out.errText)); err != nil {
 			l.progress("  warning: %v", err)
 		}
 	} else if out.errText != "" {
-		l.rec.text(bundle.TranscriptFile, Transcript([]model.Message{{Role: model.RoleUser, Content: l.spec.Task}}, out.errText))
+		l.rec.text(bundle.TranscriptFile, Transcript([]model.Message{{Role: model.RoleUser, Content: l.spec.Task}}, nil, out.errText))
 	}
 	// Everything else first, synced once; then the receipt, durably: a
 	// receipt never names files that a crash could lose.
