@@ -164,7 +164,7 @@ type live struct {
 	redact  *redact.Redactor
 	calls   []check.Call      // every tool call, for checks
 	notes   map[string]string // transcript flags by tool call id
-	aborted string       // the budget that aborted the conversation
+	aborted string            // the budget that aborted the conversation
 	verdict *bundle.Verdict
 }
 
