@@ -63,6 +63,7 @@ type Spec struct {
 	ContextFunc    func(runDir, workspace string) string
 	Env            []string // the environment of tools and checks; nil: the process environment, scrubbed
 	Workspace      workspace.Options
+	OriginRemote   bool // give the workspace a bare origin remote in the run folder, pushed
 	// Prepare runs in the new workspace before the agent (a scenario's setup
 	// and ready); an error fails the run in the scenario domain.
 	Prepare func(ctx context.Context, workspace string, env []string) error
@@ -304,7 +305,11 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		}
 	} else {
 		var err error
-		ws, err = workspace.CreateWith(ctx, l.spec.SourceDir, filepath.Join(l.dir, "workspace"), lim, l.spec.Workspace)
+		opts := l.spec.Workspace
+		if l.spec.OriginRemote && !opts.NoGit {
+			opts.Origin = filepath.Join(l.dir, "origin.git")
+		}
+		ws, err = workspace.CreateWith(ctx, l.spec.SourceDir, filepath.Join(l.dir, "workspace"), lim, opts)
 		if err != nil {
 			code := "workspace"
 			if errors.Is(err, workspace.ErrTooBig) {

@@ -41,6 +41,7 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 		Approver:       &ScenarioApprover{Approvals: s.Approvals},
 		Env:            ScenarioEnv(r.Environ, s),
 		Workspace:      workspace.Options{Message: "fixture: initial state", NoGit: !s.Git},
+		OriginRemote:   true,
 	}
 	if spec.ScenarioChecks == nil {
 		spec.ScenarioChecks = []check.Spec{}

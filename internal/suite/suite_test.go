@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,5 +120,19 @@ func TestRepeatsAndPassRate(t *testing.T) {
 		if c.Result.Receipt.Scenario.Repeat != i+1 || c.Result.Receipt.Scenario.Suite != rep.ID {
 			t.Fatalf("case %d receipt scenario %+v", i, c.Result.Receipt.Scenario)
 		}
+	}
+}
+
+func TestFixtureIsAGitRepositoryWithOrigin(t *testing.T) {
+	rep, _ := runSuite(t, []string{"../../examples/scenarios/rename-config-key"}, suite.Options{})
+	c := rep.Cases[0]
+	ws := filepath.Join(c.Result.Dir, "workspace")
+	out, err := exec.Command("git", "-C", ws, "log", "--format=%s|%an", "origin/main").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "fixture: initial state|proctor" {
+		t.Fatalf("git log origin/main: %v %s", err, out)
+	}
+	head, _ := exec.Command("git", "-C", ws, "rev-parse", "origin/main").Output()
+	if strings.TrimSpace(string(head)) != c.Result.Receipt.Source.CommitSHA {
+		t.Fatalf("origin/main %s, receipt %s", head, c.Result.Receipt.Source.CommitSHA)
 	}
 }
