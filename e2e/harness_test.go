@@ -17,6 +17,8 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -107,7 +109,12 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(st, server.Config{DataDir: dataDir})
+	runner := &run.Runner{DataDir: dataDir, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
+		_, err := index.New(st).Index(ctx, paths...)
+		return err
+	}}
+	queue := jobs.New(ctx, runner, 2)
+	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Reviewer: "e2e"})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
@@ -120,6 +127,7 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 		case <-time.After(15 * time.Second):
 			t.Error("server did not stop")
 		}
+		queue.Wait(context.Background())
 		st.Close()
 	})
 	return &app{URL: "http://" + ln.Addr().String(), DataDir: dataDir, Store: st}

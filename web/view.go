@@ -28,6 +28,8 @@ type Meta struct {
 	Nav      Nav
 	Problems int // shown as a badge on the problems entry
 	DataDir  string
+	CSRF     string // the token every form and HTMX request sends back
+	CanRun   bool   // the server can launch runs (the demo button)
 }
 
 // RunsPage is the view model of the runs list.
@@ -81,6 +83,10 @@ func filterQuery(f store.RunFilter, after string) url.Values {
 // RunPage is the view model of one run.
 type RunPage struct {
 	Meta          Meta
+	Live          bool   // the run is queued or running: the timeline streams
+	CanStop       bool   // the run was launched here and can be stopped
+	Reviewer      string // the name the review form starts with
+	ReviewError   string // why the last review attempt did nothing
 	Run           *store.RunDetail
 	Events        []bundle.Event
 	EventProblems bundle.Problems
@@ -200,7 +206,11 @@ func eventOffset(events []bundle.Event, ev bundle.Event) string {
 	if len(events) == 0 {
 		return ""
 	}
-	d := ev.Time.Sub(events[0].Time)
+	return offsetFrom(events[0].Time, ev)
+}
+
+func offsetFrom(first time.Time, ev bundle.Event) string {
+	d := ev.Time.Sub(first)
 	if d <= 0 {
 		return "+0s"
 	}
@@ -311,4 +321,29 @@ func splitSnippet(s string) []snippetPart {
 type snippetPart struct {
 	Text  string
 	Match bool
+}
+
+// PendingPage is the view model of a run that was launched but has no
+// bundle yet.
+type PendingPage struct {
+	Meta  Meta
+	RunID string
+	Title string
+	State string
+	Place int
+}
+
+func eventsURL(id string, after int64) string {
+	return "/runs/" + url.PathEscape(id) + "/events?after=" + strconv.FormatInt(after, 10)
+}
+
+func lastSeq(events []bundle.Event) int64 {
+	if len(events) == 0 {
+		return 0
+	}
+	return events[len(events)-1].Seq
+}
+
+func csrfHeaders(token string) string {
+	return `{"X-CSRF-Token": "` + token + `"}`
 }

@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -50,11 +53,16 @@ It listens on loopback only: there are no accounts yet.`)
 	addr := fs.String("addr", "127.0.0.1:7070", "`host:port` to listen on (loopback only)")
 	data := fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
 	verbose := fs.Bool("v", false, "log every request")
+	workers := fs.Int("workers", 2, "runs launched from the dashboard that work at once")
+	reviewer := fs.String("reviewer", osUser(), "the reviewer `name` review forms start with")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("serve", "takes no arguments, got %q", fs.Arg(0))
+	}
+	if *workers < 1 {
+		return usagef("serve", "--workers must be 1 or more, got %d", *workers)
 	}
 	if err := server.CheckLoopback(*addr); err != nil {
 		return usagef("serve", "%v", err)
@@ -87,9 +95,19 @@ It listens on loopback only: there are no accounts yet.`)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
 	}
-	srv := server.New(st, server.Config{DataDir: dir, Logger: log})
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
+		_, err := index.New(st).Index(ctx, paths...)
+		return err
+	}}
+	queue := jobs.New(ctx, runner, *workers)
+	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Reviewer: *reviewer})
 	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)
-	return srv.Serve(ctx, ln)
+	err = srv.Serve(ctx, ln)
+	// Runs still working end interrupted with their bundles kept.
+	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	queue.Wait(waitCtx)
+	return err
 }
 
 func runIndex(ctx context.Context, env Env, args []string) error {

@@ -39,6 +39,7 @@ func (m ModelChoice) name() string {
 
 // Spec is everything a run needs to know.
 type Spec struct {
+	RunID        string // optional: the id to run under (a launcher that redirects to the run before it starts)
 	Kind         bundle.Kind
 	SourceDir    string
 	SourceKind   string // local (default) or fixture
@@ -203,7 +204,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		}
 	}
 	start := r.Now()
-	id := NewRunID(start)
+	id := spec.RunID
+	if id == "" {
+		id = NewRunID(start)
+	} else if !bundle.ValidID(id) {
+		return nil, &SetupError{fmt.Errorf("run id %q is not a safe folder name", id)}
+	}
 	dir := filepath.Join(r.DataDir, "runs", id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &SetupError{fmt.Errorf("create run folder: %w", err)}
@@ -247,6 +253,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := rec.receipt(&l.receipt, false); err != nil {
 		rec.close()
 		return nil, &SetupError{err}
+	}
+	if r.Index != nil {
+		// Index the running run too, so that lists show it while it works.
+		if err := r.Index(ctx, dir); err != nil {
+			l.progress("  warning: index: %v", err)
+		}
 	}
 	l.finish(ctx, l.execute(ctx, sess))
 	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict}, nil

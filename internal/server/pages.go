@@ -51,7 +51,7 @@ func (s *Server) listRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := web.RunsPage{Meta: s.meta(ctx, "Runs", web.NavRuns), Filter: f, Statuses: bundle.Statuses()}
+	p := web.RunsPage{Meta: s.meta(c, "Runs", web.NavRuns), Filter: f, Statuses: bundle.Statuses()}
 	hasRuns, err := s.store.HasRuns(ctx)
 	if err != nil {
 		return err
@@ -74,19 +74,35 @@ func (s *Server) listRuns(c echo.Context) error {
 }
 
 func (s *Server) showRun(c echo.Context) error {
+	return s.renderRun(c, c.Param("id"), "", http.StatusOK)
+}
+
+// renderRun renders a run's page; a run launched here that has no bundle
+// yet gets a page that waits for it.
+func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) error {
 	ctx := c.Request().Context()
-	id := c.Param("id")
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
 	}
 	run, err := s.store.GetRun(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
+		if s.cfg.Queue != nil {
+			if j, ok := s.cfg.Queue.Get(id); ok {
+				return render(c, http.StatusOK, web.PendingView(web.PendingPage{Meta: s.meta(c, "Run "+id, web.NavRuns), RunID: id, Title: j.Title, State: string(j.State), Place: j.Place}))
+			}
+		}
 		return echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed. If its bundle is on disk, run proctor index on its folder.")
 	}
 	if err != nil {
 		return err
 	}
-	p := web.RunPage{Meta: s.meta(ctx, "Run "+id, web.NavRuns), Run: run}
+	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), Run: run, ReviewError: reviewErr, Reviewer: s.reviewerName(c)}
+	p.Live = run.Status == "running" || run.Status == "queued"
+	if s.cfg.Queue != nil {
+		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == "queued" || j.State == "running") {
+			p.Live, p.CanStop = true, true
+		}
+	}
 	if data, err := json.MarshalIndent(run.Receipt, "", "  "); err == nil {
 		p.ReceiptJSON = string(data)
 	}
@@ -116,7 +132,7 @@ func (s *Server) showRun(c echo.Context) error {
 		}
 		p.Files = files
 	}
-	return render(c, http.StatusOK, web.RunView(p))
+	return render(c, status, web.RunView(p))
 }
 
 func (s *Server) listSessions(c echo.Context) error {
@@ -128,7 +144,7 @@ func (s *Server) listSessions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.SessionsView(web.SessionsPage{Meta: s.meta(ctx, "Sessions", web.NavSessions), Page: page}))
+	return render(c, http.StatusOK, web.SessionsView(web.SessionsPage{Meta: s.meta(c, "Sessions", web.NavSessions), Page: page}))
 }
 
 func (s *Server) showSession(c echo.Context) error {
@@ -144,7 +160,7 @@ func (s *Server) showSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.SessionView(web.SessionPage{Meta: s.meta(ctx, "Session "+id, web.NavSessions), Session: sess}))
+	return render(c, http.StatusOK, web.SessionView(web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess}))
 }
 
 func (s *Server) listProblems(c echo.Context) error {
@@ -153,5 +169,5 @@ func (s *Server) listProblems(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.ProblemsView(web.ProblemsPage{Meta: s.meta(ctx, "Index problems", web.NavProblems), Problems: probs}))
+	return render(c, http.StatusOK, web.ProblemsView(web.ProblemsPage{Meta: s.meta(c, "Index problems", web.NavProblems), Problems: probs}))
 }

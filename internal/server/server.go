@@ -15,6 +15,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/static"
 	"github.com/proctor-dev/proctor/web"
@@ -22,17 +24,21 @@ import (
 
 // Config is what the server needs besides the store.
 type Config struct {
-	DataDir string       // shown in the page footer and the empty state
-	Logger  *slog.Logger // request and error log; nil logs nothing
+	DataDir  string       // shown in the page footer and the empty state
+	Logger   *slog.Logger // request and error log; nil logs nothing
+	Runner   *run.Runner  // runs, reviews; nil: the dashboard only reads
+	Queue    *jobs.Queue  // launches runs; nil: no demo button
+	Reviewer string       // the reviewer name a review form starts with
 }
 
 // Server is the dashboard and API.
 type Server struct {
-	store  *store.Store
-	cfg    Config
-	limits bundle.Limits
-	log    *slog.Logger
-	echo   *echo.Echo
+	doneLinger time.Duration // how long an event stream stays open after "done"
+	store      *store.Store
+	cfg        Config
+	limits     bundle.Limits
+	log        *slog.Logger
+	echo       *echo.Echo
 }
 
 // New builds the server and its routes.
@@ -41,12 +47,12 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log}
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.recoverPanics, securityHeaders, s.logRequests)
+	e.Use(s.recoverPanics, securityHeaders, s.logRequests, csrf)
 	s.routes(e)
 	s.echo = e
 	return s
@@ -75,6 +81,10 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/sessions", s.listSessions)
 	e.GET("/sessions/:id", s.showSession)
 	e.GET("/problems", s.listProblems)
+	e.POST("/demo", s.startDemo)
+	e.POST("/runs/:id/review", s.reviewRun)
+	e.POST("/runs/:id/stop", s.stopRun)
+	e.GET("/runs/:id/events", s.runEvents)
 	e.GET("/api/v1/runs", s.apiListRuns)
 	e.GET("/api/v1/runs/:id", s.apiGetRun)
 }
@@ -126,8 +136,9 @@ func CheckLoopback(addr string) error {
 	return nil
 }
 
-func (s *Server) meta(ctx context.Context, title string, nav web.Nav) web.Meta {
-	m := web.Meta{Title: title, Nav: nav, DataDir: s.cfg.DataDir}
+func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
+	ctx := c.Request().Context()
+	m := web.Meta{Title: title, Nav: nav, DataDir: s.cfg.DataDir, CSRF: csrfToken(c), CanRun: s.cfg.Queue != nil && s.cfg.Runner != nil}
 	if n, err := s.store.BrokenBundles(ctx); err == nil {
 		m.Problems = n
 	}
@@ -167,7 +178,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	title := http.StatusText(status)
-	_ = render(c, status, web.ErrorView(web.ErrorPage{Meta: s.meta(c.Request().Context(), title, ""), Status: status, Message: msg}))
+	_ = render(c, status, web.ErrorView(web.ErrorPage{Meta: s.meta(c, title, ""), Status: status, Message: msg}))
 }
 
 func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {

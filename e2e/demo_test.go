@@ -1,0 +1,58 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+func TestRunTheDemoWatchItAndApprove(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/")
+	must(t, expect.Locator(page.Locator("#empty-state")).ToContainText("Run the demo"))
+	must(t, page.Locator("#run-demo").Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/\d{8}-\d{6}-[a-z0-9]{6}$`)))
+	// The page follows the run until it waits for review.
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "tool.call"})).ToHaveCount(5))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
+	screenshot(t, page, "demo-awaiting-review")
+
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("input[name=reason]").Fill("rounds half away from zero, as asked"))
+	must(t, page.Locator("#approve").Click())
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by Dana"))
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("applied to the source tree"))
+	must(t, expect.Locator(page.Locator("#approve")).ToHaveCount(0))
+	screenshot(t, page, "demo-approved")
+
+	// The diff reached only the demo's copy inside the data folder.
+	id := page.URL()[strings.LastIndex(page.URL(), "/")+1:]
+	money, err := os.ReadFile(filepath.Join(a.DataDir, "demo", id, "invoice", "money.go"))
+	must(t, err)
+	if !strings.Contains(string(money), "math.Round") {
+		t.Fatal("the demo copy was not patched")
+	}
+	// The list shows the decision.
+	goTo(t, page, a.URL+"/runs")
+	must(t, expect.Locator(page.Locator("table.runs tbody tr").First()).ToContainText("approved"))
+}
+
+func TestRejectTheDemo(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	must(t, page.Locator("#run-demo").Click())
+	must(t, expect.Locator(page.Locator("#reject")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
+	must(t, page.Locator("input[name=reviewer]").Fill("Lee"))
+	must(t, page.Locator("#reject").Click())
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("Rejected by Lee"))
+	must(t, expect.Locator(page.Locator(".badges")).ToContainText("failed"))
+}

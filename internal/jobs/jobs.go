@@ -1,0 +1,171 @@
+// Package jobs owns the queue of runs launched from the dashboard: a limit
+// on how many run at once, the place of each queued run, cancelling a queued
+// run and stopping a running one (it ends interrupted, its bundle kept).
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/run"
+)
+
+// State is where a launched run is.
+type State string
+
+// States of a job.
+const (
+	Queued    State = "queued"
+	Running   State = "running"
+	Done      State = "done"
+	Cancelled State = "cancelled"
+)
+
+// Job is a run launched through the queue.
+type Job struct {
+	RunID    string
+	Title    string
+	State    State
+	Place    int // 1-based place in the queue while queued
+	Err      error
+	Queued   time.Time
+	cancel   context.CancelFunc
+	finished chan struct{}
+}
+
+// Queue runs specs in the background, at most Workers at a time.
+type Queue struct {
+	runner *run.Runner
+	ctx    context.Context
+	slots  chan struct{}
+
+	mu    sync.Mutex
+	jobs  map[string]*Job
+	order []string // queued run ids, in order
+	wg    sync.WaitGroup
+}
+
+// New returns a queue that runs with r, workers at a time, until ctx ends.
+func New(ctx context.Context, r *run.Runner, workers int) *Queue {
+	return &Queue{runner: r, ctx: ctx, slots: make(chan struct{}, max(workers, 1)), jobs: map[string]*Job{}}
+}
+
+// ErrNotFound is returned for a run the queue does not know.
+var ErrNotFound = errors.New("no such job")
+
+// Submit queues spec and returns its run id at once.
+func (q *Queue) Submit(spec run.Spec, title string) string {
+	if spec.RunID == "" {
+		spec.RunID = run.NewRunID(time.Now())
+	}
+	ctx, cancel := context.WithCancel(q.ctx)
+	j := &Job{RunID: spec.RunID, Title: title, State: Queued, Queued: time.Now(), cancel: cancel, finished: make(chan struct{})}
+	q.mu.Lock()
+	q.jobs[j.RunID] = j
+	q.order = append(q.order, j.RunID)
+	q.renumber()
+	q.mu.Unlock()
+	q.wg.Go(func() {
+		defer close(j.finished)
+		defer cancel()
+		select {
+		case q.slots <- struct{}{}:
+		case <-ctx.Done():
+			q.finish(j, Cancelled, ctx.Err())
+			return
+		}
+		defer func() { <-q.slots }()
+		q.mu.Lock()
+		if j.State == Cancelled {
+			q.mu.Unlock()
+			return
+		}
+		j.State = Running
+		q.dequeue(j.RunID)
+		q.mu.Unlock()
+		_, err := q.runner.Run(ctx, spec)
+		q.finish(j, Done, err)
+	})
+	return j.RunID
+}
+
+func (q *Queue) finish(j *Job, s State, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if j.State != Cancelled {
+		j.State = s
+	}
+	j.Err = err
+	q.dequeue(j.RunID)
+}
+
+// dequeue removes id from the queue order; q.mu is held.
+func (q *Queue) dequeue(id string) {
+	for i, o := range q.order {
+		if o == id {
+			q.order = append(q.order[:i], q.order[i+1:]...)
+			break
+		}
+	}
+	q.renumber()
+}
+
+func (q *Queue) renumber() {
+	for i, id := range q.order {
+		q.jobs[id].Place = i + 1
+	}
+}
+
+// Get returns a copy of the job for a run id.
+func (q *Queue) Get(id string) (Job, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j, ok := q.jobs[id]
+	if !ok {
+		return Job{}, false
+	}
+	return *j, true
+}
+
+// Stop cancels a queued run, or stops a running one (it ends interrupted).
+func (q *Queue) Stop(id string) error {
+	q.mu.Lock()
+	j, ok := q.jobs[id]
+	if !ok {
+		q.mu.Unlock()
+		return fmt.Errorf("stop %s: %w", id, ErrNotFound)
+	}
+	if j.State == Queued {
+		j.State = Cancelled
+		q.dequeue(id)
+	}
+	q.mu.Unlock()
+	j.cancel()
+	return nil
+}
+
+// Wait blocks until every job has ended, or ctx ends.
+func (q *Queue) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { q.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Finished returns a channel closed when the run's job has ended.
+func (q *Queue) Finished(id string) (<-chan struct{}, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j, ok := q.jobs[id]
+	if !ok {
+		return nil, false
+	}
+	return j.finished, true
+}

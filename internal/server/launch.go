@@ -1,0 +1,255 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/web"
+)
+
+// startDemo launches the built-in demo on a fresh copy of the demo project
+// inside the data folder, and sends the browser to the run's page.
+func (s *Server) startDemo(c echo.Context) error {
+	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "This server cannot launch runs.")
+	}
+	sc, err := demo.Script()
+	if err != nil {
+		return err
+	}
+	id := run.NewRunID(time.Now())
+	src := filepath.Join(s.cfg.Runner.DataDir, "demo", id, "invoice")
+	if err := demo.WriteFixture(src); err != nil {
+		return err
+	}
+	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,
+		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: agent.Policy{Allow: demo.AllowedCommands}}, "The demo: "+demo.Task)
+	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
+// stopRun cancels a queued run or stops a running one.
+func (s *Server) stopRun(c echo.Context) error {
+	id := c.Param("id")
+	if s.cfg.Queue == nil || s.cfg.Queue.Stop(id) != nil {
+		return echo.NewHTTPError(http.StatusNotFound, "Run "+id+" was not launched by this server, or has ended.")
+	}
+	if fin, ok := s.cfg.Queue.Finished(id); ok {
+		select {
+		case <-fin:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
+// reviewRun approves or rejects a run's diff through the gate.
+func (s *Server) reviewRun(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	if !bundle.ValidID(id) || s.cfg.Runner == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
+	}
+	decision := c.FormValue("decision")
+	if decision != "approve" && decision != "reject" {
+		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or reject")
+	}
+	reviewer := strings.TrimSpace(c.FormValue("reviewer"))
+	if reviewer == "" || len(reviewer) > 80 {
+		return echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name (at most 80 characters), so the decision says who made it")
+	}
+	reason := strings.TrimSpace(c.FormValue("reason"))
+	if len(reason) > 500 {
+		reason = reason[:500]
+	}
+	c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
+	dir, err := s.cfg.Runner.RunDir(id)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	b, err := bundle.ReadRun(dir, s.limits)
+	if err != nil {
+		return err
+	}
+	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason}, nil
+	}), gate.Options{Workspace: s.cfg.Runner.BaseRepo(dir, &b.Receipt)})
+	var conflict *gate.ConflictError
+	reviewErr := ""
+	switch {
+	case err == nil:
+	case errors.As(err, &conflict):
+		reviewErr = "Nothing was applied: these files changed in the source since the run began: " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
+	case errors.Is(err, gate.ErrAlreadyReviewed):
+		reviewErr = "Nothing was done: " + err.Error() + "."
+	case errors.Is(err, gate.ErrBusy):
+		reviewErr = "Another review of this run is in progress; reload in a moment."
+	default:
+		reviewErr = "The review failed: " + err.Error()
+	}
+	if s.cfg.Runner.Index != nil {
+		s.cfg.Runner.Index(context.WithoutCancel(ctx), dir)
+	}
+	if reviewErr != "" {
+		return s.renderRun(c, id, reviewErr, http.StatusConflict)
+	}
+	if isHTMX(c) {
+		return s.renderRun(c, id, "", http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
+func (s *Server) reviewerName(c echo.Context) string {
+	if ck, err := c.Cookie("proctor_reviewer"); err == nil {
+		if v, err := url.QueryUnescape(ck.Value); err == nil && v != "" {
+			return v
+		}
+	}
+	return s.cfg.Reviewer
+}
+
+// runEvents streams a run's events as server-sent events, each an HTML
+// timeline item, from the one after the last seen (Last-Event-ID or
+// ?after=), then "done" when the run has ended. Reconnecting resumes with no
+// duplicates and no gaps, because every event carries its seq as its id.
+func (s *Server) runEvents(c echo.Context) error {
+	id := c.Param("id")
+	if !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
+	}
+	after, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
+	if v := c.Request().Header.Get("Last-Event-ID"); v != "" {
+		after, _ = strconv.ParseInt(v, 10, 64)
+	}
+	dir := filepath.Join(s.cfg.DataDir, "runs", id)
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ctx := c.Request().Context()
+	var offset int64
+	var first time.Time
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	lastBeat := time.Now()
+	for {
+		events, next, err := readEventsFrom(dir, offset)
+		if err == nil {
+			offset = next
+			for _, ev := range events {
+				if first.IsZero() {
+					first = ev.Time
+				}
+				if ev.Seq <= after {
+					continue
+				}
+				var html bytes.Buffer
+				if err := web.TimelineItem(first, ev).Render(ctx, &html); err != nil {
+					return nil
+				}
+				fmt.Fprintf(w, "id: %d\nevent: ev\ndata: %s\n\n", ev.Seq, strings.ReplaceAll(html.String(), "\n", ""))
+				after = ev.Seq
+			}
+			w.Flush()
+		}
+		if s.ended(dir, id) {
+			// One more read so that nothing written before the end is missed.
+			if events, _, err := readEventsFrom(dir, offset); err == nil && hasAfter(events, after) {
+				continue
+			}
+			fmt.Fprint(w, "event: done\ndata: done\n\n")
+			w.Flush()
+			// Leave closing to the page: it reloads on "done", which closes
+			// the stream; a stream the server closed would make the browser
+			// report an error and reconnect.
+			select {
+			case <-ctx.Done():
+			case <-time.After(s.doneLinger):
+			}
+			return nil
+		}
+		if time.Since(lastBeat) > 15*time.Second {
+			fmt.Fprint(w, ": keep-alive\n\n")
+			w.Flush()
+			lastBeat = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func hasAfter(events []bundle.Event, seq int64) bool {
+	for _, e := range events {
+		if e.Seq > seq {
+			return true
+		}
+	}
+	return false
+}
+
+// ended reports whether a run has finished (or will never start).
+func (s *Server) ended(dir, id string) bool {
+	if s.cfg.Queue != nil {
+		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == "queued" || j.State == "running") {
+			return false
+		}
+	}
+	data, err := bundle.ReadFile(dir, bundle.ReceiptFile, s.limits.MaxJSONBytes)
+	if err != nil {
+		return s.cfg.Queue == nil // nothing launched here and no bundle: nothing will come
+	}
+	var r struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(data, &r)
+	return r.Status != string(bundle.StatusRunning) && r.Status != string(bundle.StatusQueued)
+}
+
+// readEventsFrom reads the complete event lines of events.jsonl after byte
+// offset, and returns the offset after the last complete line.
+func readEventsFrom(dir string, offset int64) ([]bundle.Event, int64, error) {
+	f, err := bundle.Open(dir, bundle.EventsFile)
+	if err != nil {
+		return nil, offset, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, offset, err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	var out []bundle.Event
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break // an incomplete last line is read next time
+		}
+		offset += int64(len(line))
+		var ev bundle.Event
+		if json.Unmarshal(line, &ev) == nil && ev.Type != "" {
+			out = append(out, ev)
+		}
+	}
+	return out, offset, nil
+}

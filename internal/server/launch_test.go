@@ -1,0 +1,189 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// liveServer is a server that can launch runs, over a real data folder.
+func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	data := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
+		_, err := index.New(st).Index(ctx, paths...)
+		return err
+	}}
+	q := jobs.New(ctx, r, 2)
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Reviewer: "tester"}).Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		q.Wait(context.Background())
+		st.Close()
+	})
+	return srv, data, st
+}
+
+// browser is an HTTP client with a cookie jar that does not follow
+// redirects, and knows the CSRF token of its cookie.
+type browser struct {
+	t    *testing.T
+	c    *http.Client
+	base string
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	jar := newJar()
+	return &browser{t: t, base: base, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (b *browser) get(path string) (*http.Response, string) {
+	resp, err := b.c.Get(b.base + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+func (b *browser) token() string {
+	u, _ := url.Parse(b.base)
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "proctor_csrf" {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+func (b *browser) post(path string, form url.Values) (*http.Response, string) {
+	resp, err := b.c.PostForm(b.base+path, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+func TestDemoRunReviewAndEvents(t *testing.T) {
+	srv, data, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	_, page := b.get("/runs")
+	if !strings.Contains(page, `id="run-demo"`) {
+		t.Fatal("no demo button")
+	}
+	// Without the CSRF token the POST is refused.
+	if resp, body := b.post("/demo", url.Values{}); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "CSRF") {
+		t.Fatalf("demo without token: %d", resp.StatusCode)
+	}
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("demo: %d", resp.StatusCode)
+	}
+	loc := resp.Header.Get("Location")
+	id := strings.TrimPrefix(loc, "/runs/")
+
+	// The event stream delivers every event, then done.
+	req0, _ := http.NewRequest("GET", srv.URL+"/runs/"+id+"/events?after=0", nil)
+	text := readStream(t, b.c, req0)
+	if !strings.Contains(text, "event: ev") || !strings.HasSuffix(strings.TrimSpace(text), "data: done") || strings.Count(text, "tool.call") != 5 {
+		t.Fatalf("stream:\n%s", text)
+	}
+	// Resuming after an event id sends only what came after it.
+	req, _ := http.NewRequest("GET", srv.URL+"/runs/"+id+"/events", nil)
+	req.Header.Set("Last-Event-ID", "3")
+	rest := readStream(t, b.c, req)
+	if strings.Contains(rest, "id: 3\n") || !strings.Contains(rest, "id: 4\n") {
+		t.Fatalf("resume:\n%.500s", rest)
+	}
+
+	_, page = b.get(loc)
+	if !strings.Contains(page, `id="approve"`) {
+		t.Fatalf("no approve button on the finished demo run:\n%.2000s", page)
+	}
+	// Approve: the diff lands in the demo's own copy, inside the data folder.
+	resp, _ = b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {"ana"}, "reason": {"good"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve: %d", resp.StatusCode)
+	}
+	money, _ := os.ReadFile(filepath.Join(data, "demo", id, "invoice", "money.go"))
+	if !strings.Contains(string(money), "math.Round") {
+		t.Fatal("the demo copy was not patched")
+	}
+	rb, _ := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+	if rb.Receipt.Review == nil || rb.Receipt.Review.ReviewedBy != "ana" || !rb.Receipt.Review.Applied {
+		t.Fatalf("review %+v", rb.Receipt.Review)
+	}
+	_, page = b.get(loc)
+	if !strings.Contains(page, "Approved") || !strings.Contains(page, "ana") || strings.Contains(page, `id="approve"`) {
+		t.Fatal("the page does not show the decision")
+	}
+	// A second decision (another tab) changes nothing and says who decided.
+	resp, body2 := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"reject"}, "reviewer": {"bo"}})
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body2, "already reviewed by ana") {
+		t.Fatalf("second review: %d", resp.StatusCode)
+	}
+}
+
+func TestPendingRunPageWaits(t *testing.T) {
+	srv, _, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	b.get("/runs")
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		r, page := b.get("/runs/" + id)
+		if r.StatusCode != 200 {
+			t.Fatalf("run page %d", r.StatusCode)
+		}
+		if strings.Contains(page, "awaiting review") {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the demo run did not finish")
+}
+
+// readStream reads a server-sent event stream until its "done" event.
+func readStream(t *testing.T, c *http.Client, req *http.Request) string {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		b.WriteString(sc.Text() + "\n")
+		if sc.Text() == "data: done" {
+			break
+		}
+	}
+	return b.String()
+}
