@@ -85,6 +85,19 @@ It listens on loopback only: there are no accounts yet.`)
 	}
 	defer st.Close()
 
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
+		_, err := index.New(st).Index(ctx, paths...)
+		return err
+	}}
+	// Runs left working by a process that stopped (a crash, a restart) end
+	// interrupted, with their bundles kept.
+	orphans, err := runner.RecoverOrphans("the process running it stopped before it finished")
+	if err != nil {
+		log.Warn("mark interrupted runs", "err", err)
+	}
+	for _, o := range orphans {
+		log.Info("marked interrupted: its process stopped", "run", filepath.Base(o))
+	}
 	rep, err := index.New(st).Index(ctx, filepath.Join(dir, "runs"), filepath.Join(dir, "sessions"))
 	if err != nil {
 		return fmt.Errorf("index the data folder: %w", err)
@@ -95,10 +108,6 @@ It listens on loopback only: there are no accounts yet.`)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
 	}
-	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
-		_, err := index.New(st).Index(ctx, paths...)
-		return err
-	}}
 	queue := jobs.New(ctx, runner, *workers)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Reviewer: *reviewer})
 	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)

@@ -354,6 +354,9 @@ func fingerprint(c candidate) (string, error) {
 			return "", err
 		}
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // locks, live markers and temp files are not the record
+			}
 			info, err := e.Info()
 			if err != nil {
 				return "", err

@@ -250,6 +250,8 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
 	// ends; the stages in between are events, which are written live.
+	markLive(dir)
+	defer clearLive(dir)
 	if err := rec.receipt(&l.receipt, false); err != nil {
 		rec.close()
 		return nil, &SetupError{err}
@@ -516,6 +518,7 @@ func (l *live) finish(ctx context.Context, out outcome) {
 			l.progress("  warning: session: %v", err)
 		}
 	}
+	clearLive(l.dir)
 	if l.r.Index != nil {
 		paths := []string{l.dir}
 		if l.receipt.SessionID != "" {
