@@ -193,3 +193,27 @@ func TestTranscriptIsNeverRenderedAsHTML(t *testing.T) {
 		t.Fatal("transcript text ran as script")
 	}
 }
+
+func TestKeyboardNavigation(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	rows := page.Locator("table.runs tbody tr")
+	must(t, expect.Locator(rows).ToHaveCount(6))
+	kb := page.Keyboard()
+	must(t, kb.Press("j"))
+	must(t, kb.Press("j"))
+	must(t, expect.Locator(rows.Nth(1)).ToHaveClass(regexp.MustCompile(`selected`)))
+	must(t, kb.Press("k"))
+	must(t, expect.Locator(rows.Nth(0)).ToHaveClass(regexp.MustCompile(`selected`)))
+	must(t, kb.Press("j"))
+	must(t, kb.Press("Enter"))
+	must(t, expect.Page(page).ToHaveURL(a.URL+"/runs/20261201-141005-s4d5tb"))
+	_, err := page.GoBack()
+	must(t, err)
+	must(t, kb.Press("/"))
+	must(t, expect.Locator(page.Locator("input[name=q]")).ToBeFocused())
+	// Typing in the search box is not taken for shortcuts.
+	must(t, kb.Type("jk"))
+	must(t, expect.Locator(page.Locator("input[name=q]")).ToHaveValue("jk"))
+}

@@ -7,5 +7,5 @@ import "embed"
 
 // FS holds the assets, served under /static/.
 //
-//go:embed style.css favicon.svg vendor
+//go:embed style.css app.js favicon.svg vendor
 var FS embed.FS
