@@ -19,6 +19,12 @@ func TestRunTheDemoWatchItAndApprove(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#empty-state")).ToContainText("Run the demo"))
 	must(t, page.Locator("#run-demo").Click())
 	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/\d{8}-\d{6}-[a-z0-9]{6}$`)))
+	// The agent asks to run go test; the page shows the request live.
+	box := page.Locator("#approvals")
+	must(t, expect.Locator(box).ToContainText("go test ./...", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting approval"))
+	screenshot(t, page, "demo-awaiting-approval")
+	must(t, box.Locator(".approve-call").Click())
 	// The page follows the run until it waits for review.
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "tool.call"})).ToHaveCount(5))
@@ -50,7 +56,10 @@ func TestRejectTheDemo(t *testing.T) {
 	page := newPage(t)
 	goTo(t, page, a.URL+"/runs")
 	must(t, page.Locator("#run-demo").Click())
+	// Denying the command: the agent gets the refusal and goes on.
+	must(t, page.Locator(".deny-call").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#reject")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("run_command was denied by e2e"))
 	must(t, page.Locator("input[name=reviewer]").Fill("Lee"))
 	must(t, page.Locator("#reject").Click())
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Rejected by Lee"))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
@@ -114,7 +115,8 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 		return err
 	}}
 	queue := jobs.New(ctx, runner, 2)
-	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Reviewer: "e2e"})
+	board := approval.NewBoard(time.Minute, nil)
+	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e"})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {

@@ -87,6 +87,7 @@ type RunPage struct {
 	CanStop       bool   // the run was launched here and can be stopped
 	Reviewer      string // the name the review form starts with
 	ReviewError   string // why the last review attempt did nothing
+	Pending       []PendingApproval
 	Run           *store.RunDetail
 	Events        []bundle.Event
 	EventProblems bundle.Problems
@@ -346,4 +347,21 @@ func lastSeq(events []bundle.Event) int64 {
 
 func csrfHeaders(token string) string {
 	return `{"X-CSRF-Token": "` + token + `"}`
+}
+
+// PendingApproval is a gated tool call the run waits on.
+type PendingApproval struct {
+	CallID  string
+	Tool    string
+	Args    string
+	Command string
+	Asked   time.Time
+}
+
+func waitedFor(t time.Time) string {
+	d := time.Since(t).Round(time.Second)
+	if d < time.Second {
+		return "since just now"
+	}
+	return "for " + formatDuration(d)
 }

@@ -36,19 +36,20 @@ type Status string
 
 // Run statuses.
 const (
-	StatusQueued         Status = "queued"
-	StatusRunning        Status = "running"
-	StatusAwaitingReview Status = "awaiting_review"
-	StatusAwaitingInput  Status = "awaiting_input" // the agent asked the user a question
-	StatusPassed         Status = "passed"
-	StatusFailed         Status = "failed"
-	StatusError          Status = "error"
-	StatusInterrupted    Status = "interrupted"
+	StatusQueued           Status = "queued"
+	StatusRunning          Status = "running"
+	StatusAwaitingReview   Status = "awaiting_review"
+	StatusAwaitingInput    Status = "awaiting_input"    // the agent asked the user a question
+	StatusAwaitingApproval Status = "awaiting_approval" // a gated tool call waits for a person
+	StatusPassed           Status = "passed"
+	StatusFailed           Status = "failed"
+	StatusError            Status = "error"
+	StatusInterrupted      Status = "interrupted"
 )
 
 // Statuses lists every run status in display order.
 func Statuses() []Status {
-	return []Status{StatusQueued, StatusRunning, StatusAwaitingReview, StatusAwaitingInput, StatusPassed,
+	return []Status{StatusQueued, StatusRunning, StatusAwaitingApproval, StatusAwaitingReview, StatusAwaitingInput, StatusPassed,
 		StatusFailed, StatusError, StatusInterrupted}
 }
 

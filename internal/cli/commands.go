@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -55,6 +56,7 @@ It listens on loopback only: there are no accounts yet.`)
 	verbose := fs.Bool("v", false, "log every request")
 	workers := fs.Int("workers", 2, "runs launched from the dashboard that work at once")
 	reviewer := fs.String("reviewer", osUser(), "the reviewer `name` review forms start with")
+	approvalTimeout := fs.Duration("approval-timeout", 30*time.Minute, "how long a run waits for an approval in the dashboard before the call is denied")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return err
 	}
@@ -63,6 +65,9 @@ It listens on loopback only: there are no accounts yet.`)
 	}
 	if *workers < 1 {
 		return usagef("serve", "--workers must be 1 or more, got %d", *workers)
+	}
+	if *approvalTimeout <= 0 {
+		return usagef("serve", "--approval-timeout must be positive, got %s", *approvalTimeout)
 	}
 	if err := server.CheckLoopback(*addr); err != nil {
 		return usagef("serve", "%v", err)
@@ -109,7 +114,8 @@ It listens on loopback only: there are no accounts yet.`)
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
 	}
 	queue := jobs.New(ctx, runner, *workers)
-	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Reviewer: *reviewer})
+	board := approval.NewBoard(*approvalTimeout, nil)
+	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer})
 	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.

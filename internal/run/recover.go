@@ -31,7 +31,7 @@ func Orphaned(dir string) bool {
 	if err != nil {
 		return false
 	}
-	if !strings.Contains(string(data), `"status": "running"`) && !strings.Contains(string(data), `"status": "queued"`) {
+	if !strings.Contains(string(data), `"status": "running"`) && !strings.Contains(string(data), `"status": "queued"`) && !strings.Contains(string(data), `"status": "awaiting_approval"`) {
 		return false
 	}
 	pidText, err := os.ReadFile(filepath.Join(dir, liveFile))

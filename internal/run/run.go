@@ -366,7 +366,11 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		}
 		history = []model.Message{{Role: model.RoleSystem, Content: prompt}}
 	}
-	cfg := agent.Config{Model: client, Tools: tb, Approver: l.spec.Approver, MaxTurns: l.spec.Bounds.MaxTurns,
+	approver := l.spec.Approver
+	if w, ok := approver.(interface{ Waits() bool }); ok && w.Waits() {
+		approver = statusApprover{l: l, inner: approver}
+	}
+	cfg := agent.Config{Model: client, Tools: tb, Approver: approver, MaxTurns: l.spec.Bounds.MaxTurns,
 		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit}
 	res := l.converse(ctx, cfg, history)
 	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
@@ -578,4 +582,27 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// statusApprover shows a run as awaiting_approval on its receipt (and in
+// the index) while an approver that waits for a person decides.
+type statusApprover struct {
+	l     *live
+	inner agent.Approver
+}
+
+func (a statusApprover) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+	a.l.setStatus(ctx, bundle.StatusAwaitingApproval)
+	defer a.l.setStatus(ctx, bundle.StatusRunning)
+	return a.inner.Approve(ctx, req)
+}
+
+func (l *live) setStatus(ctx context.Context, s bundle.Status) {
+	l.receipt.Status = s
+	if err := l.rec.receipt(&l.receipt, false); err != nil {
+		l.progress("  warning: %v", err)
+	}
+	if l.r.Index != nil {
+		l.r.Index(context.WithoutCancel(ctx), l.dir)
+	}
 }

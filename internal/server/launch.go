@@ -41,8 +41,14 @@ func (s *Server) startDemo(c echo.Context) error {
 	if err := demo.WriteFixture(src); err != nil {
 		return err
 	}
+	// In the dashboard the demo's command waits for a person to approve it,
+	// so the demo shows approval requests as well as the diff review.
+	var approver agent.Approver = agent.Policy{Allow: demo.AllowedCommands}
+	if s.cfg.Board != nil {
+		approver = s.cfg.Board.For(id)
+	}
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,
-		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: agent.Policy{Allow: demo.AllowedCommands}}, "The demo: "+demo.Task)
+		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: approver}, "The demo: "+demo.Task)
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
@@ -117,6 +123,35 @@ func (s *Server) reviewRun(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
+// decideApproval answers a gated tool call a running run waits on.
+func (s *Server) decideApproval(c echo.Context) error {
+	id, call := c.Param("id"), c.Param("call")
+	if s.cfg.Board == nil || !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No run "+strconv.Quote(id)+" waits for an approval here.")
+	}
+	decision := c.FormValue("decision")
+	if decision != "approve" && decision != "deny" {
+		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
+	}
+	who := strings.TrimSpace(c.FormValue("reviewer"))
+	if who == "" {
+		who = s.reviewerName(c)
+	}
+	d := agent.Decision{Approved: decision == "approve", By: who, Reason: decision + "d in the dashboard"}
+	if r := strings.TrimSpace(c.FormValue("reason")); r != "" {
+		d.Reason = r
+	}
+	if err := s.cfg.Board.Decide(id, call, d); err != nil {
+		return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", http.StatusConflict)
+	}
+	// Give the run a moment to move on, so the page shows what happened.
+	time.Sleep(150 * time.Millisecond)
+	if isHTMX(c) {
+		return s.renderRun(c, id, "", http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
 func (s *Server) reviewerName(c echo.Context) string {
 	if ck, err := c.Cookie("proctor_reviewer"); err == nil {
 		if v, err := url.QueryUnescape(ck.Value); err == nil && v != "" {
@@ -167,6 +202,10 @@ func (s *Server) runEvents(c echo.Context) error {
 					return nil
 				}
 				fmt.Fprintf(w, "id: %d\nevent: ev\ndata: %s\n\n", ev.Seq, strings.ReplaceAll(html.String(), "\n", ""))
+				if ev.Type == "approval.requested" || ev.Type == "approval.decided" {
+					// The page shows or hides the Approve / Deny buttons.
+					fmt.Fprintf(w, "event: approval\ndata: %d\n\n", ev.Seq)
+				}
 				after = ev.Seq
 			}
 			w.Flush()

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"regexp"
 	"context"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
@@ -35,7 +37,8 @@ func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
 		return err
 	}}
 	q := jobs.New(ctx, r, 2)
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Reviewer: "tester"}).Handler())
+	board := approval.NewBoard(time.Minute, nil)
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: board, Reviewer: "tester"}).Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
@@ -105,6 +108,7 @@ func TestDemoRunReviewAndEvents(t *testing.T) {
 	}
 	loc := resp.Header.Get("Location")
 	id := strings.TrimPrefix(loc, "/runs/")
+	approveCommand(t, b, loc)
 
 	// The event stream delivers every event, then done.
 	req0, _ := http.NewRequest("GET", srv.URL+"/runs/"+id+"/events?after=0", nil)
@@ -148,12 +152,40 @@ func TestDemoRunReviewAndEvents(t *testing.T) {
 	}
 }
 
+// approveCommand waits for the demo's command to ask for approval, checks
+// that the run shows it, and approves it.
+func approveCommand(t *testing.T, b *browser, loc string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		_, page := b.get(loc)
+		if strings.Contains(page, "The agent waits for your approval") {
+			if !strings.Contains(page, "go test ./...") || !strings.Contains(page, "awaiting approval") {
+				t.Fatalf("approval box without the command or the status:\n%.3000s", page)
+			}
+			call := regexp.MustCompile(`data-call="([^"]+)"`).FindStringSubmatch(page)[1]
+			resp, _ := b.post(loc+"/approvals/"+call, url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {"ana"}})
+			if resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("approve the command: %d", resp.StatusCode)
+			}
+			resp, _ = b.post(loc+"/approvals/"+call, url.Values{"csrf": {b.token()}, "decision": {"deny"}})
+			if resp.StatusCode != http.StatusConflict {
+				t.Fatalf("a second answer: %d, want 409", resp.StatusCode)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the demo never asked for approval")
+}
+
 func TestPendingRunPageWaits(t *testing.T) {
 	srv, _, _ := liveServer(t)
 	b := newBrowser(t, srv.URL)
 	b.get("/runs")
 	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
 	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	approveCommand(t, b, "/runs/"+id)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		r, page := b.get("/runs/" + id)

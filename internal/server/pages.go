@@ -97,10 +97,15 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 		return err
 	}
 	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), Run: run, ReviewError: reviewErr, Reviewer: s.reviewerName(c)}
-	p.Live = run.Status == "running" || run.Status == "queued"
+	p.Live = run.Status == "running" || run.Status == "queued" || run.Status == "awaiting_approval"
 	if s.cfg.Queue != nil {
 		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == "queued" || j.State == "running") {
 			p.Live, p.CanStop = true, true
+		}
+	}
+	if s.cfg.Board != nil {
+		for _, r := range s.cfg.Board.Pending(id) {
+			p.Pending = append(p.Pending, web.PendingApproval{CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
 		}
 	}
 	if data, err := json.MarshalIndent(run.Receipt, "", "  "); err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -27,8 +28,9 @@ type Config struct {
 	DataDir  string       // shown in the page footer and the empty state
 	Logger   *slog.Logger // request and error log; nil logs nothing
 	Runner   *run.Runner  // runs, reviews; nil: the dashboard only reads
-	Queue    *jobs.Queue  // launches runs; nil: no demo button
-	Reviewer string       // the reviewer name a review form starts with
+	Queue    *jobs.Queue     // launches runs; nil: no demo button
+	Board    *approval.Board // approval requests of launched runs that wait for a person
+	Reviewer string          // the reviewer name a review form starts with
 }
 
 // Server is the dashboard and API.
@@ -84,6 +86,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/demo", s.startDemo)
 	e.POST("/runs/:id/review", s.reviewRun)
 	e.POST("/runs/:id/stop", s.stopRun)
+	e.POST("/runs/:id/approvals/:call", s.decideApproval)
 	e.GET("/runs/:id/events", s.runEvents)
 	e.GET("/api/v1/runs", s.apiListRuns)
 	e.GET("/api/v1/runs/:id", s.apiGetRun)
