@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bufio"
-	"regexp"
 	"context"
 	"io"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"

@@ -25,9 +25,9 @@ import (
 
 // Config is what the server needs besides the store.
 type Config struct {
-	DataDir  string       // shown in the page footer and the empty state
-	Logger   *slog.Logger // request and error log; nil logs nothing
-	Runner   *run.Runner  // runs, reviews; nil: the dashboard only reads
+	DataDir  string          // shown in the page footer and the empty state
+	Logger   *slog.Logger    // request and error log; nil logs nothing
+	Runner   *run.Runner     // runs, reviews; nil: the dashboard only reads
 	Queue    *jobs.Queue     // launches runs; nil: no demo button
 	Board    *approval.Board // approval requests of launched runs that wait for a person
 	Reviewer string          // the reviewer name a review form starts with
