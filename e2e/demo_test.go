@@ -65,3 +65,21 @@ func TestRejectTheDemo(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Rejected by Lee"))
 	must(t, expect.Locator(page.Locator(".badges")).ToContainText("failed"))
 }
+
+func TestLaunchFormShowsErrorsThenLaunches(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Launch", Exact: playwright.Bool(true)}).Click())
+	must(t, page.Locator("#path").Fill("../outside"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator("#path-error")).ToContainText(`".." is not allowed`))
+	must(t, expect.Locator(page.Locator("#task-error")).ToContainText("say what the agent should do"))
+	screenshot(t, page, "launch-errors")
+	must(t, page.Locator("#path").Fill("invoice"))
+	must(t, page.Locator("#task").Fill("Fix the rounding bug in invoice totals."))
+	must(t, page.Locator("#allow").Fill("go test"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
+}

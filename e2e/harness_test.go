@@ -17,6 +17,9 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -116,7 +119,20 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 	}}
 	queue := jobs.New(ctx, runner, 2)
 	board := approval.NewBoard(time.Minute, nil)
-	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e"})
+	// A source root holding the demo project, and a model profile served by
+	// the demo script on loopback, for launching runs from the form.
+	roots := t.TempDir()
+	must(t, demo.WriteFixture(filepath.Join(roots, "invoice")))
+	sc, err := demo.Script()
+	must(t, err)
+	ep, err := script.Start(sc, "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { ep.Close() })
+	profiles := func() (*model.Profiles, error) {
+		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local-demo\n    base_url: "+ep.URL+"\n    model: proctor-demo\n"))
+	}
+	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e",
+		SourceRoots: []string{roots}, Profiles: profiles})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
@@ -151,7 +167,8 @@ func newPage(t *testing.T) playwright.Page {
 	}
 	page.SetDefaultTimeout(10000)
 	page.On("console", func(m playwright.ConsoleMessage) {
-		if m.Type() == "error" {
+		// A form re-rendered with its errors is answered 422 on purpose.
+		if m.Type() == "error" && !strings.Contains(m.Text(), "status of 422") {
 			t.Errorf("browser console error on %s: %s", page.URL(), m.Text())
 		}
 	})

@@ -20,6 +20,7 @@ const (
 	NavRuns     Nav = "runs"
 	NavSessions Nav = "sessions"
 	NavProblems Nav = "problems"
+	NavLaunch   Nav = "launch"
 )
 
 // Meta is what the layout needs from every page.
@@ -364,4 +365,18 @@ func waitedFor(t time.Time) string {
 		return "since just now"
 	}
 	return "for " + formatDuration(d)
+}
+
+// LaunchValues are the launch form's fields as typed.
+type LaunchValues struct {
+	Root, Path, Task, Criteria, OutOfScope, Model, Checks, Allow, MaxTurns string
+}
+
+// LaunchPage is the view model of the launch form.
+type LaunchPage struct {
+	Meta     Meta
+	Roots    []string
+	Profiles []string
+	Values   LaunchValues
+	Errors   map[string]string // by field name
 }

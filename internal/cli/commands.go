@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -57,6 +58,9 @@ It listens on loopback only: there are no accounts yet.`)
 	workers := fs.Int("workers", 2, "runs launched from the dashboard that work at once")
 	reviewer := fs.String("reviewer", osUser(), "the reviewer `name` review forms start with")
 	approvalTimeout := fs.Duration("approval-timeout", 30*time.Minute, "how long a run waits for an approval in the dashboard before the call is denied")
+	var roots stringList
+	fs.Var(&roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable)")
+	models := fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return err
 	}
@@ -114,8 +118,24 @@ It listens on loopback only: there are no accounts yet.`)
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
 	}
 	queue := jobs.New(ctx, runner, *workers)
+	var absRoots []string
+	for _, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return usagef("serve", "--source-root %s: %v", r, err)
+		}
+		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+			return usagef("serve", "--source-root %s is not a folder", r)
+		}
+		absRoots = append(absRoots, abs)
+	}
+	modelsFile := modelsPath(*models, env.Getenv)
 	board := approval.NewBoard(*approvalTimeout, nil)
-	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer})
+	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
+		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv})
 	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"html"
 	"context"
 	"io"
 	"net/http"
@@ -16,9 +17,12 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -38,7 +42,20 @@ func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
 	}}
 	q := jobs.New(ctx, r, 2)
 	board := approval.NewBoard(time.Minute, nil)
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: board, Reviewer: "tester"}).Handler())
+	roots := t.TempDir()
+	demo.WriteFixture(filepath.Join(roots, "invoice"))
+	os.Symlink(t.TempDir(), filepath.Join(roots, "escape"))
+	sc, _ := demo.Script()
+	ep, err := script.Start(sc, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	profiles := func() (*model.Profiles, error) {
+		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local\n    base_url: "+ep.URL+"\n    model: proctor-demo\n  - name: keyed\n    base_url: https://example.invalid/v1\n    model: m\n    api_key_env: PROCTOR_TEST_MISSING_KEY\n"))
+	}
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: board, Reviewer: "tester",
+		SourceRoots: []string{roots}, Profiles: profiles, Getenv: func(string) string { return "" }}).Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
@@ -218,4 +235,55 @@ func readStream(t *testing.T, c *http.Client, req *http.Request) string {
 		}
 	}
 	return b.String()
+}
+
+func TestLaunchFormValidatesAndLaunches(t *testing.T) {
+	srv, data, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	resp, page := b.get("/launch")
+	if resp.StatusCode != 200 || !strings.Contains(page, `<option value="local"`) {
+		t.Fatalf("launch form: %d", resp.StatusCode)
+	}
+	form := func(kv ...string) url.Values {
+		v := url.Values{"csrf": {b.token()}, "root": {"0"}, "path": {"invoice"}, "task": {"Fix the rounding bug"}, "model": {"local"}, "allow": {"go test"}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(kv[i], kv[i+1])
+		}
+		return v
+	}
+	bad := []struct{ name, field, msg string; kv []string }{
+		{"dot dot", "path", `".." is not allowed`, []string{"path", "../etc"}},
+		{"absolute", "path", "not an absolute path", []string{"path", "/etc"}},
+		{"symlink out", "path", "leads outside the root", []string{"path", "escape"}},
+		{"missing folder", "path", "no such folder", []string{"path", "nope"}},
+		{"bad root", "root", "choose one of the source roots", []string{"root", "7"}},
+		{"no task", "task", "say what the agent should do", []string{"task", "  "}},
+		{"unknown model", "model", `model profile "nope" is not in models.yaml`, []string{"model", "nope"}},
+		{"missing key", "model", "PROCTOR_TEST_MISSING_KEY is empty", []string{"model", "keyed"}},
+		{"bad bound", "max_turns", "positive whole number", []string{"max_turns", "0"}},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, page := b.post("/launch", form(tc.kv...))
+			if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="`+tc.field+`-error"`) || !strings.Contains(page, html.EscapeString(tc.msg)) {
+				t.Fatalf("%d, field %s, want %q:\n%.200s", resp.StatusCode, tc.field, tc.msg, page)
+			}
+		})
+	}
+	resp, _ = b.post("/launch", form())
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("launch: %d", resp.StatusCode)
+	}
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.Status == bundle.StatusAwaitingReview {
+			if rb.Receipt.Model.Profile != "local" || !strings.HasSuffix(rb.Receipt.Source.Path, "invoice") {
+				t.Fatalf("receipt %+v", rb.Receipt)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the launched run did not finish")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/static"
@@ -31,6 +32,11 @@ type Config struct {
 	Queue    *jobs.Queue     // launches runs; nil: no demo button
 	Board    *approval.Board // approval requests of launched runs that wait for a person
 	Reviewer string          // the reviewer name a review form starts with
+	// SourceRoots are the folders (absolute) launched runs may work on.
+	SourceRoots []string
+	// Profiles reads models.yaml, fresh for every form, so edits apply.
+	Profiles func() (*model.Profiles, error)
+	Getenv   func(string) string // where provider keys come from; nil: the process environment
 }
 
 // Server is the dashboard and API.
@@ -84,6 +90,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/sessions/:id", s.showSession)
 	e.GET("/problems", s.listProblems)
 	e.POST("/demo", s.startDemo)
+	e.GET("/launch", s.launchForm)
+	e.POST("/launch", s.launchRun)
 	e.POST("/runs/:id/review", s.reviewRun)
 	e.POST("/runs/:id/stop", s.stopRun)
 	e.POST("/runs/:id/approvals/:call", s.decideApproval)

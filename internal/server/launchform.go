@@ -1,0 +1,150 @@
+package server
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/web"
+)
+
+func (s *Server) launchForm(c echo.Context) error {
+	return s.renderLaunch(c, web.LaunchValues{Root: "0", MaxTurns: ""}, nil, http.StatusOK)
+}
+
+func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[string]string, status int) error {
+	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
+	}
+	p := web.LaunchPage{Meta: s.meta(c, "Launch a run", web.NavLaunch), Roots: s.cfg.SourceRoots, Values: v, Errors: errs}
+	if s.cfg.Profiles != nil {
+		if ps, err := s.cfg.Profiles(); err == nil {
+			for _, pr := range ps.Profiles {
+				p.Profiles = append(p.Profiles, pr.Name)
+			}
+		} else if errs == nil || errs["model"] == "" {
+			if p.Errors == nil {
+				p.Errors = map[string]string{}
+			}
+			p.Errors["model"] = err.Error()
+		}
+	}
+	return render(c, status, web.LaunchView(p))
+}
+
+// sourceDir resolves the chosen folder under a source root, refusing
+// anything that leads outside the root (absolute paths, "..", symlinks).
+func (s *Server) sourceDir(rootField, rel string) (string, string, string) {
+	i, err := strconv.Atoi(rootField)
+	if err != nil || i < 0 || i >= len(s.cfg.SourceRoots) {
+		return "", "root", "choose one of the source roots"
+	}
+	root := s.cfg.SourceRoots[i]
+	rel = strings.TrimSpace(rel)
+	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
+		return "", "path", "give a folder relative to the root, not an absolute path"
+	}
+	for _, part := range strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			return "", "path", `".." is not allowed: the folder must be inside the root`
+		}
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", "root", "the root cannot be read: " + err.Error()
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(realRoot, rel))
+	if err != nil {
+		return "", "path", "no such folder under " + root
+	}
+	if !bundle.Within(realRoot, real) {
+		return "", "path", "that folder leads outside the root (a symlink); choose a folder inside it"
+	}
+	if info, err := os.Stat(real); err != nil || !info.IsDir() {
+		return "", "path", "not a folder"
+	}
+	return real, "", ""
+}
+
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// launchRun validates the launch form and queues the run.
+func (s *Server) launchRun(c echo.Context) error {
+	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
+	}
+	v := web.LaunchValues{Root: c.FormValue("root"), Path: c.FormValue("path"), Task: c.FormValue("task"), Criteria: c.FormValue("criteria"),
+		OutOfScope: c.FormValue("out_of_scope"), Model: c.FormValue("model"), Checks: c.FormValue("checks"), Allow: c.FormValue("allow"), MaxTurns: c.FormValue("max_turns")}
+	errs := map[string]string{}
+	src, field, msg := s.sourceDir(v.Root, v.Path)
+	if msg != "" {
+		errs[field] = msg
+	}
+	if strings.TrimSpace(v.Task) == "" {
+		errs["task"] = "say what the agent should do"
+	} else if len(v.Task) > 20000 {
+		errs["task"] = "at most 20,000 characters"
+	}
+	b := bounds.Defaults()
+	if strings.TrimSpace(v.MaxTurns) != "" {
+		if err := bounds.Set(&b, "max_turns", v.MaxTurns, "form"); err != nil {
+			errs["max_turns"] = "want a positive whole number"
+		}
+	}
+	var choice run.ModelChoice
+	switch {
+	case s.cfg.Profiles == nil:
+		errs["model"] = "no models.yaml is configured"
+	default:
+		ps, err := s.cfg.Profiles()
+		if err != nil {
+			errs["model"] = err.Error()
+			break
+		}
+		p, err := ps.Find(v.Model)
+		if err != nil {
+			errs["model"] = err.Error()
+			break
+		}
+		getenv := s.cfg.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		ep, err := p.Endpoint(getenv)
+		if err != nil {
+			errs["model"] = err.Error()
+			break
+		}
+		choice = run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}
+	}
+	if len(errs) > 0 {
+		return s.renderLaunch(c, v, errs, http.StatusUnprocessableEntity)
+	}
+	id := run.NewRunID(time.Now())
+	policy := agent.Policy{Allow: lines(v.Allow)}
+	var approver agent.Approver = policy
+	if s.cfg.Board != nil {
+		approver = agent.Chain{Policy: policy, Next: s.cfg.Board.For(id)}
+	}
+	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
+		Model: choice, Bounds: b, Checks: lines(v.Checks), Approver: approver}, strings.TrimSpace(v.Task))
+	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
