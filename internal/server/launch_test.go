@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"bufio"
-	"html"
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -251,7 +251,10 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 		}
 		return v
 	}
-	bad := []struct{ name, field, msg string; kv []string }{
+	bad := []struct {
+		name, field, msg string
+		kv               []string
+	}{
 		{"dot dot", "path", `".." is not allowed`, []string{"path", "../etc"}},
 		{"absolute", "path", "not an absolute path", []string{"path", "/etc"}},
 		{"symlink out", "path", "leads outside the root", []string{"path", "escape"}},

@@ -147,4 +147,3 @@ func (s *Server) launchRun(c echo.Context) error {
 		Model: choice, Bounds: b, Checks: lines(v.Checks), Approver: approver}, strings.TrimSpace(v.Task))
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
-
