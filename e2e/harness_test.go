@@ -113,10 +113,7 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &run.Runner{DataDir: dataDir, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
-		_, err := index.New(st).Index(ctx, paths...)
-		return err
-	}}
+	runner := &run.Runner{DataDir: dataDir, Environ: os.Environ(), Index: index.Into(st)}
 	queue := jobs.New(ctx, runner, 2)
 	board := approval.NewBoard(time.Minute, nil)
 	// A source root holding the demo project, and a model profile served by

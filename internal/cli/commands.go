@@ -94,10 +94,7 @@ It listens on loopback only: there are no accounts yet.`)
 	}
 	defer st.Close()
 
-	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
-		_, err := index.New(st).Index(ctx, paths...)
-		return err
-	}}
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st)}
 	// Runs left working by a process that stopped (a crash, a restart) end
 	// interrupted, with their bundles kept.
 	orphans, err := runner.RecoverOrphans("the process running it stopped before it finished")

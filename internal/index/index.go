@@ -366,3 +366,12 @@ func fingerprint(c candidate) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
+
+// Into returns a function that indexes the given paths into st, in the
+// shape run.Runner.Index wants.
+func Into(st *store.Store) func(ctx context.Context, paths ...string) error {
+	return func(ctx context.Context, paths ...string) error {
+		_, err := New(st).Index(ctx, paths...)
+		return err
+	}
+}

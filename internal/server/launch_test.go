@@ -36,10 +36,7 @@ func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
-		_, err := index.New(st).Index(ctx, paths...)
-		return err
-	}}
+	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
 	q := jobs.New(ctx, r, 2)
 	board := approval.NewBoard(time.Minute, nil)
 	roots := t.TempDir()

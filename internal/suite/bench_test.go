@@ -52,10 +52,7 @@ checks:
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
-			_, err := index.New(st).Index(ctx, paths...)
-			return err
-		}}
+		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
 		start := time.Now()
 		scenarios, probs := scenario.Discover(root)
 		rep := suite.Run(context.Background(), r, scenarios, probs, suite.Options{Parallel: runtime.NumCPU()})
