@@ -56,6 +56,9 @@ func New(ctx context.Context, r *run.Runner, workers int) *Queue {
 // ErrNotFound is returned for a run the queue does not know.
 var ErrNotFound = errors.New("no such job")
 
+// ErrEnded is returned when stopping a run that has already ended.
+var ErrEnded = errors.New("the run has ended")
+
 // Submit queues spec and returns its run id at once.
 func (q *Queue) Submit(spec run.Spec, title string) string {
 	if spec.RunID == "" {
@@ -138,7 +141,11 @@ func (q *Queue) Stop(id string) error {
 		q.mu.Unlock()
 		return fmt.Errorf("stop %s: %w", id, ErrNotFound)
 	}
-	if j.State == Queued {
+	switch j.State {
+	case Done, Cancelled:
+		q.mu.Unlock()
+		return fmt.Errorf("stop %s: %w", id, ErrEnded)
+	case Queued:
 		j.State = Cancelled
 		q.dequeue(id)
 	}

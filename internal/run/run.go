@@ -164,6 +164,7 @@ type live struct {
 	rec     *recorder
 	receipt bundle.Receipt
 	redact  *redact.Redactor
+	ctx     context.Context   // the run's context, to tell a stop from a failure
 	calls   []check.Call      // every tool call, for checks
 	notes   map[string]string // transcript flags by tool call id
 	aborted string            // the budget that aborted the conversation
@@ -227,7 +228,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red}
+	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red, ctx: ctx}
 	kind := spec.Kind
 	if kind == "" {
 		kind = bundle.KindTask
@@ -298,6 +299,10 @@ type outcome struct {
 }
 
 func (l *live) fail(domain bundle.Domain, code string, err error, retryable bool) outcome {
+	if l.ctx != nil && l.ctx.Err() != nil {
+		// Whatever failed did so because the run was stopped.
+		return outcome{status: bundle.StatusInterrupted, errText: "Run interrupted."}
+	}
 	st := bundle.StatusError
 	if domain == bundle.DomainAgent || domain == bundle.DomainCheck {
 		st = bundle.StatusFailed

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
@@ -69,50 +70,14 @@ func (s *Server) stopRun(c echo.Context) error {
 
 // reviewRun approves or rejects a run's diff through the gate.
 func (s *Server) reviewRun(c echo.Context) error {
-	ctx := c.Request().Context()
 	id := c.Param("id")
-	if !bundle.ValidID(id) || s.cfg.Runner == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
-	}
-	decision := c.FormValue("decision")
-	if decision != "approve" && decision != "reject" {
-		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or reject")
-	}
 	reviewer := strings.TrimSpace(c.FormValue("reviewer"))
-	if reviewer == "" || len(reviewer) > 80 {
-		return echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name (at most 80 characters), so the decision says who made it")
+	if reviewer != "" && len(reviewer) <= 80 {
+		c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
 	}
-	reason := strings.TrimSpace(c.FormValue("reason"))
-	if len(reason) > 500 {
-		reason = reason[:500]
-	}
-	c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
-	dir, err := s.cfg.Runner.RunDir(id)
-	if err != nil {
-		return echo.NewHTTPError(http.StatusNotFound, err.Error())
-	}
-	b, err := bundle.ReadRun(dir, s.limits)
+	reviewErr, err := s.review(c.Request().Context(), id, c.FormValue("decision"), reviewer, c.FormValue("reason"))
 	if err != nil {
 		return err
-	}
-	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
-		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason}, nil
-	}), gate.Options{Workspace: s.cfg.Runner.BaseRepo(dir, &b.Receipt)})
-	var conflict *gate.ConflictError
-	reviewErr := ""
-	switch {
-	case err == nil:
-	case errors.As(err, &conflict):
-		reviewErr = "Nothing was applied: these files changed in the source since the run began: " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
-	case errors.Is(err, gate.ErrAlreadyReviewed):
-		reviewErr = "Nothing was done: " + err.Error() + "."
-	case errors.Is(err, gate.ErrBusy):
-		reviewErr = "Another review of this run is in progress; reload in a moment."
-	default:
-		reviewErr = "The review failed: " + err.Error()
-	}
-	if s.cfg.Runner.Index != nil {
-		s.cfg.Runner.Index(context.WithoutCancel(ctx), dir)
 	}
 	if reviewErr != "" {
 		return s.renderRun(c, id, reviewErr, http.StatusConflict)
@@ -123,26 +88,66 @@ func (s *Server) reviewRun(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
+// review decides on a run's diff through the gate. A returned message says
+// why nothing was done (a conflict, an earlier decision); an error is a
+// request that makes no sense.
+func (s *Server) review(ctx context.Context, id, decision, reviewer, reason string) (string, error) {
+	if !bundle.ValidID(id) || s.cfg.Runner == nil {
+		return "", echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
+	}
+	if decision != "approve" && decision != "reject" {
+		return "", echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or reject")
+	}
+	reviewer = strings.TrimSpace(reviewer)
+	if reviewer == "" || len(reviewer) > 80 {
+		return "", echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name (at most 80 characters), so the decision says who made it")
+	}
+	reason = strings.TrimSpace(reason)
+	if len(reason) > 500 {
+		reason = reason[:500]
+	}
+	dir, err := s.cfg.Runner.RunDir(id)
+	if err != nil {
+		return "", echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	b, err := bundle.ReadRun(dir, s.limits)
+	if err != nil {
+		return "", err
+	}
+	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason}, nil
+	}), gate.Options{Workspace: s.cfg.Runner.BaseRepo(dir, &b.Receipt)})
+	var conflict *gate.ConflictError
+	msg := ""
+	switch {
+	case err == nil:
+	case errors.As(err, &conflict):
+		msg = "Nothing was applied: these files changed in the source since the run began: " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
+	case errors.Is(err, gate.ErrAlreadyReviewed):
+		msg = "Nothing was done: " + err.Error() + "."
+	case errors.Is(err, gate.ErrBusy):
+		msg = "Another review of this run is in progress; reload in a moment."
+	default:
+		msg = "The review failed: " + err.Error()
+	}
+	if s.cfg.Runner.Index != nil {
+		s.cfg.Runner.Index(context.WithoutCancel(ctx), dir)
+	}
+	return msg, nil
+}
+
 // decideApproval answers a gated tool call a running run waits on.
 func (s *Server) decideApproval(c echo.Context) error {
-	id, call := c.Param("id"), c.Param("call")
-	if s.cfg.Board == nil || !bundle.ValidID(id) {
-		return echo.NewHTTPError(http.StatusNotFound, "No run "+strconv.Quote(id)+" waits for an approval here.")
-	}
-	decision := c.FormValue("decision")
-	if decision != "approve" && decision != "deny" {
-		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
-	}
+	id := c.Param("id")
 	who := strings.TrimSpace(c.FormValue("reviewer"))
 	if who == "" {
 		who = s.reviewerName(c)
 	}
-	d := agent.Decision{Approved: decision == "approve", By: who, Reason: decision + "d in the dashboard"}
-	if r := strings.TrimSpace(c.FormValue("reason")); r != "" {
-		d.Reason = r
-	}
-	if err := s.cfg.Board.Decide(id, call, d); err != nil {
-		return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", http.StatusConflict)
+	if err := s.decide(id, c.Param("call"), c.FormValue("decision"), who, c.FormValue("reason")); err != nil {
+		if errors.Is(err, approval.ErrNotPending) {
+			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", http.StatusConflict)
+		}
+		return err
 	}
 	// Give the run a moment to move on, so the page shows what happened.
 	time.Sleep(150 * time.Millisecond)
@@ -150,6 +155,23 @@ func (s *Server) decideApproval(c echo.Context) error {
 		return s.renderRun(c, id, "", http.StatusOK)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
+func (s *Server) decide(id, call, decision, who, reason string) error {
+	if s.cfg.Board == nil || !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No run "+strconv.Quote(id)+" waits for an approval here.")
+	}
+	if decision != "approve" && decision != "deny" {
+		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
+	}
+	if who == "" {
+		return echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name, so the decision says who made it")
+	}
+	d := agent.Decision{Approved: decision == "approve", By: who, Reason: decision + "d in the dashboard"}
+	if r := strings.TrimSpace(reason); r != "" {
+		d.Reason = r
+	}
+	return s.cfg.Board.Decide(id, call, d)
 }
 
 func (s *Server) reviewerName(c echo.Context) string {

@@ -92,6 +92,16 @@ func (s *Server) launchRun(c echo.Context) error {
 	}
 	v := web.LaunchValues{Root: c.FormValue("root"), Path: c.FormValue("path"), Task: c.FormValue("task"), Criteria: c.FormValue("criteria"),
 		OutOfScope: c.FormValue("out_of_scope"), Model: c.FormValue("model"), Checks: c.FormValue("checks"), Allow: c.FormValue("allow"), MaxTurns: c.FormValue("max_turns")}
+	id, errs := s.launch(v)
+	if len(errs) > 0 {
+		return s.renderLaunch(c, v, errs, http.StatusUnprocessableEntity)
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
+// launch validates a launch request and queues the run; it returns the run
+// id, or the problems by field.
+func (s *Server) launch(v web.LaunchValues) (string, map[string]string) {
 	errs := map[string]string{}
 	src, field, msg := s.sourceDir(v.Root, v.Path)
 	if msg != "" {
@@ -135,7 +145,7 @@ func (s *Server) launchRun(c echo.Context) error {
 		choice = run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}
 	}
 	if len(errs) > 0 {
-		return s.renderLaunch(c, v, errs, http.StatusUnprocessableEntity)
+		return "", errs
 	}
 	id := run.NewRunID(time.Now())
 	policy := agent.Policy{Allow: lines(v.Allow)}
@@ -145,5 +155,5 @@ func (s *Server) launchRun(c echo.Context) error {
 	}
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
 		Model: choice, Bounds: b, Checks: lines(v.Checks), Approver: approver}, strings.TrimSpace(v.Task))
-	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+	return id, nil
 }

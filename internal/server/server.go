@@ -98,6 +98,11 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id/events", s.runEvents)
 	e.GET("/api/v1/runs", s.apiListRuns)
 	e.GET("/api/v1/runs/:id", s.apiGetRun)
+	e.POST("/api/v1/runs", s.apiLaunchRun)
+	e.POST("/api/v1/runs/:id/stop", s.apiStopRun)
+	e.POST("/api/v1/runs/:id/review", s.apiReviewRun)
+	e.GET("/api/v1/runs/:id/approvals", s.apiListApprovals)
+	e.POST("/api/v1/runs/:id/approvals/:call", s.apiDecideApproval)
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully.

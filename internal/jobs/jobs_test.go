@@ -1,0 +1,82 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
+)
+
+// slowSpec is a run that waits in a command until stopped.
+func slowSpec(t *testing.T) run.Spec {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src")
+	demo.WriteFixture(src)
+	s, err := script.Parse("slow.yaml", []byte("steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: sleep 30}}]}\n  - reply: {content: done}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.Spec{SourceDir: src, Task: "wait", Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults(), Approver: alwaysYes{}}
+}
+
+type alwaysYes struct{}
+
+func (alwaysYes) Approve(context.Context, agentRequest) (agentDecision, error) {
+	return agentDecision{Approved: true, By: "test"}, nil
+}
+
+func TestQueueLimitsStopsAndCancels(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &run.Runner{DataDir: t.TempDir()}
+	q := jobs.New(ctx, r, 1)
+	first := q.Submit(slowSpec(t), "first")
+	second := q.Submit(slowSpec(t), "second")
+	waitState(t, q, first, jobs.Running)
+	if j, _ := q.Get(second); j.State != jobs.Queued || j.Place != 1 {
+		t.Fatalf("second: %+v", j)
+	}
+	// Cancel the queued one; stop the running one.
+	if err := q.Stop(second); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Stop(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := q.Get(second); j.State != jobs.Cancelled {
+		t.Fatalf("second: %+v", j)
+	}
+	b, err := bundle.ReadRun(filepath.Join(r.DataDir, "runs", first), bundle.DefaultLimits())
+	if err != nil || b.Receipt.Status != bundle.StatusInterrupted {
+		t.Fatalf("first: %v %+v", err, b)
+	}
+	if err := q.Stop(first); !errors.Is(err, jobs.ErrEnded) {
+		t.Fatalf("stop an ended run: %v", err)
+	}
+	if err := q.Stop("nope"); !errors.Is(err, jobs.ErrNotFound) {
+		t.Fatalf("stop unknown: %v", err)
+	}
+}
+
+func waitState(t *testing.T, q *jobs.Queue, id string, s jobs.State) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if j, _ := q.Get(id); j.State == s {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never became %s", id, s)
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/web"
+)
+
+// apiLaunch is the body of POST /api/v1/runs.
+type apiLaunch struct {
+	Root       int      `json:"root"`
+	Path       string   `json:"path"`
+	Task       string   `json:"task"`
+	Criteria   []string `json:"criteria"`
+	OutOfScope []string `json:"out_of_scope"`
+	Model      string   `json:"model"`
+	Checks     []string `json:"checks"`
+	Allow      []string `json:"allow"`
+	MaxTurns   int      `json:"max_turns"`
+}
+
+type apiDecision struct {
+	Decision string `json:"decision"`
+	Reviewer string `json:"reviewer"`
+	Reason   string `json:"reason"`
+}
+
+func apiError(c echo.Context, status int, msg string, fields map[string]string) error {
+	body := map[string]any{"error": msg}
+	if len(fields) > 0 {
+		body["fields"] = fields
+	}
+	return c.JSON(status, body)
+}
+
+func (s *Server) apiLaunchRun(c echo.Context) error {
+	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
+	}
+	var in apiLaunch
+	if err := c.Bind(&in); err != nil {
+		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"path\": \"…\", \"task\": \"…\", \"model\": \"…\"}: "+err.Error(), nil)
+	}
+	v := web.LaunchValues{Root: itoa(in.Root), Path: in.Path, Task: in.Task, Criteria: strings.Join(in.Criteria, "\n"),
+		OutOfScope: strings.Join(in.OutOfScope, "\n"), Model: in.Model, Checks: strings.Join(in.Checks, "\n"), Allow: strings.Join(in.Allow, "\n")}
+	if in.MaxTurns != 0 {
+		v.MaxTurns = itoa(in.MaxTurns)
+	}
+	id, errs := s.launch(v)
+	if len(errs) > 0 {
+		return apiError(c, http.StatusUnprocessableEntity, "the run was not launched", errs)
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
+}
+
+func (s *Server) apiStopRun(c echo.Context) error {
+	id := c.Param("id")
+	if s.cfg.Queue == nil || s.cfg.Queue.Stop(id) != nil {
+		return apiError(c, http.StatusNotFound, "run "+id+" was not launched by this server, or has ended", nil)
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "status": "stopping"})
+}
+
+func (s *Server) apiReviewRun(c echo.Context) error {
+	id := c.Param("id")
+	var in apiDecision
+	if err := c.Bind(&in); err != nil {
+		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
+	}
+	msg, err := s.review(c.Request().Context(), id, in.Decision, in.Reviewer, in.Reason)
+	if err != nil {
+		return err
+	}
+	if msg != "" {
+		return apiError(c, http.StatusConflict, msg, nil)
+	}
+	return s.apiGetRun(c)
+}
+
+func (s *Server) apiListApprovals(c echo.Context) error {
+	out := []map[string]any{}
+	if s.cfg.Board != nil {
+		for _, r := range s.cfg.Board.Pending(c.Param("id")) {
+			out = append(out, map[string]any{"call_id": r.CallID, "tool": r.Tool, "args": r.Args, "command": r.Command(), "asked_at": r.Asked})
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"approvals": out})
+}
+
+func (s *Server) apiDecideApproval(c echo.Context) error {
+	var in apiDecision
+	if err := c.Bind(&in); err != nil {
+		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
+	}
+	if err := s.decide(c.Param("id"), c.Param("call"), in.Decision, strings.TrimSpace(in.Reviewer), in.Reason); err != nil {
+		if errors.Is(err, approval.ErrNotPending) {
+			return apiError(c, http.StatusConflict, "that request is no longer waiting: it was answered already, or timed out", nil)
+		}
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"run_id": c.Param("id"), "call_id": c.Param("call"), "decision": in.Decision})
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
