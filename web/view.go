@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"net/url"
+	"regexp"
+	"unicode/utf8"
 	"strconv"
 	"strings"
 	"time"
@@ -241,7 +243,33 @@ func eventClass(t string) string {
 // longText is the size above which a transcript body starts collapsed.
 const longText = 2000
 
+// maxShown is how much of one text a page shows; the rest is behind a link
+// to the whole file.
+const maxShown = 20000
+
 func isLong(s string) bool { return len(s) > longText || strings.Count(s, "\n") > 40 }
+
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// shown is what a page shows of a text from a bundle: terminal colour codes
+// removed, invalid UTF-8 replaced, cut at maxShown characters.
+func shown(s string) string {
+	s = strings.ToValidUTF8(ansiEscape.ReplaceAllString(s, ""), "\uFFFD")
+	if len(s) <= maxShown {
+		return s
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+func isCut(s string) bool { return len(s) > maxShown }
+
+func fileURL(runID, name string) string {
+	return "/runs/" + url.PathEscape(runID) + "/files/" + url.PathEscape(name)
+}
 
 func lineNo(n int) string {
 	if n == 0 {
@@ -379,4 +407,8 @@ type LaunchPage struct {
 	Profiles []string
 	Values   LaunchValues
 	Errors   map[string]string // by field name
+}
+
+func bundleFiles() []string {
+	return []string{bundle.ReceiptFile, bundle.EventsFile, bundle.ExchangesFile, bundle.TranscriptFile, bundle.DiffFile, bundle.VerdictFile}
 }

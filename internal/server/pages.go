@@ -176,3 +176,29 @@ func (s *Server) listProblems(c echo.Context) error {
 	}
 	return render(c, http.StatusOK, web.ProblemsView(web.ProblemsPage{Meta: s.meta(c, "Index problems", web.NavProblems), Problems: probs}))
 }
+
+// runFile serves one file of a run's bundle as plain text. Only the bundle's
+// own files are served, each opened inside the bundle folder (a symlink out
+// of it is refused).
+func (s *Server) runFile(c echo.Context) error {
+	id, name := c.Param("id"), c.Param("name")
+	known := map[string]bool{bundle.ReceiptFile: true, bundle.EventsFile: true, bundle.ExchangesFile: true,
+		bundle.TranscriptFile: true, bundle.DiffFile: true, bundle.VerdictFile: true}
+	if !bundle.ValidID(id) || !known[name] {
+		return echo.NewHTTPError(http.StatusNotFound, "No such file.")
+	}
+	run, err := s.store.GetRun(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	f, err := bundle.Open(run.BundlePath, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return echo.NewHTTPError(http.StatusNotFound, "Run "+id+" has no "+name+".")
+	}
+	if err != nil {
+		return echo.NewHTTPError(http.StatusForbidden, name+" cannot be shown: "+err.Error())
+	}
+	defer f.Close()
+	c.Response().Header().Set("Content-Disposition", "inline; filename=\""+name+"\"")
+	return c.Stream(http.StatusOK, "text/plain; charset=utf-8", f)
+}

@@ -96,6 +96,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/runs/:id/stop", s.stopRun)
 	e.POST("/runs/:id/approvals/:call", s.decideApproval)
 	e.GET("/runs/:id/events", s.runEvents)
+	e.GET("/runs/:id/files/:name", s.runFile)
 	e.GET("/api/v1/runs", s.apiListRuns)
 	e.GET("/api/v1/runs/:id", s.apiGetRun)
 	e.POST("/api/v1/runs", s.apiLaunchRun)

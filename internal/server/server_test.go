@@ -20,6 +20,13 @@ import (
 // (copied, so a test may change them).
 func newServer(t *testing.T, withSamples bool) (*server.Server, string) {
 	t.Helper()
+	s, root, _ := newServerStore(t, withSamples)
+	return s, root
+}
+
+// newServerStore is newServer that also returns the store.
+func newServerStore(t *testing.T, withSamples bool) (*server.Server, string, *store.Store) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
 	if err != nil {
@@ -35,7 +42,7 @@ func newServer(t *testing.T, withSamples bool) (*server.Server, string) {
 			t.Fatal(err)
 		}
 	}
-	return server.New(st, server.Config{DataDir: t.TempDir()}), root
+	return server.New(st, server.Config{DataDir: t.TempDir()}), root, st
 }
 
 func get(t *testing.T, s *server.Server, target string, headers ...string) *httptest.ResponseRecorder {
@@ -67,6 +74,9 @@ func TestRoutes(t *testing.T) {
 		{"/runs/20261201-101544-m2x7pb", http.StatusOK, "no-old-key"},
 		{"/runs/no-such-run", http.StatusNotFound, "proctor index"},
 		{"/runs/..%2F..%2Fetc", http.StatusNotFound, ""},
+		{"/runs/20261201-093012-k3f9qa/files/diff.patch", http.StatusOK, "math.Round"},
+		{"/runs/20261201-093012-k3f9qa/files/..%2Fetc", http.StatusNotFound, ""},
+		{"/runs/20261201-093012-k3f9qa/files/verdict.json", http.StatusNotFound, "has no verdict.json"},
 		{"/sessions", http.StatusOK, "Health endpoint for the shop server"},
 		{"/sessions/sess-20261201-140200-h7", http.StatusOK, "Now add a test for it."},
 		{"/sessions/nope", http.StatusNotFound, ""},
@@ -97,7 +107,7 @@ func TestRoutes(t *testing.T) {
 func TestEveryRouteIsTested(t *testing.T) {
 	s, _ := newServer(t, false)
 	known := map[string]bool{
-		"POST /demo": true, "POST /runs/:id/review": true, "POST /runs/:id/stop": true, "GET /runs/:id/events": true, "POST /runs/:id/approvals/:call": true, "GET /launch": true, "POST /launch": true, "POST /api/v1/runs": true, "POST /api/v1/runs/:id/stop": true, "POST /api/v1/runs/:id/review": true, "GET /api/v1/runs/:id/approvals": true, "POST /api/v1/runs/:id/approvals/:call": true,
+		"POST /demo": true, "POST /runs/:id/review": true, "POST /runs/:id/stop": true, "GET /runs/:id/events": true, "POST /runs/:id/approvals/:call": true, "GET /launch": true, "GET /runs/:id/files/:name": true, "POST /launch": true, "POST /api/v1/runs": true, "POST /api/v1/runs/:id/stop": true, "POST /api/v1/runs/:id/review": true, "GET /api/v1/runs/:id/approvals": true, "POST /api/v1/runs/:id/approvals/:call": true,
 		"GET /": true, "GET /favicon.ico": true, "GET /healthz": true, "GET /static/*": true,
 		"GET /runs": true, "GET /runs/:id": true, "GET /sessions": true, "GET /sessions/:id": true,
 		"GET /problems": true, "GET /api/v1/runs": true, "GET /api/v1/runs/:id": true,
@@ -227,5 +237,42 @@ func TestCheckLoopback(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("CheckLoopback(%q) = %v, want ok=%v", addr, err, ok)
 		}
+	}
+}
+
+func TestHostileBundleContent(t *testing.T) {
+	s, root, st := newServerStore(t, false)
+	dir := filepath.Join(root, "runs", "20261202-000000-hostile")
+	os.MkdirAll(dir, 0o755)
+	src, _ := os.ReadFile("../../testdata/bundles/runs/20261201-113020-z8c1rd/run.json")
+	os.WriteFile(filepath.Join(dir, "run.json"), []byte(strings.ReplaceAll(string(src), "20261201-113020-z8c1rd", "20261202-000000-hostile")), 0o644)
+	hostile := "## user\n\n\"><img src=x onerror=alert(1)> <script>alert(2)</script>\n\x1b[31mred\x1b[0m bytes: \xff\xfe\n\n## tool run_command (c1)\n\n    " + strings.Repeat("A", 10<<20) + "\n"
+	os.WriteFile(filepath.Join(dir, "transcript.md"), []byte(hostile), 0o644)
+	os.WriteFile(filepath.Join(dir, "diff.patch"), []byte("diff --git a/<b>x</b>.go b/<b>x</b>.go\n--- a/<b>x</b>.go\n+++ b/<b>x</b>.go\n@@ -1 +1 @@\n-<i>old</i>\n+\"><svg onload=alert(3)>\n"), 0o644)
+	if _, err := index.New(st).Index(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+	rec := get(t, s, "/runs/20261202-000000-hostile")
+	body := rec.Body.String()
+	if rec.Code != 200 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	for _, raw := range []string{"<img src=x", "<script>alert(2)", "<b>x</b>", "<i>old</i>", "<svg onload", "\x1b[31m"} {
+		if strings.Contains(body, raw) {
+			t.Errorf("page holds raw %q", raw)
+		}
+	}
+	if !strings.Contains(body, "red bytes: \ufffd") {
+		t.Error("colour codes or invalid UTF-8 are not cleaned")
+	}
+	if len(body) > 1<<20 {
+		t.Errorf("the page is %d bytes; a 10 MB line must be cut", len(body))
+	}
+	if !strings.Contains(body, "Open the whole transcript") {
+		t.Error("no link to the whole transcript")
+	}
+	file := get(t, s, "/runs/20261202-000000-hostile/files/transcript.md")
+	if ct := file.Header().Get("Content-Type"); ct != "text/plain; charset=utf-8" || file.Header().Get("X-Content-Type-Options") != "nosniff" || file.Body.Len() < 10<<20 {
+		t.Fatalf("file: %s, %d bytes", ct, file.Body.Len())
 	}
 }
