@@ -83,3 +83,28 @@ func TestLaunchFormShowsErrorsThenLaunches(t *testing.T) {
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
 }
+
+func TestLaunchASuiteAndReadTheMatrix(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/suites")
+	must(t, expect.Locator(page.Locator("#no-suites")).ToBeVisible())
+	_, err := page.Locator("#scenarios").SelectOption(playwright.SelectOptionValues{Values: &[]string{"rename-config-key", "fails-scope"}})
+	must(t, err)
+	must(t, page.Locator("#repeat").Fill("3"))
+	must(t, page.Locator("#launch-suite").Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/suites/suite-`)))
+	matrix := page.Locator("#matrix")
+	// The matrix fills in as the runs finish: 2 scenarios × 3 repeats.
+	must(t, expect.Locator(page.Locator("#passk")).ToContainText("pass^k: 1 of 2 scenarios", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(matrix.Locator("td.cell-pass")).ToHaveCount(3))
+	must(t, expect.Locator(matrix.Locator("td.cell-fail")).ToHaveCount(3))
+	must(t, expect.Locator(matrix.Locator(`tr[data-scenario="fails-scope"]`)).ToContainText("0/3 (0%)"))
+	screenshot(t, page, "suite-matrix")
+	// A scenario's history: a chart with a square per run, each a link.
+	must(t, matrix.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "rename-config-key"}).Click())
+	must(t, expect.Locator(page.Locator("figure.chart rect.cell-pass")).ToHaveCount(3))
+	screenshot(t, page, "scenario-history")
+	must(t, page.Locator("figure.chart a").First().Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/\d{8}-`)))
+}

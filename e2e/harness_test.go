@@ -129,7 +129,8 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local-demo\n    base_url: "+ep.URL+"\n    model: proctor-demo\n"))
 	}
 	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e",
-		SourceRoots: []string{roots}, Profiles: profiles})
+		SourceRoots: []string{roots}, Profiles: profiles,
+		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope"}, Background: ctx})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {

@@ -23,6 +23,7 @@ const (
 	NavSessions Nav = "sessions"
 	NavProblems Nav = "problems"
 	NavLaunch   Nav = "launch"
+	NavSuites   Nav = "suites"
 )
 
 // Meta is what the layout needs from every page.

@@ -58,8 +58,9 @@ It listens on loopback only: there are no accounts yet.`)
 	workers := fs.Int("workers", 2, "runs launched from the dashboard that work at once")
 	reviewer := fs.String("reviewer", osUser(), "the reviewer `name` review forms start with")
 	approvalTimeout := fs.Duration("approval-timeout", 30*time.Minute, "how long a run waits for an approval in the dashboard before the call is denied")
-	var roots stringList
+	var roots, scenarioRoots stringList
 	fs.Var(&roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable)")
+	fs.Var(&scenarioRoots, "scenarios", "a `folder` of scenarios suites may be launched from in the dashboard (repeatable)")
 	models := fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return err
@@ -132,7 +133,8 @@ It listens on loopback only: there are no accounts yet.`)
 	modelsFile := modelsPath(*models, env.Getenv)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
-		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv})
+		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
+		ScenarioRoots: scenarioRoots, Background: ctx})
 	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.

@@ -37,6 +37,11 @@ type Config struct {
 	// Profiles reads models.yaml, fresh for every form, so edits apply.
 	Profiles func() (*model.Profiles, error)
 	Getenv   func(string) string // where provider keys come from; nil: the process environment
+	// ScenarioRoots are the folders of scenarios suites may be launched from.
+	ScenarioRoots []string
+	// Background is the server's lifetime, for work that outlives a request
+	// (a suite); nil: never cancelled.
+	Background context.Context
 }
 
 // Server is the dashboard and API.
@@ -89,6 +94,10 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/sessions", s.listSessions)
 	e.GET("/sessions/:id", s.showSession)
 	e.GET("/problems", s.listProblems)
+	e.GET("/suites", s.listSuites)
+	e.POST("/suites", s.launchSuite)
+	e.GET("/suites/:id", s.showSuite)
+	e.GET("/scenarios/:id", s.showScenario)
 	e.POST("/demo", s.startDemo)
 	e.GET("/launch", s.launchForm)
 	e.POST("/launch", s.launchRun)

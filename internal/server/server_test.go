@@ -82,6 +82,10 @@ func TestRoutes(t *testing.T) {
 		{"/sessions/nope", http.StatusNotFound, ""},
 		{"/sessions?after=bm9wZQ", http.StatusBadRequest, "out of date"},
 		{"/problems", http.StatusOK, "No problems"},
+		{"/suites", http.StatusOK, "No suite has run yet"},
+		{"/suites/nope", http.StatusOK, "Suite nope"},
+		{"/scenarios/rename-config-key", http.StatusOK, "Scenario rename-config-key"},
+		{"/scenarios/nope", http.StatusNotFound, "no indexed runs"},
 		{"/api/v1/runs", http.StatusOK, `"run_id":"20261201-152233-q9w8er"`},
 		{"/api/v1/runs?after=x", http.StatusBadRequest, `"error"`},
 		{"/api/v1/runs/20261201-101544-m2x7pb", http.StatusOK, `"first_failure":"scope"`},
@@ -107,7 +111,7 @@ func TestRoutes(t *testing.T) {
 func TestEveryRouteIsTested(t *testing.T) {
 	s, _ := newServer(t, false)
 	known := map[string]bool{
-		"POST /demo": true, "POST /runs/:id/review": true, "POST /runs/:id/stop": true, "GET /runs/:id/events": true, "POST /runs/:id/approvals/:call": true, "GET /launch": true, "GET /runs/:id/files/:name": true, "POST /launch": true, "POST /api/v1/runs": true, "POST /api/v1/runs/:id/stop": true, "POST /api/v1/runs/:id/review": true, "GET /api/v1/runs/:id/approvals": true, "POST /api/v1/runs/:id/approvals/:call": true,
+		"POST /demo": true, "POST /runs/:id/review": true, "POST /runs/:id/stop": true, "GET /runs/:id/events": true, "POST /runs/:id/approvals/:call": true, "GET /launch": true, "GET /suites": true, "POST /suites": true, "GET /suites/:id": true, "GET /scenarios/:id": true, "GET /runs/:id/files/:name": true, "POST /launch": true, "POST /api/v1/runs": true, "POST /api/v1/runs/:id/stop": true, "POST /api/v1/runs/:id/review": true, "GET /api/v1/runs/:id/approvals": true, "POST /api/v1/runs/:id/approvals/:call": true,
 		"GET /": true, "GET /favicon.ico": true, "GET /healthz": true, "GET /static/*": true,
 		"GET /runs": true, "GET /runs/:id": true, "GET /sessions": true, "GET /sessions/:id": true,
 		"GET /problems": true, "GET /api/v1/runs": true, "GET /api/v1/runs/:id": true,

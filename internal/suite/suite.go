@@ -21,11 +21,13 @@ import (
 
 // Options of a suite run.
 type Options struct {
-	Repeat   int // runs per scenario; 0 uses each scenario's repeat
-	Parallel int // runs at a time; default 1
-	Model    *run.ModelChoice
-	Profile  func(name string) (run.ModelChoice, error)
-	Out      io.Writer // one line per result and verdict, then the summary
+	ID        string // the suite id; "" makes one
+	IndexEach bool   // index every run as it starts and ends (a dashboard follows them), not all at the end
+	Repeat    int    // runs per scenario; 0 uses each scenario's repeat
+	Parallel  int    // runs at a time; default 1
+	Model     *run.ModelChoice
+	Profile   func(name string) (run.ModelChoice, error)
+	Out       io.Writer // one line per result and verdict, then the summary
 }
 
 // Case is one run of one scenario.
@@ -71,7 +73,10 @@ func NewID(now time.Time) string { return "suite-" + run.NewRunID(now) }
 // error and the rest go on.
 func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, problems []scenario.Problem, opt Options) Report {
 	start := time.Now()
-	rep := Report{ID: NewID(start), Problems: problems, Started: start}
+	rep := Report{ID: opt.ID, Problems: problems, Started: start}
+	if rep.ID == "" {
+		rep.ID = NewID(start)
+	}
 	out := opt.Out
 	if out == nil {
 		out = io.Discard
@@ -96,7 +101,10 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				c := &cases[i]
 				t0 := time.Now()
 				rr := *r
-				rr.Progress, rr.Index = nil, nil // the suite indexes its runs at the end, in one pass
+				rr.Progress = nil
+				if !opt.IndexEach {
+					rr.Index = nil // the suite indexes its runs at the end, in one pass
+				}
 				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
 				if err == nil {
 					c.Result, err = rr.Run(ctx, spec)
@@ -117,7 +125,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	close(next)
 	wg.Wait()
 	rep.Cases = cases
-	if r.Index != nil {
+	if r.Index != nil && !opt.IndexEach {
 		var dirs []string
 		for _, c := range cases {
 			if c.Result != nil {
