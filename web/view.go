@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"unicode/utf8"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
