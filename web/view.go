@@ -111,8 +111,11 @@ type SessionsPage struct {
 
 // SessionPage is the view model of one session.
 type SessionPage struct {
-	Meta    Meta
-	Session *store.SessionDetail
+	Meta     Meta
+	Session  *store.SessionDetail
+	Profiles []string          // models the session may continue with
+	Values   LaunchValues      // the continue form as typed (Task, Model, Allow)
+	Errors   map[string]string // by field
 }
 
 // ProblemsPage is the view model of the index problems page.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/index"
@@ -286,4 +287,50 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("the launched run did not finish")
+}
+
+func TestContinueSessionFromTheBrowser(t *testing.T) {
+	srv, data, st := liveServer(t)
+	// A session with one run, made the way the CLI makes it.
+	src := filepath.Join(t.TempDir(), "invoice")
+	demo.WriteFixture(src)
+	sc, _ := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: hello}\n"))
+	r := &run.Runner{DataDir: data, Index: index.Into(st)}
+	first, err := r.Run(context.Background(), run.Spec{SourceDir: src, Task: "say hello", Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Session: "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := first.Receipt.SessionID
+	b := newBrowser(t, srv.URL)
+	_, page := b.get("/sessions/" + sid)
+	if !strings.Contains(page, `id="continue-form"`) {
+		t.Fatal("no continue form")
+	}
+	resp, page := b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {" "}, "model": {"local"}})
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, "write the next message") {
+		t.Fatalf("empty message: %d", resp.StatusCode)
+	}
+	if resp, _ := b.post("/sessions/sess-nope/continue", url.Values{"csrf": {b.token()}, "task": {"x"}, "model": {"local"}}); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown session: %d", resp.StatusCode)
+	}
+	resp, _ = b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"Fix the rounding bug"}, "model": {"local"}, "allow": {"go test"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("continue: %d", resp.StatusCode)
+	}
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
+			if rb.Receipt.SessionID != sid {
+				t.Fatalf("the run is not in the session: %+v", rb.Receipt)
+			}
+			s, _ := r.LoadSession(sid)
+			if len(s.Runs) != 2 || s.Runs[1] != id {
+				t.Fatalf("session runs %v", s.Runs)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the continued run did not finish")
 }

@@ -118,31 +118,9 @@ func (s *Server) launch(v web.LaunchValues) (string, map[string]string) {
 			errs["max_turns"] = "want a positive whole number"
 		}
 	}
-	var choice run.ModelChoice
-	switch {
-	case s.cfg.Profiles == nil:
-		errs["model"] = "no models.yaml is configured"
-	default:
-		ps, err := s.cfg.Profiles()
-		if err != nil {
-			errs["model"] = err.Error()
-			break
-		}
-		p, err := ps.Find(v.Model)
-		if err != nil {
-			errs["model"] = err.Error()
-			break
-		}
-		getenv := s.cfg.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		ep, err := p.Endpoint(getenv)
-		if err != nil {
-			errs["model"] = err.Error()
-			break
-		}
-		choice = run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}
+	choice, modelErr := s.profile(v.Model)
+	if modelErr != "" {
+		errs["model"] = modelErr
 	}
 	if len(errs) > 0 {
 		return "", errs
@@ -156,4 +134,61 @@ func (s *Server) launch(v web.LaunchValues) (string, map[string]string) {
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
 		Model: choice, Bounds: b, Checks: lines(v.Checks), Approver: approver}, strings.TrimSpace(v.Task))
 	return id, nil
+}
+
+// continueSession queues a new run of a session: the next message, over the
+// same workspace and conversation.
+func (s *Server) continueSession(c echo.Context) error {
+	id := c.Param("id")
+	if s.cfg.Queue == nil || s.cfg.Runner == nil || !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "This server cannot continue sessions.")
+	}
+	if _, err := s.cfg.Runner.LoadSession(id); err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, "Session "+id+" is not in this server's data folder.")
+	}
+	v := web.LaunchValues{Task: c.FormValue("task"), Model: c.FormValue("model"), Allow: c.FormValue("allow")}
+	errs := map[string]string{}
+	if strings.TrimSpace(v.Task) == "" {
+		errs["task"] = "write the next message"
+	}
+	choice, modelErr := s.profile(v.Model)
+	if modelErr != "" {
+		errs["model"] = modelErr
+	}
+	if len(errs) > 0 {
+		return s.renderSession(c, id, v, errs, http.StatusUnprocessableEntity)
+	}
+	runID := run.NewRunID(time.Now())
+	policy := agent.Policy{Allow: lines(v.Allow)}
+	var approver agent.Approver = policy
+	if s.cfg.Board != nil {
+		approver = agent.Chain{Policy: policy, Next: s.cfg.Board.For(runID)}
+	}
+	s.cfg.Queue.Submit(run.Spec{RunID: runID, Session: id, Task: strings.TrimSpace(v.Task), Model: choice, Bounds: bounds.Defaults(), Approver: approver}, strings.TrimSpace(v.Task))
+	return c.Redirect(http.StatusSeeOther, "/runs/"+runID)
+}
+
+// profile resolves a model profile with its key; a message says what is
+// wrong.
+func (s *Server) profile(name string) (run.ModelChoice, string) {
+	if s.cfg.Profiles == nil {
+		return run.ModelChoice{}, "no models.yaml is configured"
+	}
+	ps, err := s.cfg.Profiles()
+	if err != nil {
+		return run.ModelChoice{}, err.Error()
+	}
+	p, err := ps.Find(name)
+	if err != nil {
+		return run.ModelChoice{}, err.Error()
+	}
+	getenv := s.cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	ep, err := p.Endpoint(getenv)
+	if err != nil {
+		return run.ModelChoice{}, err.Error()
+	}
+	return run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}, ""
 }

@@ -153,8 +153,11 @@ func (s *Server) listSessions(c echo.Context) error {
 }
 
 func (s *Server) showSession(c echo.Context) error {
+	return s.renderSession(c, c.Param("id"), web.LaunchValues{}, nil, http.StatusOK)
+}
+
+func (s *Server) renderSession(c echo.Context, id string, v web.LaunchValues, errs map[string]string, status int) error {
 	ctx := c.Request().Context()
-	id := c.Param("id")
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No session has the id "+strconv.Quote(id)+".")
 	}
@@ -165,7 +168,15 @@ func (s *Server) showSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.SessionView(web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess}))
+	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs}
+	if s.cfg.Profiles != nil && s.cfg.Queue != nil {
+		if ps, err := s.cfg.Profiles(); err == nil {
+			for _, pr := range ps.Profiles {
+				p.Profiles = append(p.Profiles, pr.Name)
+			}
+		}
+	}
+	return render(c, status, web.SessionView(p))
 }
 
 func (s *Server) listProblems(c echo.Context) error {

@@ -93,6 +93,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id", s.showRun)
 	e.GET("/sessions", s.listSessions)
 	e.GET("/sessions/:id", s.showSession)
+	e.POST("/sessions/:id/continue", s.continueSession)
 	e.GET("/problems", s.listProblems)
 	e.GET("/suites", s.listSuites)
 	e.POST("/suites", s.launchSuite)
