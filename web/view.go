@@ -50,7 +50,8 @@ type RunsPage struct {
 // Filtered reports whether any filter is set.
 func (p RunsPage) Filtered() bool {
 	f := p.Filter
-	return f.Status != "" || f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Suite != "" || f.Query != ""
+	return f.Status != "" || f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Suite != "" || f.Query != "" ||
+		!f.From.IsZero() || !f.To.IsZero() || f.Oldest
 }
 
 // NextURL is the link to the page after this one, keeping the filters.
@@ -76,6 +77,15 @@ func filterQuery(f store.RunFilter, after string) url.Values {
 	set("model", f.Model)
 	set("review", f.Review)
 	set("suite", f.Suite)
+	if !f.From.IsZero() {
+		q.Set("from", f.From.Format("2006-01-02"))
+	}
+	if !f.To.IsZero() {
+		q.Set("to", f.To.AddDate(0, 0, -1).Format("2006-01-02"))
+	}
+	if f.Oldest {
+		q.Set("sort", "oldest")
+	}
 	set("q", f.Query)
 	set("after", after)
 	if f.Limit > 0 && f.Limit != 50 {
@@ -415,4 +425,14 @@ type LaunchPage struct {
 
 func bundleFiles() []string {
 	return []string{bundle.ReceiptFile, bundle.EventsFile, bundle.ExchangesFile, bundle.TranscriptFile, bundle.DiffFile, bundle.VerdictFile}
+}
+
+func dateValue(t time.Time, minusDay bool) string {
+	if t.IsZero() {
+		return ""
+	}
+	if minusDay {
+		t = t.AddDate(0, 0, -1)
+	}
+	return t.Format("2006-01-02")
 }

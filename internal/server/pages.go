@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"time"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -34,6 +35,28 @@ func runFilter(c echo.Context) (store.RunFilter, error) {
 		Suite:    c.QueryParam("suite"),
 		Query:    c.QueryParam("q"),
 		After:    c.QueryParam("after"),
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Time
+		add  int
+	}{{"from", &f.From, 0}, {"to", &f.To, 1}} {
+		v := c.QueryParam(d.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			return f, echo.NewHTTPError(http.StatusBadRequest, d.name+": want a date like 2026-12-01, got "+strconv.Quote(v))
+		}
+		*d.dst = t.AddDate(0, 0, d.add) // "to" includes its whole day
+	}
+	switch c.QueryParam("sort") {
+	case "", "newest":
+	case "oldest":
+		f.Oldest = true
+	default:
+		return f, echo.NewHTTPError(http.StatusBadRequest, "sort: want newest or oldest, got "+strconv.Quote(c.QueryParam("sort")))
 	}
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)

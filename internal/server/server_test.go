@@ -280,3 +280,41 @@ func TestHostileBundleContent(t *testing.T) {
 		t.Fatalf("file: %s, %d bytes", ct, file.Body.Len())
 	}
 }
+
+func TestRunFiltersByDateAndSort(t *testing.T) {
+	s, _ := newServer(t, true)
+	tests := []struct {
+		target string
+		status int
+		runs   int
+		first  string
+	}{
+		{"/api/v1/runs?from=2026-12-01&to=2026-12-01", 200, 6, "20261201-152233-q9w8er"},
+		{"/api/v1/runs?from=2026-12-01&to=2026-12-01&sort=oldest", 200, 6, "20261201-093012-k3f9qa"},
+		{"/api/v1/runs?from=2026-12-02", 200, 0, ""},
+		{"/api/v1/runs?to=2026-11-30", 200, 0, ""},
+		{"/api/v1/runs?from=yesterday", 400, 0, ""},
+		{"/api/v1/runs?sort=random", 400, 0, ""},
+	}
+	for _, tc := range tests {
+		rec := get(t, s, tc.target)
+		if rec.Code != tc.status {
+			t.Fatalf("%s: %d", tc.target, rec.Code)
+		}
+		if tc.status != 200 {
+			continue
+		}
+		var out struct {
+			Runs []struct {
+				RunID string `json:"run_id"`
+			} `json:"runs"`
+		}
+		json.NewDecoder(rec.Body).Decode(&out)
+		if len(out.Runs) != tc.runs || (tc.runs > 0 && out.Runs[0].RunID != tc.first) {
+			t.Fatalf("%s: %+v", tc.target, out.Runs)
+		}
+	}
+	if body := get(t, s, "/runs?from=2026-12-01&sort=oldest").Body.String(); !strings.Contains(body, `value="2026-12-01"`) || !strings.Contains(body, `<option value="oldest" selected>`) {
+		t.Fatal("the form does not keep the date and sort")
+	}
+}

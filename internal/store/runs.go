@@ -55,9 +55,12 @@ type RunFilter struct {
 	Review   string
 	Session  string
 	Suite    string
-	Query    string // full-text search over transcripts (FTS5 query syntax, words are ANDed)
-	After    string // cursor from a previous page's Next
-	Limit    int    // default 50, at most 500
+	Query    string    // full-text search over transcripts (FTS5 query syntax, words are ANDed)
+	From     time.Time // runs started at or after this time
+	To       time.Time // runs started before this time
+	Oldest   bool      // oldest first (default newest first)
+	After    string    // cursor from a previous page's Next
+	Limit    int       // default 50, at most 500
 }
 
 // RunPage is one page of the runs list.
@@ -149,6 +152,12 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	if f.Suite != "" {
 		add("r.suite = ?", f.Suite)
 	}
+	if !f.From.IsZero() {
+		add("r.started_at >= ?", f.From.UnixMilli())
+	}
+	if !f.To.IsZero() {
+		add("r.started_at < ?", f.To.UnixMilli())
+	}
 	if f.After != "" {
 		c, err := parseCursor(f.After)
 		if err != nil {
@@ -156,7 +165,11 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 		}
 		// A row-value comparison lets SQLite start the index scan at the
 		// cursor instead of filtering from the top.
-		where = append(where, "(r.started_at, r.run_id) < (?, ?)")
+		op := "<"
+		if f.Oldest {
+			op = ">"
+		}
+		where = append(where, "(r.started_at, r.run_id) "+op+" (?, ?)")
 		args = append(args, c.ms, c.id)
 	}
 	q := "SELECT " + runSummaryColumns
@@ -171,7 +184,11 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY r.started_at DESC, r.run_id DESC LIMIT ?"
+	if f.Oldest {
+		q += " ORDER BY r.started_at ASC, r.run_id ASC LIMIT ?"
+	} else {
+		q += " ORDER BY r.started_at DESC, r.run_id DESC LIMIT ?"
+	}
 	args = append(args, limit+1)
 
 	rows, err := s.db.QueryContext(ctx, q, args...)

@@ -307,3 +307,37 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("missing session: %v", err)
 	}
 }
+
+func TestDateRangeAndOldestFirst(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	var runs []*bundle.Run
+	for i := range 10 {
+		runs = append(runs, run(i*60*24, bundle.StatusPassed, bundle.KindTask, "m")) // one a day from 2026-11-01
+	}
+	apply(t, st, runs...)
+	from := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
+	to := time.Date(2026, 11, 6, 0, 0, 0, 0, time.UTC)
+	page, err := st.ListRuns(ctx, store.RunFilter{From: from, To: to})
+	if err != nil || len(page.Runs) != 3 || page.Runs[0].RunID != "run-05760" {
+		t.Fatalf("%v %+v", err, page.Runs)
+	}
+	var ids []string
+	f := store.RunFilter{Oldest: true, Limit: 4}
+	for {
+		page, err := st.ListRuns(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Runs {
+			ids = append(ids, r.RunID)
+		}
+		if page.Next == "" {
+			break
+		}
+		f.After = page.Next
+	}
+	if len(ids) != 10 || ids[0] != "run-00000" || ids[9] != "run-12960" {
+		t.Fatalf("oldest first: %v", ids)
+	}
+}
