@@ -2,11 +2,11 @@ package server
 
 import (
 	"encoding/json"
-	"time"
 	"errors"
 	"io/fs"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
