@@ -108,3 +108,66 @@ func TestLaunchASuiteAndReadTheMatrix(t *testing.T) {
 	must(t, page.Locator("figure.chart a").First().Click())
 	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/\d{8}-`)))
 }
+
+// demoAwaitingReview runs the demo, approves its command, and waits until
+// its diff waits for review.
+func demoAwaitingReview(t *testing.T, a *app, page playwright.Page) string {
+	t.Helper()
+	goTo(t, page, a.URL+"/runs")
+	must(t, page.Locator("#run-demo").Click())
+	must(t, page.Locator(".approve-call").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#approve")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
+	return page.URL()[strings.LastIndex(page.URL(), "/")+1:]
+}
+
+func TestConflictAppliesNothingAndSaysWhich(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	id := demoAwaitingReview(t, a, page)
+	money := filepath.Join(a.DataDir, "demo", id, "invoice", "money.go")
+	must(t, os.WriteFile(money, []byte("package money\n// edited meanwhile\n"), 0o644))
+	must(t, page.Locator("#approve").Click())
+	must(t, expect.Locator(page.Locator("#review-box .notice.bad")).ToContainText("Nothing was applied: these files changed in the source since the run began: money.go"))
+	data, err := os.ReadFile(money)
+	must(t, err)
+	if !strings.Contains(string(data), "edited meanwhile") {
+		t.Fatal("the conflicting file was overwritten")
+	}
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review"))
+}
+
+func TestTwoPagesApproveAtOnceAppliesOnce(t *testing.T) {
+	a := startApp(t)
+	first := newPage(t)
+	id := demoAwaitingReview(t, a, first)
+	second := newPage(t)
+	goTo(t, second, a.URL+"/runs/"+id)
+	must(t, first.Locator("input[name=reviewer]").Fill("one"))
+	must(t, second.Locator("input[name=reviewer]").Fill("two"))
+	done := make(chan error, 2)
+	go func() { done <- first.Locator("#approve").Click() }()
+	go func() { done <- second.Locator("#approve").Click() }()
+	must(t, <-done)
+	must(t, <-done)
+	// Each page ends showing one decision, by the same person.
+	for _, p := range []playwright.Page{first, second} {
+		must(t, expect.Locator(p.Locator("#review")).ToContainText(regexp.MustCompile(`Approved by (one|two)`)))
+	}
+	events, err := os.ReadFile(filepath.Join(a.DataDir, "runs", id, "events.jsonl"))
+	must(t, err)
+	if n := strings.Count(string(events), `"review.decided"`); n != 1 {
+		t.Fatalf("%d review decisions recorded, want 1", n)
+	}
+}
+
+func TestStopARunningRun(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	must(t, page.Locator("#run-demo").Click())
+	// The demo waits for approval: stop it there.
+	must(t, expect.Locator(page.Locator("#approvals")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
+	must(t, page.Locator("#stop-run").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("interrupted"))
+	must(t, expect.Locator(page.Locator("#stop-run")).ToHaveCount(0))
+}

@@ -80,7 +80,7 @@ func (s *Server) reviewRun(c echo.Context) error {
 		return err
 	}
 	if reviewErr != "" {
-		return s.renderRun(c, id, reviewErr, http.StatusConflict)
+		return s.renderRun(c, id, reviewErr, conflictStatus(c))
 	}
 	if isHTMX(c) {
 		return s.renderRun(c, id, "", http.StatusOK)
@@ -145,7 +145,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 	}
 	if err := s.decide(id, c.Param("call"), c.FormValue("decision"), who, c.FormValue("reason")); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {
-			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", http.StatusConflict)
+			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", conflictStatus(c))
 		}
 		return err
 	}
@@ -172,6 +172,15 @@ func (s *Server) decide(id, call, decision, who, reason string) error {
 		d.Reason = r
 	}
 	return s.cfg.Board.Decide(id, call, d)
+}
+
+// conflictStatus is the status of a page that says why nothing was done:
+// 409, except to HTMX, which swaps only successful answers into the page.
+func conflictStatus(c echo.Context) int {
+	if isHTMX(c) {
+		return http.StatusOK
+	}
+	return http.StatusConflict
 }
 
 func (s *Server) reviewerName(c echo.Context) string {
