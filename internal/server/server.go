@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -46,6 +47,8 @@ type Config struct {
 
 // Server is the dashboard and API.
 type Server struct {
+	cacheMu    sync.Mutex
+	suiteCache map[string]cachedCells
 	doneLinger time.Duration // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config
@@ -60,7 +63,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute}
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedCells{}}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -85,7 +86,7 @@ func (s *Server) showSuite(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite has the id "+strconv.Quote(id)+".")
 	}
-	cells, err := s.store.SuiteCells(c.Request().Context(), id)
+	cells, err := s.suiteCells(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -124,4 +125,32 @@ func (s *Server) showScenario(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "Scenario "+id+" has no indexed runs.")
 	}
 	return render(c, http.StatusOK, web.ScenarioView(web.ScenarioPage{Meta: s.meta(c, "Scenario "+id, web.NavSuites), Scenario: id, Cells: cells, Chart: web.BuildChart(cells)}))
+}
+
+// suiteCells returns a suite's cells, reading the index at most once a
+// second per suite: a suite page is polled while its suite runs, and read
+// by many people at once when it ends.
+func (s *Server) suiteCells(ctx context.Context, id string) ([]store.Cell, error) {
+	s.cacheMu.Lock()
+	e, ok := s.suiteCache[id]
+	s.cacheMu.Unlock()
+	if ok && time.Since(e.at) < time.Second {
+		return e.cells, nil
+	}
+	cells, err := s.store.SuiteCells(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	if len(s.suiteCache) > 256 {
+		clear(s.suiteCache)
+	}
+	s.suiteCache[id] = cachedCells{cells: cells, at: time.Now()}
+	s.cacheMu.Unlock()
+	return cells, nil
+}
+
+type cachedCells struct {
+	cells []store.Cell
+	at    time.Time
 }

@@ -1,0 +1,146 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// seedPages indexes 100,000 runs and one suite of 50 scenarios × 3 repeats.
+func seedPages(b *testing.B) (*server.Server, string) {
+	b.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "proctor.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(i int, suite string, scenario string, repeat int) *bundle.Run {
+		t0 := start.Add(time.Duration(i) * time.Minute)
+		t1 := t0.Add(40 * time.Second)
+		r := bundle.Receipt{Schema: bundle.ReceiptSchema, RunID: fmt.Sprintf("2026-bench-%06d", i), Kind: bundle.KindTask, Status: bundle.StatusPassed,
+			Stage: bundle.StageCompleted, Task: fmt.Sprintf("Fix bug %d in the invoice totals so that amounts round to the nearest cent", i),
+			Source: bundle.Source{Kind: "local", Path: "/src/invoice"}, Model: bundle.Model{Name: []string{"gpt-4.1", "qwen2.5-coder-32b"}[i%2]},
+			StartedAt: t0, EndedAt: &t1, Usage: bundle.Usage{TotalTokens: int64(1000 + i%9000)}}
+		run := &bundle.Run{Dir: "/bundles/" + r.RunID, Transcript: "## user\n\nfix the bug\n"}
+		if scenario != "" {
+			r.Kind, r.Scenario = bundle.KindScenario, &bundle.ScenarioRef{ID: scenario, Repeat: repeat, Suite: suite}
+			passed := (i+repeat)%4 != 0
+			if !passed {
+				r.Status = bundle.StatusFailed
+			}
+			run.Verdict = &bundle.Verdict{Schema: bundle.VerdictSchema, Scenario: scenario, Passed: passed,
+				Results: []bundle.CheckResult{{Phase: "post", Name: "c", Passed: passed}}}
+		}
+		run.Receipt = r
+		return run
+	}
+	const n = 100000
+	var paths []string
+	var runs []*bundle.Run
+	for i := range n - 150 {
+		run := mk(i, "", "", 0)
+		paths, runs = append(paths, run.Dir), append(runs, run)
+		if len(runs) == 5000 {
+			if err := st.InsertRunsBaseline(ctx, paths, runs); err != nil {
+				b.Fatal(err)
+			}
+			paths, runs = nil, nil
+		}
+	}
+	if err := st.InsertRunsBaseline(ctx, paths, runs); err != nil {
+		b.Fatal(err)
+	}
+	var ups []store.BundleUpdate
+	for i := range 150 {
+		run := mk(n-150+i, "suite-bench", fmt.Sprintf("scenario-%02d", i%50), i/50+1)
+		ups = append(ups, store.BundleUpdate{Path: run.Dir, Kind: store.BundleRun, Fingerprint: "f", Run: run, New: true})
+	}
+	if err := st.ApplyBundles(ctx, ups, nil); err != nil {
+		b.Fatal(err)
+	}
+	return server.New(st, server.Config{DataDir: b.TempDir()}), "/suites/suite-bench"
+}
+
+// BenchmarkPages measures the 50-row runs page and the 50-row suite page
+// with 100,000 runs indexed: server time and size per page (targets: ≤2 ms,
+// ≤100 KB), each as a ratio to /healthz measured in the same run, and
+// requests/s for the suite page under 16 concurrent connections on loopback
+// (target ≥2,000).
+func BenchmarkPages(b *testing.B) {
+	srv, suitePath := seedPages(b)
+	h := srv.Handler()
+	serve := func(path string) (time.Duration, int) {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		rec := httptest.NewRecorder()
+		t0 := time.Now()
+		h.ServeHTTP(rec, req)
+		d := time.Since(t0)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s: %d", path, rec.Code)
+		}
+		return d, rec.Body.Len()
+	}
+	const warm = 20
+	for range warm {
+		serve("/healthz")
+	}
+	var base time.Duration
+	for range 500 {
+		d, _ := serve("/healthz")
+		base += d
+	}
+	base /= 500
+	for _, page := range []struct{ name, path string }{{"runs", "/runs"}, {"suite", suitePath}} {
+		b.Run(page.name, func(b *testing.B) {
+			var total time.Duration
+			size := 0
+			for range b.N {
+				d, n := serve(page.path)
+				total += d
+				size = n
+			}
+			per := total / time.Duration(b.N)
+			b.ReportMetric(float64(per.Microseconds())/1000, "ms/page")
+			b.ReportMetric(float64(size)/1024, "KB/page")
+			b.ReportMetric(float64(per)/float64(base), "ratio-to-healthz")
+		})
+	}
+	b.Run("suite-16-connections", func(b *testing.B) {
+		ts := httptest.NewServer(h)
+		defer ts.Close()
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+		const total = 4000
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for range 16 {
+			wg.Go(func() {
+				for next.Add(1) <= total {
+					resp, err := client.Get(ts.URL + suitePath)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		b.ReportMetric(float64(total)/time.Since(t0).Seconds(), "req/s")
+		b.ReportMetric(0, "ns/op")
+	})
+}
