@@ -47,6 +47,18 @@ type RunsPage struct {
 	Statuses []bundle.Status
 }
 
+// Working reports whether a listed run is still working, so the list
+// refreshes itself.
+func (p RunsPage) Working() bool {
+	for _, r := range p.Page.Runs {
+		switch r.Status {
+		case "queued", "running", "awaiting_approval":
+			return true
+		}
+	}
+	return false
+}
+
 // Filtered reports whether any filter is set.
 func (p RunsPage) Filtered() bool {
 	f := p.Filter
@@ -57,6 +69,11 @@ func (p RunsPage) Filtered() bool {
 // NextURL is the link to the page after this one, keeping the filters.
 func (p RunsPage) NextURL() string {
 	return "/runs?" + filterQuery(p.Filter, p.Page.Next).Encode()
+}
+
+// SelfURL is the link to this very page.
+func (p RunsPage) SelfURL() string {
+	return "/runs?" + filterQuery(p.Filter, p.Filter.After).Encode()
 }
 
 // FirstURL is the link to the first page with the same filters.
@@ -97,6 +114,8 @@ func filterQuery(f store.RunFilter, after string) url.Values {
 // RunPage is the view model of one run.
 type RunPage struct {
 	Meta          Meta
+	Find          string // the transcript is searched for this
+	Found         int    // sections that match it
 	Live          bool   // the run is queued or running: the timeline streams
 	CanStop       bool   // the run was launched here and can be stopped
 	Reviewer      string // the name the review form starts with
@@ -435,4 +454,11 @@ func dateValue(t time.Time, minusDay bool) string {
 		t = t.AddDate(0, 0, -1)
 	}
 	return t.Format("2006-01-02")
+}
+
+// sectionMatches reports whether a transcript section mentions find,
+// ignoring case.
+func SectionMatches(s bundle.TranscriptSection, find string) bool {
+	f := strings.ToLower(find)
+	return strings.Contains(strings.ToLower(s.Title), f) || strings.Contains(strings.ToLower(s.Body), f)
 }

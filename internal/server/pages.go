@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -147,6 +148,13 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 		p.TranscriptErr = "transcript.md cannot be shown: " + err.Error()
 	default:
 		p.Transcript = bundle.ParseTranscript(string(data))
+	}
+	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
+		for _, sec := range p.Transcript {
+			if web.SectionMatches(sec, p.Find) {
+				p.Found++
+			}
+		}
 	}
 
 	switch data, err := bundle.ReadFile(dir, bundle.DiffFile, s.limits.MaxTextBytes); {

@@ -318,3 +318,21 @@ func TestRunFiltersByDateAndSort(t *testing.T) {
 		t.Fatal("the form does not keep the date and sort")
 	}
 }
+
+func TestFindInARun(t *testing.T) {
+	s, _ := newServer(t, true)
+	body := get(t, s, "/runs/20261201-093012-k3f9qa?find=math.round").Body.String()
+	if !strings.Contains(body, "2 messages match") || strings.Count(body, `class="msg role-`) != 2 {
+		t.Fatalf("find: %d sections shown", strings.Count(body, `class="msg role-`))
+	}
+	if body := get(t, s, "/runs/20261201-093012-k3f9qa").Body.String(); strings.Count(body, `class="msg role-`) != 14 {
+		t.Fatalf("without find: %d sections", strings.Count(body, `class="msg role-`))
+	}
+}
+
+func TestRunsListRefreshesWhileARunWorks(t *testing.T) {
+	s, _ := newServer(t, true)
+	if body := get(t, s, "/runs").Body.String(); strings.Contains(body, `hx-trigger="every 2s"`) {
+		t.Fatal("a list with no working run refreshes itself")
+	}
+}
