@@ -143,10 +143,17 @@ func Review(ctx context.Context, runDir string, reviewer Reviewer, opt Options) 
 	return review, nil
 }
 
-// lock takes the run's review lock, exclusively.
+// lock takes the run's review lock, exclusively, waiting a few seconds for
+// another review to finish (so that the second of two reviews at once sees
+// the first's decision).
 func lock(runDir string) (func(), error) {
 	path := filepath.Join(runDir, ".review.lock")
+	deadline := time.Now().Add(5 * time.Second)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	for errors.Is(err, fs.ErrExist) && time.Now().Before(deadline) {
+		time.Sleep(25 * time.Millisecond)
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	}
 	if errors.Is(err, fs.ErrExist) {
 		// A lock left by a crashed process is stale after a while.
 		if info, serr := os.Stat(path); serr == nil && time.Since(info.ModTime()) > 30*time.Minute {
