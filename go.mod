@@ -4,6 +4,7 @@ go 1.26.4
 
 require (
 	github.com/a-h/templ v0.3.1118
+	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/labstack/echo/v4 v4.16.5
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/playwright-community/playwright-go v0.5200.1
@@ -31,7 +32,6 @@ require (
 	github.com/Ladicle/tabwriter v1.0.0 // indirect
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/a-h/parse v0.0.42 // indirect
-	github.com/alecthomas/chroma/v2 v2.27.0 // indirect
 	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.47.5 // indirect

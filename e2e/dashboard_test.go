@@ -89,6 +89,13 @@ func TestRunPageShowsTranscriptDiffAndChecks(t *testing.T) {
 	must(t, expect.Locator(diff.Locator("tr.del")).ToContainText("return int64(euros * 100)"))
 	screenshot(t, page, "run-task")
 
+	// Side by side and back.
+	must(t, page.Locator("#view-split").Click())
+	must(t, expect.Locator(diff.Locator("table.diff.split").First()).ToBeVisible())
+	must(t, expect.Locator(diff.Locator("table.diff.split td.code.del").First()).ToContainText("return int64(euros * 100)"))
+	screenshot(t, page, "run-diff-split")
+	must(t, page.Locator("#view-unified").Click())
+	must(t, expect.Locator(diff.Locator("table.diff.split")).ToHaveCount(0))
 	// The Diff tab link jumps to the diff.
 	must(t, page.Locator("nav.tabs").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Diff"}).Click())
 	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`#diff$`)))

@@ -127,6 +127,8 @@ type RunPage struct {
 	Transcript    []bundle.TranscriptSection
 	TranscriptErr string
 	Files         []patch.File
+	Diff          []DiffFile // Files, highlighted and paired
+	Split         bool       // show the diff side by side
 	DiffErr       string
 	ReceiptJSON   string
 }

@@ -167,7 +167,9 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 			p.DiffErr = "diff.patch: " + err.Error()
 		}
 		p.Files = files
+		p.Diff = web.BuildDiff(files)
 	}
+	p.Split = c.QueryParam("view") == "split"
 	return render(c, status, web.RunView(p))
 }
 

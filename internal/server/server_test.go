@@ -336,3 +336,15 @@ func TestRunsListRefreshesWhileARunWorks(t *testing.T) {
 		t.Fatal("a list with no working run refreshes itself")
 	}
 }
+
+func TestDiffHighlightedAndSideBySide(t *testing.T) {
+	s, _ := newServer(t, true)
+	unified := get(t, s, "/runs/20261201-093012-k3f9qa").Body.String()
+	if !strings.Contains(unified, `<span class="hl-k">return</span>`) || strings.Contains(unified, `class="diff split"`) {
+		t.Fatal("the unified diff is not highlighted")
+	}
+	split := get(t, s, "/runs/20261201-093012-k3f9qa?view=split").Body.String()
+	if !strings.Contains(split, `class="diff split"`) || !strings.Contains(split, `id="view-unified"`) {
+		t.Fatal("no side-by-side view")
+	}
+}
