@@ -14,15 +14,17 @@ import (
 
 // apiLaunch is the body of POST /api/v1/runs.
 type apiLaunch struct {
-	Root       int      `json:"root"`
-	Path       string   `json:"path"`
-	Task       string   `json:"task"`
-	Criteria   []string `json:"criteria"`
-	OutOfScope []string `json:"out_of_scope"`
-	Model      string   `json:"model"`
-	Checks     []string `json:"checks"`
-	Allow      []string `json:"allow"`
-	MaxTurns   int      `json:"max_turns"`
+	Root         int      `json:"root"`
+	Path         string   `json:"path"`
+	Task         string   `json:"task"`
+	Criteria     []string `json:"criteria"`
+	OutOfScope   []string `json:"out_of_scope"`
+	Model        string   `json:"model"`
+	Checks       []string `json:"checks"`
+	Allow        []string `json:"allow"`
+	MaxTurns     int      `json:"max_turns"`
+	MaxToolCalls int      `json:"max_tool_calls"`
+	Verifier     string   `json:"verifier"`
 }
 
 type apiDecision struct {
@@ -52,6 +54,10 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 	if in.MaxTurns != 0 {
 		v.MaxTurns = itoa(in.MaxTurns)
 	}
+	if in.MaxToolCalls != 0 {
+		v.MaxToolCalls = itoa(in.MaxToolCalls)
+	}
+	v.Verifier = in.Verifier
 	id, errs := s.launch(v)
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not launched", errs)

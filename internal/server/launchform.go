@@ -91,7 +91,8 @@ func (s *Server) launchRun(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
 	}
 	v := web.LaunchValues{Root: c.FormValue("root"), Path: c.FormValue("path"), Task: c.FormValue("task"), Criteria: c.FormValue("criteria"),
-		OutOfScope: c.FormValue("out_of_scope"), Model: c.FormValue("model"), Checks: c.FormValue("checks"), Allow: c.FormValue("allow"), MaxTurns: c.FormValue("max_turns")}
+		OutOfScope: c.FormValue("out_of_scope"), Model: c.FormValue("model"), Checks: c.FormValue("checks"), Allow: c.FormValue("allow"), MaxTurns: c.FormValue("max_turns"),
+		MaxToolCalls: c.FormValue("max_tool_calls"), Verifier: c.FormValue("verifier")}
 	id, errs := s.launch(v)
 	if len(errs) > 0 {
 		return s.renderLaunch(c, v, errs, http.StatusUnprocessableEntity)
@@ -113,14 +114,24 @@ func (s *Server) launch(v web.LaunchValues) (string, map[string]string) {
 		errs["task"] = "at most 20,000 characters"
 	}
 	b := bounds.Defaults()
-	if strings.TrimSpace(v.MaxTurns) != "" {
-		if err := bounds.Set(&b, "max_turns", v.MaxTurns, "form"); err != nil {
-			errs["max_turns"] = "want a positive whole number"
+	for key, val := range map[string]string{"max_turns": v.MaxTurns, "max_tool_calls": v.MaxToolCalls} {
+		if strings.TrimSpace(val) != "" {
+			if err := bounds.Set(&b, key, val, "form"); err != nil {
+				errs[key] = "want a positive whole number"
+			}
 		}
 	}
 	choice, modelErr := s.profile(v.Model)
 	if modelErr != "" {
 		errs["model"] = modelErr
+	}
+	var verifier *run.ModelChoice
+	if v.Verifier != "" {
+		m, msg := s.profile(v.Verifier)
+		if msg != "" {
+			errs["verifier"] = msg
+		}
+		verifier = &m
 	}
 	if len(errs) > 0 {
 		return "", errs
@@ -132,7 +143,7 @@ func (s *Server) launch(v web.LaunchValues) (string, map[string]string) {
 		approver = agent.Chain{Policy: policy, Next: s.cfg.Board.For(id)}
 	}
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
-		Model: choice, Bounds: b, Checks: lines(v.Checks), Approver: approver}, strings.TrimSpace(v.Task))
+		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver}, strings.TrimSpace(v.Task))
 	return id, nil
 }
 

@@ -36,7 +36,15 @@ func (s *Server) renderSuites(c echo.Context, errs map[string]string, status int
 	if err != nil {
 		return err
 	}
-	return render(c, status, web.SuitesView(web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Errors: errs}))
+	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Errors: errs}
+	if s.cfg.Profiles != nil {
+		if ps, err := s.cfg.Profiles(); err == nil {
+			for _, pr := range ps.Profiles {
+				p.Profiles = append(p.Profiles, pr.Name)
+			}
+		}
+	}
+	return render(c, status, web.SuitesView(p))
 }
 
 // launchSuite runs the chosen scenarios of the configured scenario roots
@@ -69,6 +77,15 @@ func (s *Server) launchSuite(c echo.Context) error {
 	if len(picked) == 0 {
 		errs["scenarios"] = "choose at least one scenario"
 	}
+	opt := suite.Options{IndexEach: true, Repeat: k, Parallel: par}
+	if name := c.FormValue("model"); name != "" {
+		m, msg := s.profile(name)
+		if msg != "" {
+			errs["model"] = msg
+		} else {
+			opt.Model = &m
+		}
+	}
 	if len(errs) > 0 {
 		return s.renderSuites(c, errs, http.StatusUnprocessableEntity)
 	}
@@ -77,7 +94,8 @@ func (s *Server) launchSuite(c echo.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	go suite.Run(ctx, s.cfg.Runner, picked, problems, suite.Options{ID: id, IndexEach: true, Repeat: k, Parallel: par})
+	opt.ID = id
+	go suite.Run(ctx, s.cfg.Runner, picked, problems, opt)
 	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
 }
 
