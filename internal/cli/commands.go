@@ -135,6 +135,11 @@ It listens on loopback only: there are no accounts yet.`)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
 		ScenarioRoots: scenarioRoots, Background: ctx})
+	if n, err := srv.ResumeQueued(); err != nil {
+		log.Warn("resume queued runs", "err", err)
+	} else if n > 0 {
+		log.Info("launched again the runs queued when the server stopped", "runs", n)
+	}
 	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.

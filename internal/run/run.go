@@ -65,6 +65,9 @@ type Spec struct {
 	Env            []string // the environment of tools and checks; nil: the process environment, scrubbed
 	Workspace      workspace.Options
 	OriginRemote   bool // give the workspace a bare origin remote in the run folder, pushed
+	// Started is called once the run's bundle exists (a launcher forgets
+	// its queued record then).
+	Started func()
 	// Prepare runs in the new workspace before the agent (a scenario's setup
 	// and ready); an error fails the run in the scenario domain.
 	Prepare func(ctx context.Context, workspace string, env []string) error
@@ -253,9 +256,13 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	// ends; the stages in between are events, which are written live.
 	markLive(dir)
 	defer clearLive(dir)
+
 	if err := rec.receipt(&l.receipt, false); err != nil {
 		rec.close()
 		return nil, &SetupError{err}
+	}
+	if spec.Started != nil {
+		spec.Started()
 	}
 	if r.Index != nil {
 		// Index the running run too, so that lists show it while it works.

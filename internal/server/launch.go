@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,14 +34,23 @@ func (s *Server) startDemo(c echo.Context) error {
 	if s.cfg.Queue == nil || s.cfg.Runner == nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "This server cannot launch runs.")
 	}
+	id := run.NewRunID(time.Now())
+	if err := s.launchDemo(id); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+}
+
+func (s *Server) launchDemo(id string) error {
 	sc, err := demo.Script()
 	if err != nil {
 		return err
 	}
-	id := run.NewRunID(time.Now())
 	src := filepath.Join(s.cfg.Runner.DataDir, "demo", id, "invoice")
-	if err := demo.WriteFixture(src); err != nil {
-		return err
+	if _, err := os.Stat(src); err != nil {
+		if err := demo.WriteFixture(src); err != nil {
+			return err
+		}
 	}
 	// In the dashboard the demo's command waits for a person to approve it,
 	// so the demo shows approval requests as well as the diff review.
@@ -49,8 +59,9 @@ func (s *Server) startDemo(c echo.Context) error {
 		approver = s.cfg.Board.For(id)
 	}
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,
-		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: approver}, "The demo: "+demo.Task)
-	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
+		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: approver,
+		Started: s.remember(queuedRecord{RunID: id, Kind: "demo"})}, "The demo: "+demo.Task)
+	return nil
 }
 
 // stopRun cancels a queued run or stops a running one.

@@ -334,3 +334,66 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 	}
 	t.Fatal("the continued run did not finish")
 }
+
+func TestQueuedRunsSurviveARestart(t *testing.T) {
+	data := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	start := func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server) {
+		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
+		q := jobs.New(ctx, r, 1)
+		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t"})
+		return srv, q, httptest.NewServer(srv.Handler())
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	_, q1, ts1 := start(ctx1)
+	b := newBrowser(t, ts1.URL)
+	b.get("/runs")
+	first, _ := b.post("/demo", url.Values{"csrf": {b.token()}}) // takes the only worker, waits for approval
+	second, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	firstID := strings.TrimPrefix(first.Header.Get("Location"), "/runs/")
+	secondID := strings.TrimPrefix(second.Header.Get("Location"), "/runs/")
+	if j, _ := q1.Get(secondID); j.State != jobs.Queued {
+		t.Fatalf("second run: %+v", j)
+	}
+	// The server stops: the running run ends interrupted, the queued one
+	// has never started.
+	ts1.Close()
+	stop1()
+	q1.Wait(context.Background())
+	if _, err := os.Stat(filepath.Join(data, "runs", secondID)); err == nil {
+		t.Fatal("the queued run started")
+	}
+	rb, _ := bundle.ReadRun(filepath.Join(data, "runs", firstID), bundle.DefaultLimits())
+	if rb.Receipt.Status != bundle.StatusInterrupted {
+		t.Fatalf("first run: %s", rb.Receipt.Status)
+	}
+	// A new server launches the queued run again, under its id.
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	srv2, q2, ts2 := start(ctx2)
+	defer ts2.Close()
+	n, err := srv2.ResumeQueued()
+	if err != nil || n != 1 {
+		t.Fatalf("resumed %d, %v", n, err)
+	}
+	if j, ok := q2.Get(secondID); !ok || j.State == jobs.Cancelled {
+		t.Fatalf("second run after restart: %+v %v", j, ok)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(data, "runs", secondID, bundle.ReceiptFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(data, "queue", secondID+".json")); err == nil {
+				t.Fatal("the queue record outlived the start")
+			}
+			stop2()
+			q2.Wait(context.Background())
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the resumed run never started")
+}

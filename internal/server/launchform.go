@@ -103,6 +103,11 @@ func (s *Server) launchRun(c echo.Context) error {
 // launch validates a launch request and queues the run; it returns the run
 // id, or the problems by field.
 func (s *Server) launch(v web.LaunchValues) (string, map[string]string) {
+	return s.launchAs(run.NewRunID(time.Now()), v)
+}
+
+// launchAs is launch under a given run id.
+func (s *Server) launchAs(id string, v web.LaunchValues) (string, map[string]string) {
 	errs := map[string]string{}
 	src, field, msg := s.sourceDir(v.Root, v.Path)
 	if msg != "" {
@@ -136,14 +141,14 @@ func (s *Server) launch(v web.LaunchValues) (string, map[string]string) {
 	if len(errs) > 0 {
 		return "", errs
 	}
-	id := run.NewRunID(time.Now())
 	policy := agent.Policy{Allow: lines(v.Allow)}
 	var approver agent.Approver = policy
 	if s.cfg.Board != nil {
 		approver = agent.Chain{Policy: policy, Next: s.cfg.Board.For(id)}
 	}
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
-		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver}, strings.TrimSpace(v.Task))
+		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver,
+		Started: s.remember(queuedRecord{RunID: id, Kind: "task", Values: v})}, strings.TrimSpace(v.Task))
 	return id, nil
 }
 
