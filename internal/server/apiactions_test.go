@@ -103,3 +103,41 @@ func TestAPILaunchReviewAndApprovals(t *testing.T) {
 		t.Fatalf("stop an ended run: %d", code)
 	}
 }
+
+func TestAPISuite(t *testing.T) {
+	srv, _, _ := liveServer(t)
+	c := &http.Client{}
+	if code, out := postJSON(t, c, srv.URL+"/api/v1/suites", `{"scenarios": ["nope"], "repeat": 0}`); code != http.StatusUnprocessableEntity || out["fields"] == nil {
+		t.Fatalf("bad suite: %d %v", code, out)
+	}
+	code, out := postJSON(t, c, srv.URL+"/api/v1/suites", `{"scenarios": ["rename-config-key"], "repeat": 2, "parallel": 2}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("launch: %d %v", code, out)
+	}
+	api := out["api"].(string)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(1100 * time.Millisecond) // suite cells are read at most once a second
+		resp, err := c.Get(srv.URL + api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Done bool `json:"done"`
+			Rows []struct {
+				Scenario string `json:"scenario"`
+				Passed   int    `json:"passed"`
+				PassK    bool   `json:"pass_k"`
+			} `json:"rows"`
+		}
+		json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if m.Done && len(m.Rows) == 1 && m.Rows[0].Passed == 2 {
+			if !m.Rows[0].PassK {
+				t.Fatalf("%+v", m)
+			}
+			return
+		}
+	}
+	t.Fatal("the suite did not finish")
+}

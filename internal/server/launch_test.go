@@ -53,7 +53,8 @@ func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
 		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local\n    base_url: "+ep.URL+"\n    model: proctor-demo\n  - name: keyed\n    base_url: https://example.invalid/v1\n    model: m\n    api_key_env: PROCTOR_TEST_MISSING_KEY\n"))
 	}
 	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: board, Reviewer: "tester",
-		SourceRoots: []string{roots}, Profiles: profiles, Getenv: func(string) string { return "" }}).Handler())
+		SourceRoots: []string{roots}, Profiles: profiles, Getenv: func(string) string { return "" },
+		ScenarioRoots: []string{"../../examples/scenarios"}, Background: ctx}).Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()

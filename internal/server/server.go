@@ -113,6 +113,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/api/v1/runs", s.apiListRuns)
 	e.GET("/api/v1/runs/:id", s.apiGetRun)
 	e.POST("/api/v1/runs", s.apiLaunchRun)
+	e.POST("/api/v1/suites", s.apiLaunchSuite)
+	e.GET("/api/v1/suites/:id", s.apiGetSuite)
 	e.POST("/api/v1/runs/:id/stop", s.apiStopRun)
 	e.POST("/api/v1/runs/:id/review", s.apiReviewRun)
 	e.GET("/api/v1/runs/:id/approvals", s.apiListApprovals)

@@ -84,6 +84,7 @@ func TestRoutes(t *testing.T) {
 		{"/problems", http.StatusOK, "No problems"},
 		{"/suites", http.StatusOK, "No suite has run yet"},
 		{"/suites/nope", http.StatusOK, "Suite nope"},
+		{"/api/v1/suites/nope", http.StatusOK, `"done":false`},
 		{"/scenarios/rename-config-key", http.StatusOK, "Scenario rename-config-key"},
 		{"/scenarios/nope", http.StatusNotFound, "no indexed runs"},
 		{"/api/v1/runs", http.StatusOK, `"run_id":"20261201-152233-q9w8er"`},
@@ -111,7 +112,7 @@ func TestRoutes(t *testing.T) {
 func TestEveryRouteIsTested(t *testing.T) {
 	s, _ := newServer(t, false)
 	known := map[string]bool{
-		"POST /demo": true, "POST /runs/:id/review": true, "POST /runs/:id/stop": true, "GET /runs/:id/events": true, "POST /runs/:id/approvals/:call": true, "GET /launch": true, "POST /sessions/:id/continue": true, "GET /suites": true, "POST /suites": true, "GET /suites/:id": true, "GET /scenarios/:id": true, "GET /runs/:id/files/:name": true, "POST /launch": true, "POST /api/v1/runs": true, "POST /api/v1/runs/:id/stop": true, "POST /api/v1/runs/:id/review": true, "GET /api/v1/runs/:id/approvals": true, "POST /api/v1/runs/:id/approvals/:call": true,
+		"POST /demo": true, "POST /runs/:id/review": true, "POST /runs/:id/stop": true, "GET /runs/:id/events": true, "POST /runs/:id/approvals/:call": true, "GET /launch": true, "POST /sessions/:id/continue": true, "GET /suites": true, "POST /suites": true, "GET /suites/:id": true, "GET /scenarios/:id": true, "GET /runs/:id/files/:name": true, "POST /launch": true, "POST /api/v1/runs": true, "POST /api/v1/suites": true, "GET /api/v1/suites/:id": true, "POST /api/v1/runs/:id/stop": true, "POST /api/v1/runs/:id/review": true, "GET /api/v1/runs/:id/approvals": true, "POST /api/v1/runs/:id/approvals/:call": true,
 		"GET /": true, "GET /favicon.ico": true, "GET /healthz": true, "GET /static/*": true,
 		"GET /runs": true, "GET /runs/:id": true, "GET /sessions": true, "GET /sessions/:id": true,
 		"GET /problems": true, "GET /api/v1/runs": true, "GET /api/v1/runs/:id": true,

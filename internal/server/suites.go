@@ -53,18 +53,27 @@ func (s *Server) launchSuite(c echo.Context) error {
 	if s.cfg.Runner == nil || len(s.cfg.ScenarioRoots) == 0 {
 		return echo.NewHTTPError(http.StatusNotFound, "This server has no scenario roots (--scenarios DIR).")
 	}
+	form, _ := c.FormParams()
+	k, _ := strconv.Atoi(c.FormValue("repeat"))
+	par, _ := strconv.Atoi(c.FormValue("parallel"))
+	id, errs := s.startSuite(form["scenarios"], k, par, c.FormValue("model"))
+	if len(errs) > 0 {
+		return s.renderSuites(c, errs, http.StatusUnprocessableEntity)
+	}
+	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
+}
+
+// startSuite validates a suite launch and starts it in the background.
+func (s *Server) startSuite(ids []string, k, par int, model string) (string, map[string]string) {
 	errs := map[string]string{}
-	k, err := strconv.Atoi(c.FormValue("repeat"))
-	if err != nil || k < 1 || k > 100 {
+	if k < 1 || k > 100 {
 		errs["repeat"] = "want a whole number from 1 to 100"
 	}
-	par, err := strconv.Atoi(c.FormValue("parallel"))
-	if err != nil || par < 1 || par > 16 {
+	if par < 1 || par > 16 {
 		errs["parallel"] = "want a whole number from 1 to 16"
 	}
-	form, _ := c.FormParams()
 	chosen := map[string]bool{}
-	for _, id := range form["scenarios"] {
+	for _, id := range ids {
 		chosen[id] = true
 	}
 	found, problems := scenario.Discover(s.cfg.ScenarioRoots...)
@@ -78,8 +87,8 @@ func (s *Server) launchSuite(c echo.Context) error {
 		errs["scenarios"] = "choose at least one scenario"
 	}
 	opt := suite.Options{IndexEach: true, Repeat: k, Parallel: par}
-	if name := c.FormValue("model"); name != "" {
-		m, msg := s.profile(name)
+	if model != "" {
+		m, msg := s.profile(model)
 		if msg != "" {
 			errs["model"] = msg
 		} else {
@@ -87,7 +96,7 @@ func (s *Server) launchSuite(c echo.Context) error {
 		}
 	}
 	if len(errs) > 0 {
-		return s.renderSuites(c, errs, http.StatusUnprocessableEntity)
+		return "", errs
 	}
 	id := suite.NewID(time.Now())
 	ctx := s.cfg.Background
@@ -96,7 +105,81 @@ func (s *Server) launchSuite(c echo.Context) error {
 	}
 	opt.ID = id
 	go suite.Run(ctx, s.cfg.Runner, picked, problems, opt)
-	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
+	return id, nil
+}
+
+func (s *Server) apiLaunchSuite(c echo.Context) error {
+	if s.cfg.Runner == nil || len(s.cfg.ScenarioRoots) == 0 {
+		return apiError(c, http.StatusNotFound, "this server has no scenario roots (--scenarios DIR)", nil)
+	}
+	var in struct {
+		Scenarios []string `json:"scenarios"`
+		Repeat    int      `json:"repeat"`
+		Parallel  int      `json:"parallel"`
+		Model     string   `json:"model"`
+	}
+	if err := c.Bind(&in); err != nil {
+		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"scenarios\": [\"id\"], \"repeat\": 3, \"parallel\": 2}", nil)
+	}
+	if in.Repeat == 0 {
+		in.Repeat = 1
+	}
+	if in.Parallel == 0 {
+		in.Parallel = 1
+	}
+	id, errs := s.startSuite(in.Scenarios, in.Repeat, in.Parallel, in.Model)
+	if len(errs) > 0 {
+		return apiError(c, http.StatusUnprocessableEntity, "the suite was not launched", errs)
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"suite": id, "url": "/suites/" + id, "api": "/api/v1/suites/" + id})
+}
+
+func (s *Server) apiGetSuite(c echo.Context) error {
+	id := c.Param("id")
+	if !bundle.ValidID(id) {
+		return apiError(c, http.StatusNotFound, "no suite has that id", nil)
+	}
+	cells, err := s.suiteCells(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	rows, _ := web.BuildMatrix(cells)
+	type cell struct {
+		RunID   string `json:"run_id"`
+		Repeat  int    `json:"repeat"`
+		Status  string `json:"status"`
+		Passed  bool   `json:"passed"`
+		Broken  bool   `json:"broken"`
+		Aborted string `json:"aborted,omitempty"`
+	}
+	type row struct {
+		Scenario string `json:"scenario"`
+		Model    string `json:"model"`
+		Runs     int    `json:"runs"`
+		Passed   int    `json:"passed"`
+		PassK    bool   `json:"pass_k"`
+		Flaky    bool   `json:"flaky"`
+		Cells    []cell `json:"cells"`
+	}
+	out := struct {
+		Suite string `json:"suite"`
+		Done  bool   `json:"done"`
+		Rows  []row  `json:"rows"`
+	}{Suite: id, Done: len(cells) > 0, Rows: []row{}}
+	for _, r := range rows {
+		jr := row{Scenario: r.Scenario, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []cell{}}
+		for _, c := range r.Cells {
+			if c.RunID == "" {
+				continue
+			}
+			if !c.HasVerdict {
+				out.Done = false
+			}
+			jr.Cells = append(jr.Cells, cell{RunID: c.RunID, Repeat: c.Repeat, Status: c.Status, Passed: c.Passed, Broken: c.Broken, Aborted: c.Aborted})
+		}
+		out.Rows = append(out.Rows, jr)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) showSuite(c echo.Context) error {
