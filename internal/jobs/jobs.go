@@ -38,19 +38,29 @@ type Job struct {
 
 // Queue runs specs in the background, at most Workers at a time.
 type Queue struct {
-	runner *run.Runner
-	ctx    context.Context
-	slots  chan struct{}
+	runner  *run.Runner
+	ctx     context.Context
+	workers int
 
-	mu    sync.Mutex
-	jobs  map[string]*Job
-	order []string // queued run ids, in order
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	turn    *sync.Cond // signalled when a slot frees, a job leaves the queue or one is cancelled
+	running int
+	jobs    map[string]*Job
+	order   []string // queued run ids, first in first out
+	wg      sync.WaitGroup
 }
 
-// New returns a queue that runs with r, workers at a time, until ctx ends.
+// New returns a queue that runs with r, workers at a time, in the order
+// runs were submitted, until ctx ends.
 func New(ctx context.Context, r *run.Runner, workers int) *Queue {
-	return &Queue{runner: r, ctx: ctx, slots: make(chan struct{}, max(workers, 1)), jobs: map[string]*Job{}}
+	q := &Queue{runner: r, ctx: ctx, workers: max(workers, 1), jobs: map[string]*Job{}}
+	q.turn = sync.NewCond(&q.mu)
+	context.AfterFunc(ctx, func() {
+		q.mu.Lock()
+		q.turn.Broadcast()
+		q.mu.Unlock()
+	})
+	return q
 }
 
 // ErrNotFound is returned for a run the queue does not know.
@@ -74,22 +84,27 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 	q.wg.Go(func() {
 		defer close(j.finished)
 		defer cancel()
-		select {
-		case q.slots <- struct{}{}:
-		case <-ctx.Done():
-			q.finish(j, Cancelled, ctx.Err())
-			return
-		}
-		defer func() { <-q.slots }()
+		// Wait for this job's turn: first in the queue, and a free slot.
 		q.mu.Lock()
-		if j.State == Cancelled {
+		for j.State == Queued && ctx.Err() == nil && !(len(q.order) > 0 && q.order[0] == j.RunID && q.running < q.workers) {
+			q.turn.Wait()
+		}
+		if j.State != Queued || ctx.Err() != nil {
+			j.State = Cancelled
+			q.dequeue(j.RunID)
+			q.turn.Broadcast()
 			q.mu.Unlock()
 			return
 		}
 		j.State = Running
+		q.running++
 		q.dequeue(j.RunID)
+		q.turn.Broadcast()
 		q.mu.Unlock()
 		_, err := q.runner.Run(ctx, spec)
+		q.mu.Lock()
+		q.running--
+		q.mu.Unlock()
 		q.finish(j, Done, err)
 	})
 	return j.RunID
@@ -103,6 +118,7 @@ func (q *Queue) finish(j *Job, s State, err error) {
 	}
 	j.Err = err
 	q.dequeue(j.RunID)
+	q.turn.Broadcast()
 }
 
 // dequeue removes id from the queue order; q.mu is held.
@@ -148,6 +164,7 @@ func (q *Queue) Stop(id string) error {
 	case Queued:
 		j.State = Cancelled
 		q.dequeue(id)
+		q.turn.Broadcast()
 	}
 	q.mu.Unlock()
 	j.cancel()
