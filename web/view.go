@@ -433,7 +433,7 @@ func waitedFor(t time.Time) string {
 // LaunchValues are the launch form's fields as typed.
 type LaunchValues struct {
 	Root, Path, Task, Criteria, OutOfScope, Model, Checks, Allow, MaxTurns string
-	MaxToolCalls, Verifier                                                 string
+	MaxToolCalls, Verifier, Script                                         string
 }
 
 // LaunchPage is the view model of the launch form.

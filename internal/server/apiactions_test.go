@@ -110,7 +110,10 @@ func TestAPISuite(t *testing.T) {
 	if code, out := postJSON(t, c, srv.URL+"/api/v1/suites", `{"scenarios": ["nope"], "repeat": 0}`); code != http.StatusUnprocessableEntity || out["fields"] == nil {
 		t.Fatalf("bad suite: %d %v", code, out)
 	}
-	code, out := postJSON(t, c, srv.URL+"/api/v1/suites", `{"scenarios": ["rename-config-key"], "repeat": 2, "parallel": 2}`)
+	if code, _ := postJSON(t, c, srv.URL+"/api/v1/suites", `{"tags": ["no-such-tag"]}`); code != http.StatusUnprocessableEntity {
+		t.Fatalf("unknown tag: %d", code)
+	}
+	code, out := postJSON(t, c, srv.URL+"/api/v1/suites", `{"tags": ["scope"], "repeat": 2, "parallel": 2}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("launch: %d %v", code, out)
 	}

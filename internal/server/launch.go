@@ -86,6 +86,9 @@ func (s *Server) reviewRun(c echo.Context) error {
 	if reviewer != "" && len(reviewer) <= 80 {
 		c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
 	}
+	if reviewer == "" || len(reviewer) > 80 {
+		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
+	}
 	reviewErr, err := s.review(c.Request().Context(), id, c.FormValue("decision"), reviewer, c.FormValue("reason"))
 	if err != nil {
 		return err
@@ -183,6 +186,14 @@ func (s *Server) decide(id, call, decision, who, reason string) error {
 		d.Reason = r
 	}
 	return s.cfg.Board.Decide(id, call, d)
+}
+
+// validationStatus is 422, except to HTMX (see conflictStatus).
+func validationStatus(c echo.Context) int {
+	if isHTMX(c) {
+		return http.StatusOK
+	}
+	return http.StatusUnprocessableEntity
 }
 
 // conflictStatus is the status of a page that says why nothing was done:

@@ -43,6 +43,8 @@ func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
 	roots := t.TempDir()
 	demo.WriteFixture(filepath.Join(roots, "invoice"))
 	os.Symlink(t.TempDir(), filepath.Join(roots, "escape"))
+	demoYAML, _ := os.ReadFile("../demo/demo.yaml")
+	os.WriteFile(filepath.Join(roots, "demo-script.yaml"), demoYAML, 0o644)
 	sc, _ := demo.Script()
 	ep, err := script.Start(sc, "127.0.0.1:0")
 	if err != nil {
@@ -143,6 +145,10 @@ func TestDemoRunReviewAndEvents(t *testing.T) {
 	_, page = b.get(loc)
 	if !strings.Contains(page, `id="approve"`) {
 		t.Fatalf("no approve button on the finished demo run:\n%.2000s", page)
+	}
+	// A decision without a name is refused, beside the form.
+	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {" "}}); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Give your name") {
+		t.Fatalf("nameless review: %d", resp.StatusCode)
 	}
 	// Approve: the diff lands in the demo's own copy, inside the data folder.
 	resp, _ = b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {"ana"}, "reason": {"good"}})
@@ -263,6 +269,8 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 		{"unknown model", "model", `model profile "nope" is not in models.yaml`, []string{"model", "nope"}},
 		{"missing key", "model", "PROCTOR_TEST_MISSING_KEY is empty", []string{"model", "keyed"}},
 		{"bad bound", "max_turns", "positive whole number", []string{"max_turns", "0"}},
+		{"script outside", "script", `".." is not allowed`, []string{"script", "../model.yaml"}},
+		{"script missing", "script", "no such", []string{"script", "nope.yaml"}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -397,4 +405,27 @@ func TestQueuedRunsSurviveARestart(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the resumed run never started")
+}
+
+func TestLaunchWithAModelScript(t *testing.T) {
+	srv, data, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	b.get("/launch")
+	resp, _ := b.post("/launch", url.Values{"csrf": {b.token()}, "root": {"0"}, "path": {"invoice"}, "task": {"Fix the rounding bug"},
+		"script": {"demo-script.yaml"}, "allow": {"go test"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("launch: %d", resp.StatusCode)
+	}
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
+			if rb.Receipt.Status != bundle.StatusAwaitingReview || rb.Receipt.Model.Profile != "script:demo-script.yaml" {
+				t.Fatalf("receipt %+v", rb.Receipt)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the run did not finish")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -44,6 +45,12 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 // sourceDir resolves the chosen folder under a source root, refusing
 // anything that leads outside the root (absolute paths, "..", symlinks).
 func (s *Server) sourceDir(rootField, rel string) (string, string, string) {
+	return s.underRoot(rootField, rel, true)
+}
+
+// underRoot resolves a path under a source root: a folder when dir, else a
+// file. It returns the path, or the field at fault and why.
+func (s *Server) underRoot(rootField, rel string, dir bool) (string, string, string) {
 	i, err := strconv.Atoi(rootField)
 	if err != nil || i < 0 || i >= len(s.cfg.SourceRoots) {
 		return "", "root", "choose one of the source roots"
@@ -69,8 +76,14 @@ func (s *Server) sourceDir(rootField, rel string) (string, string, string) {
 	if !bundle.Within(realRoot, real) {
 		return "", "path", "that folder leads outside the root (a symlink); choose a folder inside it"
 	}
-	if info, err := os.Stat(real); err != nil || !info.IsDir() {
+	info, err := os.Stat(real)
+	switch {
+	case err != nil:
+		return "", "path", err.Error()
+	case dir && !info.IsDir():
 		return "", "path", "not a folder"
+	case !dir && !info.Mode().IsRegular():
+		return "", "path", "not a file"
 	}
 	return real, "", ""
 }
@@ -92,7 +105,7 @@ func (s *Server) launchRun(c echo.Context) error {
 	}
 	v := web.LaunchValues{Root: c.FormValue("root"), Path: c.FormValue("path"), Task: c.FormValue("task"), Criteria: c.FormValue("criteria"),
 		OutOfScope: c.FormValue("out_of_scope"), Model: c.FormValue("model"), Checks: c.FormValue("checks"), Allow: c.FormValue("allow"), MaxTurns: c.FormValue("max_turns"),
-		MaxToolCalls: c.FormValue("max_tool_calls"), Verifier: c.FormValue("verifier")}
+		MaxToolCalls: c.FormValue("max_tool_calls"), Verifier: c.FormValue("verifier"), Script: c.FormValue("script")}
 	id, errs := s.launch(v)
 	if len(errs) > 0 {
 		return s.renderLaunch(c, v, errs, http.StatusUnprocessableEntity)
@@ -126,9 +139,27 @@ func (s *Server) launchAs(id string, v web.LaunchValues) (string, map[string]str
 			}
 		}
 	}
-	choice, modelErr := s.profile(v.Model)
-	if modelErr != "" {
-		errs["model"] = modelErr
+	var choice run.ModelChoice
+	if strings.TrimSpace(v.Script) != "" {
+		path, field, msg := s.underRoot(v.Root, v.Script, false)
+		switch {
+		case msg != "" && field == "root":
+			errs["root"] = msg
+		case msg != "":
+			errs["script"] = msg
+		default:
+			sc, err := script.Load(path)
+			if err != nil {
+				errs["script"] = err.Error()
+			} else {
+				choice = run.ModelChoice{Script: sc}
+			}
+		}
+	} else {
+		var modelErr string
+		if choice, modelErr = s.profile(v.Model); modelErr != "" {
+			errs["model"] = modelErr
+		}
 	}
 	var verifier *run.ModelChoice
 	if v.Verifier != "" {

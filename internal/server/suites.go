@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -56,7 +57,7 @@ func (s *Server) launchSuite(c echo.Context) error {
 	form, _ := c.FormParams()
 	k, _ := strconv.Atoi(c.FormValue("repeat"))
 	par, _ := strconv.Atoi(c.FormValue("parallel"))
-	id, errs := s.startSuite(form["scenarios"], k, par, c.FormValue("model"))
+	id, errs := s.startSuite(form["scenarios"], splitTags(c.FormValue("tags")), k, par, c.FormValue("model"))
 	if len(errs) > 0 {
 		return s.renderSuites(c, errs, http.StatusUnprocessableEntity)
 	}
@@ -64,7 +65,7 @@ func (s *Server) launchSuite(c echo.Context) error {
 }
 
 // startSuite validates a suite launch and starts it in the background.
-func (s *Server) startSuite(ids []string, k, par int, model string) (string, map[string]string) {
+func (s *Server) startSuite(ids, tags []string, k, par int, model string) (string, map[string]string) {
 	errs := map[string]string{}
 	if k < 1 || k > 100 {
 		errs["repeat"] = "want a whole number from 1 to 100"
@@ -79,12 +80,16 @@ func (s *Server) startSuite(ids []string, k, par int, model string) (string, map
 	found, problems := scenario.Discover(s.cfg.ScenarioRoots...)
 	var picked []*scenario.Scenario
 	for _, sc := range found {
-		if chosen[sc.ID] {
+		tagged := false
+		for _, t := range tags {
+			tagged = tagged || sc.HasTag(t)
+		}
+		if chosen[sc.ID] || tagged {
 			picked = append(picked, sc)
 		}
 	}
 	if len(picked) == 0 {
-		errs["scenarios"] = "choose at least one scenario"
+		errs["scenarios"] = "choose at least one scenario (or a tag that one has)"
 	}
 	opt := suite.Options{IndexEach: true, Repeat: k, Parallel: par}
 	if model != "" {
@@ -114,6 +119,7 @@ func (s *Server) apiLaunchSuite(c echo.Context) error {
 	}
 	var in struct {
 		Scenarios []string `json:"scenarios"`
+		Tags      []string `json:"tags"`
 		Repeat    int      `json:"repeat"`
 		Parallel  int      `json:"parallel"`
 		Model     string   `json:"model"`
@@ -127,7 +133,7 @@ func (s *Server) apiLaunchSuite(c echo.Context) error {
 	if in.Parallel == 0 {
 		in.Parallel = 1
 	}
-	id, errs := s.startSuite(in.Scenarios, in.Repeat, in.Parallel, in.Model)
+	id, errs := s.startSuite(in.Scenarios, in.Tags, in.Repeat, in.Parallel, in.Model)
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the suite was not launched", errs)
 	}
@@ -254,4 +260,14 @@ func (s *Server) suiteCells(ctx context.Context, id string) ([]store.Cell, error
 type cachedCells struct {
 	cells []store.Cell
 	at    time.Time
+}
+
+func splitTags(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
