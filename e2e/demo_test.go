@@ -64,6 +64,13 @@ func TestRejectTheDemo(t *testing.T) {
 	must(t, page.Locator("#reject").Click())
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Rejected by Lee"))
 	must(t, expect.Locator(page.Locator(".badges")).ToContainText("failed"))
+	// Rejecting leaves the demo copy as it was.
+	id := page.URL()[strings.LastIndex(page.URL(), "/")+1:]
+	money, err := os.ReadFile(filepath.Join(a.DataDir, "demo", id, "invoice", "money.go"))
+	must(t, err)
+	if strings.Contains(string(money), "math.Round") {
+		t.Fatal("a rejected diff was applied")
+	}
 }
 
 func TestLaunchFormShowsErrorsThenLaunches(t *testing.T) {
