@@ -40,13 +40,7 @@ func CreateWith(ctx context.Context, src, dir string, lim Limits, opt Options) (
 		}
 		return w, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, fmt.Errorf("create workspace: %w", err)
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create workspace: %w", err)
-	}
-	if err := copyTree(src, dir, lim); err != nil {
+	if err := copyInto(src, dir, lim); err != nil {
 		return nil, err
 	}
 	w := &Workspace{Dir: dir}

@@ -47,20 +47,7 @@ const (
 // Create copies src into dir (which must not exist), leaving out src's .git,
 // and commits the copy as the base with message.
 func Create(ctx context.Context, src, dir, message string, lim Limits) (*Workspace, error) {
-	info, err := os.Stat(src)
-	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", src, err)
-	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("source %s is not a folder", src)
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, fmt.Errorf("create workspace: %w", err)
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create workspace: %w", err)
-	}
-	if err := copyTree(src, dir, lim); err != nil {
+	if err := copyInto(src, dir, lim); err != nil {
 		return nil, err
 	}
 	w := &Workspace{Dir: dir}
@@ -165,6 +152,24 @@ func (w *Workspace) BaseBlobs(ctx context.Context, paths []string) (map[string]s
 		}
 	}
 	return out, nil
+}
+
+// copyInto copies the folder src to dir, which must not exist yet.
+func copyInto(src, dir string, lim Limits) error {
+	info, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", src, err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("source %s is not a folder", src)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("create workspace: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("create workspace: %w", err)
+	}
+	return copyTree(src, dir, lim)
 }
 
 // copyTree copies regular files, folders and symlinks from src to dst,
