@@ -45,6 +45,8 @@ func commands() []command {
 		{"session", "list, show, resume or replay sessions", runSession},
 		{"scenario", "run, prove, list or scaffold scenarios", runScenario},
 		{"check", "run a scenario run's checks again against its workspace", runCheck},
+		{"user", "add, list, change or remove accounts for a shared host", runUser},
+		{"token", "create, list or revoke API tokens", runToken},
 		{"selftest", "run the built-in demo end to end and check the result", runSelftest},
 		{"version", "print the version", runVersion},
 	}
