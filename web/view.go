@@ -24,6 +24,7 @@ const (
 	NavProblems Nav = "problems"
 	NavLaunch   Nav = "launch"
 	NavSuites   Nav = "suites"
+	NavAudit    Nav = "audit"
 )
 
 // Meta is what the layout needs from every page.
@@ -33,7 +34,28 @@ type Meta struct {
 	Problems int // shown as a badge on the problems entry
 	DataDir  string
 	CSRF     string // the token every form and HTMX request sends back
-	CanRun   bool   // the server can launch runs (the demo button)
+	CanRun   bool   // the server can launch runs and the user may (the demo button)
+	// User is the signed-in user and Role theirs; both empty when sign-in is
+	// off (single-user on loopback).
+	User      string
+	Role      string
+	CanReview bool // the user may approve or reject diffs and approval requests
+	IsAdmin   bool // the user may launch and stop runs and read the audit log
+}
+
+// SigninPage is the view model of the sign-in form.
+type SigninPage struct {
+	Meta  Meta
+	Next  string // where to go after signing in
+	User  string // the name typed, kept after an error
+	Error string
+}
+
+// AuditPage is the view model of the audit log.
+type AuditPage struct {
+	Meta    Meta
+	Entries []store.AuditEntry
+	Next    int64 // the "before" of the next page; 0: none
 }
 
 // RunsPage is the view model of the runs list.
@@ -349,6 +371,7 @@ func diffTotals(files []patch.File) string {
 }
 
 func itoa(n int) string    { return strconv.Itoa(n) }
+func i64toa(n int64) string { return strconv.FormatInt(n, 10) }
 func i64(n int64) string   { return strconv.FormatInt(n, 10) }
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 func plural(n int, one, many string) string {

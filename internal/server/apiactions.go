@@ -79,13 +79,14 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 	if err := c.Bind(&in); err != nil {
 		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
 	}
-	msg, err := s.review(c.Request().Context(), id, in.Decision, in.Reviewer, in.Reason)
+	msg, err := s.review(c.Request().Context(), id, in.Decision, s.decider(c, in.Reviewer), in.Reason)
 	if err != nil {
 		return err
 	}
 	if msg != "" {
 		return apiError(c, http.StatusConflict, msg, nil)
 	}
+	s.audit(c, in.Decision, id, in.Reason)
 	return s.apiGetRun(c)
 }
 
@@ -104,7 +105,7 @@ func (s *Server) apiDecideApproval(c echo.Context) error {
 	if err := c.Bind(&in); err != nil {
 		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
 	}
-	if err := s.decide(c.Param("id"), c.Param("call"), in.Decision, strings.TrimSpace(in.Reviewer), in.Reason); err != nil {
+	if err := s.decide(c, c.Param("id"), c.Param("call"), in.Decision, s.decider(c, in.Reviewer), in.Reason); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {
 			return apiError(c, http.StatusConflict, "that request is no longer waiting: it was answered already, or timed out", nil)
 		}

@@ -82,8 +82,8 @@ func (s *Server) stopRun(c echo.Context) error {
 // reviewRun approves or rejects a run's diff through the gate.
 func (s *Server) reviewRun(c echo.Context) error {
 	id := c.Param("id")
-	reviewer := strings.TrimSpace(c.FormValue("reviewer"))
-	if reviewer != "" && len(reviewer) <= 80 {
+	reviewer := s.decider(c, c.FormValue("reviewer"))
+	if _, signedIn := principal(c); !signedIn && reviewer != "" && len(reviewer) <= 80 {
 		c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
 	}
 	if reviewer == "" || len(reviewer) > 80 {
@@ -92,6 +92,9 @@ func (s *Server) reviewRun(c echo.Context) error {
 	reviewErr, err := s.review(c.Request().Context(), id, c.FormValue("decision"), reviewer, c.FormValue("reason"))
 	if err != nil {
 		return err
+	}
+	if reviewErr == "" {
+		s.audit(c, c.FormValue("decision"), id, c.FormValue("reason"))
 	}
 	if reviewErr != "" {
 		return s.renderRun(c, id, reviewErr, conflictStatus(c))
@@ -153,11 +156,11 @@ func (s *Server) review(ctx context.Context, id, decision, reviewer, reason stri
 // decideApproval answers a gated tool call a running run waits on.
 func (s *Server) decideApproval(c echo.Context) error {
 	id := c.Param("id")
-	who := strings.TrimSpace(c.FormValue("reviewer"))
+	who := s.decider(c, c.FormValue("reviewer"))
 	if who == "" {
 		who = s.reviewerName(c)
 	}
-	if err := s.decide(id, c.Param("call"), c.FormValue("decision"), who, c.FormValue("reason")); err != nil {
+	if err := s.decide(c, id, c.Param("call"), c.FormValue("decision"), who, c.FormValue("reason")); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {
 			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", conflictStatus(c))
 		}
@@ -171,7 +174,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
-func (s *Server) decide(id, call, decision, who, reason string) error {
+func (s *Server) decide(c echo.Context, id, call, decision, who, reason string) error {
 	if s.cfg.Board == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run "+strconv.Quote(id)+" waits for an approval here.")
 	}
@@ -185,7 +188,11 @@ func (s *Server) decide(id, call, decision, who, reason string) error {
 	if r := strings.TrimSpace(reason); r != "" {
 		d.Reason = r
 	}
-	return s.cfg.Board.Decide(id, call, d)
+	if err := s.cfg.Board.Decide(id, call, d); err != nil {
+		return err
+	}
+	s.audit(c, "approval-"+decision, id, call)
+	return nil
 }
 
 // validationStatus is 422, except to HTMX (see conflictStatus).

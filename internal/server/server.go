@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -40,6 +41,17 @@ type Config struct {
 	Getenv   func(string) string // where provider keys come from; nil: the process environment
 	// ScenarioRoots are the folders of scenarios suites may be launched from.
 	ScenarioRoots []string
+	// RequireAuth turns sign-in on even before any account exists (serving
+	// beyond loopback); otherwise it is on exactly when accounts exist.
+	RequireAuth bool
+	TLS         bool          // served over TLS: session cookies are Secure
+	SessionTTL  time.Duration // how long a sign-in lasts; 0: 12 hours
+	// SigninLimit and SigninWindow bound failed sign-ins per address, per
+	// name from one address, and per name from addresses that failed; 0:
+	// 10 per 15 minutes.
+	SigninLimit  int
+	SigninWindow time.Duration
+	Now          func() time.Time // the clock for sessions and limits; nil: time.Now
 	// Background is the server's lifetime, for work that outlives a request
 	// (a suite); nil: never cancelled.
 	Background context.Context
@@ -55,6 +67,9 @@ type Server struct {
 	limits     bundle.Limits
 	log        *slog.Logger
 	echo       *echo.Echo
+	limiter    *auth.Limiter
+	now        func() time.Time
+	roles      map[string]auth.Role // "METHOD path" → the role the route needs
 }
 
 // New builds the server and its routes.
@@ -63,12 +78,24 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedCells{}}
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedCells{}, roles: map[string]auth.Role{}}
+	s.now = cfg.Now
+	if s.now == nil {
+		s.now = time.Now
+	}
+	limit, window := cfg.SigninLimit, cfg.SigninWindow
+	if limit <= 0 {
+		limit = 10
+	}
+	if window <= 0 {
+		window = 15 * time.Minute
+	}
+	s.limiter = auth.NewLimiter(limit, window, s.now)
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.recoverPanics, securityHeaders, s.logRequests, csrf)
+	e.Use(s.recoverPanics, securityHeaders, s.logRequests, s.authenticate, csrf)
 	s.routes(e)
 	s.echo = e
 	return s
@@ -88,37 +115,82 @@ func (s *Server) Routes() []string {
 
 func (s *Server) routes(e *echo.Echo) {
 	assets, _ := fs.Sub(static.FS, ".")
-	e.GET("/static/*", echo.WrapHandler(cacheFor(time.Hour, http.StripPrefix("/static/", http.FileServer(http.FS(assets))))))
-	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/runs") })
-	e.GET("/favicon.ico", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg") })
-	e.GET("/healthz", s.healthz)
-	e.GET("/runs", s.listRuns)
-	e.GET("/runs/:id", s.showRun)
-	e.GET("/sessions", s.listSessions)
-	e.GET("/sessions/:id", s.showSession)
-	e.POST("/sessions/:id/continue", s.continueSession)
-	e.GET("/problems", s.listProblems)
-	e.GET("/suites", s.listSuites)
-	e.POST("/suites", s.launchSuite)
-	e.GET("/suites/:id", s.showSuite)
-	e.GET("/scenarios/:id", s.showScenario)
-	e.POST("/demo", s.startDemo)
-	e.GET("/launch", s.launchForm)
-	e.POST("/launch", s.launchRun)
-	e.POST("/runs/:id/review", s.reviewRun)
-	e.POST("/runs/:id/stop", s.stopRun)
-	e.POST("/runs/:id/approvals/:call", s.decideApproval)
-	e.GET("/runs/:id/events", s.runEvents)
-	e.GET("/runs/:id/files/:name", s.runFile)
-	e.GET("/api/v1/runs", s.apiListRuns)
-	e.GET("/api/v1/runs/:id", s.apiGetRun)
-	e.POST("/api/v1/runs", s.apiLaunchRun)
-	e.POST("/api/v1/suites", s.apiLaunchSuite)
-	e.GET("/api/v1/suites/:id", s.apiGetSuite)
-	e.POST("/api/v1/runs/:id/stop", s.apiStopRun)
-	e.POST("/api/v1/runs/:id/review", s.apiReviewRun)
-	e.GET("/api/v1/runs/:id/approvals", s.apiListApprovals)
-	e.POST("/api/v1/runs/:id/approvals/:call", s.apiDecideApproval)
+	pub, view, review, admin := publicRole, auth.Viewer, auth.Reviewer, auth.Admin
+	s.add(e, http.MethodGet, "/static/*", pub, echo.WrapHandler(cacheFor(time.Hour, http.StripPrefix("/static/", http.FileServer(http.FS(assets))))))
+	s.add(e, http.MethodGet, "/favicon.ico", pub, func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg") })
+	s.add(e, http.MethodGet, "/healthz", pub, s.healthz)
+	s.add(e, http.MethodGet, "/signin", pub, s.signinForm)
+	s.add(e, http.MethodPost, "/signin", pub, s.signin)
+	s.add(e, http.MethodPost, "/signout", pub, s.signout)
+	s.add(e, http.MethodGet, "/", view, func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/runs") })
+	s.add(e, http.MethodGet, "/runs", view, s.listRuns)
+	s.add(e, http.MethodGet, "/runs/:id", view, s.showRun)
+	s.add(e, http.MethodGet, "/runs/:id/events", view, s.runEvents)
+	s.add(e, http.MethodGet, "/runs/:id/files/:name", view, s.runFile)
+	s.add(e, http.MethodGet, "/sessions", view, s.listSessions)
+	s.add(e, http.MethodGet, "/sessions/:id", view, s.showSession)
+	s.add(e, http.MethodGet, "/problems", view, s.listProblems)
+	s.add(e, http.MethodGet, "/suites", view, s.listSuites)
+	s.add(e, http.MethodGet, "/suites/:id", view, s.showSuite)
+	s.add(e, http.MethodGet, "/scenarios/:id", view, s.showScenario)
+	s.add(e, http.MethodPost, "/runs/:id/review", review, s.reviewRun)
+	s.add(e, http.MethodPost, "/runs/:id/approvals/:call", review, s.decideApproval)
+	s.add(e, http.MethodGet, "/launch", admin, s.launchForm)
+	s.add(e, http.MethodPost, "/launch", admin, s.launchRun)
+	s.add(e, http.MethodPost, "/demo", admin, s.startDemo)
+	s.add(e, http.MethodPost, "/suites", admin, s.launchSuite)
+	s.add(e, http.MethodPost, "/runs/:id/stop", admin, s.stopRun)
+	s.add(e, http.MethodPost, "/sessions/:id/continue", admin, s.continueSession)
+	s.add(e, http.MethodGet, "/audit", admin, s.auditPage)
+	s.add(e, http.MethodGet, "/api/v1/runs", view, s.apiListRuns)
+	s.add(e, http.MethodGet, "/api/v1/runs/:id", view, s.apiGetRun)
+	s.add(e, http.MethodGet, "/api/v1/suites/:id", view, s.apiGetSuite)
+	s.add(e, http.MethodGet, "/api/v1/runs/:id/approvals", view, s.apiListApprovals)
+	s.add(e, http.MethodPost, "/api/v1/runs/:id/review", review, s.apiReviewRun)
+	s.add(e, http.MethodPost, "/api/v1/runs/:id/approvals/:call", review, s.apiDecideApproval)
+	s.add(e, http.MethodPost, "/api/v1/runs", admin, s.apiLaunchRun)
+	s.add(e, http.MethodPost, "/api/v1/suites", admin, s.apiLaunchSuite)
+	s.add(e, http.MethodPost, "/api/v1/runs/:id/stop", admin, s.apiStopRun)
+}
+
+// add registers a route with the role it needs once sign-in is on.
+func (s *Server) add(e *echo.Echo, method, path string, need auth.Role, h echo.HandlerFunc) {
+	s.roles[method+" "+path] = need
+	if need == auth.Admin && method == http.MethodPost {
+		h = s.audited(strings.TrimPrefix(strings.ReplaceAll(path, "/:id", ""), "/api/v1"), h)
+	}
+	e.Add(method, path, s.need(need, h))
+}
+
+// audited records a successful launch or stop in the audit log: the action
+// is the route ("/launch", "/runs/stop"), the object the run or suite it
+// acted on (its id, or where the answer sends the browser).
+func (s *Server) audited(action string, h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := h(c)
+		if err != nil || c.Response().Status >= 400 {
+			return err
+		}
+		object := c.Param("id")
+		if object == "" {
+			object = c.Response().Header().Get(echo.HeaderLocation)
+		}
+		if object == "" {
+			object = c.Response().Header().Get("HX-Redirect")
+		}
+		s.audit(c, strings.Trim(strings.ReplaceAll(action, "/", " "), " "), object, "")
+		return nil
+	}
+}
+
+// RouteRoles maps every route ("METHOD path") to the role it needs when
+// sign-in is on; "" is public.
+func (s *Server) RouteRoles() map[string]string {
+	out := map[string]string{}
+	for k, v := range s.roles {
+		out[k] = string(v)
+	}
+	return out
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully.
@@ -170,7 +242,14 @@ func CheckLoopback(addr string) error {
 
 func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
 	ctx := c.Request().Context()
-	m := web.Meta{Title: title, Nav: nav, DataDir: s.cfg.DataDir, CSRF: csrfToken(c), CanRun: s.cfg.Queue != nil && s.cfg.Runner != nil}
+	r := role(c)
+	m := web.Meta{Title: title, Nav: nav, DataDir: s.cfg.DataDir, CSRF: csrfToken(c),
+		CanRun: s.cfg.Queue != nil && s.cfg.Runner != nil && r.Allows(auth.Admin), CanReview: r.Allows(auth.Reviewer), IsAdmin: r.Allows(auth.Admin)}
+	if u, ok := principal(c); ok {
+		m.User, m.Role = u.Name, u.Role
+	} else if authOn(c) {
+		m.CanRun, m.CanReview, m.IsAdmin = false, false, false
+	}
 	if n, err := s.store.BrokenBundles(ctx); err == nil {
 		m.Problems = n
 	}

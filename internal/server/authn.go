@@ -1,0 +1,273 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/auth"
+	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/web"
+)
+
+const (
+	sessionCookie = "proctor_session"
+	userKey       = "user"      // the signed-in store.User, when auth is on
+	bearerKey     = "bearer"    // true when the request carried an API token
+	authOnKey     = "auth-on"   // true when accounts exist
+	publicRole    = auth.Role("") // routes anyone may reach: sign-in, assets, health
+)
+
+// principal is the signed-in user of the request, if auth is on and someone
+// signed in.
+func principal(c echo.Context) (store.User, bool) {
+	u, ok := c.Get(userKey).(store.User)
+	return u, ok
+}
+
+func authOn(c echo.Context) bool { on, _ := c.Get(authOnKey).(bool); return on }
+
+// role is what the request may do: everything when auth is off (single-user
+// on loopback), else the signed-in user's role, else nothing.
+func role(c echo.Context) auth.Role {
+	if !authOn(c) {
+		return auth.Admin
+	}
+	if u, ok := principal(c); ok {
+		return auth.Role(u.Role)
+	}
+	return ""
+}
+
+// authenticate decides whether auth is on (any account exists, or the server
+// was told to require it) and, if so, who the request comes from: a session
+// cookie, or an API token in "Authorization: Bearer".
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		on := s.cfg.RequireAuth
+		if !on {
+			users, _, err := s.store.CountUsers(ctx)
+			if err != nil {
+				return fmt.Errorf("check for accounts: %w", err)
+			}
+			on = users > 0
+		}
+		c.Set(authOnKey, on)
+		if !on {
+			return next(c)
+		}
+		now := s.now()
+		if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
+			secret, ok := strings.CutPrefix(h, "Bearer ")
+			if !ok || !strings.HasPrefix(secret, auth.TokenPrefix) {
+				return apiError(c, http.StatusUnauthorized, "Authorization: want \"Bearer ptk_…\", a token from 'proctor token create'", nil)
+			}
+			u, err := s.store.LookupAPIToken(ctx, auth.HashSecret(secret), now)
+			if errors.Is(err, store.ErrNotFound) {
+				return apiError(c, http.StatusUnauthorized, "the API token is unknown or revoked, or its user is disabled", nil)
+			}
+			if err != nil {
+				return err
+			}
+			c.Set(userKey, u)
+			c.Set(bearerKey, true)
+			return next(c)
+		}
+		if ck, err := c.Cookie(sessionCookie); err == nil && strings.HasPrefix(ck.Value, auth.SessionPrefix) {
+			ws, err := s.store.LookupWebSession(ctx, auth.HashSecret(ck.Value), now)
+			switch {
+			case err == nil:
+				c.Set(userKey, ws.User)
+			case errors.Is(err, store.ErrNotFound):
+				s.clearSessionCookie(c)
+			default:
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+// need wraps h so that it runs only for a request whose role allows need.
+func (s *Server) need(need auth.Role, h echo.HandlerFunc) echo.HandlerFunc {
+	if need == publicRole {
+		return h
+	}
+	return func(c echo.Context) error {
+		have := role(c)
+		if have.Allows(need) {
+			return h(c)
+		}
+		if have == "" { // nobody signed in
+			if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+				return apiError(c, http.StatusUnauthorized, "sign in first: send \"Authorization: Bearer ptk_…\" (see 'proctor token create')", nil)
+			}
+			next := c.Request().URL.RequestURI()
+			if c.Request().Method != http.MethodGet {
+				next = "/runs"
+			}
+			to := "/signin?next=" + url.QueryEscape(next)
+			if c.Request().Header.Get("HX-Request") == "true" {
+				c.Response().Header().Set("HX-Redirect", to)
+				return c.NoContent(http.StatusUnauthorized)
+			}
+			if c.Request().Method != http.MethodGet {
+				return echo.NewHTTPError(http.StatusUnauthorized, "Your session has ended. Sign in again, then repeat what you did.")
+			}
+			return c.Redirect(http.StatusSeeOther, to)
+		}
+		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("Your role (%s) cannot do this: it needs %s. An admin can change roles with 'proctor user role'.", have, need))
+	}
+}
+
+// decider is who a decision is recorded as: the signed-in user when auth is
+// on (never a form field), else the name given.
+func (s *Server) decider(c echo.Context, given string) string {
+	if u, ok := principal(c); ok {
+		return u.Name
+	}
+	return strings.TrimSpace(given)
+}
+
+// audit records what a signed-in person did; it never fails the request.
+func (s *Server) audit(c echo.Context, action, object, detail string) {
+	actor := "local"
+	if u, ok := principal(c); ok {
+		actor = u.Name
+	} else if !authOn(c) {
+		actor = "local:" + s.reviewerName(c)
+	}
+	if err := s.store.Audit(context.WithoutCancel(c.Request().Context()), store.AuditEntry{Actor: actor, Action: action, Object: object, Detail: detail, Address: clientAddr(c)}); err != nil {
+		s.log.Warn("audit", "action", action, "object", object, "err", err)
+	}
+}
+
+// clientAddr is the peer's IP address. X-Forwarded-For is ignored: proctor is
+// served directly, and a header would let anyone pick their own address.
+func clientAddr(c echo.Context) string {
+	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+	if err != nil {
+		return c.Request().RemoteAddr
+	}
+	return host
+}
+
+func (s *Server) signinForm(c echo.Context) error {
+	if !authOn(c) {
+		return c.Redirect(http.StatusSeeOther, "/runs")
+	}
+	return render(c, http.StatusOK, web.SigninView(web.SigninPage{Meta: s.meta(c, "Sign in", ""), Next: safeNext(c.QueryParam("next"))}))
+}
+
+// dummyHash is verified against when the user does not exist, so an unknown
+// name costs as much time as a wrong password.
+const dummyHash = "$argon2id$v=19$m=65536,t=3,p=2$c2FsdHNhbHRzYWx0c2FsdA$q0l5rZ7Cwfp+E2dWxYb7m9Xx1X3yVt9FZJ8uQ0yJrYI"
+
+func (s *Server) signin(c echo.Context) error {
+	if !authOn(c) {
+		return c.Redirect(http.StatusSeeOther, "/runs")
+	}
+	ctx := c.Request().Context()
+	name := strings.TrimSpace(c.FormValue("user"))
+	pw := c.FormValue("password")
+	next := safeNext(c.FormValue("next"))
+	addr := clientAddr(c)
+	page := web.SigninPage{Meta: s.meta(c, "Sign in", ""), Next: next, User: name}
+	addrKey, pairKey, userKey := "addr:"+addr, "pair:"+name+"@"+addr, "user:"+name
+	blocked, wait := s.limiter.Blocked(addrKey, pairKey)
+	// Failures against a name from many addresses block it only for
+	// addresses that have failed themselves, so a flood cannot lock out the
+	// owner signing in from a clean address.
+	if b, w := s.limiter.Blocked(userKey); b && s.limiter.Failures(addrKey) > 0 {
+		blocked, wait = true, max(wait, w)
+	}
+	if blocked {
+		s.audit(c, "signin-limited", name, "")
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
+		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", wait.Round(time.Second)+time.Second)
+		return render(c, http.StatusTooManyRequests, web.SigninView(page))
+	}
+	u, err := s.store.GetUser(ctx, name)
+	hash := u.PasswordHash
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		hash = dummyHash
+	}
+	ok, verr := auth.VerifyPassword(pw, hash)
+	if err != nil || verr != nil || !ok || u.Disabled {
+		s.limiter.Fail(addrKey, pairKey, userKey)
+		s.audit(c, "signin-failed", name, "")
+		page.Error = "Wrong user name or password." // the same for an unknown user, a wrong password and a disabled account
+		return render(c, http.StatusUnauthorized, web.SigninView(page))
+	}
+	s.limiter.Succeed(pairKey, userKey)
+	secret, err := auth.NewSecret(auth.SessionPrefix)
+	if err != nil {
+		return err
+	}
+	expires := s.now().Add(s.sessionTTL())
+	if err := s.store.AddWebSession(ctx, auth.HashSecret(secret), u.Name, addr, expires); err != nil {
+		return err
+	}
+	_ = s.store.PurgeWebSessions(ctx, s.now())
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: secret, Path: "/", Expires: expires, HttpOnly: true, Secure: s.cfg.TLS, SameSite: http.SameSiteLaxMode})
+	c.Set(userKey, u)
+	s.audit(c, "signin", u.Name, "")
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+func (s *Server) signout(c echo.Context) error {
+	if ck, err := c.Cookie(sessionCookie); err == nil {
+		if err := s.store.DeleteWebSession(c.Request().Context(), auth.HashSecret(ck.Value)); err != nil {
+			return err
+		}
+	}
+	if u, ok := principal(c); ok {
+		s.audit(c, "signout", u.Name, "")
+	}
+	s.clearSessionCookie(c)
+	return c.Redirect(http.StatusSeeOther, "/signin")
+}
+
+func (s *Server) clearSessionCookie(c echo.Context) {
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.cfg.TLS, SameSite: http.SameSiteLaxMode})
+}
+
+func (s *Server) sessionTTL() time.Duration {
+	if s.cfg.SessionTTL > 0 {
+		return s.cfg.SessionTTL
+	}
+	return 12 * time.Hour
+}
+
+// safeNext keeps a post-sign-in redirect on this site: a path, not a URL.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+		return "/runs"
+	}
+	return next
+}
+
+func (s *Server) auditPage(c echo.Context) error {
+	var before int64
+	if b := c.QueryParam("before"); b != "" {
+		if _, err := fmt.Sscan(b, &before); err != nil || before < 0 {
+			return echo.NewHTTPError(http.StatusBadRequest, "before: want an entry number, got "+b)
+		}
+	}
+	entries, next, err := s.store.ListAudit(c.Request().Context(), before, 100)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.AuditView(web.AuditPage{Meta: s.meta(c, "Audit log", web.NavAudit), Entries: entries, Next: next}))
+}

@@ -1,0 +1,351 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/auth"
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+const testCSRF = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// authServer is a server with sign-in on: accounts vic (viewer), rev
+// (reviewer) and ada (admin), each with the password "<name>-password".
+type authServer struct {
+	t   *testing.T
+	s   *server.Server
+	st  *store.Store
+	now time.Time
+}
+
+func newAuthServer(t *testing.T, cfg server.Config) *authServer {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for name, role := range map[string]auth.Role{"vic": auth.Viewer, "rev": auth.Reviewer, "ada": auth.Admin} {
+		h, err := auth.HashPassword(name+"-password", auth.Params{Time: 1, Memory: 64, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AddUser(ctx, store.User{Name: name, Role: string(role), PasswordHash: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &authServer{t: t, st: st, now: time.Now()}
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return a.now }
+	}
+	a.s = server.New(st, cfg)
+	return a
+}
+
+// session signs user in directly through the store and returns the cookie
+// value.
+func (a *authServer) session(user string) string {
+	a.t.Helper()
+	secret, err := auth.NewSecret(auth.SessionPrefix)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := a.st.AddWebSession(context.Background(), auth.HashSecret(secret), user, "192.0.2.1", a.now.Add(time.Hour)); err != nil {
+		a.t.Fatal(err)
+	}
+	return secret
+}
+
+type reqOpts struct {
+	session string // cookie value
+	csrf    string // header value; the cookie always holds testCSRF
+	bearer  string
+	json    bool
+	body    string
+	addr    string
+}
+
+func (a *authServer) do(method, target string, o reqOpts) *httptest.ResponseRecorder {
+	body := o.body
+	if body == "" && method == http.MethodPost {
+		body = "decision=approve&reviewer=x"
+		if o.json {
+			body = `{"decision":"approve"}`
+		}
+	}
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	if strings.HasSuffix(target, "/events") { // an event stream stays open: hang up soon
+		ctx, cancel := context.WithTimeout(req.Context(), 300*time.Millisecond)
+		defer cancel()
+		req = req.WithContext(ctx)
+	}
+	if method == http.MethodPost {
+		if o.json {
+			req.Header.Set("Content-Type", "application/json")
+		} else {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
+	req.AddCookie(&http.Cookie{Name: "proctor_csrf", Value: testCSRF})
+	if o.session != "" {
+		req.AddCookie(&http.Cookie{Name: "proctor_session", Value: o.session})
+	}
+	if o.csrf != "" {
+		req.Header.Set("X-CSRF-Token", o.csrf)
+	}
+	if o.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+o.bearer)
+	}
+	if o.addr != "" {
+		req.RemoteAddr = o.addr
+	}
+	rec := httptest.NewRecorder()
+	a.s.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// TestRouteAccess requests every route of the router without a session, as
+// a viewer, a reviewer and an admin, and with a missing or forged CSRF
+// token, and asserts what each gets. A route with no entry here fails.
+func TestRouteAccess(t *testing.T) {
+	a := newAuthServer(t, server.Config{})
+	const run = "20261201-093012-k3f9qa"
+	routes := map[string]struct {
+		target string
+		need   string // "" public, else viewer, reviewer, admin
+		anon   int    // for public routes: the status without a session
+	}{
+		"GET /static/*":                         {"/static/style.css", "", 200},
+		"GET /favicon.ico":                      {"/favicon.ico", "", 301},
+		"GET /healthz":                          {"/healthz", "", 200},
+		"GET /signin":                           {"/signin", "", 200},
+		"POST /signin":                          {"/signin", "", 401},
+		"POST /signout":                         {"/signout", "", 303},
+		"GET /":                                 {"/", "viewer", 0},
+		"GET /runs":                             {"/runs", "viewer", 0},
+		"GET /runs/:id":                         {"/runs/" + run, "viewer", 0},
+		"GET /runs/:id/events":                  {"/runs/" + run + "/events", "viewer", 0},
+		"GET /runs/:id/files/:name":             {"/runs/" + run + "/files/diff.patch", "viewer", 0},
+		"GET /sessions":                         {"/sessions", "viewer", 0},
+		"GET /sessions/:id":                     {"/sessions/s1", "viewer", 0},
+		"GET /problems":                         {"/problems", "viewer", 0},
+		"GET /suites":                           {"/suites", "viewer", 0},
+		"GET /suites/:id":                       {"/suites/s1", "viewer", 0},
+		"GET /scenarios/:id":                    {"/scenarios/x", "viewer", 0},
+		"POST /runs/:id/review":                 {"/runs/" + run + "/review", "reviewer", 0},
+		"POST /runs/:id/approvals/:call":        {"/runs/" + run + "/approvals/c1", "reviewer", 0},
+		"GET /launch":                           {"/launch", "admin", 0},
+		"POST /launch":                          {"/launch", "admin", 0},
+		"POST /demo":                            {"/demo", "admin", 0},
+		"POST /suites":                          {"/suites", "admin", 0},
+		"POST /runs/:id/stop":                   {"/runs/" + run + "/stop", "admin", 0},
+		"POST /sessions/:id/continue":           {"/sessions/s1/continue", "admin", 0},
+		"GET /audit":                            {"/audit", "admin", 0},
+		"GET /api/v1/runs":                      {"/api/v1/runs", "viewer", 0},
+		"GET /api/v1/runs/:id":                  {"/api/v1/runs/" + run, "viewer", 0},
+		"GET /api/v1/suites/:id":                {"/api/v1/suites/s1", "viewer", 0},
+		"GET /api/v1/runs/:id/approvals":        {"/api/v1/runs/" + run + "/approvals", "viewer", 0},
+		"POST /api/v1/runs/:id/review":          {"/api/v1/runs/" + run + "/review", "reviewer", 0},
+		"POST /api/v1/runs/:id/approvals/:call": {"/api/v1/runs/" + run + "/approvals/c1", "reviewer", 0},
+		"POST /api/v1/runs":                     {"/api/v1/runs", "admin", 0},
+		"POST /api/v1/suites":                   {"/api/v1/suites", "admin", 0},
+		"POST /api/v1/runs/:id/stop":            {"/api/v1/runs/" + run + "/stop", "admin", 0},
+	}
+	roles := a.s.RouteRoles()
+	for _, r := range a.s.Routes() {
+		if _, ok := routes[r]; !ok {
+			t.Errorf("route %s has no entry in TestRouteAccess; add one", r)
+		}
+	}
+	for key, rt := range routes {
+		if roles[key] != rt.need {
+			t.Errorf("%s: the router says it needs %q, the test %q", key, roles[key], rt.need)
+		}
+	}
+	denied := func(code int) bool { return code == 401 || code == 403 }
+	for key, rt := range routes {
+		method := strings.Fields(key)[0]
+		api := strings.HasPrefix(rt.target, "/api/")
+		t.Run(key, func(t *testing.T) {
+			// Without a session.
+			rec := a.do(method, rt.target, reqOpts{csrf: testCSRF, json: api})
+			switch {
+			case rt.need == "":
+				if rec.Code != rt.anon {
+					t.Errorf("anonymous: %d, want %d", rec.Code, rt.anon)
+				}
+			case api:
+				if rec.Code != 401 {
+					t.Errorf("anonymous API call: %d, want 401", rec.Code)
+				}
+			case method == http.MethodGet:
+				if loc := rec.Header().Get("Location"); rec.Code != 303 || !strings.HasPrefix(loc, "/signin?next=") {
+					t.Errorf("anonymous page: %d to %q, want 303 to /signin?next=…", rec.Code, loc)
+				}
+			default:
+				if rec.Code != 401 {
+					t.Errorf("anonymous POST: %d, want 401", rec.Code)
+				}
+			}
+			if rt.need == "" {
+				return
+			}
+			// Each role, with a valid CSRF token.
+			for _, who := range []struct{ user, role string }{{"vic", "viewer"}, {"rev", "reviewer"}, {"ada", "admin"}} {
+				rec := a.do(method, rt.target, reqOpts{session: a.session(who.user), csrf: testCSRF, json: api})
+				allowed := auth.Role(who.role).Allows(auth.Role(rt.need))
+				if allowed && denied(rec.Code) {
+					t.Errorf("%s: %d, want it allowed; body %.200s", who.role, rec.Code, rec.Body.String())
+				}
+				if !allowed && rec.Code != 403 {
+					t.Errorf("%s: %d, want 403", who.role, rec.Code)
+				}
+			}
+			if method != http.MethodPost {
+				return
+			}
+			// State changes need the CSRF token, even from an admin.
+			for name, token := range map[string]string{"missing": "", "forged": strings.Repeat("f", 64)} {
+				rec := a.do(method, rt.target, reqOpts{session: a.session("ada"), csrf: token, json: api})
+				if rec.Code != 403 || !strings.Contains(rec.Body.String(), "CSRF") {
+					t.Errorf("%s CSRF token: %d %.200s, want 403 naming CSRF", name, rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func TestAPITokens(t *testing.T) {
+	a := newAuthServer(t, server.Config{})
+	secret, _ := auth.NewSecret(auth.TokenPrefix)
+	if err := a.st.AddAPIToken(context.Background(), "vic", "ci", auth.HashSecret(secret)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		method, target, bearer string
+		status                 int
+	}{
+		{"GET", "/api/v1/runs", secret, 200},
+		{"GET", "/api/v1/runs", "ptk_wrong", 401},
+		{"GET", "/api/v1/runs", "not-a-token", 401},
+		{"POST", "/api/v1/runs/20261201-093012-k3f9qa/review", secret, 403}, // a viewer's token cannot review
+	}
+	for _, tt := range tests {
+		rec := a.do(tt.method, tt.target, reqOpts{bearer: tt.bearer, json: true})
+		if rec.Code != tt.status {
+			t.Errorf("%s %s with %q: %d, want %d (%s)", tt.method, tt.target, tt.bearer, rec.Code, tt.status, rec.Body.String())
+		}
+	}
+}
+
+func TestSigninFlow(t *testing.T) {
+	a := newAuthServer(t, server.Config{TLS: true})
+	form := func(user, pw, next string) string {
+		return url.Values{"user": {user}, "password": {pw}, "next": {next}, "csrf": {testCSRF}}.Encode()
+	}
+	// The same answer for an unknown user, a wrong password.
+	unknown := a.do("POST", "/signin", reqOpts{body: form("nobody", "whatever-pw", "")})
+	wrong := a.do("POST", "/signin", reqOpts{body: form("rev", "not-the-password", "")})
+	if unknown.Code != 401 || wrong.Code != 401 || !strings.Contains(unknown.Body.String(), "Wrong user name or password.") || !strings.Contains(wrong.Body.String(), "Wrong user name or password.") {
+		t.Fatalf("unknown: %d, wrong: %d; want 401 and one message", unknown.Code, wrong.Code)
+	}
+	// A good sign-in sets a Secure, HttpOnly, SameSite cookie and goes to next.
+	ok := a.do("POST", "/signin", reqOpts{body: form("rev", "rev-password", "/runs?status=failed")})
+	if ok.Code != 303 || ok.Header().Get("Location") != "/runs?status=failed" {
+		t.Fatalf("sign-in: %d to %q", ok.Code, ok.Header().Get("Location"))
+	}
+	var cookie *http.Cookie
+	for _, c := range ok.Result().Cookies() {
+		if c.Name == "proctor_session" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || !cookie.Secure || cookie.SameSite != http.SameSiteLaxMode || !strings.HasPrefix(cookie.Value, "pst_") {
+		t.Fatalf("session cookie = %+v", cookie)
+	}
+	// An offsite next is ignored.
+	for _, next := range []string{"https://evil.example/", "//evil.example/", "/\\evil.example"} {
+		rec := a.do("POST", "/signin", reqOpts{body: form("rev", "rev-password", next)})
+		if loc := rec.Header().Get("Location"); loc != "/runs" {
+			t.Errorf("next %q: went to %q, want /runs", next, loc)
+		}
+	}
+	page := a.do("GET", "/runs", reqOpts{session: cookie.Value})
+	if page.Code != 200 || !strings.Contains(page.Body.String(), `id="whoami">rev<`) {
+		t.Fatalf("runs page as rev: %d", page.Code)
+	}
+	// Expired: back to sign-in.
+	a.now = a.now.Add(13 * time.Hour)
+	if rec := a.do("GET", "/runs", reqOpts{session: cookie.Value}); rec.Code != 303 {
+		t.Errorf("expired session: %d, want 303 to sign-in", rec.Code)
+	}
+	a.now = a.now.Add(-13 * time.Hour)
+	// Sign out ends the session on the server.
+	if rec := a.do("POST", "/signout", reqOpts{session: cookie.Value, csrf: testCSRF}); rec.Code != 303 {
+		t.Fatalf("sign out: %d", rec.Code)
+	}
+	if rec := a.do("GET", "/runs", reqOpts{session: cookie.Value}); rec.Code != 303 {
+		t.Errorf("after sign-out: %d, want 303", rec.Code)
+	}
+	// The audit log has the sign-ins, the failures and the sign-out.
+	entries, _, _ := a.st.ListAudit(context.Background(), 0, 100)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Action+":"+e.Object)
+	}
+	want := "signout:rev"
+	if len(got) == 0 || got[0] != want || !strings.Contains(strings.Join(got, ","), "signin-failed:nobody") {
+		t.Errorf("audit = %v", got)
+	}
+}
+
+// TestSigninRateLimit: 200 wrong passwords from one address hit the limit
+// and never lock out a correct sign-in from another address.
+func TestSigninRateLimit(t *testing.T) {
+	a := newAuthServer(t, server.Config{SigninLimit: 5, SigninWindow: time.Minute})
+	form := func(pw string) string {
+		return url.Values{"user": {"ada"}, "password": {pw}, "csrf": {testCSRF}}.Encode()
+	}
+	limited := 0
+	for i := range 200 {
+		rec := a.do("POST", "/signin", reqOpts{body: form("guess-" + string(rune('a'+i%26))), addr: "198.51.100.7:4000"})
+		switch rec.Code {
+		case 401:
+		case 429:
+			limited++
+			if rec.Header().Get("Retry-After") == "" {
+				t.Fatal("429 without Retry-After")
+			}
+		default:
+			t.Fatalf("attempt %d: %d", i, rec.Code)
+		}
+	}
+	if limited != 195 {
+		t.Errorf("%d of 200 attempts were limited, want 195", limited)
+	}
+	// Even the right password is refused from the flooding address…
+	if rec := a.do("POST", "/signin", reqOpts{body: form("ada-password"), addr: "198.51.100.7:4001"}); rec.Code != 429 {
+		t.Errorf("right password from the flooding address: %d, want 429", rec.Code)
+	}
+	// …but not from another one.
+	if rec := a.do("POST", "/signin", reqOpts{body: form("ada-password"), addr: "192.0.2.50:5000"}); rec.Code != 303 {
+		t.Errorf("right password from another address: %d, want 303", rec.Code)
+	}
+	// After the window the flooding address may try again.
+	a.now = a.now.Add(time.Minute)
+	if rec := a.do("POST", "/signin", reqOpts{body: form("ada-password"), addr: "198.51.100.7:4002"}); rec.Code != 303 {
+		t.Errorf("after the window: %d, want 303", rec.Code)
+	}
+}
