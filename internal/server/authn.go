@@ -19,9 +19,9 @@ import (
 
 const (
 	sessionCookie = "proctor_session"
-	userKey       = "user"      // the signed-in store.User, when auth is on
-	bearerKey     = "bearer"    // true when the request carried an API token
-	authOnKey     = "auth-on"   // true when accounts exist
+	userKey       = "user"        // the signed-in store.User, when auth is on
+	bearerKey     = "bearer"      // true when the request carried an API token
+	authOnKey     = "auth-on"     // true when accounts exist
 	publicRole    = auth.Role("") // routes anyone may reach: sign-in, assets, health
 )
 
