@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,8 +52,12 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "serve", "[--addr 127.0.0.1:7070] [--data DIR]", `
 Serve the dashboard and the JSON API. On start it indexes the data folder's
 runs/ and sessions/, so bundles written there by other proctor commands show up.
-It listens on loopback only: there are no accounts yet.`)
-	addr := fs.String("addr", "127.0.0.1:7070", "`host:port` to listen on (loopback only)")
+On loopback with no accounts it is single-user: anyone on this machine may do
+everything. Once an account exists ('proctor user add'), every page and API
+call needs sign-in. Serving beyond loopback (--addr 0.0.0.0:7070) needs an
+admin account; use --tls-cert/--tls-key there, or passwords cross the LAN in
+clear. See docs/security.md.`)
+	addr := fs.String("addr", "127.0.0.1:7070", "`host:port` to listen on (beyond loopback needs an admin account)")
 	data := fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
 	verbose := fs.Bool("v", false, "log every request")
 	workers := fs.Int("workers", 2, "runs launched from the dashboard that work at once")
@@ -61,6 +66,8 @@ It listens on loopback only: there are no accounts yet.`)
 	var roots, scenarioRoots stringList
 	fs.Var(&roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable)")
 	fs.Var(&scenarioRoots, "scenarios", "a `folder` of scenarios suites may be launched from in the dashboard (repeatable)")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate `file` to serve HTTPS with (with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key `file` of --tls-cert")
 	models := fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return err
@@ -74,8 +81,20 @@ It listens on loopback only: there are no accounts yet.`)
 	if *approvalTimeout <= 0 {
 		return usagef("serve", "--approval-timeout must be positive, got %s", *approvalTimeout)
 	}
-	if err := server.CheckLoopback(*addr); err != nil {
+	loopback, err := server.IsLoopback(*addr)
+	if err != nil {
 		return usagef("serve", "%v", err)
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usagef("serve", "--tls-cert and --tls-key go together; give both or neither")
+	}
+	var tlsConfig *tls.Config
+	if *tlsCert != "" {
+		pair, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return usagef("serve", "--tls-cert %s / --tls-key %s: %v", *tlsCert, *tlsKey, err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
 	dir, err := dataDir(*data, env.Getenv)
 	if err != nil {
@@ -94,6 +113,18 @@ It listens on loopback only: there are no accounts yet.`)
 		return err
 	}
 	defer st.Close()
+	if !loopback {
+		_, admins, err := st.CountUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if admins == 0 {
+			return usagef("serve", "--addr %s serves beyond this machine, which needs sign-in and so an admin account; create one first with: proctor user add NAME --role admin --data %s", *addr, dir)
+		}
+		if tlsConfig == nil {
+			log.Warn("serving on " + *addr + " without TLS: passwords and session cookies cross the network in clear; give --tls-cert and --tls-key to encrypt them")
+		}
+	}
 
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st)}
 	// Runs left working by a process that stopped (a crash, a restart) end
@@ -134,13 +165,18 @@ It listens on loopback only: there are no accounts yet.`)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		ScenarioRoots: scenarioRoots, Background: ctx})
+		ScenarioRoots: scenarioRoots, Background: ctx, RequireAuth: !loopback, TLS: tlsConfig != nil})
 	if n, err := srv.ResumeQueued(); err != nil {
 		log.Warn("resume queued runs", "err", err)
 	} else if n > 0 {
 		log.Info("launched again the runs queued when the server stopped", "runs", n)
 	}
-	fmt.Fprintf(env.Stdout, "proctor %s serving http://%s (data: %s) — Ctrl-C stops it\n", Version, ln.Addr(), dir)
+	scheme := "http"
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+		scheme = "https"
+	}
+	fmt.Fprintf(env.Stdout, "proctor %s serving %s://%s (data: %s) — Ctrl-C stops it\n", Version, scheme, ln.Addr(), dir)
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

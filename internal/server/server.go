@@ -219,25 +219,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// CheckLoopback refuses a listen address that is not on the loopback
-// interface: until accounts exist, proctor serves only the machine it runs on.
-func CheckLoopback(addr string) error {
+// IsLoopback reports whether a listen address serves only this machine
+// (127.0.0.0/8, ::1 or localhost). An address that is not host:port is an
+// error.
+func IsLoopback(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--addr %q: want host:port, e.g. 127.0.0.1:7070: %w", addr, err)
+		return false, fmt.Errorf("--addr %q: want host:port, e.g. 127.0.0.1:7070: %w", addr, err)
 	}
 	if host == "localhost" {
-		return nil
+		return true, nil
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
-	if ip == nil || !ip.IsLoopback() {
-		shown := host
-		if shown == "" {
-			shown = "every interface"
-		}
-		return fmt.Errorf("--addr %q listens on %s, which is not loopback; proctor has no sign-in yet, so it serves only 127.0.0.1, ::1 or localhost (LAN sharing with accounts is planned)", addr, shown)
-	}
-	return nil
+	return ip != nil && ip.IsLoopback(), nil
 }
 
 func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
