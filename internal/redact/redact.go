@@ -31,6 +31,7 @@ var patterns = []pattern{
 	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), literals: []string{"xox"}},                               // Slack
 	{re: regexp.MustCompile(`AKIA[0-9A-Z]{16}`), literals: []string{"AKIA"}},                                           // AWS access key id
 	{re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`), literals: []string{"AIza"}},                                     // Google API key
+	{re: regexp.MustCompile(`p(?:tk|st)_[A-Za-z0-9_\-]{40,}`), literals: []string{"ptk_", "pst_"}},                     // proctor's own API tokens and session ids
 	// Case-insensitive shapes are looked for when the text holds the word in
 	// lower, title or upper case.
 	{re: regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)[^\s"']+`), literals: []string{"uthorization", "UTHORIZATION"}, keep: "${1}"},

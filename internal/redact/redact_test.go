@@ -10,14 +10,15 @@ import (
 func TestRedact(t *testing.T) {
 	r := redact.FromEnv([]string{"OPENAI_API_KEY=my-very-secret-value", "HOME=/home/x", "GITHUB_TOKEN=abc"}, "literal-secret-123")
 	tests := map[string]string{
-		"key is my-very-secret-value ok":                      "key is [REDACTED] ok",
-		"extra literal-secret-123":                            "extra [REDACTED]",
-		"sk-proj-abcdefghijklmnopqrstuvwxyz0123":              "[REDACTED]",
-		"token ghp_abcdefghijklmnopqrstuvwxyz0123456789 here": "token [REDACTED] here",
-		"Authorization: Bearer eyJhbGciOi.payload.sig":        "Authorization: Bearer [REDACTED]",
-		"AKIAABCDEFGHIJKLMNOP":                                "[REDACTED]",
-		"home is /home/x":                                     "home is /home/x",
-		"abc is too short to redact":                          "abc is too short to redact",
+		"key is my-very-secret-value ok":                                "key is [REDACTED] ok",
+		"extra literal-secret-123":                                      "extra [REDACTED]",
+		"sk-proj-abcdefghijklmnopqrstuvwxyz0123":                        "[REDACTED]",
+		"token ghp_abcdefghijklmnopqrstuvwxyz0123456789 here":           "token [REDACTED] here",
+		"Authorization: Bearer eyJhbGciOi.payload.sig":                  "Authorization: Bearer [REDACTED]",
+		"AKIAABCDEFGHIJKLMNOP":                                          "[REDACTED]",
+		"curl -H 'x: ptk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdef'": "curl -H 'x: [REDACTED]'",
+		"home is /home/x":                                               "home is /home/x",
+		"abc is too short to redact":                                    "abc is too short to redact",
 	}
 	for in, want := range tests {
 		if got := r.String(in); got != want {

@@ -174,9 +174,11 @@ type live struct {
 	verdict *bundle.Verdict
 }
 
+// progress prints a line of progress with every secret redacted: the task,
+// tool arguments and errors may all hold one.
 func (l *live) progress(format string, args ...any) {
 	if l.r.Progress != nil {
-		fmt.Fprintf(l.r.Progress, format+"\n", args...)
+		fmt.Fprintln(l.r.Progress, l.redact.String(fmt.Sprintf(format, args...)))
 	}
 }
 

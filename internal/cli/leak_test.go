@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// TestSecretsAppearNowhere plants secrets in the environment, a source file
+// (tool output), the model's replies and the error that ends the run, then
+// asserts that none of them is in any file of the data folder, the database
+// or any page that shows the run.
+func TestSecretsAppearNowhere(t *testing.T) {
+	const envSecret = "s3cr3t-env-value-9f8e7d6c"
+	t.Setenv("LEAKTEST_API_KEY", envSecret)
+	secrets := []string{
+		envSecret,
+		"sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe",
+		"abcdefghijklmnopqrstuvwxyz0123",           // a bearer token
+		"ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", // in a command
+		"ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210", // in the error
+		"glpat-aaaaBBBBccccDDDDeeee1234",           // in a file
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "secrets.txt"), []byte("deploy token: glpat-aaaaBBBBccccDDDDeeee1234\nenv: "+envSecret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	r := invoke(t, env, "run", "--dir", src, "--task", "Use the key "+envSecret+" to deploy.", "--script", "testdata/leak/model.yaml", "--allow", "cat")
+	if r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, "scenario") {
+		t.Fatalf("the leaky run should fail on its script: %+v", r)
+	}
+	for _, s := range secrets {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			t.Errorf("terminal output holds %q:\n%s\n%s", s, r.stdout, r.stderr)
+		}
+	}
+	// Nothing on disk: bundles, sessions, the database and its WAL.
+	found := 0
+	err := filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "workspace" {
+			return filepath.SkipDir // the agent's copy of the source: it holds what the source holds
+		}
+		if d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		found++
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds %q", path, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 5 {
+		t.Fatalf("only %d files in the data folder: the run wrote no bundle?", found)
+	}
+	// Nothing on a page: the list, the run, its files, the API, a search.
+	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := server.New(st, server.Config{DataDir: data})
+	id := regexp.MustCompile(`run (\d{8}-\d{6}-[a-z0-9]{6})`).FindStringSubmatch(r.stdout)
+	if id == nil {
+		t.Fatalf("no run id in %q", r.stdout)
+	}
+	pages := []string{"/runs", "/runs?q=deploy", "/runs/" + id[1], "/api/v1/runs/" + id[1], "/api/v1/runs?q=key"}
+	for _, f := range []string{"run.json", "events.jsonl", "exchanges.jsonl", "transcript.md", "diff.patch"} {
+		pages = append(pages, "/runs/"+id[1]+"/files/"+f)
+	}
+	for _, p := range pages {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+		if rec.Code >= 500 {
+			t.Errorf("%s: %d", p, rec.Code)
+		}
+		for _, s := range secrets {
+			if strings.Contains(rec.Body.String(), s) {
+				t.Errorf("page %s holds %q", p, s)
+			}
+		}
+	}
+	// And the redaction is visible where the secrets were.
+	tr, err := os.ReadFile(filepath.Join(data, "runs", id[1], "transcript.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := strings.Count(string(tr), "[REDACTED]"); c < 6 {
+		t.Errorf("transcript has %d [REDACTED] marks, want at least 6:\n%s", c, tr)
+	}
+}
