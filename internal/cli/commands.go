@@ -161,11 +161,25 @@ clear. See docs/security.md.`)
 		}
 		absRoots = append(absRoots, abs)
 	}
+	var absScenarioRoots []string
+	for _, r := range scenarioRoots {
+		abs, err := filepath.Abs(r)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return usagef("serve", "--scenarios %s: %v", r, err)
+		}
+		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+			return usagef("serve", "--scenarios %s is not a folder", r)
+		}
+		absScenarioRoots = append(absScenarioRoots, abs)
+	}
 	modelsFile := modelsPath(*models, env.Getenv)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		ScenarioRoots: scenarioRoots, Background: ctx, RequireAuth: !loopback, TLS: tlsConfig != nil})
+		ScenarioRoots: absScenarioRoots, Background: ctx, RequireAuth: !loopback, TLS: tlsConfig != nil})
 	if n, err := srv.ResumeQueued(); err != nil {
 		log.Warn("resume queued runs", "err", err)
 	} else if n > 0 {
