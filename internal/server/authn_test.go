@@ -23,13 +23,13 @@ const testCSRF = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd
 // authServer is a server with sign-in on: accounts vic (viewer), rev
 // (reviewer) and ada (admin), each with the password "<name>-password".
 type authServer struct {
-	t   *testing.T
+	t   testing.TB
 	s   *server.Server
 	st  *store.Store
 	now time.Time
 }
 
-func newAuthServer(t *testing.T, cfg server.Config) *authServer {
+func newAuthServer(t testing.TB, cfg server.Config) *authServer {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
@@ -387,5 +387,38 @@ func TestSigninRateLimit(t *testing.T) {
 	a.now = a.now.Add(time.Minute)
 	if code, _ := signin(attacker, "ada-password"); code != http.StatusSeeOther {
 		t.Errorf("after the window: %d, want 303", code)
+	}
+}
+
+// BenchmarkSignedInRequest measures what sign-in adds to a request: the
+// problems page signed in (an account count and a session lookup per
+// request), as a ratio to the same page in single-user mode measured in the
+// same run.
+func BenchmarkSignedInRequest(b *testing.B) {
+	single, _ := newServer(b, false)
+	a := newAuthServer(b, server.Config{})
+	cookie := a.session("vic")
+	measure := func(h http.Handler, withCookie bool) time.Duration {
+		const n = 2000
+		t0 := time.Now()
+		for range n {
+			req := httptest.NewRequest(http.MethodGet, "/problems", nil)
+			if withCookie {
+				req.AddCookie(&http.Cookie{Name: "proctor_session", Value: cookie})
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("status %d", rec.Code)
+			}
+		}
+		return time.Since(t0) / n
+	}
+	for range b.N {
+		base := measure(single.Handler(), false)
+		signed := measure(a.s.Handler(), true)
+		b.ReportMetric(float64(base.Microseconds()), "µs/single-user")
+		b.ReportMetric(float64(signed.Microseconds()), "µs/signed-in")
+		b.ReportMetric(float64(signed)/float64(base), "ratio")
 	}
 }

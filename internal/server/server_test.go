@@ -19,14 +19,14 @@ import (
 
 // newServer returns a server over a fresh store holding the sample bundles
 // (copied, so a test may change them).
-func newServer(t *testing.T, withSamples bool) (*server.Server, string) {
+func newServer(t testing.TB, withSamples bool) (*server.Server, string) {
 	t.Helper()
 	s, root, _ := newServerStore(t, withSamples)
 	return s, root
 }
 
 // newServerStore is newServer that also returns the store.
-func newServerStore(t *testing.T, withSamples bool) (*server.Server, string, *store.Store) {
+func newServerStore(t testing.TB, withSamples bool) (*server.Server, string, *store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
