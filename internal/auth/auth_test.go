@@ -112,27 +112,49 @@ func TestLimiter(t *testing.T) {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	l := NewLimiter(3, time.Minute, func() time.Time { return now })
 	for range 3 {
-		if b, _ := l.Blocked("addr:a"); b {
+		if ok, _ := l.Try([]string{"addr:a"}, nil); !ok {
 			t.Fatal("blocked before the limit")
 		}
-		l.Fail("addr:a", "user:x")
+		l.Try(nil, []string{"addr:a", "user:x"})
 	}
-	if b, wait := l.Blocked("addr:a"); !b || wait != time.Minute {
-		t.Fatalf("after 3 failures: blocked=%v wait=%v; want true, 1m", b, wait)
+	if ok, wait := l.Try([]string{"addr:a"}, nil); ok || wait != time.Minute {
+		t.Fatalf("after 3 failures: allowed=%v wait=%v; want refused, 1m", ok, wait)
 	}
-	if b, _ := l.Blocked("addr:b"); b {
+	if ok, _ := l.Try([]string{"addr:b"}, nil); !ok {
 		t.Error("another address is blocked")
 	}
 	if l.Failures("user:x") != 3 {
 		t.Errorf("user failures = %d, want 3", l.Failures("user:x"))
 	}
 	now = now.Add(time.Minute)
-	if b, _ := l.Blocked("addr:a"); b {
+	if ok, _ := l.Try([]string{"addr:a"}, nil); !ok {
 		t.Error("still blocked after the window")
 	}
-	l.Fail("addr:a")
+	l.Try(nil, []string{"addr:a"})
 	l.Succeed("addr:a")
 	if l.Failures("addr:a") != 0 {
 		t.Error("a success did not clear the failures")
+	}
+}
+
+func TestLimiterTry(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	l := NewLimiter(2, time.Minute, func() time.Time { return now })
+	keys := []string{"addr:a", "user:x"}
+	for i := range 2 {
+		if ok, _ := l.Try(keys, keys); !ok {
+			t.Fatalf("attempt %d refused below the limit", i+1)
+		}
+	}
+	if ok, wait := l.Try(keys, keys); ok || wait != time.Minute {
+		t.Fatalf("third attempt: ok=%v wait=%v; want refused for 1m", ok, wait)
+	}
+	// A success takes its attempt back.
+	l.Forgive("addr:a")
+	if l.Failures("addr:a") != 1 || l.Failures("user:x") != 2 {
+		t.Errorf("after Forgive: addr %d, user %d; want 1, 2", l.Failures("addr:a"), l.Failures("user:x"))
+	}
+	if ok, _ := l.Try([]string{"addr:a"}, []string{"addr:a"}); !ok {
+		t.Error("a forgiven attempt still counts")
 	}
 }

@@ -27,37 +27,44 @@ func NewLimiter(max int, window time.Duration, now func() time.Time) *Limiter {
 	return &Limiter{max: max, window: window, now: now, fails: map[string][]time.Time{}}
 }
 
-// Blocked reports whether any of keys has reached its limit, and how long
-// until the oldest failure leaves the window.
-func (l *Limiter) Blocked(keys ...string) (bool, time.Duration) {
+// Try checks and counts an attempt in one step, so that concurrent attempts cannot
+// all pass the check before any is counted: when no key of block has
+// reached its limit, the attempt is counted against every key of count at
+// once, as if it failed. A caller whose attempt then succeeds calls Forgive
+// with the same count keys.
+func (l *Limiter) Try(block, count []string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	var wait time.Duration
-	for _, k := range keys {
+	for _, k := range block {
 		f := l.prune(k, now)
 		if len(f) >= l.max {
 			wait = max(wait, f[0].Add(l.window).Sub(now))
 		}
 	}
-	return wait > 0, wait
-}
-
-// Fail records a failed sign-in against every key.
-func (l *Limiter) Fail(keys ...string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	for _, k := range keys {
-		f := l.prune(k, now)
-		if len(f) < l.max*2 { // enough to stay blocked; bounded memory per key
-			f = append(f, now)
-		}
-		l.fails[k] = f
+	if wait > 0 {
+		return false, wait
+	}
+	for _, k := range count {
+		l.fails[k] = append(l.prune(k, now), now)
 	}
 	if len(l.fails) > 100_000 { // a spray of names: forget the quiet ones
 		for k := range l.fails {
-			if len(l.prune(k, now)) == 0 {
+			l.prune(k, now)
+		}
+	}
+	return true, 0
+}
+
+// Forgive takes back the newest attempt Try counted against each key.
+func (l *Limiter) Forgive(keys ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range keys {
+		if f := l.fails[k]; len(f) > 0 {
+			l.fails[k] = f[:len(f)-1]
+			if len(f) == 1 {
 				delete(l.fails, k)
 			}
 		}

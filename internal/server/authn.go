@@ -182,14 +182,15 @@ func (s *Server) signin(c echo.Context) error {
 	addr := clientAddr(c)
 	page := web.SigninPage{Meta: s.meta(c, "Sign in", ""), Next: next, User: name}
 	addrKey, pairKey, userKey := "addr:"+addr, "pair:"+name+"@"+addr, "user:"+name
-	blocked, wait := s.limiter.Blocked(addrKey, pairKey)
 	// Failures against a name from many addresses block it only for
 	// addresses that have failed themselves, so a flood cannot lock out the
 	// owner signing in from a clean address.
-	if b, w := s.limiter.Blocked(userKey); b && s.limiter.Failures(addrKey) > 0 {
-		blocked, wait = true, max(wait, w)
+	block := []string{addrKey, pairKey}
+	if s.limiter.Failures(addrKey) > 0 {
+		block = append(block, userKey)
 	}
-	if blocked {
+	counted := []string{addrKey, pairKey, userKey}
+	if ok, wait := s.limiter.Try(block, counted); !ok {
 		s.audit(c, "signin-limited", name, "")
 		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
 		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", wait.Round(time.Second)+time.Second)
@@ -205,11 +206,11 @@ func (s *Server) signin(c echo.Context) error {
 	}
 	ok, verr := auth.VerifyPassword(pw, hash)
 	if err != nil || verr != nil || !ok || u.Disabled {
-		s.limiter.Fail(addrKey, pairKey, userKey)
 		s.audit(c, "signin-failed", name, "")
 		page.Error = "Wrong user name or password." // the same for an unknown user, a wrong password and a disabled account
 		return render(c, http.StatusUnauthorized, web.SigninView(page))
 	}
+	s.limiter.Forgive(addrKey)
 	s.limiter.Succeed(pairKey, userKey)
 	secret, err := auth.NewSecret(auth.SessionPrefix)
 	if err != nil {
