@@ -96,6 +96,14 @@ clear. See docs/security.md.`)
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
+	absRoots, err := resolveRoots("--source-root", roots)
+	if err != nil {
+		return err
+	}
+	absScenarioRoots, err := resolveRoots("--scenarios", scenarioRoots)
+	if err != nil {
+		return err
+	}
 	dir, err := dataDir(*data, env.Getenv)
 	if err != nil {
 		return err
@@ -147,34 +155,6 @@ clear. See docs/security.md.`)
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
 	}
 	queue := jobs.New(ctx, runner, *workers)
-	var absRoots []string
-	for _, r := range roots {
-		abs, err := filepath.Abs(r)
-		if err == nil {
-			abs, err = filepath.EvalSymlinks(abs)
-		}
-		if err != nil {
-			return usagef("serve", "--source-root %s: %v", r, err)
-		}
-		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
-			return usagef("serve", "--source-root %s is not a folder", r)
-		}
-		absRoots = append(absRoots, abs)
-	}
-	var absScenarioRoots []string
-	for _, r := range scenarioRoots {
-		abs, err := filepath.Abs(r)
-		if err == nil {
-			abs, err = filepath.EvalSymlinks(abs)
-		}
-		if err != nil {
-			return usagef("serve", "--scenarios %s: %v", r, err)
-		}
-		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
-			return usagef("serve", "--scenarios %s is not a folder", r)
-		}
-		absScenarioRoots = append(absScenarioRoots, abs)
-	}
 	modelsFile := modelsPath(*models, env.Getenv)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
@@ -220,14 +200,7 @@ Exit code 1 when any problem was found.`)
 			return usagef("index", "PATH %s: %v", p, errors.Unwrap(err))
 		}
 	}
-	dir, err := dataDir(*data, env.Getenv)
-	if err != nil {
-		return err
-	}
-	if err := ensureDataDir(dir); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, dbPath(dir))
+	st, err := openData(ctx, env, *data)
 	if err != nil {
 		return err
 	}
@@ -324,4 +297,24 @@ changing it. up applies the pending ones (every other command does so too).`)
 		fmt.Fprintf(tw, "%d\t%s\t%s\n", m.Version, applied, m.Name)
 	}
 	return tw.Flush()
+}
+
+// resolveRoots makes each folder given with flag absolute with its symlinks
+// resolved, so that later checks of paths under it compare real paths.
+func resolveRoots(flag string, dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, usagef("serve", "%s %s: %v", flag, d, err)
+		}
+		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+			return nil, usagef("serve", "%s %s is not a folder", flag, d)
+		}
+		out = append(out, abs)
+	}
+	return out, nil
 }

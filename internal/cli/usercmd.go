@@ -38,7 +38,7 @@ on stdin (one line). 'proctor serve' on a non-loopback address needs an admin.
 		}
 		return nil
 	}
-	verb, rest := args[0], args[1:]
+	verb := args[0]
 	switch verb {
 	case "add", "list", "passwd", "role", "disable", "enable", "remove":
 	default:
@@ -54,7 +54,7 @@ on stdin (one line). 'proctor serve' on a non-loopback address needs an admin.
 	if err := parseFlags(fs, name, args[1:]); err != nil {
 		return err
 	}
-	rest = fs.Args()
+	rest := fs.Args()
 	if verb == "list" {
 		if len(rest) > 0 {
 			return usagef(name, "takes no arguments")
