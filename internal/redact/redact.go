@@ -69,11 +69,28 @@ func FromEnv(environ []string, extra ...string) *Redactor {
 	return New(values...)
 }
 
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)`)
+// secretWords make a variable's name look like it holds a secret, in any
+// case ("api_key", "GITHUB_TOKEN", "DbPassword").
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}
 
 // SecretName reports whether an environment variable's name suggests it
-// holds a secret.
-func SecretName(name string) bool { return secretName.MatchString(name) }
+// holds a secret. It is called for every variable of every run, so it
+// compares words rather than running a regular expression.
+func SecretName(name string) bool {
+	upper := name
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 'a' && c <= 'z' || c >= 0x80 {
+			upper = strings.ToUpper(name)
+			break
+		}
+	}
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // String returns s with every secret replaced.
 func (r *Redactor) String(s string) string {

@@ -29,3 +29,28 @@ func TestRedact(t *testing.T) {
 		t.Fatal("value inside JSON not redacted")
 	}
 }
+
+func TestSecretName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"OPENAI_API_KEY", true},
+		{"api_key", true},
+		{"GITHUB_TOKEN", true},
+		{"DbPassword", true},
+		{"MYSQL_PASSWD", true},
+		{"aws_secret_access_key", true},
+		{"GOOGLE_APPLICATION_CREDENTIALS", true},
+		{"MONKEY", true}, // a name that merely contains a word still counts: redacting too much is the safe side
+		{"PATH", false},
+		{"HOME", false},
+		{"GOFLAGS", false},
+		{"", false},
+		{"Ünïcode_token", true},
+	} {
+		if got := redact.SecretName(tc.name); got != tc.want {
+			t.Errorf("SecretName(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

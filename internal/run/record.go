@@ -36,6 +36,10 @@ func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent f
 	if rec.events, err = os.OpenFile(filepath.Join(dir, bundle.EventsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		return nil, fmt.Errorf("open events: %w", err)
 	}
+	if err := lockLive(rec.events); err != nil {
+		rec.events.Close()
+		return nil, err
+	}
 	if rec.exchanges, err = os.OpenFile(filepath.Join(dir, bundle.ExchangesFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		rec.events.Close()
 		return nil, fmt.Errorf("open exchanges: %w", err)
@@ -146,18 +150,24 @@ func (rec *recorder) text(name, content string) error {
 	return bundle.WriteFileAtomicLater(filepath.Join(rec.dir, name), []byte(rec.redact.String(content)), 0o644)
 }
 
-// close closes the logs and makes everything written so far durable with
-// one sync of the run folder's file system.
+// close ends the logs and makes everything written so far durable with
+// one sync of the run folder's file system. The events log stays open, and
+// locked, until release: the run is working until its final receipt.
 func (rec *recorder) close() error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	for _, f := range []*os.File{rec.events, rec.exchanges} {
-		if err := f.Close(); err != nil && rec.err == nil {
-			rec.err = err
-		}
+	if err := rec.exchanges.Close(); err != nil && rec.err == nil {
+		rec.err = err
 	}
 	if err := bundle.Sync(rec.dir); err != nil && rec.err == nil {
 		rec.err = err
 	}
 	return rec.err
+}
+
+// release closes the events log, which drops the run's live lock.
+func (rec *recorder) release() {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.events.Close()
 }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,15 +13,30 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
-// liveFile marks a run folder whose run is working, with the pid of the
-// process running it.
-const liveFile = ".live"
+// A working run holds an exclusive flock on its events.jsonl from the moment
+// the file is created until its final receipt is written. The kernel drops
+// the lock when the process ends, however it ends, so a run whose receipt
+// says it works but whose log nobody locks was left by a stopped process.
+// (Earlier versions wrote a .live file with the pid instead; one file fewer
+// per run matters to large suites.)
 
-func markLive(dir string) {
-	os.WriteFile(filepath.Join(dir, liveFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+// lockLive marks f, the run's open events log, as held by a working run.
+func lockLive(f *os.File) error {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return nil
 }
 
-func clearLive(dir string) { os.Remove(filepath.Join(dir, liveFile)) }
+// heldByLiveRun reports whether a working run holds dir's events log.
+func heldByLiveRun(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, bundle.EventsFile))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+}
 
 // Orphaned reports whether the run in dir says it is working but no live
 // process is running it (the process that ran it stopped without finishing).
@@ -34,19 +48,7 @@ func Orphaned(dir string) bool {
 	if !strings.Contains(string(data), `"status": "running"`) && !strings.Contains(string(data), `"status": "queued"`) && !strings.Contains(string(data), `"status": "awaiting_approval"`) {
 		return false
 	}
-	pidText, err := os.ReadFile(filepath.Join(dir, liveFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	if err != nil || pid <= 0 {
-		return true
-	}
-	if pid == os.Getpid() {
-		return false
-	}
-	// Signal 0 tests whether the process exists.
-	return syscall.Kill(pid, 0) != nil
+	return !heldByLiveRun(dir)
 }
 
 // MarkInterrupted ends an orphaned run: status interrupted, ended at its
@@ -73,7 +75,6 @@ func MarkInterrupted(dir, reason string, now time.Time) error {
 	if err := bundle.WriteReceipt(dir, &rc); err != nil {
 		return err
 	}
-	clearLive(dir)
 	return nil
 }
 

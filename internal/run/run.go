@@ -93,6 +93,9 @@ type Runner struct {
 	Now      func() time.Time
 	Retry    *model.RetryPolicy // overrides the profile's retry policy (tests)
 	OnEvent  func(runID string, ev bundle.Event)
+	// Scripts, when set, serves scripted models for the runs (a suite
+	// shares one); nil starts an endpoint per run.
+	Scripts *script.Host
 }
 
 // Result is a finished run.
@@ -256,11 +259,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
 	// ends; the stages in between are events, which are written live.
-	markLive(dir)
-	defer clearLive(dir)
-
 	if err := rec.receipt(&l.receipt, false); err != nil {
 		rec.close()
+		rec.release()
 		return nil, &SetupError{err}
 	}
 	if spec.Started != nil {
@@ -536,7 +537,7 @@ func (l *live) finish(ctx context.Context, out outcome) {
 			l.progress("  warning: session: %v", err)
 		}
 	}
-	clearLive(l.dir)
+	l.rec.release() // the run is over: recovery may judge it from here on
 	if l.r.Index != nil {
 		paths := []string{l.dir}
 		if l.receipt.SessionID != "" {
@@ -562,13 +563,18 @@ func (l *live) client(m ModelChoice) (*model.Client, func(), error) {
 	endpoint := m.Endpoint
 	closeFn := func() {}
 	if m.Script != nil {
-		ep, err := script.Start(m.Script, "127.0.0.1:0")
-		if err != nil {
-			return nil, nil, err
+		if l.r.Scripts != nil {
+			url, _, remove := l.r.Scripts.Add(m.Script)
+			endpoint, closeFn = model.Endpoint{BaseURL: url, Model: m.Script.Model}, remove
+		} else {
+			ep, err := script.Start(m.Script, "127.0.0.1:0")
+			if err != nil {
+				return nil, nil, err
+			}
+			endpoint = model.Endpoint{BaseURL: ep.URL, Model: m.Script.Model}
+			closeFn = func() { ep.Close() }
 		}
-		endpoint = model.Endpoint{BaseURL: ep.URL, Model: m.Script.Model}
 		retry = model.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 60 * time.Second}
-		closeFn = func() { ep.Close() }
 	}
 	if l.r.Retry != nil {
 		retry = *l.r.Retry

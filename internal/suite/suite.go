@@ -17,6 +17,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/script"
 )
 
 // Options of a suite run.
@@ -92,6 +93,14 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 		}
 	}
 	par := max(opt.Parallel, 1)
+	scripts := r.Scripts
+	if scripts == nil {
+		// One loopback endpoint serves every scripted case of the suite.
+		if h, err := script.NewHost("127.0.0.1:0"); err == nil {
+			scripts = h
+			defer h.Close()
+		}
+	}
 	var mu sync.Mutex
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -102,6 +111,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				t0 := time.Now()
 				rr := *r
 				rr.Progress = nil
+				rr.Scripts = scripts
 				if !opt.IndexEach {
 					rr.Index = nil // the suite indexes its runs at the end, in one pass
 				}
