@@ -45,21 +45,45 @@ type Run struct {
 // returned as Problems; a bad verdict.json, an oversized transcript and the
 // like are recorded in Run.Problems and the rest is still returned.
 func ReadRun(dir string, lim Limits) (*Run, error) {
+	return readRun(dir, filepath.Base(dir), folderFiles(dir), lim)
+}
+
+// files is where a bundle's top-level files come from: a folder or a pack.
+type files interface {
+	read(name string, max int64) ([]byte, error)
+	size(name string) (int64, error)
+}
+
+type folderFiles string
+
+func (d folderFiles) read(name string, max int64) ([]byte, error) { return ReadFile(string(d), name, max) }
+
+func (d folderFiles) size(name string) (int64, error) {
+	info, err := Stat(string(d), name)
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
+
+// readRun reads a bundle named dir (a folder or a pack reference) whose run
+// id must be id.
+func readRun(dir, id string, src files, lim Limits) (*Run, error) {
 	run := &Run{Dir: dir}
 	receiptPath := filepath.Join(dir, ReceiptFile)
-	data, err := ReadFile(dir, ReceiptFile, lim.MaxJSONBytes)
+	data, err := src.read(ReceiptFile, lim.MaxJSONBytes)
 	if err != nil {
 		return nil, Problems{{File: receiptPath, Message: describeReadError(err)}}
 	}
 	if err := decodeJSON(receiptPath, data, &run.Receipt); err != nil {
 		return nil, err
 	}
-	if err := run.Receipt.Validate(receiptPath, filepath.Base(dir)); err != nil {
+	if err := run.Receipt.Validate(receiptPath, id); err != nil {
 		return nil, err
 	}
 
 	verdictPath := filepath.Join(dir, VerdictFile)
-	switch data, err := ReadFile(dir, VerdictFile, lim.MaxJSONBytes); {
+	switch data, err := src.read(VerdictFile, lim.MaxJSONBytes); {
 	case errors.Is(err, fs.ErrNotExist):
 		if run.Receipt.Kind == KindScenario && isFinished(run.Receipt.Status) && run.Receipt.Status != StatusInterrupted {
 			run.Problems = append(run.Problems, Problem{File: verdictPath, Message: "missing on a finished scenario run"})
@@ -79,7 +103,7 @@ func ReadRun(dir string, lim Limits) (*Run, error) {
 		}
 	}
 
-	switch data, err := ReadFile(dir, TranscriptFile, lim.MaxTextBytes); {
+	switch data, err := src.read(TranscriptFile, lim.MaxTextBytes); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		run.Problems = append(run.Problems, Problem{File: filepath.Join(dir, TranscriptFile), Message: describeReadError(err) + "; the transcript is not searchable"})
@@ -87,12 +111,12 @@ func ReadRun(dir string, lim Limits) (*Run, error) {
 		run.Transcript = string(bytes.ToValidUTF8(data, []byte("\uFFFD")))
 	}
 
-	switch info, err := Stat(dir, DiffFile); {
+	switch size, err := src.size(DiffFile); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		run.Problems = append(run.Problems, Problem{File: filepath.Join(dir, DiffFile), Message: describeReadError(err)})
 	default:
-		run.DiffBytes = info.Size()
+		run.DiffBytes = size
 	}
 	return run, nil
 }

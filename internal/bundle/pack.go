@@ -1,0 +1,424 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// A pack holds many run bundles in one tar file, <run_id>/<file> per entry,
+// each run's run.json last. Large suites record their runs in a pack
+// (`proctor scenario run --pack`): creating a few files per run costs far
+// more than the run itself on many file systems, and ten thousand folders
+// help nobody. A pack is an ordinary tar file: `tar -xf` turns it back into
+// run folders. Runs in a pack are read-only records.
+//
+// A packed run is named by a reference, PACK#RUN_ID, wherever a bundle
+// folder would be (the index's bundle path, a suite's verdict lines).
+
+// PackSuffix ends the name of a pack file.
+const PackSuffix = ".tar"
+
+// PackRef names run id inside the pack file at pack.
+func PackRef(pack, id string) string { return pack + "#" + id }
+
+// SplitPackRef splits a reference made by PackRef. ok is false for a plain
+// folder path.
+func SplitPackRef(ref string) (pack, id string, ok bool) {
+	i := strings.LastIndexByte(ref, '#')
+	if i < 0 || !strings.HasSuffix(ref[:i], PackSuffix) || !ValidID(ref[i+1:]) {
+		return "", "", false
+	}
+	return ref[:i], ref[i+1:], true
+}
+
+// PackWriter appends whole run bundles to a pack. It is safe for
+// concurrent use; each Add writes one run's entries together.
+type PackWriter struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+	buf  *bufio.Writer
+	tw   *tar.Writer
+	runs int
+	err  error
+}
+
+// CreatePack starts a new pack file at path; an existing file is an error.
+func CreatePack(path string) (*PackWriter, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create pack: %w", err)
+	}
+	buf := bufio.NewWriterSize(f, 256<<10)
+	return &PackWriter{path: path, f: f, buf: buf, tw: tar.NewWriter(buf)}, nil
+}
+
+// Path is the pack file's path.
+func (w *PackWriter) Path() string { return w.path }
+
+// packSyncEvery is how many runs are appended between syncs of the pack.
+const packSyncEvery = 500
+
+// Add appends the run bundle in dir, whose run id is id: every file and
+// folder under it (the workspace too), then run.json. The entries reach the
+// file before Add returns, so a stopped process loses no added run; they
+// are synced every few hundred runs and on Close.
+func (w *PackWriter) Add(dir, id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("pack %s: run id %q is not a safe name", w.path, id)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." || rel == ReceiptFile || strings.HasPrefix(d.Name(), ".") && !d.IsDir() && filepath.Dir(rel) == "." {
+			return nil // run.json goes last; temp files are not the record
+		}
+		return w.entry(p, id+"/"+filepath.ToSlash(rel), d)
+	})
+	if err == nil {
+		var info fs.FileInfo
+		if info, err = os.Lstat(filepath.Join(dir, ReceiptFile)); err == nil {
+			err = w.entry(filepath.Join(dir, ReceiptFile), id+"/"+ReceiptFile, fs.FileInfoToDirEntry(info))
+		}
+	}
+	if err == nil {
+		err = w.buf.Flush()
+	}
+	if err == nil {
+		if w.runs++; w.runs%packSyncEvery == 0 {
+			err = w.f.Sync()
+		}
+	}
+	if err != nil {
+		w.err = fmt.Errorf("pack %s: add run %s: %w", w.path, id, err)
+		return w.err
+	}
+	return nil
+}
+
+func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
+	info, err := d.Info()
+	if err != nil {
+		return err
+	}
+	link := ""
+	if info.Mode()&fs.ModeSymlink != 0 {
+		if link, err = os.Readlink(p); err != nil {
+			return err
+		}
+	} else if !info.Mode().IsRegular() && !info.IsDir() {
+		return nil // sockets, devices and the like are not the record
+	}
+	hdr, err := tar.FileInfoHeader(info, link)
+	if err != nil {
+		return err
+	}
+	hdr.Name = name
+	if info.IsDir() {
+		hdr.Name += "/"
+	}
+	hdr.Uname, hdr.Gname, hdr.Uid, hdr.Gid = "", "", 0, 0
+	if err := w.tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := io.CopyN(w.tw, f, info.Size()); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Close ends the pack and makes it durable.
+func (w *PackWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.err
+	if err == nil {
+		err = w.tw.Close()
+	}
+	if err == nil {
+		err = w.buf.Flush()
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(w.path))
+	}
+	if err != nil && w.err == nil {
+		return fmt.Errorf("pack %s: %w", w.path, err)
+	}
+	return err
+}
+
+// PackedRun is one run read from a pack: its top-level files (run.json,
+// verdict.json and transcript.md within the limits) and the size of every
+// top-level file. The workspace is not loaded.
+type PackedRun struct {
+	Pack  string
+	ID    string
+	files map[string][]byte
+	sizes map[string]int64
+	big   map[string]bool // over the limit: not loaded
+	skip  bool            // a second copy of a run already read
+}
+
+// Ref is the run's reference, PACK#ID.
+func (p *PackedRun) Ref() string { return PackRef(p.Pack, p.ID) }
+
+// Read reads the run the way ReadRun reads a folder.
+func (p *PackedRun) Read(lim Limits) (*Run, error) {
+	return readRun(p.Ref(), p.ID, packedFiles{p}, lim)
+}
+
+type packedFiles struct{ p *PackedRun }
+
+func (s packedFiles) read(name string, max int64) ([]byte, error) {
+	size, ok := s.p.sizes[name]
+	switch {
+	case !ok:
+		return nil, fs.ErrNotExist
+	case size > max || s.p.big[name]:
+		return nil, fmt.Errorf("%w: %s, over the %s limit", ErrTooLarge, humanBytes(size), humanBytes(max))
+	}
+	return s.p.files[name], nil
+}
+
+func (s packedFiles) size(name string) (int64, error) {
+	size, ok := s.p.sizes[name]
+	if !ok {
+		return 0, fs.ErrNotExist
+	}
+	return size, nil
+}
+
+// packLoaded are the files the index reads from a packed run.
+var packLoaded = map[string]bool{ReceiptFile: true, VerdictFile: true, TranscriptFile: true}
+
+// ReadPack calls each for every whole run in the pack at path, in order.
+// Problems — a run without run.json (a pack cut short by a crash), an entry
+// outside any run, a damaged tail — are returned after the runs that could
+// be read; an error from each stops the read and is returned.
+func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read pack %s: %w", path, err)
+	}
+	defer f.Close()
+	var probs Problems
+	var cur *PackedRun
+	seen := map[string]bool{}
+	flush := func() error {
+		if cur == nil || cur.skip {
+			cur = nil
+			return nil
+		}
+		p := cur
+		cur = nil
+		if _, ok := p.sizes[ReceiptFile]; !ok {
+			probs = append(probs, Problem{File: PackRef(path, p.ID) + "/" + ReceiptFile, Message: "missing: the pack was cut short while this run was added; its other files are kept in the pack"})
+			return nil
+		}
+		return each(p)
+	}
+	tr := tar.NewReader(bufio.NewReaderSize(f, 256<<10))
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			probs = append(probs, Problem{File: path, Message: "damaged after the last whole run (" + err.Error() + "); the runs before it are read"})
+			cur = nil // a run cut in the middle is not whole
+			break
+		}
+		name := strings.TrimSuffix(hdr.Name, "/")
+		id, rest, _ := strings.Cut(name, "/")
+		if !ValidID(id) || (rest != "" && !validRelPath(rest)) {
+			probs = append(probs, Problem{File: path, Field: hdr.Name, Message: "not a path inside a run folder; skipped"})
+			continue
+		}
+		if cur == nil || cur.ID != id {
+			if err := flush(); err != nil {
+				return probs, err
+			}
+			cur = &PackedRun{Pack: path, ID: id, files: map[string][]byte{}, sizes: map[string]int64{}, big: map[string]bool{}, skip: seen[id]}
+			if cur.skip {
+				probs = append(probs, Problem{File: path, Field: id, Message: "the run appears twice in the pack; the first copy is kept"})
+			}
+			seen[id] = true
+		}
+		if cur.skip || rest == "" || strings.Contains(rest, "/") || hdr.Typeflag != tar.TypeReg {
+			continue // the workspace and folders are not needed to index
+		}
+		cur.sizes[rest] = hdr.Size
+		if !packLoaded[rest] {
+			continue
+		}
+		max := lim.MaxJSONBytes
+		if rest == TranscriptFile {
+			max = lim.MaxTextBytes
+		}
+		if hdr.Size > max {
+			cur.big[rest] = true
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			probs = append(probs, Problem{File: path, Message: "damaged after the last whole run (" + err.Error() + "); the runs before it are read"})
+			cur = nil
+			break
+		}
+		cur.files[rest] = data
+	}
+	if err := flush(); err != nil {
+		return probs, err
+	}
+	return probs, nil
+}
+
+// Unpack extracts run id from the pack into a new folder dest, which must
+// not exist yet; it appears whole or not at all. Entry names are confined
+// to dest, and symlinks are made last, so no entry is written through one.
+func Unpack(pack, id, dest string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("unpack: run id %q is not a safe name", id)
+	}
+	f, err := os.Open(pack)
+	if err != nil {
+		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
+	}
+	defer f.Close()
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
+	}
+	fail := func(err error) error {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
+	}
+	type link struct{ name, target string }
+	var links []link
+	found, done := false, false
+	tr := tar.NewReader(bufio.NewReader(f))
+	for !done {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if found {
+				break // a damaged tail after the run
+			}
+			return fail(err)
+		}
+		name := strings.TrimSuffix(hdr.Name, "/")
+		rid, rest, _ := strings.Cut(name, "/")
+		if rid != id {
+			if found {
+				done = true // a run's entries are together
+			}
+			continue
+		}
+		found = true
+		if rest == "" {
+			continue
+		}
+		if !validRelPath(rest) {
+			return fail(fmt.Errorf("entry %q is not a path inside the run folder", hdr.Name))
+		}
+		target := filepath.Join(tmp, filepath.FromSlash(rest))
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return fail(err)
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return fail(err)
+			}
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(hdr.Mode)&0o755|0o600)
+			if err != nil {
+				return fail(err)
+			}
+			_, err = io.Copy(out, tr)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fail(err)
+			}
+		case tar.TypeSymlink:
+			links = append(links, link{target, hdr.Linkname})
+		}
+	}
+	if !found {
+		return fail(fmt.Errorf("no run %s in the pack", id))
+	}
+	if _, err := os.Lstat(filepath.Join(tmp, ReceiptFile)); err != nil {
+		return fail(errors.New("run.json: missing (the pack was cut short while this run was added)"))
+	}
+	for _, l := range links {
+		if err := os.MkdirAll(filepath.Dir(l.name), 0o755); err != nil {
+			return fail(err)
+		}
+		if err := os.Symlink(l.target, l.name); err != nil {
+			return fail(err)
+		}
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Unpacked returns the folder that holds the bundle at ref: ref itself
+// when it is a folder, else the run extracted from its pack into a hidden
+// cache beside the pack (<dir>/.unpacked/<pack>/<id>), extracted on first
+// use. The index never reads the cache.
+func Unpacked(ref string) (string, error) {
+	pack, id, ok := SplitPackRef(ref)
+	if !ok {
+		return ref, nil
+	}
+	dest := filepath.Join(filepath.Dir(pack), ".unpacked", strings.TrimSuffix(filepath.Base(pack), PackSuffix), id)
+	if _, err := os.Stat(filepath.Join(dest, ReceiptFile)); err == nil {
+		return dest, nil
+	}
+	err := Unpack(pack, id, dest)
+	if err != nil {
+		if _, serr := os.Stat(filepath.Join(dest, ReceiptFile)); serr == nil {
+			return dest, nil // another reader extracted it first
+		}
+		return "", err
+	}
+	return dest, nil
+}

@@ -1,0 +1,218 @@
+package bundle_test
+
+import (
+	"archive/tar"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+const sampleRuns = "../../testdata/bundles/runs"
+
+// packSamples packs every sample bundle, each with a small workspace, and
+// returns the pack's path and the run ids in order.
+func packSamples(t *testing.T) (string, []string) {
+	t.Helper()
+	entries, err := os.ReadDir(sampleRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	pack := filepath.Join(t.TempDir(), "suite-1"+bundle.PackSuffix)
+	w, err := bundle.CreatePack(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range entries {
+		dir := filepath.Join(work, e.Name())
+		copyDir(t, filepath.Join(sampleRuns, e.Name()), dir)
+		os.MkdirAll(filepath.Join(dir, "workspace", "pkg"), 0o755)
+		os.WriteFile(filepath.Join(dir, "workspace", "pkg", "a.go"), []byte("package pkg\n"), 0o644)
+		os.Symlink("pkg/a.go", filepath.Join(dir, "workspace", "link.go"))
+		os.WriteFile(filepath.Join(dir, ".run.json.tmp-1"), []byte("partial"), 0o644)
+		if err := w.Add(dir, e.Name()); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.Name())
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return pack, ids
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	os.MkdirAll(to, 0o755)
+	entries, _ := os.ReadDir(from)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(to, e.Name()), data, 0o644)
+	}
+}
+
+// A packed run reads exactly as its folder does, and unpacks to the same
+// files.
+func TestPackRoundTrip(t *testing.T) {
+	pack, ids := packSamples(t)
+	var got []string
+	probs, err := bundle.ReadPack(pack, bundle.DefaultLimits(), func(p *bundle.PackedRun) error {
+		got = append(got, p.ID)
+		fromPack, err := p.Read(bundle.DefaultLimits())
+		if err != nil {
+			t.Fatalf("%s: %v", p.ID, err)
+		}
+		fromDir, err := bundle.ReadRun(filepath.Join(sampleRuns, p.ID), bundle.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromPack.Dir != p.Ref() {
+			t.Errorf("Dir = %q, want %q", fromPack.Dir, p.Ref())
+		}
+		fromPack.Dir, fromDir.Dir = "", ""
+		for i := range fromPack.Problems {
+			fromPack.Problems[i].File = filepath.Base(fromPack.Problems[i].File)
+		}
+		for i := range fromDir.Problems {
+			fromDir.Problems[i].File = filepath.Base(fromDir.Problems[i].File)
+		}
+		if !reflect.DeepEqual(fromPack, fromDir) {
+			t.Errorf("%s: from the pack %+v\nfrom the folder %+v", p.ID, fromPack, fromDir)
+		}
+		return nil
+	})
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("read pack: %v %v", err, probs)
+	}
+	if !reflect.DeepEqual(got, ids) {
+		t.Fatalf("runs %v, want %v", got, ids)
+	}
+
+	dir, err := bundle.Unpacked(bundle.PackRef(pack, ids[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(pack), ".unpacked", "suite-1", ids[1]); dir != want {
+		t.Fatalf("unpacked to %s, want %s", dir, want)
+	}
+	for _, name := range []string{bundle.ReceiptFile, bundle.EventsFile, bundle.TranscriptFile} {
+		a, _ := os.ReadFile(filepath.Join(sampleRuns, ids[1], name))
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(a) != string(b) {
+			t.Errorf("%s differs after unpacking: %v", name, err)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "workspace", "link.go")); err != nil || target != "pkg/a.go" {
+		t.Errorf("symlink: %q %v", target, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".run.json.tmp-1")); err == nil {
+		t.Error("a temp file was packed")
+	}
+	// A second call uses the cache; a plain folder is itself.
+	if again, err := bundle.Unpacked(bundle.PackRef(pack, ids[1])); err != nil || again != dir {
+		t.Fatalf("again: %s %v", again, err)
+	}
+	if d, _ := bundle.Unpacked("/some/folder"); d != "/some/folder" {
+		t.Fatalf("folder ref = %s", d)
+	}
+	if _, err := bundle.Unpacked(bundle.PackRef(pack, "20990101-000000-nosuch")); err == nil || !strings.Contains(err.Error(), "no run") {
+		t.Fatalf("missing run: %v", err)
+	}
+}
+
+// A pack cut short anywhere (a crash while a run was added) still gives
+// every run before the cut, and says what was lost.
+func TestPackCutShort(t *testing.T) {
+	pack, ids := packSamples(t)
+	data, _ := os.ReadFile(pack)
+	for _, frac := range []float64{0.15, 0.5, 0.85, 0.999} {
+		cut := filepath.Join(t.TempDir(), "cut"+bundle.PackSuffix)
+		os.WriteFile(cut, data[:int(float64(len(data))*frac)], 0o644)
+		var got []string
+		probs, err := bundle.ReadPack(cut, bundle.DefaultLimits(), func(p *bundle.PackedRun) error {
+			if _, err := p.Read(bundle.DefaultLimits()); err != nil {
+				t.Errorf("cut at %.0f%%: %s: %v", frac*100, p.ID, err)
+			}
+			got = append(got, p.ID)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) >= len(ids) || strings.Join(got, ",") != strings.Join(ids[:len(got)], ",") {
+			t.Errorf("cut at %.0f%%: runs %v", frac*100, got)
+		}
+		if len(probs) == 0 {
+			t.Errorf("cut at %.0f%%: no problem reported", frac*100)
+		}
+	}
+}
+
+// Hostile entries never leave the run's folder: names with .., absolute
+// names, and a file written through a symlink the pack made.
+func TestUnpackConfinesEntries(t *testing.T) {
+	outside := t.TempDir()
+	cases := map[string][]tar.Header{
+		"dotdot":   {{Name: "20261201-093012-k3f9qa/../../escape", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644}},
+		"absolute": {{Name: "20261201-093012-k3f9qa//etc/passwd", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644}},
+		"through a symlink": {
+			{Name: "20261201-093012-k3f9qa/workspace/out", Typeflag: tar.TypeSymlink, Linkname: outside},
+			{Name: "20261201-093012-k3f9qa/workspace/out/escape", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
+			{Name: "20261201-093012-k3f9qa/run.json", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
+		},
+	}
+	for name, hdrs := range cases {
+		t.Run(name, func(t *testing.T) {
+			pack := filepath.Join(t.TempDir(), "hostile"+bundle.PackSuffix)
+			f, _ := os.Create(pack)
+			tw := tar.NewWriter(f)
+			for _, h := range hdrs {
+				tw.WriteHeader(&h)
+				if h.Size > 0 {
+					tw.Write([]byte("x"))
+				}
+			}
+			tw.Close()
+			f.Close()
+			dest := filepath.Join(t.TempDir(), "run")
+			bundle.Unpack(pack, "20261201-093012-k3f9qa", dest)
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Fatalf("wrote outside: %v", entries)
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(dest), "escape")); err == nil {
+				t.Fatal("wrote beside the run folder")
+			}
+			probs, _ := bundle.ReadPack(pack, bundle.DefaultLimits(), func(*bundle.PackedRun) error { return nil })
+			if name != "through a symlink" && len(probs) == 0 {
+				t.Fatal("hostile entry not reported")
+			}
+		})
+	}
+}
+
+func TestSplitPackRef(t *testing.T) {
+	for _, tc := range []struct {
+		ref      string
+		pack, id string
+		ok       bool
+	}{
+		{"/d/runs/suite-1.tar#20261201-093012-k3f9qa", "/d/runs/suite-1.tar", "20261201-093012-k3f9qa", true},
+		{"/d/runs/20261201-093012-k3f9qa", "", "", false},
+		{"/d/runs/notes#1.txt", "", "", false},
+		{"/d/runs/x.tar#../../etc", "", "", false},
+		{"/d/runs/x.tar#", "", "", false},
+	} {
+		pack, id, ok := bundle.SplitPackRef(tc.ref)
+		if pack != tc.pack || id != tc.id || ok != tc.ok {
+			t.Errorf("SplitPackRef(%q) = %q %q %v", tc.ref, pack, id, ok)
+		}
+	}
+}
