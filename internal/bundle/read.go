@@ -56,7 +56,9 @@ type files interface {
 
 type folderFiles string
 
-func (d folderFiles) read(name string, max int64) ([]byte, error) { return ReadFile(string(d), name, max) }
+func (d folderFiles) read(name string, max int64) ([]byte, error) {
+	return ReadFile(string(d), name, max)
+}
 
 func (d folderFiles) size(name string) (int64, error) {
 	info, err := Stat(string(d), name)
