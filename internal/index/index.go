@@ -56,6 +56,7 @@ type PathProblem struct {
 type candidate struct {
 	path string
 	kind store.BundleKind
+	pack bool // a pack file of run bundles (kind run)
 }
 
 // Index indexes every run bundle and session file found under each root.
@@ -67,6 +68,7 @@ type candidate struct {
 func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 	var rep Report
 	var todo []candidate
+	var ready []store.BundleUpdate // runs read from packs in the first pass
 	var removed []string
 	fingerprints := map[string]string{}
 	stored := map[string]string{}
@@ -95,6 +97,7 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 			return rep, err
 		}
 		seen := make(map[string]bool, len(cands))
+		packs := map[string]string{} // pack path → fingerprint, for packs that have not changed
 		for _, c := range cands {
 			seen[c.path] = true
 			if _, dup := fingerprints[c.path]; dup {
@@ -105,11 +108,33 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 				fp = "unreadable"
 			}
 			fingerprints[c.path] = fp
+			if c.pack {
+				if ix.packUnchanged(c.path, fp, known) {
+					packs[c.path] = fp
+					continue
+				}
+				updates, err := ix.readPack(ctx, c.path, fp)
+				if err != nil {
+					return rep, err
+				}
+				for _, u := range updates {
+					seen[u.Path] = true
+					fingerprints[u.Path] = fp
+				}
+				ready = append(ready, updates...)
+				continue
+			}
 			if old, ok := known[c.path]; ok && old == fp {
 				rep.Unchanged++
 				continue
 			}
 			todo = append(todo, c)
+		}
+		for p := range known {
+			if pack, _, ok := bundle.SplitPackRef(p); ok && packs[pack] != "" {
+				seen[p] = true
+				rep.Unchanged++
+			}
 		}
 		for p, fp := range known {
 			stored[p] = fp
@@ -125,13 +150,19 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 		removedSet[p] = true
 	}
 	owners := map[string]string{} // run or session id → bundle path, within this pass
-	for start := 0; start < len(todo) || len(removed) > 0; start += ix.batchSize {
+	bs := ix.batchSize
+	readyBatches, todoBatches := (len(ready)+bs-1)/bs, (len(todo)+bs-1)/bs
+	for b := 0; b < readyBatches+todoBatches || len(removed) > 0; b++ {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		end := min(start+ix.batchSize, len(todo))
-		chunk := todo[start:end]
-		updates := ix.readAll(ctx, chunk, fingerprints)
+		var updates []store.BundleUpdate
+		if b < readyBatches {
+			updates = ready[b*bs : min((b+1)*bs, len(ready))]
+		} else {
+			from := (b - readyBatches) * bs
+			updates = ix.readAll(ctx, todo[min(from, len(todo)):min(from+bs, len(todo))], fingerprints)
+		}
 		for i := range updates {
 			_, known := stored[updates[i].Path]
 			updates[i].New = !known
@@ -212,8 +243,61 @@ func (ix *Indexer) claimID(ctx context.Context, u *store.BundleUpdate, owners ma
 }
 
 func exists(path string) bool {
+	if pack, _, ok := bundle.SplitPackRef(path); ok {
+		path = pack
+	}
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// packUnchanged reports whether every run indexed from the pack was indexed
+// from the pack as it is now (its fingerprint), so it need not be read.
+func (ix *Indexer) packUnchanged(pack, fp string, known map[string]string) bool {
+	n := 0
+	for p, old := range known {
+		if p == pack {
+			return false // the pack itself had problems: read it again
+		}
+		if pk, _, ok := bundle.SplitPackRef(p); ok && pk == pack {
+			if old != fp {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+// readPack reads every run in a pack as an update of its own (path
+// PACK#RUN_ID); problems of the pack itself (a cut-short tail) are an update
+// for the pack's path, so they are reported and the pack read again until
+// they are gone.
+func (ix *Indexer) readPack(ctx context.Context, pack, fp string) ([]store.BundleUpdate, error) {
+	var out []store.BundleUpdate
+	probs, err := bundle.ReadPack(pack, ix.limits, func(p *bundle.PackedRun) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		u := store.BundleUpdate{Path: p.Ref(), Kind: store.BundleRun, Fingerprint: fp}
+		run, err := p.Read(ix.limits)
+		if err != nil {
+			u.Problems = asProblems(err, p.Ref()+"/"+bundle.ReceiptFile)
+		} else {
+			u.Run, u.Problems = run, run.Problems
+		}
+		out = append(out, u)
+		return nil
+	})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		probs = append(probs, bundle.Problem{File: pack, Message: describe(err)})
+	}
+	if len(probs) > 0 {
+		out = append(out, store.BundleUpdate{Path: pack, Kind: store.BundleRun, Fingerprint: fp, Problems: probs})
+	}
+	return out, nil
 }
 
 // readAll reads a chunk of bundles with a few workers, keeping their order.
@@ -269,8 +353,8 @@ func asProblems(err error, file string) bundle.Problems {
 }
 
 // walk finds run bundles (folders holding run.json, or any folder directly
-// inside a folder named "runs") and session files (*.json directly inside a
-// folder named "sessions") under root. It does not follow symlinked folders
+// inside a folder named "runs"), packs of them (*.tar files) and session
+// files (*.json directly inside a folder named "sessions") under root. It does not follow symlinked folders
 // and does not descend into a bundle.
 func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error) {
 	var out []candidate
@@ -282,6 +366,9 @@ func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error
 	if !info.IsDir() {
 		if filepath.Base(filepath.Dir(root)) == "sessions" && strings.HasSuffix(root, ".json") {
 			return []candidate{{path: root, kind: store.BundleSession}}, nil, nil
+		}
+		if strings.HasSuffix(root, bundle.PackSuffix) {
+			return []candidate{{path: root, kind: store.BundleRun, pack: true}}, nil, nil
 		}
 		if filepath.Base(root) == bundle.ReceiptFile {
 			return []candidate{{path: filepath.Dir(root), kind: store.BundleRun}}, nil, nil
@@ -314,6 +401,9 @@ func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error
 		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") && filepath.Base(filepath.Dir(path)) == "sessions" {
 			out = append(out, candidate{path: path, kind: store.BundleSession})
 		}
+		if strings.HasSuffix(name, bundle.PackSuffix) && !strings.HasPrefix(name, ".") && d.Type().IsRegular() {
+			out = append(out, candidate{path: path, kind: store.BundleRun, pack: true})
+		}
 		return nil
 	})
 	return out, probs, err
@@ -342,7 +432,7 @@ func fingerprint(c candidate) (string, error) {
 		h.Write([]byte(info.Mode().String()))
 		h.Write([]byte{'\n'})
 	}
-	if c.kind == store.BundleSession {
+	if c.kind == store.BundleSession || c.pack {
 		info, err := os.Lstat(c.path)
 		if err != nil {
 			return "", err

@@ -36,10 +36,10 @@ type BundleUpdate struct {
 }
 
 // Fingerprints returns the stored fingerprint of every bundle whose path is
-// root or lies under it.
+// root or lies under it, or is a run inside the pack root (root#RUN_ID).
 func (s *Store) Fingerprints(ctx context.Context, root string) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT path, fingerprint FROM bundles WHERE path = ? OR (path >= ? AND path < ?)`,
-		root, root+"/", root+"0") // '0' sorts right after '/'
+	rows, err := s.db.QueryContext(ctx, `SELECT path, fingerprint FROM bundles WHERE path = ? OR (path >= ? AND path < ?) OR (path >= ? AND path < ?)`,
+		root, root+"/", root+"0", root+"#", root+"$") // '0' sorts right after '/', '$' after '#'
 	if err != nil {
 		return nil, fmt.Errorf("list fingerprints under %s: %w", root, err)
 	}

@@ -1,0 +1,158 @@
+package index_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// packRuns moves the sample run folders under root/runs into one pack
+// there, leaving no folders.
+func packRuns(t *testing.T, root, name string) string {
+	t.Helper()
+	runs := filepath.Join(root, "runs")
+	pack := filepath.Join(runs, name+bundle.PackSuffix)
+	w, err := bundle.CreatePack(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(runs)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if err := w.Add(filepath.Join(runs, e.Name()), e.Name()); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(filepath.Join(runs, e.Name()))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return pack
+}
+
+// Runs in a pack are indexed like folders, under PACK#RUN_ID; indexing
+// again reads nothing; the index of a pack matches the index of the same
+// runs as folders; a removed pack's runs are forgotten.
+func TestIndexPack(t *testing.T) {
+	ctx := context.Background()
+
+	folders := openStore(t)
+	if _, err := index.New(folders).Index(ctx, copySamples(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	st := openStore(t)
+	root := copySamples(t)
+	pack := packRuns(t, root, "suite-1")
+	ix := index.New(st)
+	rep, err := ix.Index(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 7 || rep.Broken != 0 {
+		t.Fatalf("report = %+v, want 7 indexed (6 packed runs, 1 session)", rep)
+	}
+	run, err := st.GetRun(ctx, "20261201-101544-m2x7pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.BundlePath != bundle.PackRef(pack, "20261201-101544-m2x7pb") || run.Verdict == nil || len(run.Checks) != 4 {
+		t.Fatalf("packed run: path %s verdict %+v checks %d", run.BundlePath, run.Verdict, len(run.Checks))
+	}
+	page, err := st.ListRuns(ctx, store.RunFilter{Query: "rounding"})
+	if err != nil || len(page.Runs) == 0 {
+		t.Fatalf("full-text search over packed transcripts: %d runs, %v", len(page.Runs), err)
+	}
+
+	// The same rows as the folders gave, but for the bundle paths.
+	a, _ := folders.Snapshot(ctx)
+	b, _ := st.Snapshot(ctx)
+	if !reflect.DeepEqual(stripPaths(a), stripPaths(b)) {
+		t.Fatalf("packed index differs from the folder index:\n%v\n%v", stripPaths(a), stripPaths(b))
+	}
+
+	rep, err = ix.Index(ctx, root)
+	if err != nil || rep.Indexed != 0 || rep.Unchanged != 7 {
+		t.Fatalf("second pass = %+v, %v; want 7 unchanged", rep, err)
+	}
+	// A pack given by name is indexed too, and is the same pack.
+	if rep, err = ix.Index(ctx, pack); err != nil || rep.Indexed != 0 || rep.Unchanged != 6 {
+		t.Fatalf("pack as a root = %+v, %v", rep, err)
+	}
+
+	os.Remove(pack)
+	rep, err = ix.Index(ctx, root)
+	if err != nil || rep.Removed != 6 {
+		t.Fatalf("after removing the pack = %+v, %v; want 6 removed", rep, err)
+	}
+	if page, _ := st.ListRuns(ctx, store.RunFilter{}); len(page.Runs) != 0 {
+		t.Fatalf("%d runs left", len(page.Runs))
+	}
+}
+
+// A pack cut short is indexed up to the cut, its problem reported on every
+// pass until the pack is whole again.
+func TestIndexPackCutShort(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	root := copySamples(t)
+	pack := packRuns(t, root, "suite-2")
+	whole, _ := os.ReadFile(pack)
+	os.WriteFile(pack, whole[:len(whole)*2/3], 0o644)
+	ix := index.New(st)
+	for pass := 1; pass <= 2; pass++ {
+		rep, err := ix.Index(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0].Bundle+rep.Problems[0].File, "suite-2.tar") {
+			t.Fatalf("pass %d: problems %+v", pass, rep.Problems)
+		}
+	}
+	page, _ := st.ListRuns(ctx, store.RunFilter{})
+	if len(page.Runs) == 0 || len(page.Runs) >= 6 {
+		t.Fatalf("%d runs indexed from the cut pack", len(page.Runs))
+	}
+	os.WriteFile(pack, whole, 0o644)
+	rep, err := ix.Index(ctx, root)
+	if err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("whole again: %+v %v", rep, err)
+	}
+	if page, _ := st.ListRuns(ctx, store.RunFilter{}); len(page.Runs) != 6 {
+		t.Fatalf("%d runs after the pack was whole again", len(page.Runs))
+	}
+}
+
+// stripPaths drops bundle paths and fingerprints from a snapshot.
+func stripPaths(snap map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for table, rows := range snap {
+		if table == "bundles" {
+			continue
+		}
+		for _, r := range rows {
+			out[table] = append(out[table], stripPath(r))
+		}
+	}
+	return out
+}
+
+func stripPath(row string) string {
+	var keep []string
+	for _, f := range strings.Split(row, "|") {
+		if strings.Contains(f, "/runs/") || strings.Contains(f, "/sessions/") {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	return strings.Join(keep, "|")
+}
