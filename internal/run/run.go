@@ -96,6 +96,10 @@ type Runner struct {
 	// Scripts, when set, serves scripted models for the runs (a suite
 	// shares one); nil starts an endpoint per run.
 	Scripts *script.Host
+	// RunsDir is where run folders are made; "" is DataDir/runs. A suite
+	// that packs its runs works in a scratch folder and packs each run as it
+	// ends.
+	RunsDir string
 }
 
 // Result is a finished run.
@@ -219,7 +223,11 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	} else if !bundle.ValidID(id) {
 		return nil, &SetupError{fmt.Errorf("run id %q is not a safe folder name", id)}
 	}
-	dir := filepath.Join(r.DataDir, "runs", id)
+	runs := r.RunsDir
+	if runs == "" {
+		runs = filepath.Join(r.DataDir, "runs")
+	}
+	dir := filepath.Join(runs, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &SetupError{fmt.Errorf("create run folder: %w", err)}
 	}

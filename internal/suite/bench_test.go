@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -19,9 +20,9 @@ import (
 
 // BenchmarkSuite10k runs a generated suite of 10,000 one-turn scripted
 // cases, each with a one-file fixture, no git seeding (git: false) and 3
-// declarative checks, recorded and indexed, with --parallel at the core
-// count. It reports wall time, cases/s and the process's peak RSS. Target:
-// ≤ 4 s wall and ≤ 200 MiB peak RSS on 2 cores.
+// declarative checks, recorded in a pack (--pack) and indexed, with
+// --parallel at the core count. It reports wall time, cases/s and the
+// process's peak RSS. Target: ≤ 4 s wall and ≤ 200 MiB peak RSS on 2 cores.
 func BenchmarkSuite10k(b *testing.B) {
 	n := 10000
 	if testing.Short() {
@@ -55,7 +56,18 @@ checks:
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
 		start := time.Now()
 		scenarios, probs := scenario.Discover(root)
-		rep := suite.Run(context.Background(), r, scenarios, probs, suite.Options{Parallel: runtime.NumCPU()})
+		id := suite.NewID(start)
+		os.MkdirAll(filepath.Join(data, "runs"), 0o755)
+		pack, err := bundle.CreatePack(filepath.Join(data, "runs", id+bundle.PackSuffix))
+		if err != nil {
+			b.Fatal(err)
+		}
+		scratch, cleanup, err := suite.NewScratch(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep := suite.Run(context.Background(), r, scenarios, probs, suite.Options{ID: id, Parallel: runtime.NumCPU(), Pack: pack, Scratch: scratch})
+		cleanup()
 		wall += time.Since(start)
 		if p, f, br := rep.Counts(); p != n || f != 0 || br != 0 {
 			b.Fatalf("passed %d failed %d broken %d", p, f, br)

@@ -9,6 +9,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +31,12 @@ type Options struct {
 	Model     *run.ModelChoice
 	Profile   func(name string) (run.ModelChoice, error)
 	Out       io.Writer // one line per result and verdict, then the summary
+	// Pack, when set, records every run in this pack instead of a folder
+	// of its own: each run works in a folder under Scratch and is packed
+	// and removed as it ends. The suite closes the pack when it ends and
+	// indexes the pack then (IndexEach is ignored).
+	Pack    *bundle.PackWriter
+	Scratch string
 }
 
 // Case is one run of one scenario.
@@ -112,15 +120,25 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				rr := *r
 				rr.Progress = nil
 				rr.Scripts = scripts
-				if !opt.IndexEach {
+				if !opt.IndexEach || opt.Pack != nil {
 					rr.Index = nil // the suite indexes its runs at the end, in one pass
+				}
+				if opt.Pack != nil {
+					rr.RunsDir = opt.Scratch
 				}
 				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
 				if err == nil {
 					c.Result, err = rr.Run(ctx, spec)
 				}
 				c.Err, c.Duration = err, time.Since(t0)
+				var warning string
+				if opt.Pack != nil && c.Result != nil {
+					warning = pack(opt.Pack, r, c.Result)
+				}
 				mu.Lock()
+				if warning != "" {
+					fmt.Fprintln(out, warning)
+				}
 				printCase(out, *c)
 				mu.Unlock()
 			}
@@ -135,12 +153,26 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	close(next)
 	wg.Wait()
 	rep.Cases = cases
-	if r.Index != nil && !opt.IndexEach {
+	if opt.Pack != nil {
+		if err := opt.Pack.Close(); err != nil {
+			fmt.Fprintf(out, "warning: %v\n", err)
+		}
+	}
+	if r.Index != nil && (!opt.IndexEach || opt.Pack != nil) {
 		var dirs []string
+		packed := false
 		for _, c := range cases {
-			if c.Result != nil {
+			if c.Result == nil {
+				continue
+			}
+			if _, _, ok := bundle.SplitPackRef(c.Result.Dir); ok {
+				packed = true
+			} else {
 				dirs = append(dirs, c.Result.Dir)
 			}
+		}
+		if packed {
+			dirs = append(dirs, opt.Pack.Path())
 		}
 		if len(dirs) > 0 {
 			if err := r.Index(context.WithoutCancel(ctx), dirs...); err != nil {
@@ -154,6 +186,57 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	}
 	printSummary(out, rep)
 	return rep
+}
+
+// pack moves a finished run from its scratch folder into the pack. When the
+// pack cannot take it, the run is copied to a folder of its own under the
+// data folder instead, so that nothing is lost, and the returned warning
+// says so.
+func pack(p *bundle.PackWriter, r *run.Runner, res *run.Result) string {
+	err := p.Add(res.Dir, res.RunID)
+	if err == nil {
+		os.RemoveAll(res.Dir)
+		res.Dir = bundle.PackRef(p.Path(), res.RunID)
+		return ""
+	}
+	dest := filepath.Join(r.DataDir, "runs", res.RunID)
+	if cerr := os.CopyFS(dest, os.DirFS(res.Dir)); cerr != nil {
+		return fmt.Sprintf("warning: %v; the run is left in %s (copy to %s: %v)", err, res.Dir, dest, cerr)
+	}
+	os.RemoveAll(res.Dir)
+	res.Dir = dest
+	return fmt.Sprintf("warning: %v; the run was kept in %s instead", err, dest)
+}
+
+// NewScratch makes a folder for runs to work in before they are packed: on
+// a memory file system when there is one ($XDG_RUNTIME_DIR, /dev/shm),
+// where creating the many small files of a run costs little, else under
+// the data folder. cleanup removes it.
+func NewScratch(dataDir string) (dir string, cleanup func(), err error) {
+	var bases []string
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		bases = append(bases, d)
+	}
+	bases = append(bases, "/dev/shm", filepath.Join(dataDir, "tmp"))
+	for i, base := range bases {
+		if i == len(bases)-1 {
+			if err := os.MkdirAll(base, 0o755); err != nil {
+				return "", nil, fmt.Errorf("make a scratch folder: %w", err)
+			}
+		}
+		if info, err := os.Stat(base); err != nil || !info.IsDir() {
+			continue
+		}
+		d, err := os.MkdirTemp(base, "proctor-suite-*")
+		if err != nil {
+			if i == len(bases)-1 {
+				return "", nil, fmt.Errorf("make a scratch folder: %w", err)
+			}
+			continue
+		}
+		return d, func() { os.RemoveAll(d) }, nil
+	}
+	return "", nil, fmt.Errorf("make a scratch folder: no place to make one")
 }
 
 func printCase(w io.Writer, c Case) {
