@@ -49,6 +49,7 @@ type PackWriter struct {
 	tw   *tar.Writer
 	runs int
 	err  error
+	sync sync.WaitGroup // a sync in the background
 }
 
 // CreatePack starts a new pack file at path; an existing file is an error.
@@ -70,7 +71,8 @@ const packSyncEvery = 500
 // Add appends the run bundle in dir, whose run id is id: every file and
 // folder under it (the workspace too), then run.json. The entries reach the
 // file before Add returns, so a stopped process loses no added run; they
-// are synced every few hundred runs and on Close.
+// are synced every few hundred runs (in the background: a slow disk does
+// not hold up the suite) and on Close.
 func (w *PackWriter) Add(dir, id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("pack %s: run id %q is not a safe name", w.path, id)
@@ -99,10 +101,9 @@ func (w *PackWriter) Add(dir, id string) error {
 	if err == nil {
 		err = w.buf.Flush()
 	}
-	if err == nil {
-		if w.runs++; w.runs%packSyncEvery == 0 {
-			err = w.f.Sync()
-		}
+	if w.runs++; err == nil && w.runs%packSyncEvery == 0 {
+		w.sync.Wait() // one at a time
+		w.sync.Go(func() { w.f.Sync() }) // Close syncs again and reports
 	}
 	if err != nil {
 		w.err = fmt.Errorf("pack %s: add run %s: %w", w.path, id, err)
@@ -154,6 +155,7 @@ func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
 func (w *PackWriter) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.sync.Wait()
 	err := w.err
 	if err == nil {
 		err = w.tw.Close()

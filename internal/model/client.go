@@ -38,6 +38,9 @@ type Endpoint struct {
 	BaseURL string // e.g. https://api.openai.com/v1
 	Model   string
 	APIKey  string // the key itself, read from the environment; never stored
+	// Transport carries the requests; nil is the default HTTP transport.
+	// A suite's scripted models use an in-process one (script.Host).
+	Transport http.RoundTripper
 }
 
 // Client is an OpenAI-compatible chat completions client.
@@ -62,7 +65,7 @@ func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
 		option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/")+"/"),
 		option.WithAPIKey(key),
 		option.WithMaxRetries(0), // retries are ours, so every attempt is recorded
-		option.WithHTTPClient(&http.Client{}),
+		option.WithHTTPClient(&http.Client{Transport: endpoint.Transport}),
 	)
 	if record == nil {
 		record = func(Exchange) {}

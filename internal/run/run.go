@@ -93,8 +93,8 @@ type Runner struct {
 	Now      func() time.Time
 	Retry    *model.RetryPolicy // overrides the profile's retry policy (tests)
 	OnEvent  func(runID string, ev bundle.Event)
-	// Scripts, when set, serves scripted models for the runs (a suite
-	// shares one); nil starts an endpoint per run.
+	// Scripts, when set, serves scripted models for the runs in process
+	// (a suite shares one host); nil starts a loopback endpoint per run.
 	Scripts *script.Host
 	// RunsDir is where run folders are made; "" is DataDir/runs. A suite
 	// that packs its runs works in a scratch folder and packs each run as it
@@ -573,7 +573,8 @@ func (l *live) client(m ModelChoice) (*model.Client, func(), error) {
 	if m.Script != nil {
 		if l.r.Scripts != nil {
 			url, _, remove := l.r.Scripts.Add(m.Script)
-			endpoint, closeFn = model.Endpoint{BaseURL: url, Model: m.Script.Model}, remove
+			endpoint = model.Endpoint{BaseURL: url, Model: m.Script.Model, Transport: l.r.Scripts.Transport()}
+			closeFn = remove
 		} else {
 			ep, err := script.Start(m.Script, "127.0.0.1:0")
 			if err != nil {

@@ -63,3 +63,42 @@ func TestHostServesScriptsApart(t *testing.T) {
 		t.Fatalf("GET models = %d", resp.StatusCode)
 	}
 }
+
+// The in-process transport gives the same replies, plain and streamed, as
+// the loopback endpoint, and the same errors past the last step.
+func TestHostTransport(t *testing.T) {
+	s, err := script.Load("testdata/two-steps.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := script.NewHost("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, stream := range []bool{false, true} {
+		url, srv, remove := h.Add(s)
+		c := model.NewClient(model.Endpoint{BaseURL: url, Model: s.Model, Transport: h.Transport()}, model.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 5 * time.Second}, nil)
+		ctx := context.Background()
+		msgs := []model.Message{{Role: model.RoleSystem, Content: "be careful"}, {Role: model.RoleUser, Content: "fix the rounding bug"}}
+		r1, err := c.Complete(ctx, model.Request{Messages: msgs, Tools: tools, Stream: stream})
+		if err != nil {
+			t.Fatalf("stream=%v: %v", stream, err)
+		}
+		if len(r1.Message.ToolCalls) != 1 || r1.Message.ToolCalls[0].Arguments != `{"path":"money.go"}` || r1.Usage.TotalTokens != 110 {
+			t.Fatalf("stream=%v: reply %+v", stream, r1)
+		}
+		msgs = append(msgs, r1.Message, model.Message{Role: model.RoleTool, ToolCallID: r1.Message.ToolCalls[0].ID, Name: "read_file", Content: "func Cents(e float64) int64"})
+		if _, err := c.Complete(ctx, model.Request{Messages: msgs, Tools: tools, Stream: stream}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Complete(ctx, model.Request{Messages: msgs, Tools: tools, Stream: stream})
+		if e, ok := model.AsError(err); !ok || e.Code != model.CodeScriptEnded {
+			t.Fatalf("stream=%v: past the end: %v", stream, err)
+		}
+		if srv.Served() != 2 {
+			t.Fatalf("served %d", srv.Served())
+		}
+		remove()
+	}
+}

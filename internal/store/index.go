@@ -102,6 +102,9 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 			return err
 		}
 	}
+	if err := tx.flushTranscripts(ctx); err != nil {
+		return err
+	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
 	}
@@ -113,6 +116,25 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 type batchTx struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// transcripts waiting to be inserted, as rowid, body pairs: the
+	// full-text index flushes its pending terms at every statement that
+	// writes to it, so a batch's transcripts go in a few statements.
+	transcripts []any
+}
+
+// transcriptRows is how many transcripts one statement inserts.
+const transcriptRows = 128
+
+func (b *batchTx) flushTranscripts(ctx context.Context) error {
+	for len(b.transcripts) > 0 {
+		n := min(len(b.transcripts)/2, transcriptRows)
+		q := "INSERT INTO transcripts (rowid, body) VALUES (?, ?)" + strings.Repeat(", (?, ?)", n-1)
+		if _, err := b.ExecContext(ctx, q, b.transcripts[:2*n]...); err != nil {
+			return fmt.Errorf("index transcripts: %w", err)
+		}
+		b.transcripts = b.transcripts[2*n:]
+	}
+	return nil
 }
 
 func (b *batchTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -280,9 +302,7 @@ func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) e
 		return fmt.Errorf("index run %s: %w", r.RunID, err)
 	}
 	if run.Transcript != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO transcripts (rowid, body) VALUES (?, ?)`, id, run.Transcript); err != nil {
-			return fmt.Errorf("index transcript of run %s: %w", r.RunID, err)
-		}
+		tx.transcripts = append(tx.transcripts, id, run.Transcript)
 	}
 	if rv := r.Review; rv != nil {
 		changed, _ := json.Marshal(nonNil(rv.Changed))

@@ -53,7 +53,12 @@ checks:
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
+		into := index.Into(st)
+		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
+			t := time.Now()
+			defer func() { b.Logf("index: %v", time.Since(t)) }()
+			return into(ctx, paths...)
+		}}
 		start := time.Now()
 		scenarios, probs := scenario.Discover(root)
 		id := suite.NewID(start)
@@ -66,7 +71,7 @@ checks:
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep := suite.Run(context.Background(), r, scenarios, probs, suite.Options{ID: id, Parallel: runtime.NumCPU(), Pack: pack, Scratch: scratch})
+		rep := suite.Run(context.Background(), r, scenarios, probs, suite.Options{ID: id, Parallel: runtime.NumCPU()*0 + 6, Pack: pack, Scratch: scratch})
 		cleanup()
 		wall += time.Since(start)
 		if p, f, br := rep.Counts(); p != n || f != 0 || br != 0 {
