@@ -102,7 +102,7 @@ func (w *PackWriter) Add(dir, id string) error {
 		err = w.buf.Flush()
 	}
 	if w.runs++; err == nil && w.runs%packSyncEvery == 0 {
-		w.sync.Wait() // one at a time
+		w.sync.Wait()                    // one at a time
 		w.sync.Go(func() { w.f.Sync() }) // Close syncs again and reports
 	}
 	if err != nil {
