@@ -424,3 +424,44 @@ func Unpacked(ref string) (string, error) {
 	}
 	return dest, nil
 }
+
+// FindPacked looks for run id in the packs directly inside dir (a data
+// folder's runs/) and returns its reference. It reads entry headers only.
+func FindPacked(dir, id string) (string, bool) {
+	if !ValidID(id) {
+		return "", false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), PackSuffix) || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		pack := filepath.Join(dir, e.Name())
+		if packHolds(pack, id) {
+			return PackRef(pack, id), true
+		}
+	}
+	return "", false
+}
+
+func packHolds(pack, id string) bool {
+	f, err := os.Open(pack)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	tr := tar.NewReader(f) // an *os.File: the reader seeks over contents
+	prefix := id + "/"
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			return false
+		}
+		if hdr.Name == prefix+ReceiptFile {
+			return true
+		}
+	}
+}

@@ -181,8 +181,9 @@ clear. See docs/security.md.`)
 
 func runIndex(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "index", "[--data DIR] [--rebuild] [--json] PATH…", `
-Index the run bundles (folders holding run.json) and session files
-(sessions/*.json) found under each PATH into the data folder's database.
+Index the run bundles (folders holding run.json), packs of them (*.tar, as
+written by scenario run --pack) and session files (sessions/*.json) found
+under each PATH into the data folder's database.
 Unchanged bundles are skipped; bundles gone from a PATH are forgotten; a
 bundle that cannot be read is recorded as a problem and the others go on.
 Exit code 1 when any problem was found.`)

@@ -65,6 +65,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	fs.Var(&tags, "filter", "only scenarios with this `tag` (repeatable: any of them)")
 	junit := fs.String("junit", "", "write JUnit XML to `file`")
 	jsonOut := fs.String("json", "", "write the results as JSON to `file`")
+	pack := fs.Bool("pack", false, "record the runs in one pack file, <data>/runs/<suite id>.tar, instead of a folder each (for large suites; see docs/scenarios.md)")
 	if err := parseFlags(fs, "scenario run", args); err != nil {
 		return err
 	}
@@ -103,6 +104,14 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 			return err
 		}
 		opt.Model = &m
+	}
+	if *pack {
+		cleanup, err := opt.UsePack(r.DataDir)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		fmt.Fprintf(env.Stdout, "suite %s: recording its runs in %s\n", opt.ID, opt.Pack.Path())
 	}
 	rep := suite.Run(ctx, r, scenarios, problems, opt)
 	if *junit != "" {

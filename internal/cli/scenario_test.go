@@ -56,3 +56,40 @@ func TestScenarioCommands(t *testing.T) {
 		t.Fatalf("run missing: %+v", r)
 	}
 }
+
+// scenario run --pack records every run in one pack file, indexed; the
+// runs are checked, listed and exported like runs in folders.
+func TestScenarioRunPack(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	in := t.TempDir()
+	if r := invoke(t, env, "scenario", "new", "--in", in, "fix-greeting"); r.code != ExitOK {
+		t.Fatalf("new: %+v", r)
+	}
+	r := invoke(t, env, "scenario", "run", "--pack", "--repeat", "3", "--parallel", "2", in)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "3 passed, 0 failed, 0 broken") {
+		t.Fatalf("run --pack: %+v", r)
+	}
+	m := regexp.MustCompile(`(\S+\.tar)#(\S+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no packed bundle named in:\n%s", r.stdout)
+	}
+	pack, runID := m[1], m[2]
+	if filepath.Dir(pack) != filepath.Join(data, "runs") {
+		t.Fatalf("pack at %s", pack)
+	}
+	entries, _ := os.ReadDir(filepath.Join(data, "runs"))
+	if len(entries) != 1 {
+		t.Fatalf("runs/ holds %d entries, want the pack alone", len(entries))
+	}
+	if r = invoke(t, env, "check", runID); r.code != ExitOK || !strings.Contains(r.stdout, "PASS post.greeting-changed") {
+		t.Fatalf("check a packed run: %+v", r)
+	}
+	if r = invoke(t, env, "script", "export", runID); r.code != ExitOK || !strings.Contains(r.stdout, "steps:") {
+		t.Fatalf("export a packed run: %+v", r)
+	}
+	// Rebuilding the index finds the three runs in the pack.
+	if r = invoke(t, env, "index", "--rebuild", filepath.Join(data, "runs")); r.code != ExitOK || !strings.Contains(r.stdout, "indexed 3,") {
+		t.Fatalf("index --rebuild: %+v", r)
+	}
+}

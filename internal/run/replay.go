@@ -13,16 +13,22 @@ import (
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
-// RunDir is the bundle folder of a run of the data folder.
+// RunDir is the bundle folder of a run of the data folder: its own folder
+// under runs/, or for a run recorded in a pack there, an unpacked copy
+// (bundle.Unpacked).
 func (r *Runner) RunDir(runID string) (string, error) {
 	if !bundle.ValidID(runID) {
 		return "", fmt.Errorf("run %q: not a valid run id", runID)
 	}
 	dir := filepath.Join(r.DataDir, "runs", runID)
-	if _, err := os.Stat(filepath.Join(dir, bundle.ReceiptFile)); err != nil {
-		return "", fmt.Errorf("run %s: no bundle at %s", runID, dir)
+	if _, err := os.Stat(filepath.Join(dir, bundle.ReceiptFile)); err == nil {
+		return dir, nil
 	}
-	return dir, nil
+	// A run recorded in a suite's pack is read from an unpacked copy.
+	if ref, ok := bundle.FindPacked(filepath.Join(r.DataDir, "runs"), runID); ok {
+		return bundle.Unpacked(ref)
+	}
+	return "", fmt.Errorf("run %s: no bundle at %s, nor in a pack beside it", runID, dir)
 }
 
 // BaseRepo is the repository that holds the base commit of a run: its own

@@ -135,7 +135,27 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if data, err := json.MarshalIndent(run.Receipt, "", "  "); err == nil {
 		p.ReceiptJSON = string(data)
 	}
-	dir := run.BundlePath
+	if dir, err := bundle.Unpacked(run.BundlePath); err != nil { // a run recorded in a suite's pack
+		p.EventProblems = bundle.Problems{{File: run.BundlePath, Message: "the run's files cannot be read: " + err.Error()}}
+		p.TranscriptErr = "The transcript cannot be shown: " + err.Error()
+	} else {
+		s.readRunFiles(&p, dir)
+	}
+	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
+		for _, sec := range p.Transcript {
+			if web.SectionMatches(sec, p.Find) {
+				p.Found++
+			}
+		}
+	}
+	p.Split = c.QueryParam("view") == "split"
+	return render(c, status, web.RunView(p))
+}
+
+// readRunFiles reads what the run page shows from the bundle folder: the
+// events, the transcript and the diff. What cannot be read is said on the
+// page, and the rest is still shown.
+func (s *Server) readRunFiles(p *web.RunPage, dir string) {
 	events, probs, err := bundle.ReadEvents(dir, s.limits)
 	if err != nil {
 		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})
@@ -148,13 +168,6 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 		p.TranscriptErr = "transcript.md cannot be shown: " + err.Error()
 	default:
 		p.Transcript = bundle.ParseTranscript(string(data))
-	}
-	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
-		for _, sec := range p.Transcript {
-			if web.SectionMatches(sec, p.Find) {
-				p.Found++
-			}
-		}
 	}
 
 	switch data, err := bundle.ReadFile(dir, bundle.DiffFile, s.limits.MaxTextBytes); {
@@ -169,8 +182,6 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 		p.Files = files
 		p.Diff = web.BuildDiff(files)
 	}
-	p.Split = c.QueryParam("view") == "split"
-	return render(c, status, web.RunView(p))
 }
 
 func (s *Server) listSessions(c echo.Context) error {
@@ -235,7 +246,11 @@ func (s *Server) runFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := bundle.Open(run.BundlePath, name)
+	dir, err := bundle.Unpacked(run.BundlePath)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, name+" cannot be shown: "+err.Error())
+	}
+	f, err := bundle.Open(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return echo.NewHTTPError(http.StatusNotFound, "Run "+id+" has no "+name+".")
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -46,7 +45,7 @@ checks:
   - reply: {content: done}
 `), 0o644)
 	}
-	var wall time.Duration
+	var wall, indexing time.Duration
 	for range b.N {
 		data := b.TempDir()
 		st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
@@ -56,22 +55,17 @@ checks:
 		into := index.Into(st)
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: func(ctx context.Context, paths ...string) error {
 			t := time.Now()
-			defer func() { b.Logf("index: %v", time.Since(t)) }()
+			defer func() { indexing += time.Since(t) }()
 			return into(ctx, paths...)
 		}}
 		start := time.Now()
 		scenarios, probs := scenario.Discover(root)
-		id := suite.NewID(start)
-		os.MkdirAll(filepath.Join(data, "runs"), 0o755)
-		pack, err := bundle.CreatePack(filepath.Join(data, "runs", id+bundle.PackSuffix))
+		opt := suite.Options{Parallel: runtime.NumCPU()}
+		cleanup, err := opt.UsePack(data)
 		if err != nil {
 			b.Fatal(err)
 		}
-		scratch, cleanup, err := suite.NewScratch(data)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rep := suite.Run(context.Background(), r, scenarios, probs, suite.Options{ID: id, Parallel: runtime.NumCPU()*0 + 6, Pack: pack, Scratch: scratch})
+		rep := suite.Run(context.Background(), r, scenarios, probs, opt)
 		cleanup()
 		wall += time.Since(start)
 		if p, f, br := rep.Counts(); p != n || f != 0 || br != 0 {
@@ -87,6 +81,7 @@ checks:
 	per := wall / time.Duration(b.N)
 	b.ReportMetric(per.Seconds(), "wall-s")
 	b.ReportMetric(float64(n)/per.Seconds(), "cases/s")
+	b.ReportMetric((indexing / time.Duration(b.N)).Seconds(), "index-s")
 	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
 	b.ReportMetric(0, "ns/op")
 }

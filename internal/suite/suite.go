@@ -208,6 +208,31 @@ func pack(p *bundle.PackWriter, r *run.Runner, res *run.Result) string {
 	return fmt.Sprintf("warning: %v; the run was kept in %s instead", err, dest)
 }
 
+// UsePack makes the suite record its runs in a new pack,
+// <dataDir>/runs/<suite id>.tar, working in a scratch folder (NewScratch).
+// It gives the suite an id when it has none. cleanup removes the scratch
+// folder once the suite has run.
+func (o *Options) UsePack(dataDir string) (cleanup func(), err error) {
+	if o.ID == "" {
+		o.ID = NewID(time.Now())
+	}
+	runs := filepath.Join(dataDir, "runs")
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		return nil, fmt.Errorf("pack the suite's runs: %w", err)
+	}
+	scratch, cleanup, err := NewScratch(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	pack, err := bundle.CreatePack(filepath.Join(runs, o.ID+bundle.PackSuffix))
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	o.Pack, o.Scratch = pack, scratch
+	return cleanup, nil
+}
+
 // NewScratch makes a folder for runs to work in before they are packed: on
 // a memory file system when there is one ($XDG_RUNTIME_DIR, /dev/shm),
 // where creating the many small files of a run costs little, else under
