@@ -12,6 +12,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/suite"
@@ -106,11 +107,17 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 		opt.Model = &m
 	}
 	if *pack {
+		st, err := openData(ctx, env, *data)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		cleanup, err := opt.UsePack(r.DataDir)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
+		opt.PackIndex = index.New(st)
 		fmt.Fprintf(env.Stdout, "suite %s: recording its runs in %s\n", opt.ID, opt.Pack.Path())
 	}
 	rep := suite.Run(ctx, r, scenarios, problems, opt)

@@ -163,25 +163,33 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 			from := (b - readyBatches) * bs
 			updates = ix.readAll(ctx, todo[min(from, len(todo)):min(from+bs, len(todo))], fingerprints)
 		}
-		for i := range updates {
-			_, known := stored[updates[i].Path]
-			updates[i].New = !known
-			gone, err := ix.claimID(ctx, &updates[i], owners, removedSet)
-			if err != nil {
-				return rep, err
-			}
-			if gone != "" {
-				removed = append(removed, gone)
-				rep.Removed++
-			}
-			ix.tally(&updates[i], &rep)
-		}
-		if err := ix.store.ApplyBundles(ctx, updates, removed); err != nil {
+		if err := ix.apply(ctx, updates, removed, stored, owners, removedSet, &rep); err != nil {
 			return rep, err
 		}
 		removed = nil
 	}
 	return rep, nil
+}
+
+// apply writes one batch: every update claims its run or session id, is
+// tallied in rep, and is written with the removals in one transaction.
+// stored holds the fingerprints indexed before this pass (to tell new
+// paths), owners the ids claimed so far in this pass.
+func (ix *Indexer) apply(ctx context.Context, updates []store.BundleUpdate, removed []string, stored, owners map[string]string, removedSet map[string]bool, rep *Report) error {
+	for i := range updates {
+		_, known := stored[updates[i].Path]
+		updates[i].New = !known
+		gone, err := ix.claimID(ctx, &updates[i], owners, removedSet)
+		if err != nil {
+			return err
+		}
+		if gone != "" {
+			removed = append(removed, gone)
+			rep.Removed++
+		}
+		ix.tally(&updates[i], rep)
+	}
+	return ix.store.ApplyBundles(ctx, updates, removed)
 }
 
 func (ix *Indexer) tally(u *store.BundleUpdate, rep *Report) {

@@ -45,7 +45,7 @@ checks:
   - reply: {content: done}
 `), 0o644)
 	}
-	var wall, indexing time.Duration
+	var wall, indexing, cpu time.Duration
 	for range b.N {
 		data := b.TempDir()
 		st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
@@ -58,9 +58,9 @@ checks:
 			defer func() { indexing += time.Since(t) }()
 			return into(ctx, paths...)
 		}}
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuTime()
 		scenarios, probs := scenario.Discover(root)
-		opt := suite.Options{Parallel: runtime.NumCPU()}
+		opt := suite.Options{Parallel: runtime.NumCPU(), PackIndex: index.New(st)}
 		cleanup, err := opt.UsePack(data)
 		if err != nil {
 			b.Fatal(err)
@@ -68,6 +68,7 @@ checks:
 		rep := suite.Run(context.Background(), r, scenarios, probs, opt)
 		cleanup()
 		wall += time.Since(start)
+		cpu += cpuTime() - cpu0
 		if p, f, br := rep.Counts(); p != n || f != 0 || br != 0 {
 			b.Fatalf("passed %d failed %d broken %d", p, f, br)
 		}
@@ -82,6 +83,14 @@ checks:
 	b.ReportMetric(per.Seconds(), "wall-s")
 	b.ReportMetric(float64(n)/per.Seconds(), "cases/s")
 	b.ReportMetric((indexing / time.Duration(b.N)).Seconds(), "index-s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*n), "cpu-µs/case")
 	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
 	b.ReportMetric(0, "ns/op")
+}
+
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

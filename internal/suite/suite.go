@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -37,6 +38,9 @@ type Options struct {
 	// indexes the pack then (IndexEach is ignored).
 	Pack    *bundle.PackWriter
 	Scratch string
+	// PackIndex, when set with Pack, indexes each run as it is packed, in
+	// the background, instead of the whole pack at the end.
+	PackIndex *index.Indexer
 }
 
 // Case is one run of one scenario.
@@ -109,6 +113,10 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 			defer h.Close()
 		}
 	}
+	var feed *index.Feed
+	if opt.Pack != nil && opt.PackIndex != nil {
+		feed = opt.PackIndex.Feed(context.WithoutCancel(ctx), opt.Pack.Path())
+	}
 	var mu sync.Mutex
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -133,7 +141,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				c.Err, c.Duration = err, time.Since(t0)
 				var warning string
 				if opt.Pack != nil && c.Result != nil {
-					warning = pack(opt.Pack, r, c.Result)
+					warning = pack(opt.Pack, feed, r, c.Result)
 				}
 				mu.Lock()
 				if warning != "" {
@@ -158,6 +166,11 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 			fmt.Fprintf(out, "warning: %v\n", err)
 		}
 	}
+	if feed != nil {
+		if _, err := feed.Close(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(out, "warning: %v\n", err)
+		}
+	}
 	if r.Index != nil && (!opt.IndexEach || opt.Pack != nil) {
 		var dirs []string
 		packed := false
@@ -171,7 +184,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				dirs = append(dirs, c.Result.Dir)
 			}
 		}
-		if packed {
+		if packed && feed == nil {
 			dirs = append(dirs, opt.Pack.Path())
 		}
 		if len(dirs) > 0 {
@@ -192,9 +205,12 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 // pack cannot take it, the run is copied to a folder of its own under the
 // data folder instead, so that nothing is lost, and the returned warning
 // says so.
-func pack(p *bundle.PackWriter, r *run.Runner, res *run.Result) string {
+func pack(p *bundle.PackWriter, feed *index.Feed, r *run.Runner, res *run.Result) string {
 	err := p.Add(res.Dir, res.RunID)
 	if err == nil {
+		if feed != nil {
+			feed.Add(res.Dir, res.RunID)
+		}
 		os.RemoveAll(res.Dir)
 		res.Dir = bundle.PackRef(p.Path(), res.RunID)
 		return ""

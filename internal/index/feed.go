@@ -1,0 +1,91 @@
+package index
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// pendingFingerprint marks runs fed from a pack that is still being
+// written; Close replaces it with the finished pack's fingerprint.
+const pendingFingerprint = "pending"
+
+// Feed indexes the runs of a pack while the pack is being written: each
+// run is read from its folder just before the folder is packed, and
+// written to the store a batch at a time in the background, so indexing
+// overlaps the work of making the runs instead of following it. Close seals
+// the index of the pack: its runs take the finished pack's fingerprint, so a
+// later pass does not read the pack again.
+type Feed struct {
+	ix   *Indexer
+	pack string
+	ch   chan store.BundleUpdate
+	done chan struct{}
+	rep  Report
+	err  error
+}
+
+// Feed starts indexing the runs of the pack at path (made by
+// bundle.CreatePack) as they are added with Add.
+func (ix *Indexer) Feed(ctx context.Context, pack string) *Feed {
+	f := &Feed{ix: ix, pack: pack, ch: make(chan store.BundleUpdate, ix.batchSize), done: make(chan struct{})}
+	go f.loop(ctx)
+	return f
+}
+
+func (f *Feed) loop(ctx context.Context) {
+	defer close(f.done)
+	stored, err := f.ix.store.Fingerprints(ctx, f.pack)
+	if err != nil {
+		f.err = err
+	}
+	owners := map[string]string{}
+	batch := make([]store.BundleUpdate, 0, f.ix.batchSize)
+	flush := func() {
+		if len(batch) > 0 && f.err == nil {
+			f.err = f.ix.apply(ctx, batch, nil, stored, owners, nil, &f.rep)
+		}
+		batch = batch[:0]
+	}
+	for u := range f.ch {
+		if batch = append(batch, u); len(batch) == f.ix.batchSize {
+			flush()
+		}
+	}
+	flush()
+}
+
+// Add reads the run bundle in dir, which the pack holds (or is about to
+// hold) as run id, and queues it to be indexed under its reference
+// PACK#id. It is safe for concurrent use.
+func (f *Feed) Add(dir, id string) {
+	ref := bundle.PackRef(f.pack, id)
+	u := store.BundleUpdate{Path: ref, Kind: store.BundleRun, Fingerprint: pendingFingerprint}
+	run, err := bundle.ReadRunAs(dir, ref, f.ix.limits)
+	if err != nil {
+		u.Problems = asProblems(err, ref+"/"+bundle.ReceiptFile)
+	} else {
+		u.Run, u.Problems = run, run.Problems
+	}
+	f.ch <- u
+}
+
+// Close writes what is queued and seals the pack's index. Call it after
+// the pack itself is closed.
+func (f *Feed) Close(ctx context.Context) (Report, error) {
+	close(f.ch)
+	<-f.done
+	if f.err != nil {
+		return f.rep, fmt.Errorf("index %s: %w", f.pack, f.err)
+	}
+	fp, err := fingerprint(candidate{path: f.pack, kind: store.BundleRun, pack: true})
+	if err == nil {
+		err = f.ix.store.SealPack(ctx, f.pack, pendingFingerprint, fp)
+	}
+	if err != nil {
+		return f.rep, fmt.Errorf("index %s: %w", f.pack, err)
+	}
+	return f.rep, nil
+}
