@@ -42,14 +42,15 @@ func SplitPackRef(ref string) (pack, id string, ok bool) {
 // PackWriter appends whole run bundles to a pack. It is safe for
 // concurrent use; each Add writes one run's entries together.
 type PackWriter struct {
-	path string
-	mu   sync.Mutex
-	f    *os.File
-	buf  *bufio.Writer
-	tw   *tar.Writer
-	runs int
-	err  error
-	sync sync.WaitGroup // a sync in the background
+	path    string
+	mu      sync.Mutex
+	f       *os.File
+	buf     *bufio.Writer
+	tw      *tar.Writer
+	runs    int
+	err     error
+	copyBuf []byte         // copies file contents into the pack
+	sync    sync.WaitGroup // a sync in the background
 }
 
 // CreatePack starts a new pack file at path; an existing file is an error.
@@ -145,10 +146,13 @@ func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
 		return err
 	}
 	defer f.Close()
-	if _, err := io.CopyN(w.tw, f, info.Size()); err != nil {
-		return err
+	if w.copyBuf == nil {
+		w.copyBuf = make([]byte, 32<<10)
 	}
-	return nil
+	// A plain writer: io.CopyBuffer then uses w.copyBuf rather than
+	// allocating a buffer per file.
+	_, err = io.CopyBuffer(struct{ io.Writer }{w.tw}, io.LimitReader(f, info.Size()), w.copyBuf)
+	return err
 }
 
 // Close ends the pack and makes it durable.

@@ -55,6 +55,7 @@ func CreateWith(ctx context.Context, src, dir string, lim Limits, opt Options) (
 // content hash.
 func hashTree(dir string) (map[string]string, error) {
 	out := map[string]string{}
+	buf := make([]byte, 32<<10) // one buffer for the walk, not one per file
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -70,7 +71,7 @@ func hashTree(dir string) (map[string]string, error) {
 			return err
 		}
 		h := sha256.New()
-		_, err = io.Copy(h, f)
+		_, err = io.CopyBuffer(h, onlyReader{f}, buf)
 		f.Close()
 		if err != nil {
 			return err
@@ -105,3 +106,7 @@ func (w *Workspace) changedByHash() ([]string, error) {
 	sort.Strings(changed)
 	return changed, nil
 }
+
+// onlyReader hides a file's WriteTo, so that io.CopyBuffer uses the
+// buffer it is given instead of allocating one per file.
+type onlyReader struct{ io.Reader }
