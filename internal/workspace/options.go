@@ -55,7 +55,7 @@ func CreateWith(ctx context.Context, src, dir string, lim Limits, opt Options) (
 // content hash.
 func hashTree(dir string) (map[string]string, error) {
 	out := map[string]string{}
-	buf := make([]byte, 32<<10) // one buffer for the walk, not one per file
+	var buf []byte // for large files, one buffer for the walk
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -66,14 +66,8 @@ func hashTree(dir string) (map[string]string, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
 		h := sha256.New()
-		_, err = io.CopyBuffer(h, onlyReader{f}, buf)
-		f.Close()
-		if err != nil {
+		if err := hashFile(h, path, &buf); err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
@@ -106,6 +100,40 @@ func (w *Workspace) changedByHash() ([]string, error) {
 	sort.Strings(changed)
 	return changed, nil
 }
+
+// hashFile writes the file's content to h: a small file read whole (most
+// of a source tree), a large one through *buf.
+func hashFile(h io.Writer, path string, buf *[]byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Size() <= smallFile {
+		data := make([]byte, info.Size()+1)
+		n, err := io.ReadFull(f, data)
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return err
+		}
+		if n <= int(info.Size()) {
+			h.Write(data[:n])
+			return nil
+		}
+		h.Write(data[:n]) // it grew while read: go on with the rest
+	}
+	if *buf == nil {
+		*buf = make([]byte, 32<<10)
+	}
+	_, err = io.CopyBuffer(h, onlyReader{f}, *buf)
+	return err
+}
+
+// smallFile is the size up to which a file is read whole.
+const smallFile = 64 << 10
 
 // onlyReader hides a file's WriteTo, so that io.CopyBuffer uses the
 // buffer it is given instead of allocating one per file.

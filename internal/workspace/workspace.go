@@ -227,16 +227,22 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("copy source: %w", err)
 	}
-	// Small files (most of a source tree) are copied through a buffer on
-	// the stack; larger ones let the kernel copy (copy_file_range).
-	var small [16 << 10]byte
-	if info, err := in.Stat(); err == nil && info.Size() <= int64(len(small)) {
-		_, err = io.CopyBuffer(out, onlyReader{in}, small[:])
-		if err != nil {
+	// Small files (most of a source tree) are read whole; larger ones let
+	// the kernel copy (copy_file_range), or io.Copy's buffer.
+	if info, err := in.Stat(); err == nil && info.Size() <= smallFile {
+		data, err := io.ReadAll(io.LimitReader(in, smallFile+1))
+		if err == nil && int64(len(data)) <= smallFile {
+			_, err = out.Write(data)
+			if err != nil {
+				out.Close()
+				return fmt.Errorf("copy source: %w", err)
+			}
+			return out.Close()
+		}
+		if _, err := in.Seek(0, io.SeekStart); err != nil {
 			out.Close()
 			return fmt.Errorf("copy source: %w", err)
 		}
-		return out.Close()
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
