@@ -2,6 +2,8 @@ package model
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +33,32 @@ func TestEncoderMatchesPlainEncoding(t *testing.T) {
 	}
 	if got, _ := e.encode("m", Request{}); string(got) != `{"model":"m","messages":[]}` {
 		t.Fatalf("empty: %s", got)
+	}
+}
+
+func TestDecodeRequestSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       Request
+		err        string
+	}{
+		{"last message and tool names", `{"model":"m","stream":true,"messages":[{"role":"system","content":"be careful"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]}],"tools":[{"type":"function","function":{"name":"read_file","description":"d","parameters":{"type":"object"}}}]}`,
+			Request{Stream: true, Messages: []Message{{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a"}`}}}}, Tools: []ToolSpec{{Name: "read_file"}}}, ""},
+		{"no messages", `{"model":"m","messages":[]}`, Request{}, ""},
+		{"not JSON", `{"model":`, Request{}, "not a chat completion request"},
+		{"a bad last message", `{"messages":[{"role":"user","content":"x"},{"role":7}]}`, Request{}, "messages[1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DecodeRequestSummary([]byte(tc.body))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
 	}
 }

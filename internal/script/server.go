@@ -54,12 +54,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := readBody(r, 64<<20)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 		return
 	}
-	_, req, err := model.DecodeRequest(body)
+	// A step checks the last message and the tools offered; the rest of
+	// the conversation is not decoded.
+	req, err := model.DecodeRequestSummary(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
@@ -106,6 +108,19 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 
 // stream sends the reply as server-sent chunks, the way OpenAI does: the
 // role and text, then each tool call, then the finish reason and the usage.
+// readBody reads a request body of at most max bytes, in one allocation
+// when the client said its length.
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= max {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, max))
+}
+
 func (s *Server) stream(w http.ResponseWriter, id string, resp model.Response) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
