@@ -89,7 +89,7 @@ func TestScenarioRunPack(t *testing.T) {
 		t.Fatalf("export a packed run: %+v", r)
 	}
 	// Rebuilding the index finds the three runs in the pack.
-	if r = invoke(t, env, "index", "--rebuild", filepath.Join(data, "runs")); r.code != ExitOK || !strings.Contains(r.stdout, "indexed 3,") {
+	if r = invoke(t, env, "index", "--rebuild", filepath.Join(data, "runs")); r.code != ExitOK || !strings.Contains(r.stdout, "indexed 3,") || !strings.Contains(r.stdout, "problems 0") {
 		t.Fatalf("index --rebuild: %+v", r)
 	}
 }

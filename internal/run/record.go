@@ -16,11 +16,19 @@ import (
 
 // recorder writes a run's bundle as the run goes. Every text it writes
 // passes through the redactor first.
+//
+// A scratch recorder writes a run that works in a scratch folder and is
+// packed when it ends (Runner.Scratch): the folder is not the record and
+// nobody reads it while the run works, so its logs are kept in memory and
+// written once at the end, its files are written in place without temp
+// files or syncs, and it takes no live lock.
 type recorder struct {
 	dir     string
 	redact  *redact.Redactor
 	now     func() time.Time
 	onEvent func(bundle.Event)
+	scratch bool
+	logs    [2]bytes.Buffer // events, exchanges of a scratch recorder
 
 	mu        sync.Mutex
 	events    *os.File
@@ -30,8 +38,11 @@ type recorder struct {
 	err       error // the first write error; the run reports it at the end
 }
 
-func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent func(bundle.Event)) (*recorder, error) {
-	rec := &recorder{dir: dir, redact: r, now: now, onEvent: onEvent}
+func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent func(bundle.Event), scratch bool) (*recorder, error) {
+	rec := &recorder{dir: dir, redact: r, now: now, onEvent: onEvent, scratch: scratch}
+	if scratch {
+		return rec, nil
+	}
 	var err error
 	if rec.events, err = os.OpenFile(filepath.Join(dir, bundle.EventsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		return nil, fmt.Errorf("open events: %w", err)
@@ -59,7 +70,9 @@ func (rec *recorder) event(typ string, data any) {
 	rec.seq++
 	ev := bundle.Event{Seq: rec.seq, Time: rec.now().UTC(), Type: typ, Data: raw}
 	line, _ := json.Marshal(ev)
-	if _, err := rec.events.Write(append(line, '\n')); err != nil && rec.err == nil {
+	if rec.scratch {
+		rec.logs[0].Write(append(line, '\n'))
+	} else if _, err := rec.events.Write(append(line, '\n')); err != nil && rec.err == nil {
 		rec.err = fmt.Errorf("write events: %w", err)
 	}
 	rec.mu.Unlock()
@@ -92,7 +105,9 @@ func (rec *recorder) exchange(x model.Exchange) {
 		b.Write(msg)
 	}
 	b.WriteString("}\n")
-	if _, err := rec.exchanges.Write(b.Bytes()); err != nil && rec.err == nil {
+	if rec.scratch {
+		rec.logs[1].Write(b.Bytes())
+	} else if _, err := rec.exchanges.Write(b.Bytes()); err != nil && rec.err == nil {
 		rec.err = fmt.Errorf("write exchanges: %w", err)
 	}
 }
@@ -128,10 +143,22 @@ func (rec *recorder) receipt(r *bundle.Receipt, durable bool) error {
 	if err != nil {
 		return fmt.Errorf("encode receipt: %w", err)
 	}
-	if durable {
-		return bundle.WriteFileAtomic(path, append(data, '\n'), 0o644)
+	return rec.write(path, append(data, '\n'), durable)
+}
+
+// write writes a file of the bundle: atomically, durably when asked, or in
+// place in a scratch folder.
+func (rec *recorder) write(path string, data []byte, durable bool) error {
+	switch {
+	case rec.scratch:
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	case durable:
+		return bundle.WriteFileAtomic(path, data, 0o644)
 	}
-	return bundle.WriteFileAtomicLater(path, append(data, '\n'), 0o644)
+	return bundle.WriteFileAtomicLater(path, data, 0o644)
 }
 
 // jsonFile writes a JSON file of the bundle atomically; it becomes durable
@@ -141,13 +168,13 @@ func (rec *recorder) jsonFile(name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)
 	}
-	return bundle.WriteFileAtomicLater(filepath.Join(rec.dir, name), append(data, '\n'), 0o644)
+	return rec.write(filepath.Join(rec.dir, name), append(data, '\n'), false)
 }
 
 // text writes a text file of the bundle atomically, redacted; it becomes
 // durable with the run's final sync.
 func (rec *recorder) text(name, content string) error {
-	return bundle.WriteFileAtomicLater(filepath.Join(rec.dir, name), []byte(rec.redact.String(content)), 0o644)
+	return rec.write(filepath.Join(rec.dir, name), []byte(rec.redact.String(content)), false)
 }
 
 // close ends the logs and makes everything written so far durable with
@@ -156,6 +183,14 @@ func (rec *recorder) text(name, content string) error {
 func (rec *recorder) close() error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	if rec.scratch {
+		for i, name := range []string{bundle.EventsFile, bundle.ExchangesFile} {
+			if err := os.WriteFile(filepath.Join(rec.dir, name), rec.logs[i].Bytes(), 0o644); err != nil && rec.err == nil {
+				rec.err = fmt.Errorf("write %s: %w", name, err)
+			}
+		}
+		return rec.err
+	}
 	if err := rec.exchanges.Close(); err != nil && rec.err == nil {
 		rec.err = err
 	}
@@ -169,5 +204,7 @@ func (rec *recorder) close() error {
 func (rec *recorder) release() {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	rec.events.Close()
+	if rec.events != nil {
+		rec.events.Close()
+	}
 }

@@ -100,6 +100,10 @@ type Runner struct {
 	// that packs its runs works in a scratch folder and packs each run as it
 	// ends.
 	RunsDir string
+	// Scratch says the run folders under RunsDir are scratch, not the
+	// record: each is packed when its run ends. Their files are written
+	// once, in place, without syncs, and no receipt is written at the start.
+	Scratch bool
 }
 
 // Result is a finished run.
@@ -240,7 +244,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if r.OnEvent != nil {
 		onEvent = func(ev bundle.Event) { r.OnEvent(id, ev) }
 	}
-	rec, err := newRecorder(dir, red, r.Now, onEvent)
+	rec, err := newRecorder(dir, red, r.Now, onEvent, r.Scratch)
 	if err != nil {
 		return nil, &SetupError{err}
 	}
@@ -267,10 +271,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
 	// ends; the stages in between are events, which are written live.
-	if err := rec.receipt(&l.receipt, false); err != nil {
-		rec.close()
-		rec.release()
-		return nil, &SetupError{err}
+	if !r.Scratch {
+		if err := rec.receipt(&l.receipt, false); err != nil {
+			rec.close()
+			rec.release()
+			return nil, &SetupError{err}
+		}
 	}
 	if spec.Started != nil {
 		spec.Started()

@@ -132,7 +132,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 					rr.Index = nil // the suite indexes its runs at the end, in one pass
 				}
 				if opt.Pack != nil {
-					rr.RunsDir = opt.Scratch
+					rr.RunsDir, rr.Scratch = opt.Scratch, true
 				}
 				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
 				if err == nil {
