@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -69,16 +70,33 @@ func (rec *recorder) event(typ string, data any) {
 	rec.mu.Lock()
 	rec.seq++
 	ev := bundle.Event{Seq: rec.seq, Time: rec.now().UTC(), Type: typ, Data: raw}
-	line, _ := json.Marshal(ev)
+	line := appendEvent(make([]byte, 0, len(raw)+96), ev)
 	if rec.scratch {
-		rec.logs[0].Write(append(line, '\n'))
-	} else if _, err := rec.events.Write(append(line, '\n')); err != nil && rec.err == nil {
+		rec.logs[0].Write(line)
+	} else if _, err := rec.events.Write(line); err != nil && rec.err == nil {
 		rec.err = fmt.Errorf("write events: %w", err)
 	}
 	rec.mu.Unlock()
 	if rec.onEvent != nil {
 		rec.onEvent(ev)
 	}
+}
+
+// appendEvent appends ev as one line of events.jsonl: the bytes
+// json.Marshal gives, without encoding Data (already JSON) a second time.
+func appendEvent(b []byte, ev bundle.Event) []byte {
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, ev.Seq, 10)
+	b = append(b, `,"time":"`...)
+	b = ev.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","type":`...)
+	typ, _ := json.Marshal(ev.Type)
+	b = append(b, typ...)
+	if len(ev.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, ev.Data...)
+	}
+	return append(b, "}\n"...)
 }
 
 // exchange appends one model exchange. The request and response are

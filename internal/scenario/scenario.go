@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -490,10 +492,28 @@ func Discover(paths ...string) ([]*Scenario, []Problem) {
 			return nil
 		})
 	}
+	// Load the folders a few at a time (a large suite has thousands), then
+	// judge them in order, so the result does not depend on timing.
+	loaded := make([]*Scenario, len(dirs))
+	errs := make([]error, len(dirs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(dirs), 1)) {
+		wg.Go(func() {
+			for i := range next {
+				loaded[i], errs[i] = Load(dirs[i])
+			}
+		})
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var out []*Scenario
 	seen := map[string]string{}
-	for _, dir := range dirs {
-		s, err := Load(dir)
+	for i, dir := range dirs {
+		s, err := loaded[i], errs[i]
 		if err != nil {
 			probs = append(probs, Problem{Path: dir, Err: err})
 			continue
