@@ -62,8 +62,19 @@ func (f *Feed) loop(ctx context.Context) {
 // PACK#id. It is safe for concurrent use.
 func (f *Feed) Add(dir, id string) {
 	ref := bundle.PackRef(f.pack, id)
-	u := store.BundleUpdate{Path: ref, Kind: store.BundleRun, Fingerprint: pendingFingerprint}
 	run, err := bundle.ReadRunAs(dir, ref, f.ix.limits)
+	f.queue(ref, run, err)
+}
+
+// AddFiles is Add for a run whose own files are in memory.
+func (f *Feed) AddFiles(id string, files []bundle.File) {
+	ref := bundle.PackRef(f.pack, id)
+	run, err := bundle.ReadRunFiles(ref, id, files, f.ix.limits)
+	f.queue(ref, run, err)
+}
+
+func (f *Feed) queue(ref string, run *bundle.Run, err error) {
+	u := store.BundleUpdate{Path: ref, Kind: store.BundleRun, Fingerprint: pendingFingerprint}
 	if err != nil {
 		u.Problems = asProblems(err, ref+"/"+bundle.ReceiptFile)
 	} else {

@@ -18,11 +18,11 @@ import (
 // recorder writes a run's bundle as the run goes. Every text it writes
 // passes through the redactor first.
 //
-// A scratch recorder writes a run that works in a scratch folder and is
+// A scratch recorder records a run that works in a scratch folder and is
 // packed when it ends (Runner.Scratch): the folder is not the record and
-// nobody reads it while the run works, so its logs are kept in memory and
-// written once at the end, its files are written in place without temp
-// files or syncs, and it takes no live lock.
+// nobody reads it while the run works, so the bundle's files are kept in
+// memory, for the packer, rather than written to it; it takes no live
+// lock.
 type recorder struct {
 	dir     string
 	redact  *redact.Redactor
@@ -30,6 +30,7 @@ type recorder struct {
 	onEvent func(bundle.Event)
 	scratch bool
 	logs    [2]bytes.Buffer // events, exchanges of a scratch recorder
+	mem     []bundle.File   // the other files of a scratch recorder
 
 	mu        sync.Mutex
 	events    *os.File
@@ -169,9 +170,9 @@ func (rec *recorder) receipt(r *bundle.Receipt, durable bool) error {
 func (rec *recorder) write(path string, data []byte, durable bool) error {
 	switch {
 	case rec.scratch:
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		rec.keep(filepath.Base(path), data)
 		return nil
 	case durable:
 		return bundle.WriteFileAtomic(path, data, 0o644)
@@ -202,11 +203,8 @@ func (rec *recorder) close() error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if rec.scratch {
-		for i, name := range []string{bundle.EventsFile, bundle.ExchangesFile} {
-			if err := os.WriteFile(filepath.Join(rec.dir, name), rec.logs[i].Bytes(), 0o644); err != nil && rec.err == nil {
-				rec.err = fmt.Errorf("write %s: %w", name, err)
-			}
-		}
+		rec.keep(bundle.EventsFile, rec.logs[0].Bytes())
+		rec.keep(bundle.ExchangesFile, rec.logs[1].Bytes())
 		return rec.err
 	}
 	if err := rec.exchanges.Close(); err != nil && rec.err == nil {
@@ -216,6 +214,25 @@ func (rec *recorder) close() error {
 		rec.err = err
 	}
 	return rec.err
+}
+
+// keep holds a file of a scratch recorder's bundle, replacing one of the
+// same name. The caller holds rec.mu.
+func (rec *recorder) keep(name string, data []byte) {
+	for i := range rec.mem {
+		if rec.mem[i].Name == name {
+			rec.mem[i].Data = data
+			return
+		}
+	}
+	rec.mem = append(rec.mem, bundle.File{Name: name, Data: data})
+}
+
+// files returns the bundle files a scratch recorder holds.
+func (rec *recorder) files() []bundle.File {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.mem
 }
 
 // release closes the events log, which drops the run's live lock.

@@ -101,8 +101,10 @@ type Runner struct {
 	// ends.
 	RunsDir string
 	// Scratch says the run folders under RunsDir are scratch, not the
-	// record: each is packed when its run ends. Their files are written
-	// once, in place, without syncs, and no receipt is written at the start.
+	// record: each is packed when its run ends. A run's own files (receipt,
+	// logs, transcript, verdict, diff) are then kept in memory
+	// (Result.Files) instead of written, and no receipt is written at the
+	// start.
 	Scratch bool
 }
 
@@ -112,6 +114,10 @@ type Result struct {
 	Dir     string
 	Receipt bundle.Receipt
 	Verdict *bundle.Verdict // scenario runs
+	// Files are the bundle's own files of a run in a scratch folder
+	// (Runner.Scratch), held in memory rather than written to the folder,
+	// which holds the workspace; the packer writes both.
+	Files []bundle.File
 }
 
 // ExitCode is the CLI exit code for the run's status: 0 completed, 1 failed,
@@ -288,7 +294,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		}
 	}
 	l.finish(ctx, l.execute(ctx, sess))
-	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict}, nil
+	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict, Files: rec.files()}, nil
 }
 
 func validate(spec Spec) error {

@@ -206,15 +206,19 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 // data folder instead, so that nothing is lost, and the returned warning
 // says so.
 func pack(p *bundle.PackWriter, feed *index.Feed, r *run.Runner, res *run.Result) string {
-	err := p.Add(res.Dir, res.RunID)
+	err := p.AddRun(res.Dir, res.RunID, res.Files)
 	if err == nil {
 		if feed != nil {
-			feed.Add(res.Dir, res.RunID)
+			feed.AddFiles(res.RunID, res.Files)
 		}
 		os.RemoveAll(res.Dir)
-		res.Dir = bundle.PackRef(p.Path(), res.RunID)
+		res.Dir, res.Files = bundle.PackRef(p.Path(), res.RunID), nil
 		return ""
 	}
+	if werr := bundle.WriteFiles(res.Dir, res.Files); werr != nil {
+		return fmt.Sprintf("warning: %v; the run's files could not be kept either: %v", err, werr)
+	}
+	res.Files = nil
 	dest := filepath.Join(r.DataDir, "runs", res.RunID)
 	if cerr := os.CopyFS(dest, os.DirFS(res.Dir)); cerr != nil {
 		return fmt.Sprintf("warning: %v; the run is left in %s (copy to %s: %v)", err, res.Dir, dest, cerr)
