@@ -35,6 +35,8 @@ type Input struct {
 	Calls     []Call
 	Aborted   string // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Env       []string
+
+	realWorkspace string // Workspace with symlinks resolved, once for all checks
 }
 
 // CallsFile is the file in the run folder that executable checks read the
@@ -44,6 +46,7 @@ const CallsFile = "calls.json"
 // Run runs every spec in order, phase "post", and returns one result each.
 func Run(ctx context.Context, specs []Spec, in Input) []bundle.CheckResult {
 	var out []bundle.CheckResult
+	in.realWorkspace = mustReal(in.Workspace)
 	callsWritten := false
 	for _, s := range specs {
 		if s.Kind == KindExecutable && !callsWritten && in.RunDir != "" {
@@ -80,7 +83,11 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 	file := func() (string, error) {
 		p := filepath.Join(in.Workspace, filepath.FromSlash(s.Path))
 		real, err := filepath.EvalSymlinks(p)
-		if err == nil && !bundle.Within(mustReal(in.Workspace), real) {
+		root := in.realWorkspace
+		if root == "" {
+			root = mustReal(in.Workspace)
+		}
+		if err == nil && !bundle.Within(root, real) {
 			return "", fmt.Errorf("%s leads outside the workspace", s.Path)
 		}
 		return p, err

@@ -46,7 +46,8 @@ type Endpoint struct {
 // Client is an OpenAI-compatible chat completions client.
 type Client struct {
 	endpoint Endpoint
-	sdk      openai.Client
+	sdk      *openai.Client
+	opts     []option.RequestOption // per request: the endpoint, over a shared SDK client
 	retry    RetryPolicy
 	record   Recorder
 	sleep    func(context.Context, time.Duration) error
@@ -57,20 +58,41 @@ type Client struct {
 
 // NewClient returns a client for endpoint. record may be nil.
 func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
-	key := endpoint.APIKey
-	if key == "" {
-		key = "none" // local servers accept any key; the SDK wants one
-	}
-	sdk := openai.NewClient(
+	c := NewSDK(endpoint).Client(endpoint, retry, record)
+	c.opts = nil // the SDK client is this endpoint's own
+	return c
+}
+
+// SDK is one OpenAI SDK client that many model clients can share when
+// their endpoints share its transport (a suite's scripted models, served
+// in process): making an SDK client costs more than a small request.
+type SDK struct{ sdk openai.Client }
+
+// NewSDK makes an SDK client for endpoint's transport.
+func NewSDK(endpoint Endpoint) *SDK {
+	return &SDK{sdk: openai.NewClient(
 		option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/")+"/"),
-		option.WithAPIKey(key),
+		option.WithAPIKey(apiKey(endpoint)),
 		option.WithMaxRetries(0), // retries are ours, so every attempt is recorded
 		option.WithHTTPClient(&http.Client{Transport: endpoint.Transport}),
-	)
+	)}
+}
+
+// Client returns a model client for endpoint over the shared SDK client:
+// the endpoint's base URL and key go with every request. record may be nil.
+func (s *SDK) Client(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
 	if record == nil {
 		record = func(Exchange) {}
 	}
-	return &Client{endpoint: endpoint, sdk: sdk, retry: retry, record: record, sleep: sleepCtx}
+	return &Client{endpoint: endpoint, sdk: &s.sdk, retry: retry, record: record, sleep: sleepCtx,
+		opts: []option.RequestOption{option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/") + "/"), option.WithAPIKey(apiKey(endpoint))}}
+}
+
+func apiKey(endpoint Endpoint) string {
+	if endpoint.APIKey == "" {
+		return "none" // local servers accept any key; the SDK wants one
+	}
+	return endpoint.APIKey
 }
 
 // Model is the model name the client asks for.
@@ -150,7 +172,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (
 	} else {
 		var httpResp *http.Response
 		err = c.sdk.Post(actx, "chat/completions", nil, &raw,
-			option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))
+			append(c.opts, option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))...)
 		if err == nil {
 			resp, err = decodeResponse(raw)
 		}
@@ -179,7 +201,7 @@ func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, 
 		return nil, nil, err
 	}
 	stream := c.sdk.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{},
-		option.WithRequestBody("application/json", body))
+		append(c.opts, option.WithRequestBody("application/json", body))...)
 	defer stream.Close()
 	var content strings.Builder
 	var calls []ToolCall

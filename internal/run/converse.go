@@ -182,8 +182,14 @@ func lastAssistant(msgs []model.Message) string {
 
 // env is the environment of tools and checks.
 func (l *live) env(workspace string) []string {
-	if l.spec.Env != nil {
-		return append(append([]string{}, l.spec.Env...), "PROCTOR_WORKSPACE="+workspace)
+	if l.envFor == workspace && l.envCache != nil {
+		return l.envCache
 	}
-	return scrubbedEnv(l.r.Environ, workspace)
+	if l.spec.Env != nil {
+		l.envCache = append(append([]string{}, l.spec.Env...), "PROCTOR_WORKSPACE="+workspace)
+	} else {
+		l.envCache = scrubbedEnv(l.r.Environ, workspace)
+	}
+	l.envFor = workspace
+	return l.envCache
 }

@@ -71,10 +71,10 @@ func (rec *recorder) event(typ string, data any) {
 	rec.mu.Lock()
 	rec.seq++
 	ev := bundle.Event{Seq: rec.seq, Time: rec.now().UTC(), Type: typ, Data: raw}
-	line := appendEvent(make([]byte, 0, len(raw)+96), ev)
 	if rec.scratch {
-		rec.logs[0].Write(line)
-	} else if _, err := rec.events.Write(line); err != nil && rec.err == nil {
+		rec.logs[0].Grow(len(raw) + 96)
+		rec.logs[0].Write(appendEvent(rec.logs[0].AvailableBuffer(), ev))
+	} else if _, err := rec.events.Write(appendEvent(make([]byte, 0, len(raw)+96), ev)); err != nil && rec.err == nil {
 		rec.err = fmt.Errorf("write events: %w", err)
 	}
 	rec.mu.Unlock()
@@ -110,9 +110,13 @@ func (rec *recorder) exchange(x model.Exchange) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.xseq++
-	var b bytes.Buffer
+	var line bytes.Buffer
+	b := &line
+	if rec.scratch {
+		b = &rec.logs[1] // the line goes straight into the log held in memory
+	}
 	b.Grow(len(req) + len(resp) + 256)
-	fmt.Fprintf(&b, `{"seq":%d,"time":%q,"duration_ms":%d,"request":`, rec.xseq, x.Time.UTC().Format(time.RFC3339Nano), x.Duration.Milliseconds())
+	fmt.Fprintf(b, `{"seq":%d,"time":%q,"duration_ms":%d,"request":`, rec.xseq, x.Time.UTC().Format(time.RFC3339Nano), x.Duration.Milliseconds())
 	b.Write(req)
 	if len(resp) > 0 {
 		b.WriteString(`,"response":`)
@@ -125,8 +129,9 @@ func (rec *recorder) exchange(x model.Exchange) {
 	}
 	b.WriteString("}\n")
 	if rec.scratch {
-		rec.logs[1].Write(b.Bytes())
-	} else if _, err := rec.exchanges.Write(b.Bytes()); err != nil && rec.err == nil {
+		return
+	}
+	if _, err := rec.exchanges.Write(b.Bytes()); err != nil && rec.err == nil {
 		rec.err = fmt.Errorf("write exchanges: %w", err)
 	}
 }

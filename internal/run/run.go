@@ -189,6 +189,9 @@ type live struct {
 	notes   map[string]string // transcript flags by tool call id
 	aborted string            // the budget that aborted the conversation
 	verdict *bundle.Verdict
+
+	envFor   string   // the workspace envCache was made for
+	envCache []string // the environment of tools and checks (never changed by its users)
 }
 
 // progress prints a line of progress with every secret redacted: the task,
@@ -577,30 +580,28 @@ func (l *live) finish(ctx context.Context, out outcome) {
 // client starts the model a run talks to.
 func (l *live) client(m ModelChoice) (*model.Client, func(), error) {
 	retry := model.DefaultRetryPolicy()
-	if m.Profile != nil {
+	switch {
+	case m.Profile != nil:
 		retry = m.Profile.Retry()
-	}
-	endpoint := m.Endpoint
-	closeFn := func() {}
-	if m.Script != nil {
-		if l.r.Scripts != nil {
-			url, _, remove := l.r.Scripts.Add(m.Script)
-			endpoint = model.Endpoint{BaseURL: url, Model: m.Script.Model, Transport: l.r.Scripts.Transport()}
-			closeFn = remove
-		} else {
-			ep, err := script.Start(m.Script, "127.0.0.1:0")
-			if err != nil {
-				return nil, nil, err
-			}
-			endpoint = model.Endpoint{BaseURL: ep.URL, Model: m.Script.Model}
-			closeFn = func() { ep.Close() }
-		}
+	case m.Script != nil:
 		retry = model.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 60 * time.Second}
 	}
 	if l.r.Retry != nil {
 		retry = *l.r.Retry
 	}
-	return model.NewClient(endpoint, retry, l.rec.exchange), closeFn, nil
+	if m.Script == nil {
+		return model.NewClient(m.Endpoint, retry, l.rec.exchange), func() {}, nil
+	}
+	if l.r.Scripts != nil {
+		c, remove := l.r.Scripts.Client(m.Script, retry, l.rec.exchange)
+		return c, remove, nil
+	}
+	ep, err := script.Start(m.Script, "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	endpoint := model.Endpoint{BaseURL: ep.URL, Model: m.Script.Model}
+	return model.NewClient(endpoint, retry, l.rec.exchange), func() { ep.Close() }, nil
 }
 
 // scrubbedEnv is the environment of commands in the workspace: the process

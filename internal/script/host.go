@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/model"
 )
 
 // Host serves many scripts from one loopback listener, each under its own
@@ -27,6 +29,7 @@ type Host struct {
 	mu      sync.Mutex
 	next    int
 	scripts map[string]*Server
+	sdk     *model.SDK // one SDK client for every script's model client, in process
 }
 
 // NewHost listens on addr (e.g. "127.0.0.1:0") until Close.
@@ -36,6 +39,7 @@ func NewHost(addr string) (*Host, error) {
 		return nil, fmt.Errorf("serve model scripts: %w", err)
 	}
 	h := &Host{base: "http://" + ln.Addr().String() + "/s/", done: make(chan error, 1), scripts: map[string]*Server{}}
+	h.sdk = model.NewSDK(model.Endpoint{BaseURL: h.base, Transport: h.Transport()})
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { h.done <- h.srv.Serve(ln) }()
 	return h, nil
@@ -54,6 +58,13 @@ func (h *Host) Add(s *Script) (baseURL string, server *Server, remove func()) {
 		delete(h.scripts, key)
 		h.mu.Unlock()
 	}
+}
+
+// Client serves s on the host and returns a model client that talks to it
+// in process (see Transport), and a func that stops serving it.
+func (h *Host) Client(s *Script, retry model.RetryPolicy, record model.Recorder) (*model.Client, func()) {
+	url, _, remove := h.Add(s)
+	return h.sdk.Client(model.Endpoint{BaseURL: url, Model: s.Model, Transport: h.Transport()}, retry, record), remove
 }
 
 // ServeHTTP routes /s/N/… to script N's endpoint.

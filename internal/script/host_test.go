@@ -102,3 +102,33 @@ func TestHostTransport(t *testing.T) {
 		remove()
 	}
 }
+
+// Clients made by the host share one SDK client, yet each talks to its own
+// script.
+func TestHostClientsShareTheSDK(t *testing.T) {
+	s, err := script.Load("testdata/two-steps.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := script.NewHost("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	retry := model.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 5 * time.Second}
+	var xs []model.Exchange
+	a, removeA := h.Client(s, retry, func(x model.Exchange) { xs = append(xs, x) })
+	b, removeB := h.Client(s, retry, nil)
+	defer removeA()
+	defer removeB()
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "be careful"}, {Role: model.RoleUser, Content: "fix the rounding bug"}}
+	for _, c := range []*model.Client{a, b} {
+		r, err := c.Complete(context.Background(), model.Request{Messages: msgs, Tools: tools})
+		if err != nil || r.Message.Content != "Let me look at the code." {
+			t.Fatalf("reply %+v, %v", r, err)
+		}
+	}
+	if len(xs) != 1 {
+		t.Fatalf("%d exchanges recorded for a, want 1", len(xs))
+	}
+}
