@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,11 @@ import (
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
+
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/suite"
 )
 
 func TestEmptyStateExplainsHowToGetAFirstRun(t *testing.T) {
@@ -223,4 +229,39 @@ func TestKeyboardNavigation(t *testing.T) {
 	// Typing in the search box is not taken for shortcuts.
 	must(t, kb.Type("jk"))
 	must(t, expect.Locator(page.Locator("input[name=q]")).ToHaveValue("jk"))
+}
+
+// A suite run with --pack records its runs in one file; the runs list, a
+// run's page and its bundle files read them from the pack.
+func TestPackedSuiteRunsReadLikeFolders(t *testing.T) {
+	a := startApp(t)
+	scenarios, probs := scenario.Discover("../examples/scenarios/go-rounding-fix", "../examples/scenarios/multi-turn")
+	if len(probs) > 0 || len(scenarios) != 2 {
+		t.Fatalf("scenarios %d, problems %v", len(scenarios), probs)
+	}
+	opt := suite.Options{Parallel: 2, PackIndex: index.New(a.Store)}
+	cleanup, err := opt.UsePack(a.DataDir)
+	must(t, err)
+	rep := suite.Run(context.Background(), &run.Runner{DataDir: a.DataDir, Environ: os.Environ()}, scenarios, nil, opt)
+	cleanup()
+	if p, f, b := rep.Counts(); p != 2 || f != 0 || b != 0 {
+		t.Fatalf("suite: %d passed, %d failed, %d broken", p, f, b)
+	}
+	entries, _ := os.ReadDir(filepath.Join(a.DataDir, "runs"))
+	if len(entries) != 1 || !strings.HasSuffix(entries[0].Name(), ".tar") {
+		t.Fatalf("runs/ holds %v, want one pack", entries)
+	}
+
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs?suite="+rep.ID)
+	must(t, expect.Locator(page.Locator("table.runs tbody tr")).ToHaveCount(2))
+	must(t, page.Locator("table.runs tbody tr", playwright.PageLocatorOptions{HasText: "go-rounding-fix"}).Locator("a").First().Click())
+	must(t, expect.Locator(page.Locator("#checks")).ToContainText("passed"))
+	must(t, expect.Locator(page.Locator("#transcript article.role-user").First()).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#diff tr.add").First()).ToBeVisible())
+	screenshot(t, page, "run-packed")
+
+	// The bundle's files are served from the pack too.
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "verdict.json", Exact: playwright.Bool(true)}).Click())
+	must(t, expect.Locator(page.Locator("body")).ToContainText(`"passed": true`))
 }
