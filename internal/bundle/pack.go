@@ -369,9 +369,15 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 	return probs, nil
 }
 
+// MaxUnpackBytes bounds what Unpack writes for one run: a pack from
+// elsewhere may claim any size (a sparse entry needs no data to claim
+// terabytes), and a run's workspace is bounded far below this.
+const MaxUnpackBytes = 4 << 30
+
 // Unpack extracts run id from the pack into a new folder dest, which must
 // not exist yet; it appears whole or not at all. Entry names are confined
-// to dest, and symlinks are made last, so no entry is written through one.
+// to dest, symlinks are made last, so no entry is written through one, and
+// at most MaxUnpackBytes are written.
 func Unpack(pack, id, dest string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("unpack: run id %q is not a safe name", id)
@@ -395,6 +401,7 @@ func Unpack(pack, id, dest string) error {
 	type link struct{ name, target string }
 	var links []link
 	found, done := false, false
+	budget := int64(MaxUnpackBytes)
 	tr := tar.NewReader(bufio.NewReader(f))
 	for !done {
 		hdr, err := tr.Next()
@@ -429,6 +436,10 @@ func Unpack(pack, id, dest string) error {
 				return fail(err)
 			}
 		case tar.TypeReg:
+			if hdr.Size > budget {
+				return fail(fmt.Errorf("entry %q: the run would take more than %s unpacked", hdr.Name, humanBytes(MaxUnpackBytes)))
+			}
+			budget -= hdr.Size
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return fail(err)
 			}
@@ -436,7 +447,7 @@ func Unpack(pack, id, dest string) error {
 			if err != nil {
 				return fail(err)
 			}
-			_, err = io.Copy(out, tr)
+			_, err = io.CopyN(out, tr, hdr.Size)
 			if cerr := out.Close(); err == nil {
 				err = cerr
 			}

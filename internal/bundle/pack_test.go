@@ -2,6 +2,8 @@ package bundle_test
 
 import (
 	"archive/tar"
+	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -215,4 +217,57 @@ func TestSplitPackRef(t *testing.T) {
 			t.Errorf("SplitPackRef(%q) = %q %q %v", tc.ref, pack, id, ok)
 		}
 	}
+}
+
+// A pack may come from anywhere (CI, another host): whatever its bytes,
+// reading and unpacking never fail hard, never write outside their folder,
+// and every run read is valid.
+func FuzzReadPack(f *testing.F) {
+	var whole bytes.Buffer
+	tw := tar.NewWriter(&whole)
+	receipt, _ := os.ReadFile(filepath.Join(sampleRuns, "20261201-113020-z8c1rd", bundle.ReceiptFile))
+	for _, e := range []struct {
+		name string
+		data []byte
+	}{
+		{"20261201-113020-z8c1rd/transcript.md", []byte("# Run\n\n## user\n\nhello\n")},
+		{"20261201-113020-z8c1rd/workspace/a.txt", []byte("new\n")},
+		{"20261201-113020-z8c1rd/run.json", receipt},
+	} {
+		tw.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(e.data))})
+		tw.Write(e.data)
+	}
+	tw.Close()
+	f.Add(whole.Bytes())
+	f.Add(whole.Bytes()[:whole.Len()/2])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		pack := filepath.Join(dir, "runs", "p"+bundle.PackSuffix)
+		os.MkdirAll(filepath.Dir(pack), 0o755)
+		os.WriteFile(pack, data, 0o644)
+		var ids []string
+		if _, err := bundle.ReadPack(pack, bundle.DefaultLimits(), func(p *bundle.PackedRun) error {
+			if run, err := p.Read(bundle.DefaultLimits()); err == nil {
+				if err := run.Receipt.Validate("run.json", p.ID); err != nil {
+					t.Fatalf("accepted receipt does not validate: %v", err)
+				}
+			}
+			ids = append(ids, p.ID)
+			return nil
+		}); err != nil {
+			t.Fatalf("ReadPack: %v", err)
+		}
+		for _, id := range ids {
+			bundle.Unpacked(bundle.PackRef(pack, id))
+		}
+		// Nothing was written but the pack and the unpacked cache.
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			rel, _ := filepath.Rel(dir, p)
+			if rel != "." && rel != "runs" && rel != filepath.Join("runs", "p"+bundle.PackSuffix) && !strings.HasPrefix(rel, filepath.Join("runs", ".unpacked")) {
+				t.Fatalf("wrote %s", rel)
+			}
+			return nil
+		})
+	})
 }

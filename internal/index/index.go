@@ -361,8 +361,9 @@ func asProblems(err error, file string) bundle.Problems {
 }
 
 // walk finds run bundles (folders holding run.json, or any folder directly
-// inside a folder named "runs"), packs of them (*.tar files) and session
-// files (*.json directly inside a folder named "sessions") under root. It does not follow symlinked folders
+// inside a folder named "runs"), packs of them (*.tar files directly inside
+// a folder named "runs", or root itself) and session files (*.json directly
+// inside a folder named "sessions") under root. It does not follow symlinked folders
 // and does not descend into a bundle.
 func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error) {
 	var out []candidate
@@ -409,7 +410,7 @@ func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error
 		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") && filepath.Base(filepath.Dir(path)) == "sessions" {
 			out = append(out, candidate{path: path, kind: store.BundleSession})
 		}
-		if strings.HasSuffix(name, bundle.PackSuffix) && !strings.HasPrefix(name, ".") && d.Type().IsRegular() {
+		if strings.HasSuffix(name, bundle.PackSuffix) && !strings.HasPrefix(name, ".") && d.Type().IsRegular() && filepath.Base(filepath.Dir(path)) == "runs" {
 			out = append(out, candidate{path: path, kind: store.BundleRun, pack: true})
 		}
 		return nil

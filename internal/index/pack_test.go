@@ -206,3 +206,21 @@ func TestFeedIndexesAPackWhileItIsWritten(t *testing.T) {
 		t.Fatalf("fed index differs from a pass over the pack:\n%v\n%v", a["bundles"], b["bundles"])
 	}
 }
+
+// A tar file that is not in a runs/ folder is not taken for a pack unless
+// it is named as a root.
+func TestOnlyPacksInRunsFoldersAreRead(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	other := filepath.Join(root, "backups")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "photos.tar"), []byte("not a pack"), 0o644)
+	rep, err := index.New(openStore(t)).Index(ctx, root)
+	if err != nil || rep.Indexed != 0 || len(rep.Problems) != 0 {
+		t.Fatalf("report %+v, %v; want nothing read", rep, err)
+	}
+	rep, err = index.New(openStore(t)).Index(ctx, filepath.Join(other, "photos.tar"))
+	if err != nil || len(rep.Problems) == 0 {
+		t.Fatalf("a tar named as a root: %+v, %v; want its problems", rep, err)
+	}
+}
