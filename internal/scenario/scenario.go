@@ -1,10 +1,8 @@
 package scenario
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,14 +98,16 @@ var (
 func Parse(file string, data []byte, dir string) (*Scenario, error) {
 	d := &decoder{file: file}
 	var root yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty; a scenario needs at least id, a task and a check", file)
-		}
+	// Unmarshal parses the first document straight from data (a Decoder
+	// would copy it through a reader buffer first).
+	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlError(file, err)
 	}
 	s := &Scenario{Dir: dir, Budgets: Budgets{Bounds: bounds.Defaults()}, Approvals: Approvals{Default: "deny"}, Git: true, Repeat: 1,
 		Env: map[string]string{}, Continue: "Please continue."}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: empty; a scenario needs at least id, a task and a check", file)
+	}
 	doc := root.Content[0]
 	var task string
 	var taskNode *yaml.Node

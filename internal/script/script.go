@@ -1,11 +1,9 @@
 package script
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -72,10 +70,9 @@ func Load(path string) (*Script, error) {
 func Parse(path string, data []byte) (*Script, error) {
 	p := &parser{path: path}
 	var root yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty script; a script needs a steps list", path)
-		}
+	// Unmarshal parses the first document straight from data (a Decoder
+	// would copy it through a reader buffer first).
+	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, YAMLError(path, err)
 	}
 	s := &Script{Path: path, Model: "scripted"}
