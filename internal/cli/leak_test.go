@@ -115,3 +115,66 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		t.Errorf("transcript has %d [REDACTED] marks, want at least 6:\n%s", c, tr)
 	}
 }
+
+// A scenario whose check prints a secret passed to it by name: the secret
+// is in no verdict, no terminal line (scenario run, packed or not, and
+// check), no file of the data folder outside the agent's workspace, and no
+// byte of the pack.
+func TestCheckOutputSecretsAreRedacted(t *testing.T) {
+	const secret = "s3cr3t-check-value-1a2b3c4d"
+	t.Setenv("LEAKTEST_API_KEY", secret)
+	dir := filepath.Join(t.TempDir(), "leaky-check")
+	os.MkdirAll(filepath.Join(dir, "fixture"), 0o755)
+	os.WriteFile(filepath.Join(dir, "fixture", "a.txt"), []byte("old\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(`id: leaky-check
+task: Write new into a.txt.
+git: false
+pass_env: [LEAKTEST_API_KEY]
+checks:
+  - {kind: file_contains, path: a.txt, text: new}
+  - {name: prints-key, kind: command, command: 'echo "the key is $LEAKTEST_API_KEY"; exit 1'}
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "model.yaml"), []byte(`steps:
+  - reply: {content: done, tool_calls: [{name: write_file, arguments: {path: a.txt, content: "new\n"}}]}
+  - reply: {content: done}
+`), 0o644)
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	var out strings.Builder
+	for _, args := range [][]string{{"scenario", "run", dir}, {"scenario", "run", "--pack", dir}} {
+		r := invoke(t, env, args...)
+		if r.code != ExitProblems || !strings.Contains(r.stdout, "FAIL post.prints-key") {
+			t.Fatalf("%v: %+v", args, r)
+		}
+		if m := regexp.MustCompile(`(\S+/runs/[0-9a-z-]+)\n`).FindStringSubmatch(r.stdout); m != nil {
+			if v, _ := os.ReadFile(filepath.Join(m[1], "verdict.json")); !strings.Contains(string(v), "the key is [REDACTED]") {
+				t.Errorf("verdict.json does not show the redacted output:\n%s", v)
+			}
+		}
+		out.WriteString(r.stdout + r.stderr)
+		if m := regexp.MustCompile(`\.tar#(\S+)`).FindStringSubmatch(r.stdout); m != nil {
+			c := invoke(t, env, "check", m[1])
+			out.WriteString(c.stdout + c.stderr)
+			if !strings.Contains(c.stdout, "FAIL post.prints-key") {
+				t.Fatalf("check: %+v", c)
+			}
+		}
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Fatalf("terminal output holds the secret:\n%s", out.String())
+	}
+	filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "workspace" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds the secret", path)
+			}
+		}
+		return nil
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/suite"
@@ -183,6 +184,7 @@ Each failure names the rule and the file. Exit 1 when any rule fails.`)
 	}
 	defer os.RemoveAll(scratch)
 	r := &run.Runner{DataDir: filepath.Join(scratch, "data"), Environ: os.Environ()}
+	red := redact.FromEnv(r.Environ) // check output may print a secret
 	scenarios, problems := scenario.Discover(fs.Args()...)
 	failed := 0
 	say := func(ok bool, id, rule, detail string) {
@@ -226,7 +228,7 @@ Each failure names the rule and the file. Exit 1 when any rule fails.`)
 		allHold := true
 		for _, res := range results {
 			if res.Broken {
-				say(false, s.ID, "not-vacuous", fmt.Sprintf("check %s is broken on the untouched fixture: %s", res.Name, res.Detail))
+				say(false, s.ID, "not-vacuous", fmt.Sprintf("check %s is broken on the untouched fixture: %s", res.Name, red.String(res.Detail)))
 			}
 			allHold = allHold && res.Passed
 		}
@@ -334,6 +336,7 @@ Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
 		return err
 	}
 	results := check.Run(ctx, specs, in)
+	red := redact.FromEnv(r.Environ) // check output may print a secret
 	code := ExitOK
 	for _, res := range results {
 		mark := "PASS"
@@ -346,7 +349,7 @@ Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
 				code = ExitProblems
 			}
 		}
-		first, _, _ := strings.Cut(res.Detail, "\n")
+		first, _, _ := strings.Cut(red.String(res.Detail), "\n")
 		fmt.Fprintf(env.Stdout, "%s %s.%s: %s\n", mark, res.Phase, res.Name, first)
 	}
 	if code != ExitOK {

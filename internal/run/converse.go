@@ -111,6 +111,11 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 	l.stage(ctx, bundle.StageChecking, map[string]any{"checks": len(l.spec.ScenarioChecks)})
 	results := check.Run(ctx, l.spec.ScenarioChecks, check.Input{Workspace: ws.Dir, RunDir: l.dir, Changed: l.receipt.Changed,
 		Final: lastAssistant(res.Messages), Calls: l.calls, Aborted: l.aborted, Env: l.env(ws.Dir)})
+	for i := range results {
+		// A check's output (a command's, an executable's) may print a
+		// secret; the verdict is stored, printed and shown.
+		results[i].Detail = l.redact.String(results[i].Detail)
+	}
 	v := &bundle.Verdict{Schema: bundle.VerdictSchema, Passed: true, Results: results, Aborted: l.aborted,
 		Exchanges: res.Calls, ScenarioFile: l.spec.ScenarioFile, RunDir: l.dir}
 	if l.spec.Scenario != nil {
