@@ -40,7 +40,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 	}
 	data := t.TempDir()
 	env := map[string]string{"PROCTOR_DATA": data}
-	r := invoke(t, env, "run", "--dir", src, "--task", "Use the key "+envSecret+" to deploy.", "--script", "testdata/leak/model.yaml", "--allow", "cat")
+	r := invoke(t, env, "run", "--dir", src, "--task", "Use the key "+envSecret+" to deploy.", "--script", "testdata/leak/model.yaml", "--allow", "cat", "--session", "new")
 	if r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, "scenario") {
 		t.Fatalf("the leaky run should fail on its script: %+v", r)
 	}
@@ -55,8 +55,8 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == "workspace" {
-			return filepath.SkipDir // the agent's copy of the source: it holds what the source holds
+		if d.IsDir() && (d.Name() == "workspace" || path == filepath.Join(data, "workspaces")) {
+			return filepath.SkipDir // the agent's copy of the source (a session's too): it holds what the source holds
 		}
 		if d.IsDir() {
 			return nil

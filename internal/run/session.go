@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
@@ -46,7 +47,7 @@ func (r *Runner) openSession(spec Spec) (*sessionState, error) {
 		now := r.Now().UTC()
 		id := "sess-" + NewRunID(now)
 		return &sessionState{isNew: true, session: &bundle.Session{Schema: bundle.SessionSchema, SessionID: id,
-			Title: clip(spec.Task, 80), Workspace: r.WorkspaceDir(id), CreatedAt: now, UpdatedAt: now, Bounds: spec.Bounds}}, nil
+			Title: clip(redact.FromEnv(r.Environ, spec.Model.Endpoint.APIKey).String(spec.Task), 80), Workspace: r.WorkspaceDir(id), CreatedAt: now, UpdatedAt: now, Bounds: spec.Bounds}}, nil
 	}
 	s, err := r.LoadSession(spec.Session)
 	if err != nil {
@@ -130,7 +131,8 @@ func (r *Runner) saveSession(l *live) error {
 	if existing, err := r.LoadSession(l.receipt.SessionID); err == nil {
 		s = existing
 	} else {
-		s = &bundle.Session{Schema: bundle.SessionSchema, SessionID: l.receipt.SessionID, Title: clip(l.spec.Task, 80),
+		// The title is the task, which may hold a secret.
+		s = &bundle.Session{Schema: bundle.SessionSchema, SessionID: l.receipt.SessionID, Title: clip(l.redact.String(l.spec.Task), 80),
 			Workspace: r.WorkspaceDir(l.receipt.SessionID), CreatedAt: l.receipt.StartedAt, Bounds: l.spec.Bounds}
 	}
 	s.Runs = append(s.Runs, l.id)
