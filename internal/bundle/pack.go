@@ -50,7 +50,10 @@ type PackWriter struct {
 	tw      *tar.Writer
 	runs    int
 	err     error
-	copyBuf []byte         // copies file contents into the pack
+	copyBuf []byte      // copies file contents into the pack
+	flushed time.Time   // when the buffer was last written to the file
+	timer   *time.Timer // writes what is buffered when it fires
+	closed  bool
 	sync    sync.WaitGroup // a sync in the background
 }
 
@@ -92,9 +95,10 @@ func WriteFiles(dir string, files []File) error {
 
 // Add appends the run bundle in dir, whose run id is id: every file and
 // folder under it (the workspace too), then run.json. The entries reach the
-// file before Add returns, so a stopped process loses no added run; they
-// are synced every few hundred runs (in the background: a slow disk does
-// not hold up the suite) and on Close.
+// file within packFlushEvery (a write per run costs more than a small run
+// on some file systems, so quick runs are written together); they are
+// synced every few hundred runs (in the background: a slow disk does not
+// hold up the suite) and on Close.
 func (w *PackWriter) Add(dir, id string) error { return w.AddRun(dir, id, nil) }
 
 // AddRun is Add for a run whose own files are in memory (files) and whose
@@ -142,7 +146,7 @@ func (w *PackWriter) AddRun(dir, id string, files []File) error {
 		}
 	}
 	if err == nil {
-		err = w.buf.Flush()
+		err = w.flushSoon()
 	}
 	if w.runs++; err == nil && w.runs%packSyncEvery == 0 {
 		w.sync.Wait()                    // one at a time
@@ -151,6 +155,33 @@ func (w *PackWriter) AddRun(dir, id string, files []File) error {
 	if err != nil {
 		w.err = fmt.Errorf("pack %s: add run %s: %w", w.path, id, err)
 		return w.err
+	}
+	return nil
+}
+
+// packFlushEvery bounds how long an added run waits in the buffer before it
+// is written to the pack file.
+const packFlushEvery = 100 * time.Millisecond
+
+// flushSoon writes the buffer now if it was last written long enough ago,
+// else makes sure a timer writes it soon. The caller holds w.mu.
+func (w *PackWriter) flushSoon() error {
+	if time.Since(w.flushed) >= packFlushEvery {
+		w.flushed = time.Now()
+		return w.buf.Flush()
+	}
+	if w.timer == nil {
+		w.timer = time.AfterFunc(packFlushEvery, func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.timer = nil
+			if w.err == nil && !w.closed && w.buf.Buffered() > 0 {
+				w.flushed = time.Now()
+				if err := w.buf.Flush(); err != nil {
+					w.err = fmt.Errorf("pack %s: %w", w.path, err)
+				}
+			}
+		})
 	}
 	return nil
 }
@@ -210,6 +241,11 @@ func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
 func (w *PackWriter) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	w.closed = true
 	w.sync.Wait()
 	err := w.err
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 )
@@ -270,4 +271,36 @@ func FuzzReadPack(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+// Runs added in quick succession are written together, and each reaches
+// the file soon after it was added even when no other run follows.
+func TestPackWritesAddedRunsSoon(t *testing.T) {
+	pack := filepath.Join(t.TempDir(), "soon"+bundle.PackSuffix)
+	w, err := bundle.CreatePack(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ids := []string{"20261201-093012-k3f9qa", "20261201-101544-m2x7pb", "20261201-113020-z8c1rd"}
+	for _, id := range ids {
+		if err := w.Add(filepath.Join(sampleRuns, id), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var got []string
+		bundle.ReadPack(pack, bundle.DefaultLimits(), func(p *bundle.PackedRun) error {
+			got = append(got, p.ID)
+			return nil
+		})
+		if len(got) == len(ids) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s the pack file holds %v, want %v", got, ids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
