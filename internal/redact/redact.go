@@ -4,7 +4,6 @@
 package redact
 
 import (
-	"bytes"
 	"regexp"
 	"sort"
 	"strings"
@@ -41,7 +40,21 @@ var patterns = []pattern{
 // Redactor replaces secrets in text.
 type Redactor struct {
 	values []string // exact secret values, longest first
+	// starts holds the first two bytes of every secret value and pattern
+	// literal, as a bit set: mayHold looks closer only where text has one.
+	starts *pairSet
+	first  [256]bool // the first bytes of the same
+	lits   []string  // the values and the pattern literals
 }
+
+// pairSet is a set of two-byte sequences.
+type pairSet [1 << 16 / 64]uint64
+
+func (p *pairSet) add(s string) { k := pairKey(s[0], s[1]); p[k>>6] |= 1 << (k & 63) }
+
+func (p *pairSet) has(a, b byte) bool { k := pairKey(a, b); return p[k>>6]&(1<<(k&63)) != 0 }
+
+func pairKey(a, b byte) uint32 { return uint32(a)<<8 | uint32(b) }
 
 // New returns a redactor for these exact secret values (empty and very
 // short values are ignored: they would redact ordinary words).
@@ -53,6 +66,15 @@ func New(values ...string) *Redactor {
 		}
 	}
 	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	r.starts = new(pairSet)
+	r.lits = append(r.lits, r.values...)
+	for _, p := range patterns {
+		r.lits = append(r.lits, p.literals...)
+	}
+	for _, l := range r.lits {
+		r.starts.add(l) // every value and literal is at least two bytes long
+		r.first[l[0]] = true
+	}
 	return r
 }
 
@@ -94,7 +116,7 @@ func SecretName(name string) bool {
 
 // String returns s with every secret replaced.
 func (r *Redactor) String(s string) string {
-	if r == nil {
+	if r == nil || !mayHold(r, s) {
 		return s
 	}
 	for _, v := range r.values {
@@ -113,7 +135,7 @@ func (r *Redactor) String(s string) string {
 // Bytes is String for byte slices; b itself is returned when it holds no
 // secret.
 func (r *Redactor) Bytes(b []byte) []byte {
-	if r == nil || !r.mayHold(b) {
+	if r == nil || !mayHold(r, b) {
 		return b
 	}
 	return []byte(r.String(string(b)))
@@ -121,15 +143,15 @@ func (r *Redactor) Bytes(b []byte) []byte {
 
 // mayHold reports whether b holds a secret value or a literal of a secret
 // shape, without copying it.
-func (r *Redactor) mayHold(b []byte) bool {
-	for _, v := range r.values {
-		if bytes.Contains(b, []byte(v)) {
-			return true
+// It reads b once: only where two bytes start a value or a literal does it
+// compare further (most text is checked at a byte's cost).
+func mayHold[T string | []byte](r *Redactor, b T) bool {
+	for i := 0; i+1 < len(b); i++ {
+		if !r.first[b[i]] || !r.starts.has(b[i], b[i+1]) {
+			continue
 		}
-	}
-	for _, p := range patterns {
-		for _, l := range p.literals {
-			if bytes.Contains(b, []byte(l)) {
+		for _, l := range r.lits {
+			if len(b)-i >= len(l) && string(b[i:i+len(l)]) == l {
 				return true
 			}
 		}
