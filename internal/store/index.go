@@ -102,7 +102,7 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 	if err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
 	}
-	tx := &batchTx{tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+	tx := newBatchTx(sqlTx)
 	defer tx.close()
 	now := time.Now().UnixMilli()
 	for _, path := range removed {
@@ -115,8 +115,10 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 			return err
 		}
 	}
-	if err := tx.flushTranscripts(ctx); err != nil {
-		return err
+	for _, p := range []*pendingRows{&tx.bundles, &tx.transcripts, &tx.verdicts, &tx.checks} {
+		if err := tx.flush(ctx, p); err != nil {
+			return err
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
@@ -129,23 +131,44 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 type batchTx struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
-	// transcripts waiting to be inserted, as rowid, body pairs: the
-	// full-text index flushes its pending terms at every statement that
-	// writes to it, so a batch's transcripts go in a few statements.
-	transcripts []any
+	// Rows waiting to be inserted a hundred at a time when the batch ends:
+	// a statement costs more than a row, and the full-text index flushes
+	// its pending terms at every statement that writes to it. (Runs are
+	// inserted one by one: their row ids are needed, and a duplicate run id
+	// is reported per bundle.)
+	bundles, transcripts, verdicts, checks pendingRows
 }
 
-// transcriptRows is how many transcripts one statement inserts.
-const transcriptRows = 128
+func newBatchTx(tx *sql.Tx) *batchTx {
+	return &batchTx{tx: tx, stmts: map[string]*sql.Stmt{},
+		bundles:     pendingRows{table: "bundles (path, kind, fingerprint, ok, indexed_at)", cols: 5},
+		transcripts: pendingRows{table: "transcripts (rowid, body)", cols: 2},
+		verdicts:    pendingRows{table: "verdicts (run_id, scenario, passed, first_failure, aborted, exchanges, checks_passed, checks_failed, checks_broken)", cols: 9},
+		checks:      pendingRows{table: "check_results (run_id, ord, phase, name, passed, broken, detail)", cols: 7},
+	}
+}
 
-func (b *batchTx) flushTranscripts(ctx context.Context) error {
-	for len(b.transcripts) > 0 {
-		n := min(len(b.transcripts)/2, transcriptRows)
-		q := "INSERT INTO transcripts (rowid, body) VALUES (?, ?)" + strings.Repeat(", (?, ?)", n-1)
-		if _, err := b.ExecContext(ctx, q, b.transcripts[:2*n]...); err != nil {
-			return fmt.Errorf("index transcripts: %w", err)
+// pendingRows are rows of one table waiting to be inserted.
+type pendingRows struct {
+	table string // "name (columns)"
+	cols  int
+	args  []any
+}
+
+func (p *pendingRows) add(args ...any) { p.args = append(p.args, args...) }
+
+// rowsPerStatement is how many pending rows one INSERT writes.
+const rowsPerStatement = 100
+
+func (b *batchTx) flush(ctx context.Context, p *pendingRows) error {
+	row := "(" + strings.Repeat("?, ", p.cols-1) + "?)"
+	for len(p.args) > 0 {
+		n := min(len(p.args)/p.cols, rowsPerStatement)
+		q := "INSERT INTO " + p.table + " VALUES " + row + strings.Repeat(", "+row, n-1)
+		if _, err := b.ExecContext(ctx, q, p.args[:n*p.cols]...); err != nil {
+			return fmt.Errorf("index into %s: %w", p.table, err)
 		}
-		b.transcripts = b.transcripts[2*n:]
+		p.args = p.args[n*p.cols:]
 	}
 	return nil
 }
@@ -211,10 +234,7 @@ func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64) er
 		}
 	}
 	ok := u.Run != nil || u.Session != nil
-	if _, err := tx.ExecContext(ctx, `INSERT INTO bundles (path, kind, fingerprint, ok, indexed_at) VALUES (?, ?, ?, ?, ?)`,
-		u.Path, string(u.Kind), u.Fingerprint, ok, now); err != nil {
-		return fmt.Errorf("index bundle %s: %w", u.Path, err)
-	}
+	tx.bundles.add(u.Path, string(u.Kind), u.Fingerprint, ok, now)
 	runID := ""
 	switch {
 	case u.Run != nil:
@@ -315,7 +335,7 @@ func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) e
 		return fmt.Errorf("index run %s: %w", r.RunID, err)
 	}
 	if run.Transcript != "" {
-		tx.transcripts = append(tx.transcripts, id, run.Transcript)
+		tx.transcripts.add(id, run.Transcript)
 	}
 	if rv := r.Review; rv != nil {
 		changed, _ := json.Marshal(nonNil(rv.Changed))
@@ -336,15 +356,9 @@ func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) e
 				failed++
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, scenario, passed, first_failure, aborted, exchanges, checks_passed, checks_failed, checks_broken) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.RunID, v.Scenario, v.Passed, v.FirstFailure, v.Aborted, v.Exchanges, passed, failed, broken); err != nil {
-			return fmt.Errorf("index verdict of run %s: %w", r.RunID, err)
-		}
+		tx.verdicts.add(r.RunID, v.Scenario, v.Passed, v.FirstFailure, v.Aborted, v.Exchanges, passed, failed, broken)
 		for i, c := range v.Results {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO check_results (run_id, ord, phase, name, passed, broken, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				r.RunID, i, c.Phase, c.Name, c.Passed, c.Broken, c.Detail); err != nil {
-				return fmt.Errorf("index check %s of run %s: %w", c.Name, r.RunID, err)
-			}
+			tx.checks.add(r.RunID, i, c.Phase, c.Name, c.Passed, c.Broken, c.Detail)
 		}
 	}
 	return nil
