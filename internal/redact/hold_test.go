@@ -71,3 +71,28 @@ func BenchmarkMayHold(b *testing.B) {
 		}
 	})
 }
+
+// Redactors made at once, with and without values of their own, do not
+// share what they must not (run with -race).
+func TestRedactorsMadeConcurrently(t *testing.T) {
+	done := make(chan bool)
+	for i := range 8 {
+		go func() {
+			var r *Redactor
+			if i%2 == 0 {
+				r = New("value-of-goroutine-" + strings.Repeat("x", i))
+			} else {
+				r = New()
+			}
+			done <- r.String("token ghp_abcdefghijklmnopqrstuvwxyz0123456789 here") == "token [REDACTED] here"
+		}()
+	}
+	for range 8 {
+		if !<-done {
+			t.Fatal("a redactor made concurrently missed a secret")
+		}
+	}
+	if New("abcdefgh").String("x abcdefgh y") != "x [REDACTED] y" || New().String("x abcdefgh y") != "x abcdefgh y" {
+		t.Fatal("a value of one redactor leaked into another's table")
+	}
+}

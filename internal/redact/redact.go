@@ -66,17 +66,35 @@ func New(values ...string) *Redactor {
 		}
 	}
 	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
-	r.starts = new(pairSet)
 	r.lits = append(r.lits, r.values...)
 	for _, p := range patterns {
 		r.lits = append(r.lits, p.literals...)
 	}
+	r.starts = &literalStarts // never written: shared by every redactor
+	if len(r.values) > 0 {
+		own := literalStarts
+		for _, v := range r.values {
+			own.add(v) // every value is at least two bytes long
+		}
+		r.starts = &own
+	}
 	for _, l := range r.lits {
-		r.starts.add(l) // every value and literal is at least two bytes long
 		r.first[l[0]] = true
 	}
 	return r
 }
+
+// literalStarts is the start table of the pattern literals alone, made
+// once; a redactor with secret values of its own copies it.
+var literalStarts = func() pairSet {
+	var p pairSet
+	for _, pt := range patterns {
+		for _, l := range pt.literals {
+			p.add(l)
+		}
+	}
+	return p
+}()
 
 // FromEnv returns a redactor for the values of environment variables whose
 // names look like they hold secrets, plus extra values.
