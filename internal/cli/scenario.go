@@ -117,7 +117,11 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 		if err != nil {
 			return err
 		}
-		defer cleanup()
+		defer func() {
+			if err := cleanup(); err != nil {
+				fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+			}
+		}()
 		opt.PackIndex = index.New(st)
 		fmt.Fprintf(env.Stdout, "suite %s: recording its runs in %s\n", opt.ID, opt.Pack.Path())
 	}

@@ -221,7 +221,8 @@ func pack(p *bundle.PackWriter, feed *index.Feed, r *run.Runner, res *run.Result
 	res.Files = nil
 	dest := filepath.Join(r.DataDir, "runs", res.RunID)
 	if cerr := os.CopyFS(dest, os.DirFS(res.Dir)); cerr != nil {
-		return fmt.Sprintf("warning: %v; the run is left in %s (copy to %s: %v)", err, res.Dir, dest, cerr)
+		os.RemoveAll(dest)
+		return fmt.Sprintf("warning: %v; the run is left in %s, which is kept (copy to %s: %v)", err, res.Dir, dest, cerr)
 	}
 	os.RemoveAll(res.Dir)
 	res.Dir = dest
@@ -231,8 +232,8 @@ func pack(p *bundle.PackWriter, feed *index.Feed, r *run.Runner, res *run.Result
 // UsePack makes the suite record its runs in a new pack,
 // <dataDir>/runs/<suite id>.tar, working in a scratch folder (NewScratch).
 // It gives the suite an id when it has none. cleanup removes the scratch
-// folder once the suite has run.
-func (o *Options) UsePack(dataDir string) (cleanup func(), err error) {
+// folder once the suite has run (see NewScratch).
+func (o *Options) UsePack(dataDir string) (cleanup func() error, err error) {
 	if o.ID == "" {
 		o.ID = NewID(time.Now())
 	}
@@ -256,8 +257,10 @@ func (o *Options) UsePack(dataDir string) (cleanup func(), err error) {
 // NewScratch makes a folder for runs to work in before they are packed: on
 // a memory file system when there is one ($XDG_RUNTIME_DIR, /dev/shm),
 // where creating the many small files of a run costs little, else under
-// the data folder. cleanup removes it.
-func NewScratch(dataDir string) (dir string, cleanup func(), err error) {
+// the data folder. cleanup removes it — unless a run is left in it (one
+// that could be neither packed nor copied under the data folder): then it
+// keeps it and says so.
+func NewScratch(dataDir string) (dir string, cleanup func() error, err error) {
 	var bases []string
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		bases = append(bases, d)
@@ -279,7 +282,12 @@ func NewScratch(dataDir string) (dir string, cleanup func(), err error) {
 			}
 			continue
 		}
-		return d, func() { os.RemoveAll(d) }, nil
+		return d, func() error {
+			if left, _ := os.ReadDir(d); len(left) > 0 {
+				return fmt.Errorf("the scratch folder %s is kept: it holds %d run(s) that could not be recorded in the pack or under the data folder", d, len(left))
+			}
+			return os.RemoveAll(d)
+		}, nil
 	}
 	return "", nil, fmt.Errorf("make a scratch folder: no place to make one")
 }

@@ -136,3 +136,37 @@ func TestFixtureIsAGitRepositoryWithOrigin(t *testing.T) {
 		t.Fatalf("origin/main %s, receipt %s", head, c.Result.Receipt.Source.CommitSHA)
 	}
 }
+
+// A run the pack cannot take is kept as a folder of its own under the data
+// folder, with a warning; nothing is left in the scratch folder.
+func TestRunsThePackCannotTakeAreKeptAsFolders(t *testing.T) {
+	data := t.TempDir()
+	opt := suite.Options{Parallel: 2}
+	cleanup, err := opt.UsePack(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Pack.Close() // every add fails from here on
+	var out strings.Builder
+	opt.Out = &out
+	scenarios, _ := scenario.Discover("../../examples/scenarios/go-rounding-fix", "../../examples/scenarios/multi-turn")
+	rep := suite.Run(context.Background(), &run.Runner{DataDir: data, Environ: os.Environ()}, scenarios, nil, opt)
+	if p, _, _ := rep.Counts(); p != 2 {
+		t.Fatalf("%d passed:\n%s", p, out.String())
+	}
+	for _, c := range rep.Cases {
+		if filepath.Dir(c.Result.Dir) != filepath.Join(data, "runs") {
+			t.Fatalf("run kept at %s", c.Result.Dir)
+		}
+		b, err := bundle.ReadRun(c.Result.Dir, bundle.DefaultLimits())
+		if err != nil || len(b.Problems) > 0 || b.Verdict == nil || !b.Verdict.Passed {
+			t.Fatalf("kept run %s: %v %v", c.Result.Dir, err, b)
+		}
+	}
+	if strings.Count(out.String(), "the run was kept in") != 2 {
+		t.Fatalf("no warning per run:\n%s", out.String())
+	}
+	if err := cleanup(); err != nil {
+		t.Fatalf("cleanup: %v", err)
+	}
+}
