@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -118,11 +119,16 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 		feed = opt.PackIndex.Feed(context.WithoutCancel(ctx), opt.Pack.Path())
 	}
 	var mu sync.Mutex
-	next := make(chan int)
+	// Workers take the next case themselves (no dispatcher to wait for).
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(par, max(len(cases), 1)) {
 		wg.Go(func() {
-			for i := range next {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(cases) || ctx.Err() != nil {
+					return
+				}
 				c := &cases[i]
 				t0 := time.Now()
 				rr := *r
@@ -152,13 +158,6 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 			}
 		})
 	}
-	for i := range cases {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	rep.Cases = cases
 	if opt.Pack != nil {
