@@ -67,6 +67,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	fs.Var(&tags, "filter", "only scenarios with this `tag` (repeatable: any of them)")
 	junit := fs.String("junit", "", "write JUnit XML to `file`")
 	jsonOut := fs.String("json", "", "write the results as JSON to `file`")
+	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the summary")
 	pack := fs.Bool("pack", false, "record the runs in one pack file, <data>/runs/<suite id>.tar, instead of a folder each (for large suites; see docs/scenarios.md)")
 	if err := parseFlags(fs, "scenario run", args); err != nil {
 		return err
@@ -99,7 +100,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	}
 	rf := &runFlags{models: models}
 	resolve := func(name string) (run.ModelChoice, error) { return rf.liveModel(env, name, "scenario run") }
-	opt := suite.Options{Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Profile: resolve}
+	opt := suite.Options{Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Profile: resolve, Quiet: *quiet}
 	if *profile != "" {
 		m, err := resolve(*profile)
 		if err != nil {

@@ -93,3 +93,22 @@ func TestScenarioRunPack(t *testing.T) {
 		t.Fatalf("index --rebuild: %+v", r)
 	}
 }
+
+// --quiet prints only what did not pass, then the summary.
+func TestScenarioRunQuiet(t *testing.T) {
+	env := map[string]string{"PROCTOR_DATA": t.TempDir()}
+	r := invoke(t, env, "scenario", "run", "--quiet", "../../examples/scenarios/multi-turn", "../../testdata/scenarios/fails-scope")
+	if r.code != ExitProblems {
+		t.Fatalf("run: %+v", r)
+	}
+	for _, want := range []string{"FAIL post.", "verdict fails-scope #1: failed", "1 passed, 1 failed, 0 broken", "multi-turn"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("quiet output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, unwanted := range []string{"verdict multi-turn"} {
+		if strings.Contains(r.stdout, unwanted) {
+			t.Errorf("quiet output holds %q:\n%s", unwanted, r.stdout)
+		}
+	}
+}

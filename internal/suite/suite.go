@@ -33,6 +33,10 @@ type Options struct {
 	Model     *run.ModelChoice
 	Profile   func(name string) (run.ModelChoice, error)
 	Out       io.Writer // one line per result and verdict, then the summary
+	// Quiet prints only the cases that did not pass (their results and
+	// verdicts), then the summary: a large suite's log shows what needs
+	// looking at.
+	Quiet bool
 	// Pack, when set, records every run in this pack instead of a folder
 	// of its own: each run works in a folder under Scratch and is packed
 	// and removed as it ends. The suite closes the pack when it ends and
@@ -153,7 +157,9 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				if warning != "" {
 					fmt.Fprintln(out, warning)
 				}
-				printCase(out, *c)
+				if !opt.Quiet || !c.Passed() {
+					printCase(out, *c)
+				}
 				mu.Unlock()
 			}
 		})
