@@ -43,6 +43,9 @@ type recorder struct {
 func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent func(bundle.Event), scratch bool) (*recorder, error) {
 	rec := &recorder{dir: dir, redact: r, now: now, onEvent: onEvent, scratch: scratch}
 	if scratch {
+		// Room for a short run's logs, so they are not copied as they grow.
+		rec.logs[0].Grow(8 << 10)
+		rec.logs[1].Grow(16 << 10)
 		return rec, nil
 	}
 	var err error

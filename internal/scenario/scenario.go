@@ -335,14 +335,8 @@ func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 		if timeout > 0 {
 			c.Timeout = time.Duration(timeout) * time.Second
 		}
-		need := map[string][]string{
-			check.KindFileExists: {"path"}, check.KindFileAbsent: {"path"}, check.KindFileContains: {"path", "text"},
-			check.KindFileMatches: {"path", "pattern"}, check.KindOnlyPathsChanged: {"paths"}, check.KindFinalMessage: {"text"},
-			check.KindToolCalled: {"tool"}, check.KindToolNotCalled: {"tool"}, check.KindCommand: {"command"},
-		}
-		have := map[string]bool{"path": c.Path != "", "text": c.Text != "", "pattern": c.Pattern != nil, "paths": len(c.Paths) > 0, "tool": c.Tool != "", "command": c.Command != ""}
-		for _, req := range need[c.Kind] {
-			if !have[req] {
+		for _, req := range requiredFields(c.Kind) {
+			if !hasField(c, req) {
 				d.add(cn, field+"."+req, "missing; a %s check needs it", c.Kind)
 			}
 		}
@@ -355,6 +349,46 @@ func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 		names[c.Name] = true
 		s.Checks = append(s.Checks, c)
 	}
+}
+
+// requiredFields are the fields a check of kind needs.
+func requiredFields(kind string) []string {
+	switch kind {
+	case check.KindFileExists, check.KindFileAbsent:
+		return []string{"path"}
+	case check.KindFileContains:
+		return []string{"path", "text"}
+	case check.KindFileMatches:
+		return []string{"path", "pattern"}
+	case check.KindOnlyPathsChanged:
+		return []string{"paths"}
+	case check.KindFinalMessage:
+		return []string{"text"}
+	case check.KindToolCalled, check.KindToolNotCalled:
+		return []string{"tool"}
+	case check.KindCommand:
+		return []string{"command"}
+	}
+	return nil
+}
+
+// hasField reports whether the check has a value for field.
+func hasField(c check.Spec, field string) bool {
+	switch field {
+	case "path":
+		return c.Path != ""
+	case "text":
+		return c.Text != ""
+	case "pattern":
+		return c.Pattern != nil
+	case "paths":
+		return len(c.Paths) > 0
+	case "tool":
+		return c.Tool != ""
+	case "command":
+		return c.Command != ""
+	}
+	return false
 }
 
 func defaultName(c check.Spec, i int) string {
