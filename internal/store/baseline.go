@@ -33,8 +33,12 @@ func (s *Store) InsertRunsBaseline(ctx context.Context, paths []string, runs []*
 		if err != nil {
 			return err
 		}
-		var id int64
-		if err := runStmt.QueryRowContext(ctx, args...).Scan(&id); err != nil {
+		res, err := runStmt.ExecContext(ctx, args...)
+		if err != nil {
+			return fmt.Errorf("baseline insert run %s: %w", run.Receipt.RunID, err)
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
 			return fmt.Errorf("baseline insert run %s: %w", run.Receipt.RunID, err)
 		}
 		if run.Transcript != "" {

@@ -292,8 +292,7 @@ const insertRunSQL = `INSERT INTO runs (
 	failure_domain, failure_code, failure_message, started_at, ended_at,
 	prompt_tokens, completion_tokens, total_tokens, model_calls, changed_count, diff_bytes,
 	verify_verdict, review_state, receipt, suite)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-RETURNING id`
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func runArgs(path string, run *bundle.Run) ([]any, error) {
 	r := &run.Receipt
@@ -327,11 +326,15 @@ func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) e
 	if err != nil {
 		return err
 	}
-	var id int64
-	if err := tx.QueryRowContext(ctx, insertRunSQL, args...).Scan(&id); err != nil {
+	res, err := tx.ExecContext(ctx, insertRunSQL, args...)
+	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed: runs.run_id") {
 			return fmt.Errorf("index run %s from %s: %w", r.RunID, path, ErrDuplicateRun)
 		}
+		return fmt.Errorf("index run %s: %w", r.RunID, err)
+	}
+	id, err := res.LastInsertId() // the row id, which the transcript shares
+	if err != nil {
 		return fmt.Errorf("index run %s: %w", r.RunID, err)
 	}
 	if run.Transcript != "" {
