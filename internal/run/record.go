@@ -29,7 +29,7 @@ type recorder struct {
 	now     func() time.Time
 	onEvent func(bundle.Event)
 	scratch bool
-	logs    [2]bytes.Buffer // events, exchanges of a scratch recorder
+	logs    *LogBuffers // events, exchanges of a scratch recorder
 	mem     []bundle.File   // the other files of a scratch recorder
 
 	mu        sync.Mutex
@@ -40,12 +40,21 @@ type recorder struct {
 	err       error // the first write error; the run reports it at the end
 }
 
-func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent func(bundle.Event), scratch bool) (*recorder, error) {
+// LogBuffers hold a scratch run's events and exchanges. A suite worker
+// hands the same pair to each of its runs in turn (Runner.Logs): the logs
+// are packed before the worker's next run starts, so they can be reused.
+type LogBuffers [2]bytes.Buffer
+
+func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent func(bundle.Event), scratch bool, logs *LogBuffers) (*recorder, error) {
 	rec := &recorder{dir: dir, redact: r, now: now, onEvent: onEvent, scratch: scratch}
 	if scratch {
-		// Room for a short run's logs, so they are not copied as they grow.
-		rec.logs[0].Grow(8 << 10)
-		rec.logs[1].Grow(16 << 10)
+		if logs == nil {
+			logs = new(LogBuffers)
+		}
+		rec.logs = logs
+		for i := range rec.logs {
+			rec.logs[i].Reset()
+		}
 		return rec, nil
 	}
 	var err error

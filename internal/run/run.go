@@ -106,6 +106,10 @@ type Runner struct {
 	// (Result.Files) instead of written, and no receipt is written at the
 	// start.
 	Scratch bool
+	// Logs, for a scratch run, are buffers to keep its logs in; the
+	// Result's Files share them until the next run given the same ones.
+	// nil makes new ones.
+	Logs *LogBuffers
 }
 
 // Result is a finished run.
@@ -253,7 +257,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if r.OnEvent != nil {
 		onEvent = func(ev bundle.Event) { r.OnEvent(id, ev) }
 	}
-	rec, err := newRecorder(dir, red, r.Now, onEvent, r.Scratch)
+	rec, err := newRecorder(dir, red, r.Now, onEvent, r.Scratch, r.Logs)
 	if err != nil {
 		return nil, &SetupError{err}
 	}

@@ -128,6 +128,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	var wg sync.WaitGroup
 	for range min(par, max(len(cases), 1)) {
 		wg.Go(func() {
+			logs := new(run.LogBuffers) // this worker's runs' logs, packed before its next run
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(cases) || ctx.Err() != nil {
@@ -142,7 +143,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 					rr.Index = nil // the suite indexes its runs at the end, in one pass
 				}
 				if opt.Pack != nil {
-					rr.RunsDir, rr.Scratch = opt.Scratch, true
+					rr.RunsDir, rr.Scratch, rr.Logs = opt.Scratch, true, logs
 				}
 				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
 				if err == nil {
