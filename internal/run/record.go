@@ -29,8 +29,8 @@ type recorder struct {
 	now     func() time.Time
 	onEvent func(bundle.Event)
 	scratch bool
-	logs    *LogBuffers // events, exchanges of a scratch recorder
-	mem     []bundle.File   // the other files of a scratch recorder
+	logs    *LogBuffers   // events, exchanges of a scratch recorder
+	mem     []bundle.File // the other files of a scratch recorder
 
 	mu        sync.Mutex
 	events    *os.File
