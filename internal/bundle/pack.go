@@ -3,6 +3,8 @@ package bundle
 import (
 	"archive/tar"
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -515,20 +517,26 @@ func Unpack(pack, id, dest string) error {
 }
 
 // Unpacked returns the folder that holds the bundle at ref: ref itself
-// when it is a folder, else the run extracted from its pack into a hidden
-// cache beside the pack (<dir>/.unpacked/<pack>/<id>), extracted on first
-// use. The index never reads the cache.
-func Unpacked(ref string) (string, error) {
+// when it is a folder, else the run extracted from its pack into cache
+// (a data folder's runs/.unpacked, which the index never reads), made on
+// first use. A pack's runs go in a folder named after the pack and a hash
+// of its path, so packs of the same name elsewhere do not meet, and
+// nothing is written beside a pack that is not the data folder's.
+func Unpacked(ref, cache string) (string, error) {
 	pack, id, ok := SplitPackRef(ref)
 	if !ok {
 		return ref, nil
 	}
-	dest := filepath.Join(filepath.Dir(pack), ".unpacked", strings.TrimSuffix(filepath.Base(pack), PackSuffix), id)
+	abs, err := filepath.Abs(pack)
+	if err != nil {
+		return "", fmt.Errorf("unpack %s: %w", ref, err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dest := filepath.Join(cache, strings.TrimSuffix(filepath.Base(pack), PackSuffix)+"-"+hex.EncodeToString(sum[:4]), id)
 	if _, err := os.Stat(filepath.Join(dest, ReceiptFile)); err == nil {
 		return dest, nil
 	}
-	err := Unpack(pack, id, dest)
-	if err != nil {
+	if err := Unpack(pack, id, dest); err != nil {
 		if _, serr := os.Stat(filepath.Join(dest, ReceiptFile)); serr == nil {
 			return dest, nil // another reader extracted it first
 		}
@@ -536,6 +544,10 @@ func Unpacked(ref string) (string, error) {
 	}
 	return dest, nil
 }
+
+// UnpackCache is the folder of a data folder where packed runs are
+// unpacked.
+func UnpackCache(dataDir string) string { return filepath.Join(dataDir, "runs", ".unpacked") }
 
 // FindPacked looks for run id in the packs directly inside dir (a data
 // folder's runs/) and returns its reference. It reads entry headers only.

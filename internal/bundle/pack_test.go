@@ -99,12 +99,13 @@ func TestPackRoundTrip(t *testing.T) {
 		t.Fatalf("runs %v, want %v", got, ids)
 	}
 
-	dir, err := bundle.Unpacked(bundle.PackRef(pack, ids[1]))
+	cache := filepath.Join(t.TempDir(), "runs", ".unpacked")
+	dir, err := bundle.Unpacked(bundle.PackRef(pack, ids[1]), cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(filepath.Dir(pack), ".unpacked", "suite-1", ids[1]); dir != want {
-		t.Fatalf("unpacked to %s, want %s", dir, want)
+	if filepath.Dir(filepath.Dir(dir)) != cache || !strings.HasPrefix(filepath.Base(filepath.Dir(dir)), "suite-1-") || filepath.Base(dir) != ids[1] {
+		t.Fatalf("unpacked to %s, want %s/suite-1-<hash>/%s", dir, cache, ids[1])
 	}
 	for _, name := range []string{bundle.ReceiptFile, bundle.EventsFile, bundle.TranscriptFile} {
 		a, _ := os.ReadFile(filepath.Join(sampleRuns, ids[1], name))
@@ -120,13 +121,13 @@ func TestPackRoundTrip(t *testing.T) {
 		t.Error("a temp file was packed")
 	}
 	// A second call uses the cache; a plain folder is itself.
-	if again, err := bundle.Unpacked(bundle.PackRef(pack, ids[1])); err != nil || again != dir {
+	if again, err := bundle.Unpacked(bundle.PackRef(pack, ids[1]), cache); err != nil || again != dir {
 		t.Fatalf("again: %s %v", again, err)
 	}
-	if d, _ := bundle.Unpacked("/some/folder"); d != "/some/folder" {
+	if d, _ := bundle.Unpacked("/some/folder", cache); d != "/some/folder" {
 		t.Fatalf("folder ref = %s", d)
 	}
-	if _, err := bundle.Unpacked(bundle.PackRef(pack, "20990101-000000-nosuch")); err == nil || !strings.Contains(err.Error(), "no run") {
+	if _, err := bundle.Unpacked(bundle.PackRef(pack, "20990101-000000-nosuch"), cache); err == nil || !strings.Contains(err.Error(), "no run") {
 		t.Fatalf("missing run: %v", err)
 	}
 }
@@ -260,7 +261,7 @@ func FuzzReadPack(f *testing.F) {
 			t.Fatalf("ReadPack: %v", err)
 		}
 		for _, id := range ids {
-			bundle.Unpacked(bundle.PackRef(pack, id))
+			bundle.Unpacked(bundle.PackRef(pack, id), bundle.UnpackCache(dir))
 		}
 		// Nothing was written but the pack and the unpacked cache.
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -26,7 +26,7 @@ func (r *Runner) RunDir(runID string) (string, error) {
 	}
 	// A run recorded in a suite's pack is read from an unpacked copy.
 	if ref, ok := bundle.FindPacked(filepath.Join(r.DataDir, "runs"), runID); ok {
-		return bundle.Unpacked(ref)
+		return bundle.Unpacked(ref, bundle.UnpackCache(r.DataDir))
 	}
 	return "", fmt.Errorf("run %s: no bundle at %s, nor in a pack beside it", runID, dir)
 }

@@ -135,7 +135,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if data, err := json.MarshalIndent(run.Receipt, "", "  "); err == nil {
 		p.ReceiptJSON = string(data)
 	}
-	if dir, err := bundle.Unpacked(run.BundlePath); err != nil { // a run recorded in a suite's pack
+	if dir, err := bundle.Unpacked(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir)); err != nil { // a run recorded in a suite's pack
 		p.EventProblems = bundle.Problems{{File: run.BundlePath, Message: "the run's files cannot be read: " + err.Error()}}
 		p.TranscriptErr = "The transcript cannot be shown: " + err.Error()
 	} else {
@@ -246,7 +246,7 @@ func (s *Server) runFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := bundle.Unpacked(run.BundlePath)
+	dir, err := bundle.Unpacked(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir))
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, name+" cannot be shown: "+err.Error())
 	}
