@@ -72,6 +72,25 @@ type wireChoice struct {
 type requestEncoder struct {
 	msgs    []Message
 	encoded [][]byte
+	// The request without its messages, as last encoded: a conversation
+	// offers the same tools every turn, and their schemas are most of a
+	// request.
+	head      []byte
+	headModel string
+	headTools []ToolSpec
+	headStrm  bool
+}
+
+func sameTools(a, b []ToolSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Parameters, b[i].Parameters) {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *requestEncoder) encode(model string, req Request) ([]byte, error) {
@@ -88,9 +107,13 @@ func (e *requestEncoder) encode(model string, req Request) ([]byte, error) {
 		e.msgs = append(e.msgs, m)
 		e.encoded = append(e.encoded, data)
 	}
-	head, err := encodeRequest(model, Request{Tools: req.Tools, Stream: req.Stream})
-	if err != nil {
-		return nil, err
+	head := e.head
+	if head == nil || model != e.headModel || req.Stream != e.headStrm || !sameTools(req.Tools, e.headTools) {
+		var err error
+		if head, err = encodeRequest(model, Request{Tools: req.Tools, Stream: req.Stream}); err != nil {
+			return nil, err
+		}
+		e.head, e.headModel, e.headTools, e.headStrm = head, model, append([]ToolSpec(nil), req.Tools...), req.Stream
 	}
 	// head is {"model":…,"messages":null,…}: splice the messages in.
 	const null = `"messages":null`

@@ -34,6 +34,24 @@ func TestEncoderMatchesPlainEncoding(t *testing.T) {
 	if got, _ := e.encode("m", Request{}); string(got) != `{"model":"m","messages":[]}` {
 		t.Fatalf("empty: %s", got)
 	}
+	// The tools, the model or the schema changing is seen, though the
+	// request without messages is reused while they do not.
+	for _, req := range []struct {
+		model string
+		tools []ToolSpec
+	}{
+		{"m", tools}, {"m", tools},
+		{"m", []ToolSpec{{Name: "read_file", Description: "changed", Parameters: json.RawMessage(`{"type":"object"}`)}}},
+		{"m", []ToolSpec{{Name: "read_file", Description: "changed", Parameters: json.RawMessage(`{"type":"array"}`)}}},
+		{"n", tools},
+	} {
+		r := Request{Messages: msgs[:2], Tools: req.tools}
+		got, _ := e.encode(req.model, r)
+		want, _ := encodeRequest(req.model, r)
+		if string(got) != string(want) {
+			t.Fatalf("tools %v model %s:\n got %s\nwant %s", req.tools, req.model, got, want)
+		}
+	}
 }
 
 func TestDecodeRequestSummary(t *testing.T) {
