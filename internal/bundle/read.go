@@ -48,13 +48,6 @@ func ReadRun(dir string, lim Limits) (*Run, error) {
 	return readRun(dir, filepath.Base(dir), folderFiles(dir), lim)
 }
 
-// ReadRunAs reads the bundle in dir as ReadRun does, naming it ref in the
-// result and in its problems: a run folder about to be packed is read as
-// PACK#RUN_ID.
-func ReadRunAs(dir, ref string, lim Limits) (*Run, error) {
-	return readRun(ref, filepath.Base(dir), folderFiles(dir), lim)
-}
-
 // files is where a bundle's top-level files come from: a folder or a pack.
 type files interface {
 	read(name string, max int64) ([]byte, error)

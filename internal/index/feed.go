@@ -13,7 +13,7 @@ import (
 const pendingFingerprint = "pending"
 
 // Feed indexes the runs of a pack while the pack is being written: each
-// run is read from its folder just before the folder is packed, and
+// run is read from its files in memory as it is packed, and
 // written to the store a batch at a time in the background, so indexing
 // overlaps the work of making the runs instead of following it. Close seals
 // the index of the pack: its runs take the finished pack's fingerprint, so a
@@ -28,7 +28,7 @@ type Feed struct {
 }
 
 // Feed starts indexing the runs of the pack at path (made by
-// bundle.CreatePack) as they are added with Add.
+// bundle.CreatePack) as they are added with AddFiles.
 func (ix *Indexer) Feed(ctx context.Context, pack string) *Feed {
 	f := &Feed{ix: ix, pack: pack, ch: make(chan store.BundleUpdate, ix.batchSize), done: make(chan struct{})}
 	go f.loop(ctx)
@@ -57,16 +57,9 @@ func (f *Feed) loop(ctx context.Context) {
 	flush()
 }
 
-// Add reads the run bundle in dir, which the pack holds (or is about to
-// hold) as run id, and queues it to be indexed under its reference
+// AddFiles queues a run the pack holds (or is about to hold) as run id,
+// from its own files in memory, to be indexed under its reference
 // PACK#id. It is safe for concurrent use.
-func (f *Feed) Add(dir, id string) {
-	ref := bundle.PackRef(f.pack, id)
-	run, err := bundle.ReadRunAs(dir, ref, f.ix.limits)
-	f.queue(ref, run, err)
-}
-
-// AddFiles is Add for a run whose own files are in memory.
 func (f *Feed) AddFiles(id string, files []bundle.File) {
 	ref := bundle.PackRef(f.pack, id)
 	run, err := bundle.ReadRunFiles(ref, id, files, f.ix.limits)

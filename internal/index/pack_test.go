@@ -132,6 +132,26 @@ func TestIndexPackCutShort(t *testing.T) {
 	}
 }
 
+// topFiles reads the files directly inside a bundle folder.
+func topFiles(t *testing.T, dir string) []bundle.File {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []bundle.File
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, bundle.File{Name: e.Name(), Data: data})
+		}
+	}
+	return files
+}
+
 // stripPaths drops bundle paths and fingerprints from a snapshot.
 func stripPaths(snap map[string][]string) map[string][]string {
 	out := map[string][]string{}
@@ -181,7 +201,7 @@ func TestFeedIndexesAPackWhileItIsWritten(t *testing.T) {
 		if err := w.Add(dir, e.Name()); err != nil {
 			t.Fatal(err)
 		}
-		feed.Add(dir, e.Name())
+		feed.AddFiles(e.Name(), topFiles(t, dir))
 		os.RemoveAll(dir)
 	}
 	if err := w.Close(); err != nil {

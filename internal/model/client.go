@@ -58,9 +58,7 @@ type Client struct {
 
 // NewClient returns a client for endpoint. record may be nil.
 func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
-	c := NewSDK(endpoint).Client(endpoint, retry, record)
-	c.opts = nil // the SDK client is this endpoint's own
-	return c
+	return newClient(NewSDK(endpoint), endpoint, retry, record, nil) // the SDK client is the endpoint's own
 }
 
 // SDK is one OpenAI SDK client that many model clients can share when
@@ -81,11 +79,15 @@ func NewSDK(endpoint Endpoint) *SDK {
 // Client returns a model client for endpoint over the shared SDK client:
 // the endpoint's base URL and key go with every request. record may be nil.
 func (s *SDK) Client(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
+	return newClient(s, endpoint, retry, record,
+		[]option.RequestOption{option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/") + "/"), option.WithAPIKey(apiKey(endpoint))})
+}
+
+func newClient(s *SDK, endpoint Endpoint, retry RetryPolicy, record Recorder, opts []option.RequestOption) *Client {
 	if record == nil {
 		record = func(Exchange) {}
 	}
-	return &Client{endpoint: endpoint, sdk: &s.sdk, retry: retry, record: record, sleep: sleepCtx,
-		opts: []option.RequestOption{option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/") + "/"), option.WithAPIKey(apiKey(endpoint))}}
+	return &Client{endpoint: endpoint, sdk: &s.sdk, opts: opts, retry: retry, record: record, sleep: sleepCtx}
 }
 
 func apiKey(endpoint Endpoint) string {

@@ -102,34 +102,34 @@ func (w *Workspace) changedByHash() ([]string, error) {
 }
 
 // hashFile writes the file's content to h: a small file read whole (most
-// of a source tree), a large one through *buf.
+// of a source tree), the rest of a large one through *buf.
 func hashFile(h io.Writer, path string, buf *[]byte) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	head, more, err := readHead(f)
 	if err != nil {
 		return err
 	}
-	if info.Size() <= smallFile {
-		data := make([]byte, info.Size()+1)
-		n, err := io.ReadFull(f, data)
-		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-			return err
-		}
-		if n <= int(info.Size()) {
-			h.Write(data[:n])
-			return nil
-		}
-		h.Write(data[:n]) // it grew while read: go on with the rest
+	h.Write(head)
+	if !more {
+		return nil
 	}
 	if *buf == nil {
 		*buf = make([]byte, 32<<10)
 	}
 	_, err = io.CopyBuffer(h, onlyReader{f}, *buf)
 	return err
+}
+
+// readHead reads f from where it is, whole when it is small (most of a
+// source tree): it returns up to smallFile+1 bytes and whether there is
+// more to read after them.
+func readHead(f *os.File) (head []byte, more bool, err error) {
+	head, err = io.ReadAll(io.LimitReader(f, smallFile+1))
+	return head, int64(len(head)) > smallFile, err
 }
 
 // smallFile is the size up to which a file is read whole.

@@ -227,22 +227,18 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("copy source: %w", err)
 	}
-	// Small files (most of a source tree) are read whole; larger ones let
-	// the kernel copy (copy_file_range), or io.Copy's buffer.
-	if info, err := in.Stat(); err == nil && info.Size() <= smallFile {
-		data, err := io.ReadAll(io.LimitReader(in, smallFile+1))
-		if err == nil && int64(len(data)) <= smallFile {
-			_, err = out.Write(data)
-			if err != nil {
-				out.Close()
-				return fmt.Errorf("copy source: %w", err)
-			}
-			return out.Close()
-		}
-		if _, err := in.Seek(0, io.SeekStart); err != nil {
-			out.Close()
-			return fmt.Errorf("copy source: %w", err)
-		}
+	// Small files (most of a source tree) are read whole; the rest of a
+	// larger one is copied by the kernel (copy_file_range) or io.Copy.
+	head, more, err := readHead(in)
+	if err == nil {
+		_, err = out.Write(head)
+	}
+	if err != nil {
+		out.Close()
+		return fmt.Errorf("copy source: %w", err)
+	}
+	if !more {
+		return out.Close()
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
