@@ -108,7 +108,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 		}
 		opt.Model = &m
 	}
-	if *pack {
+	if *pack && len(scenarios) > 0 { // nothing to run, no pack
 		st, err := openData(ctx, env, *data)
 		if err != nil {
 			return err
