@@ -197,41 +197,6 @@ func DecodeRequest(body []byte) (string, Request, error) {
 	return w.Model, req, nil
 }
 
-// DecodeRequestSummary decodes what a scripted endpoint checks of a
-// request: whether it streams, the names of the tools offered and the last
-// message (the returned Request holds only that one). The rest of the
-// conversation, which a client re-sends every turn, is skipped.
-func DecodeRequestSummary(body []byte) (Request, error) {
-	var w struct {
-		Stream   bool              `json:"stream"`
-		Messages []json.RawMessage `json:"messages"`
-		Tools    []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		return Request{}, fmt.Errorf("request body is not a chat completion request: %w", err)
-	}
-	req := Request{Stream: w.Stream}
-	if n := len(w.Messages); n > 0 {
-		var m wireMessage
-		if err := json.Unmarshal(w.Messages[n-1], &m); err != nil {
-			return Request{}, fmt.Errorf("request body is not a chat completion request: messages[%d]: %w", n-1, err)
-		}
-		msg := Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
-		for _, c := range m.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-		}
-		req.Messages = []Message{msg}
-	}
-	for _, t := range w.Tools {
-		req.Tools = append(req.Tools, ToolSpec{Name: t.Function.Name})
-	}
-	return req, nil
-}
-
 // EncodeResponse is the JSON body of a non-streamed reply.
 func EncodeResponse(id, model string, resp Response) ([]byte, error) {
 	w := wireResponse{ID: id, Object: "chat.completion", Model: model, Choices: []wireChoice{{
