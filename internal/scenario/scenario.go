@@ -492,8 +492,41 @@ type Problem struct {
 // folder of them, searched recursively) and loads them, sorted by id. A
 // folder that cannot be loaded is returned as a problem; the others load.
 func Discover(paths ...string) ([]*Scenario, []Problem) {
-	var dirs []string
-	var probs []Problem
+	// Folders are loaded a few at a time as the walk finds them (a large
+	// suite has thousands), then judged in the order found, so that the
+	// result does not depend on timing.
+	type found struct {
+		dir string
+		s   *Scenario
+		err error
+	}
+	var (
+		mu    sync.Mutex
+		dirs  []found
+		probs []Problem
+	)
+	next := make(chan int, 64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				mu.Lock()
+				dir := dirs[i].dir
+				mu.Unlock()
+				s, err := Load(dir)
+				mu.Lock()
+				dirs[i].s, dirs[i].err = s, err
+				mu.Unlock()
+			}
+		})
+	}
+	add := func(dir string) {
+		mu.Lock()
+		dirs = append(dirs, found{dir: dir})
+		i := len(dirs) - 1
+		mu.Unlock()
+		next <- i
+	}
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
@@ -502,7 +535,7 @@ func Discover(paths ...string) ([]*Scenario, []Problem) {
 		}
 		if !info.IsDir() {
 			if filepath.Base(p) == File {
-				dirs = append(dirs, filepath.Dir(p))
+				add(filepath.Dir(p))
 				continue
 			}
 			probs = append(probs, Problem{Path: p, Err: errors.New("not a scenario folder")})
@@ -520,44 +553,27 @@ func Discover(paths ...string) ([]*Scenario, []Problem) {
 				return fs.SkipDir
 			}
 			if _, err := os.Stat(filepath.Join(path, File)); err == nil {
-				dirs = append(dirs, path)
+				add(path)
 				return fs.SkipDir
 			}
 			return nil
 		})
 	}
-	// Load the folders a few at a time (a large suite has thousands), then
-	// judge them in order, so the result does not depend on timing.
-	loaded := make([]*Scenario, len(dirs))
-	errs := make([]error, len(dirs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(dirs), 1)) {
-		wg.Go(func() {
-			for i := range next {
-				loaded[i], errs[i] = Load(dirs[i])
-			}
-		})
-	}
-	for i := range dirs {
-		next <- i
-	}
 	close(next)
 	wg.Wait()
 	var out []*Scenario
 	seen := map[string]string{}
-	for i, dir := range dirs {
-		s, err := loaded[i], errs[i]
-		if err != nil {
-			probs = append(probs, Problem{Path: dir, Err: err})
+	for _, f := range dirs {
+		if f.err != nil {
+			probs = append(probs, Problem{Path: f.dir, Err: f.err})
 			continue
 		}
-		if other, ok := seen[s.ID]; ok {
-			probs = append(probs, Problem{Path: dir, Err: fmt.Errorf("id %q is also used by %s", s.ID, other)})
+		if other, ok := seen[f.s.ID]; ok {
+			probs = append(probs, Problem{Path: f.dir, Err: fmt.Errorf("id %q is also used by %s", f.s.ID, other)})
 			continue
 		}
-		seen[s.ID] = dir
-		out = append(out, s)
+		seen[f.s.ID] = f.dir
+		out = append(out, f.s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, probs
