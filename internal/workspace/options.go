@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -40,12 +41,9 @@ func CreateWith(ctx context.Context, src, dir string, lim Limits, opt Options) (
 		}
 		return w, nil
 	}
-	if err := copyInto(src, dir, lim); err != nil {
-		return nil, err
-	}
-	w := &Workspace{Dir: dir}
-	var err error
-	if w.manifest, err = hashTree(dir); err != nil {
+	// The manifest is made as the files are copied (no second walk).
+	w := &Workspace{Dir: dir, manifest: map[string]string{}}
+	if err := copyInto(src, dir, lim, w.manifest); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -71,7 +69,7 @@ func hashTree(dir string) (map[string]string, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
-		out[filepath.ToSlash(rel)] = fmt.Sprintf("%x", h.Sum(nil))
+		out[filepath.ToSlash(rel)] = hex.EncodeToString(h.Sum(nil))
 		return nil
 	})
 	if err != nil {

@@ -10,6 +10,8 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +49,7 @@ const (
 // Create copies src into dir (which must not exist), leaving out src's .git,
 // and commits the copy as the base with message.
 func Create(ctx context.Context, src, dir, message string, lim Limits) (*Workspace, error) {
-	if err := copyInto(src, dir, lim); err != nil {
+	if err := copyInto(src, dir, lim, nil); err != nil {
 		return nil, err
 	}
 	w := &Workspace{Dir: dir}
@@ -154,8 +156,10 @@ func (w *Workspace) BaseBlobs(ctx context.Context, paths []string) (map[string]s
 	return out, nil
 }
 
-// copyInto copies the folder src to dir, which must not exist yet.
-func copyInto(src, dir string, lim Limits) error {
+// copyInto copies the folder src to dir, which must not exist yet. When
+// manifest is not nil, it gets the content hash of every regular file
+// copied, as hashTree(dir) would give it.
+func copyInto(src, dir string, lim Limits, manifest map[string]string) error {
 	info, err := os.Stat(src)
 	if err != nil {
 		return fmt.Errorf("source %s: %w", src, err)
@@ -169,12 +173,13 @@ func copyInto(src, dir string, lim Limits) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return fmt.Errorf("create workspace: %w", err)
 	}
-	return copyTree(src, dir, lim)
+	return copyTree(src, dir, lim, manifest)
 }
 
 // copyTree copies regular files, folders and symlinks from src to dst,
-// leaving out src/.git, within the limits.
-func copyTree(src, dst string, lim Limits) error {
+// leaving out src/.git, within the limits, hashing the files into manifest
+// when it is not nil.
+func copyTree(src, dst string, lim Limits, manifest map[string]string) error {
 	files := 0
 	var total int64
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
@@ -211,13 +216,23 @@ func copyTree(src, dst string, lim Limits) error {
 			if lim.MaxBytes > 0 && total > lim.MaxBytes {
 				return fmt.Errorf("%w: %s holds more than max_workspace_bytes (%d bytes)", ErrTooBig, src, lim.MaxBytes)
 			}
-			return copyFile(path, target, info.Mode().Perm())
+			if manifest == nil {
+				return copyFile(path, target, info.Mode().Perm(), nil)
+			}
+			var sum [sha256.Size]byte
+			if err := copyFile(path, target, info.Mode().Perm(), &sum); err != nil {
+				return err
+			}
+			manifest[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
+			return nil
 		}
 		return nil // sockets, devices and pipes are not copied
 	})
 }
 
-func copyFile(src, dst string, perm fs.FileMode) error {
+// copyFile copies a regular file; when sum is not nil it gets the SHA-256
+// of the content written.
+func copyFile(src, dst string, perm fs.FileMode, sum *[sha256.Size]byte) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("copy source: %w", err)
@@ -238,13 +253,28 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 		return fmt.Errorf("copy source: %w", err)
 	}
 	if !more {
+		if sum != nil {
+			*sum = sha256.Sum256(head)
+		}
 		return out.Close()
 	}
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
 		return fmt.Errorf("copy source: %w", err)
 	}
-	return out.Close()
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("copy source: %w", err)
+	}
+	if sum != nil {
+		// The rest was copied by the kernel: hash what was written.
+		h := sha256.New()
+		var buf []byte
+		if err := hashFile(h, dst, &buf); err != nil {
+			return fmt.Errorf("hash copy: %w", err)
+		}
+		h.Sum(sum[:0])
+	}
+	return nil
 }
 
 // Checkpoint commits the working tree as it is and returns the commit, so
