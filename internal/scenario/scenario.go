@@ -18,6 +18,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/yamltree"
 )
 
 // File names in a scenario folder.
@@ -97,10 +98,8 @@ var (
 // once, as "file:line:col: field: problem".
 func Parse(file string, data []byte, dir string) (*Scenario, error) {
 	d := &decoder{file: file}
-	var root yaml.Node
-	// Unmarshal parses the first document straight from data (a Decoder
-	// would copy it through a reader buffer first).
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	root, err := yamltree.Parse(data)
+	if err != nil {
 		return nil, yamlError(file, err)
 	}
 	s := &Scenario{Dir: dir, Budgets: Budgets{Bounds: bounds.Defaults()}, Approvals: Approvals{Default: "deny"}, Git: true, Repeat: 1,

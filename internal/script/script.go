@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/yamltree"
 )
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
@@ -69,10 +70,8 @@ func Load(path string) (*Script, error) {
 // "file:line: field: problem".
 func Parse(path string, data []byte) (*Script, error) {
 	p := &parser{path: path}
-	var root yaml.Node
-	// Unmarshal parses the first document straight from data (a Decoder
-	// would copy it through a reader buffer first).
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	root, err := yamltree.Parse(data)
+	if err != nil {
 		return nil, YAMLError(path, err)
 	}
 	s := &Script{Path: path, Model: "scripted"}
