@@ -112,6 +112,7 @@ func FuzzRequestSummary(f *testing.F) {
 // request as the agent loop sends it.
 func BenchmarkRequestSummary(b *testing.B) {
 	body := bigRequest(b)
+	var base float64
 	b.Run("encoding-json", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for range b.N {
@@ -119,6 +120,7 @@ func BenchmarkRequestSummary(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		base = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	})
 	b.Run("scan", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
@@ -126,6 +128,9 @@ func BenchmarkRequestSummary(b *testing.B) {
 			if _, err := DecodeRequestSummary(body); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if base > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/base, "ratio-to-encoding-json")
 		}
 	})
 }

@@ -179,6 +179,7 @@ steps:
   - reply: {content: done, tool_calls: [{name: write_file, arguments: {path: a.txt, content: "new\n"}}]}
   - reply: {content: done}
 `)
+	var base float64
 	b.Run("go-yaml", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
@@ -187,6 +188,7 @@ steps:
 				b.Fatal(err)
 			}
 		}
+		base = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	})
 	b.Run("Parse", func(b *testing.B) {
 		b.ReportAllocs()
@@ -194,6 +196,9 @@ steps:
 			if _, ok := parseCommon(data); !ok {
 				b.Fatal("not read by the common-part reader")
 			}
+		}
+		if base > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/base, "ratio-to-go-yaml")
 		}
 	})
 }
