@@ -3,8 +3,8 @@ package workspace
 import (
 	"bytes"
 	"crypto/sha256"
-	"os"
 	"maps"
+	"os"
 	"path/filepath"
 	"testing"
 )
