@@ -64,7 +64,10 @@ func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
 // SDK is one OpenAI SDK client that many model clients can share when
 // their endpoints share its transport (a suite's scripted models, served
 // in process): making an SDK client costs more than a small request.
-type SDK struct{ sdk openai.Client }
+type SDK struct {
+	sdk   openai.Client
+	heads heads // the request head last encoded by any of its clients
+}
 
 // NewSDK makes an SDK client for endpoint's transport.
 func NewSDK(endpoint Endpoint) *SDK {
@@ -87,7 +90,8 @@ func newClient(s *SDK, endpoint Endpoint, retry RetryPolicy, record Recorder, op
 	if record == nil {
 		record = func(Exchange) {}
 	}
-	return &Client{endpoint: endpoint, sdk: &s.sdk, opts: opts, retry: retry, record: record, sleep: sleepCtx}
+	return &Client{endpoint: endpoint, sdk: &s.sdk, opts: opts, retry: retry, record: record, sleep: sleepCtx,
+		enc: requestEncoder{shared: &s.heads}}
 }
 
 func apiKey(endpoint Endpoint) string {

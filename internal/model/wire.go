@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // The wire format of OpenAI-compatible chat completions. Requests are
@@ -74,11 +75,52 @@ type requestEncoder struct {
 	encoded [][]byte
 	// The request without its messages, as last encoded: a conversation
 	// offers the same tools every turn, and their schemas are most of a
-	// request.
-	head      []byte
-	headModel string
-	headTools []ToolSpec
-	headStrm  bool
+	// request. shared, when not nil, is the head last encoded by any
+	// conversation over the same SDK client (a suite's runs offer the same
+	// tools too).
+	head   head
+	shared *heads
+}
+
+// head is the encoding of a request without its messages.
+type head struct {
+	data   []byte
+	model  string
+	tools  []ToolSpec
+	stream bool
+}
+
+func (h *head) fits(model string, req Request) bool {
+	return h.data != nil && h.model == model && h.stream == req.Stream && sameTools(req.Tools, h.tools)
+}
+
+// heads is a head shared by encoders; its data is never changed in place.
+type heads struct {
+	mu   sync.Mutex
+	last head
+}
+
+func (hs *heads) get(model string, req Request) (head, bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.last, hs.last.fits(model, req)
+}
+
+func (hs *heads) put(h head) {
+	hs.mu.Lock()
+	hs.last = h
+	hs.mu.Unlock()
+}
+
+// cloneTools copies tool specs deeply, so that a head's key does not
+// change with its caller's slices.
+func cloneTools(tools []ToolSpec) []ToolSpec {
+	out := make([]ToolSpec, len(tools))
+	for i, t := range tools {
+		t.Parameters = bytes.Clone(t.Parameters)
+		out[i] = t
+	}
+	return out
 }
 
 func sameTools(a, b []ToolSpec) bool {
@@ -107,14 +149,22 @@ func (e *requestEncoder) encode(model string, req Request) ([]byte, error) {
 		e.msgs = append(e.msgs, m)
 		e.encoded = append(e.encoded, data)
 	}
-	head := e.head
-	if head == nil || model != e.headModel || req.Stream != e.headStrm || !sameTools(req.Tools, e.headTools) {
-		var err error
-		if head, err = encodeRequest(model, Request{Tools: req.Tools, Stream: req.Stream}); err != nil {
-			return nil, err
+	if !e.head.fits(model, req) {
+		if e.shared == nil {
+			e.shared = new(heads)
 		}
-		e.head, e.headModel, e.headTools, e.headStrm = head, model, append([]ToolSpec(nil), req.Tools...), req.Stream
+		h, ok := e.shared.get(model, req)
+		if !ok {
+			data, err := encodeRequest(model, Request{Tools: req.Tools, Stream: req.Stream})
+			if err != nil {
+				return nil, err
+			}
+			h = head{data: data, model: model, tools: cloneTools(req.Tools), stream: req.Stream}
+			e.shared.put(h)
+		}
+		e.head = h
 	}
+	head := e.head.data
 	// head is {"model":…,"messages":null,…}: splice the messages in.
 	const null = `"messages":null`
 	i := bytes.Index(head, []byte(null))

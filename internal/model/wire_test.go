@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -51,6 +52,51 @@ func TestEncoderMatchesPlainEncoding(t *testing.T) {
 		if string(got) != string(want) {
 			t.Fatalf("tools %v model %s:\n got %s\nwant %s", req.tools, req.model, got, want)
 		}
+	}
+}
+
+// Encoders over one SDK client share the head last encoded, and each
+// still sends exactly what it would alone, whatever the others offer
+// (run with -race).
+func TestEncodersShareHeads(t *testing.T) {
+	toolsA := []ToolSpec{{Name: "read_file", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	toolsB := []ToolSpec{{Name: "read_file", Parameters: json.RawMessage(`{"type":"object","required":["path"]}`)}}
+	shared := new(heads)
+	done := make(chan error)
+	for w := range 4 {
+		go func() {
+			e := requestEncoder{shared: shared}
+			for turn := range 50 {
+				tools := toolsA
+				if (w+turn)%3 == 0 {
+					tools = toolsB
+				}
+				req := Request{Messages: []Message{{Role: RoleUser, Content: fmt.Sprint("turn ", turn)}}, Tools: tools, Stream: w%2 == 0}
+				got, err := e.encode(fmt.Sprint("model-", w%2), req)
+				want, _ := encodeRequest(fmt.Sprint("model-", w%2), req)
+				if err != nil || string(got) != string(want) {
+					done <- fmt.Errorf("worker %d turn %d:\n got %s\nwant %s", w, turn, got, want)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A head's key is its own copy: changing the caller's schema in place
+	// does not make the old head fit.
+	params := json.RawMessage(`{"type":"object"}`)
+	e := requestEncoder{shared: shared}
+	req := Request{Messages: []Message{{Role: RoleUser, Content: "u"}}, Tools: []ToolSpec{{Name: "x", Parameters: params}}}
+	e.encode("m", req)
+	copy(params, `{"type":"array" }`)
+	got, _ := e.encode("m", req)
+	if want, _ := encodeRequest("m", req); string(got) != string(want) {
+		t.Fatalf("after the schema changed in place:\n got %s\nwant %s", got, want)
 	}
 }
 
