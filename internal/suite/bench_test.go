@@ -103,8 +103,11 @@ func benchSuite(b *testing.B, scenarios []*scenario.Scenario, pack bool) time.Du
 	if p, f, br := rep.Counts(); p != len(scenarios) || f != 0 || br != 0 {
 		b.Fatalf("passed %d failed %d broken %d", p, f, br)
 	}
-	if page, err := st.ListRuns(context.Background(), store.RunFilter{Suite: rep.ID, Limit: 1}); err != nil || len(page.Runs) != 1 {
-		b.Fatalf("runs not indexed: %v", err)
+	if c, err := st.Count(context.Background()); err != nil || c.Runs != len(scenarios) || c.Problems != 0 {
+		b.Fatalf("%d of %d runs indexed, %d problems: %v", c.Runs, len(scenarios), c.Problems, err)
+	}
+	if cells, err := st.SuiteCells(context.Background(), rep.ID); err != nil || len(cells) != len(scenarios) || !cells[0].HasVerdict || !cells[0].Passed {
+		b.Fatalf("the suite's verdicts are not indexed: %d cells, %v", len(cells), err)
 	}
 	return took
 }
