@@ -42,6 +42,11 @@ func parseCommon(data []byte) (doc yaml.Node, ok bool) {
 		return yaml.Node{}, false
 	}
 	r := &reader{src: string(data), lines: splitLines(data)}
+	for _, l := range r.lines {
+		if !l.ascii && len(l.text) > maxWideLine {
+			return yaml.Node{}, false // columns would cost a count per node
+		}
+	}
 	r.skipBlank()
 	if r.i >= len(r.lines) || r.lines[r.i].indent != 0 {
 		return yaml.Node{}, false
@@ -55,6 +60,9 @@ func parseCommon(data []byte) (doc yaml.Node, ok bool) {
 	}
 	return yaml.Node{Kind: yaml.DocumentNode, Line: top.Line, Column: top.Column, Content: r.children(r.push(top))}, true
 }
+
+// maxWideLine is the longest line with characters past ASCII read here.
+const maxWideLine = 4096
 
 // plainText reports whether data holds only characters the reader takes:
 // printable ASCII and newlines, and valid UTF-8 of printable characters
@@ -86,6 +94,7 @@ type line struct {
 	indent int    // leading spaces
 	text   []byte // all of it
 	last   bool   // the file's last line, with no line break after it
+	ascii  bool   // only ASCII: a byte's column is its index plus one
 }
 
 func splitLines(data []byte) []line {
@@ -97,7 +106,14 @@ func splitLines(data []byte) []line {
 		for indent < len(text) && text[indent] == ' ' {
 			indent++
 		}
-		lines = append(lines, line{num: num, off: off, indent: indent, text: text, last: !found})
+		ascii := true
+		for _, c := range text[indent:] {
+			if c >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+		}
+		lines = append(lines, line{num: num, off: off, indent: indent, text: text, last: !found, ascii: ascii})
 		off += len(text) + 1
 	}
 	return lines
@@ -142,7 +158,7 @@ func (r *reader) node(kind yaml.Kind, tag string, l *line, at int) *yaml.Node {
 	}
 	r.nodes = r.nodes[:len(r.nodes)+1]
 	n := &r.nodes[len(r.nodes)-1]
-	n.Kind, n.Tag, n.Line, n.Column = kind, tag, l.num, runeColumn(l.text, at)
+	n.Kind, n.Tag, n.Line, n.Column = kind, tag, l.num, l.column(at)
 	return n
 }
 
@@ -648,7 +664,7 @@ func escape(s []byte) (rune, int, bool) {
 		return '\r', 2, true
 	case 'e':
 		return 0x1b, 2, true
-	case ' ', '"', '/', '\\':
+	case ' ', '"', '\'', '\\': // (not JSON's \/: go-yaml refuses it)
 		return rune(s[1]), 2, true
 	case 'x', 'u', 'U':
 		width := 2
@@ -670,7 +686,10 @@ func escape(s []byte) (rune, int, bool) {
 	return 0, 0, false
 }
 
-// runeColumn is the 1-based column, in characters, of byte i of text.
-func runeColumn(text []byte, i int) int {
-	return utf8.RuneCount(text[:i]) + 1
+// column is the 1-based column, in characters, of byte i of the line.
+func (l *line) column(i int) int {
+	if l.ascii {
+		return i + 1
+	}
+	return utf8.RuneCount(l.text[:i]) + 1
 }

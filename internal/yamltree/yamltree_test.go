@@ -84,7 +84,10 @@ func TestCommonPart(t *testing.T) {
 		{"flow across lines", "a: [x,\n  y]\n", false},
 		{"key that is not text", "1: x\n", false},
 		{"odd escape", "a: \"\\N\"\n", false},
+		{"JSON's escaped slash", "a: \"\\/\"\n", false},
 		{"syntax error", "a: [x\n", false},
+		{"long flow line", "a: [" + strings.Repeat("x, ", 20000) + "x]\n", true},
+		{"long line past ASCII", "a: [" + strings.Repeat("é, ", 2000) + "é]\n", false},
 		{"deep flow", "a: " + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + "\n", false},
 		{"deep enough flow", "a: " + strings.Repeat("[", maxDepth-2) + strings.Repeat("]", maxDepth-2) + "\n", true},
 	} {
