@@ -204,26 +204,10 @@ func (s *scanner) eat(c byte) bool {
 // object reads an object, calling field for each key with s just before
 // the key's value, which field must read.
 func (s *scanner) object(field func(key []byte) bool) bool {
-	if !s.eat('{') || !s.deeper() {
-		return false
-	}
-	defer func() { s.depth-- }()
-	if s.eat('}') {
-		return true
-	}
-	for {
-		s.space()
+	return s.collection('{', '}', func() bool {
 		key, plain := s.str()
-		if !plain || !s.eat(':') || !field(key) {
-			return false
-		}
-		if s.eat('}') {
-			return true
-		}
-		if !s.eat(',') {
-			return false
-		}
-	}
+		return plain && s.eat(':') && field(key)
+	})
 }
 
 // skipField skips the value of a key that is none of known. A key
@@ -245,12 +229,16 @@ func (s *scanner) skipField(key []byte, known ...string) bool {
 
 // array reads a list, calling elem with s just before each element, which
 // elem must read.
-func (s *scanner) array(elem func() bool) bool {
-	if !s.eat('[') || !s.deeper() {
+func (s *scanner) array(elem func() bool) bool { return s.collection('[', ']', elem) }
+
+// collection reads an object or a list between open and close, calling
+// elem for each member with s at its start.
+func (s *scanner) collection(open, close byte, elem func() bool) bool {
+	if !s.eat(open) || !s.deeper() {
 		return false
 	}
 	defer func() { s.depth-- }()
-	if s.eat(']') {
+	if s.eat(close) {
 		return true
 	}
 	for {
@@ -258,7 +246,7 @@ func (s *scanner) array(elem func() bool) bool {
 		if !elem() {
 			return false
 		}
-		if s.eat(']') {
+		if s.eat(close) {
 			return true
 		}
 		if !s.eat(',') {
