@@ -34,6 +34,7 @@ func TestParseErrors(t *testing.T) {
 		{"syntax", "id: x\ntask: t\n  bad: indent\n", "s.yaml:3:1: mapping values are not allowed"},
 		{"unknown field with suggestion", "id: x\ntask: t\nbudgets:\n  max_turn: 3\n", "s.yaml:4:3: budgets.max_turn: unknown field; did you mean max_turns?"},
 		{"unknown top field", "id: x\ntask: t\ncheks: []\n", "s.yaml:3:1: cheks: unknown field; did you mean checks?"},
+		{"letters out of order", "id: x\ntaks: t\n", "s.yaml:2:1: taks: unknown field; did you mean task?"},
 		{"wrong type", "id: x\ntask: t\nbudgets: {wall_clock_s: ten}\n", `budgets.wall_clock_s: want a positive integer, got "ten"`},
 		{"boolean repeat", "id: x\ntask: t\nrepeat: true\n", `repeat: want a positive integer, got "true"`},
 		{"literal secret", "id: x\ntask: t\nenv:\n  GITHUB_TOKEN: ghp_123\n", "env.GITHUB_TOKEN: a literal secret is not allowed"},
@@ -92,4 +93,18 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted an incomplete scenario: %+v", s)
 		}
 	})
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"abc", "abc", 0}, {"", "abc", 3}, {"abc", "", 3}, {"taks", "task", 1}, {"taks", "tags", 1},
+		{"kitten", "sitting", 3}, {"ca", "abc", 3}, {"max_turn", "max_turns", 1},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
 }

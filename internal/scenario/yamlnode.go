@@ -138,7 +138,10 @@ func (d *decoder) regex(n *yaml.Node, field string) *regexp.Regexp {
 func nearest(s string, known []string) string {
 	best, bestDist := "", 1<<30
 	for _, k := range known {
-		if dist := levenshtein(s, k); dist < bestDist {
+		dist := editDistance(s, k)
+		// On a tie, a word with the same letters wins: "taks" is "task"
+		// typed out of order more likely than "tags" mistyped.
+		if dist < bestDist || (dist == bestDist && sameLetters(s, k) && !sameLetters(s, best)) {
 			best, bestDist = k, dist
 		}
 	}
@@ -148,13 +151,15 @@ func nearest(s string, known []string) string {
 	return ""
 }
 
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
+// editDistance counts the insertions, deletions, substitutions and swaps
+// of neighbouring letters that turn a into b.
+func editDistance(a, b string) int {
+	// rows i-2, i-1 and i of the table
+	older, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
 		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
@@ -162,10 +167,26 @@ func levenshtein(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], older[j-2]+1)
+			}
 		}
-		prev = cur
+		older, prev, cur = prev, cur, older
 	}
 	return prev[len(b)]
+}
+
+// sameLetters reports whether a and b are made of the same letters.
+func sameLetters(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var count [256]int
+	for i := range len(a) {
+		count[a[i]]++
+		count[b[i]]--
+	}
+	return count == [256]int{}
 }
 
 func sortedKeys(m map[string]string) []string {
