@@ -61,6 +61,11 @@ func TestCommonPart(t *testing.T) {
 		{"unicode", "task: Fix café — naïve “quotes” 🙂\nk: [é, ü]\n", true},
 		{"list of mappings with nesting", "rules:\n  - tool: run_command\n    args:\n      command: go test\n    decision: approve\n  - tool: write_file\n    decision: deny\n", true},
 		{"empty flows", "a: []\nb: {}\n", true},
+		{"nested literal", "a:\n  b: |\n    x  \n     y\n    # kept\n\n  c: 1\n", true},
+		{"literal in a list item's mapping", "steps:\n  - reply: |\n      long text\n    tool: x\n", true},
+		{"literal less indented later", "a: |\n    x\n  y\n", false},
+		{"literal then a stray indented line", "a: |\n  x\n b: 1\n", false},
+		{"literal with a blank line of extra spaces", "a: |\n  x\n      \n  y\n", false},
 		// Left to go-yaml:
 		{"document marker", "---\nid: x\n", false},
 		{"anchor and alias", "a: &x 1\nb: *x\n", false},
