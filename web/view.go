@@ -197,8 +197,18 @@ type ErrorPage struct {
 	Message string
 }
 
-func runURL(id string) string     { return "/runs/" + url.PathEscape(id) }
-func sessionURL(id string) string { return "/sessions/" + url.PathEscape(id) }
+// URLs are built only here, each id escaped as one path segment or query
+// value: ids come from bundles, which may have been made anywhere.
+func runURL(id string) string      { return "/runs/" + url.PathEscape(id) }
+func sessionURL(id string) string  { return "/sessions/" + url.PathEscape(id) }
+func suiteURL(id string) string    { return "/suites/" + url.PathEscape(id) }
+func scenarioURL(id string) string { return "/scenarios/" + url.PathEscape(id) }
+
+// sessionsURL is the sessions list after a cursor.
+func sessionsURL(after string) string { return "/sessions?" + url.Values{"after": {after}}.Encode() }
+
+// runsURL is the runs list filtered by one field.
+func runsURL(field, value string) string { return "/runs?" + url.Values{field: {value}}.Encode() }
 
 func formatTime(t time.Time) string {
 	if t.IsZero() {
@@ -324,6 +334,11 @@ func shown(s string) string {
 
 func isCut(s string) bool { return len(s) > maxShown }
 
+// approvalURL is where a decision on request number n of a run is posted.
+func approvalURL(runID string, n int64) string {
+	return runURL(runID) + "/approvals/" + strconv.FormatInt(n, 10)
+}
+
 func fileURL(runID, name string) string {
 	return "/runs/" + url.PathEscape(runID) + "/files/" + url.PathEscape(name)
 }
@@ -438,7 +453,8 @@ func csrfHeaders(token string) string {
 
 // PendingApproval is a gated tool call the run waits on.
 type PendingApproval struct {
-	CallID  string
+	ID      int64  // the board's number: the only part of a request in its URL
+	CallID  string // the model's id: shown, never put in a URL
 	Tool    string
 	Args    string
 	Command string

@@ -1,6 +1,8 @@
 // Package approval owns approval requests that wait for a person: a board
-// of pending requests, by run and tool call, each answered once from
-// elsewhere (the dashboard), or denied when no answer comes in time.
+// of pending requests, each with a number the board gives it, answered once
+// from elsewhere (the dashboard), or denied when no answer comes in time.
+// The model's own tool-call id is shown, never used to address a request:
+// it is the model's text, and may hold anything.
 package approval
 
 import (
@@ -16,6 +18,9 @@ import (
 
 // Request is a gated tool call waiting for a decision.
 type Request struct {
+	// ID is the board's own number for the request, unique for the
+	// board's life; pages and the API address a request by it.
+	ID     int64
 	RunID  string
 	CallID string
 	Tool   string
@@ -33,14 +38,15 @@ func (r Request) Command() string {
 type Board struct {
 	timeout time.Duration
 	mu      sync.Mutex
-	pending map[string]*Request // by runID + "/" + callID
+	last    int64              // the ID given to the latest request
+	pending map[int64]*Request // by ID
 	notify  func(runID string)
 }
 
 // NewBoard returns a board that denies a request nobody answers within
 // timeout. notify, if set, is called when a request arrives.
 func NewBoard(timeout time.Duration, notify func(runID string)) *Board {
-	return &Board{timeout: timeout, pending: map[string]*Request{}, notify: notify}
+	return &Board{timeout: timeout, pending: map[int64]*Request{}, notify: notify}
 }
 
 // ErrNotPending is returned when a decision names no waiting request (it was
@@ -60,13 +66,14 @@ func (runApprover) Waits() bool { return true }
 
 func (a runApprover) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
 	r := &Request{RunID: a.runID, CallID: req.CallID, Tool: req.Tool, Args: req.Args, Asked: time.Now(), answer: make(chan agent.Decision, 1)}
-	key := a.runID + "/" + req.CallID
 	a.b.mu.Lock()
-	a.b.pending[key] = r
+	a.b.last++
+	r.ID = a.b.last
+	a.b.pending[r.ID] = r
 	a.b.mu.Unlock()
 	defer func() {
 		a.b.mu.Lock()
-		delete(a.b.pending, key)
+		delete(a.b.pending, r.ID)
 		a.b.mu.Unlock()
 	}()
 	if a.b.notify != nil {
@@ -94,20 +101,21 @@ func (b *Board) Pending(runID string) []Request {
 			out = append(out, *r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Asked.Before(out[j].Asked) })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
-// Decide answers a waiting request, once.
-func (b *Board) Decide(runID, callID string, d agent.Decision) error {
+// Decide answers the waiting request number id of a run, once. A request of
+// another run is not pending for this one.
+func (b *Board) Decide(runID string, id int64, d agent.Decision) error {
 	b.mu.Lock()
-	r, ok := b.pending[runID+"/"+callID]
-	if ok {
-		delete(b.pending, runID+"/"+callID)
+	r, ok := b.pending[id]
+	if ok && r.RunID == runID {
+		delete(b.pending, id)
 	}
 	b.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("decide %s of run %s: %w", callID, runID, ErrNotPending)
+	if !ok || r.RunID != runID {
+		return fmt.Errorf("decide request %d of run %s: %w", id, runID, ErrNotPending)
 	}
 	r.answer <- d
 	return nil

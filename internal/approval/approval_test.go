@@ -24,14 +24,21 @@ func TestDecisionArrivesFromElsewhere(t *testing.T) {
 	if len(p) != 1 || p[0].Command() != "make" || len(b.Pending("r2")) != 0 {
 		t.Fatalf("pending %+v", p)
 	}
-	if err := b.Decide("r1", "c1", agent.Decision{Approved: true, By: "ana"}); err != nil {
+	if p[0].ID != 1 {
+		t.Fatalf("the first request is numbered %d, want 1", p[0].ID)
+	}
+	// Another run cannot answer it with its number.
+	if err := b.Decide("r2", p[0].ID, agent.Decision{Approved: true, By: "eve"}); !errors.Is(err, approval.ErrNotPending) {
+		t.Fatalf("decision from another run: %v", err)
+	}
+	if err := b.Decide("r1", p[0].ID, agent.Decision{Approved: true, By: "ana"}); err != nil {
 		t.Fatal(err)
 	}
 	if d := <-got; !d.Approved || d.By != "ana" {
 		t.Fatalf("decision %+v", d)
 	}
 	// Exactly once: a second answer finds nothing waiting.
-	if err := b.Decide("r1", "c1", agent.Decision{By: "bo"}); !errors.Is(err, approval.ErrNotPending) {
+	if err := b.Decide("r1", p[0].ID, agent.Decision{By: "bo"}); !errors.Is(err, approval.ErrNotPending) {
 		t.Fatalf("second decision: %v", err)
 	}
 }

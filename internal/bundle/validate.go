@@ -141,6 +141,9 @@ func (r *Receipt) Validate(file, folder string) error {
 		if !ValidID(r.Scenario.ID) {
 			l.add("scenario.id", "%q is not a safe folder name", r.Scenario.ID)
 		}
+		if r.Scenario.Suite != "" && !ValidID(r.Scenario.Suite) {
+			l.add("scenario.suite", "%q is not a suite id (letters, digits, '.', '_' and '-')", r.Scenario.Suite)
+		}
 		if r.Scenario.Repeat < 1 {
 			l.add("scenario.repeat", "must be 1 or more, got %d", r.Scenario.Repeat)
 		}

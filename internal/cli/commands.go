@@ -11,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -63,7 +65,8 @@ clear. See docs/security.md.`)
 	workers := fs.Int("workers", 2, "runs launched from the dashboard that work at once")
 	reviewer := fs.String("reviewer", osUser(), "the reviewer `name` review forms start with")
 	approvalTimeout := fs.Duration("approval-timeout", 30*time.Minute, "how long a run waits for an approval in the dashboard before the call is denied")
-	var roots, scenarioRoots stringList
+	var roots, scenarioRoots, hosts stringList
+	fs.Var(&hosts, "allowed-host", "a host `name` browsers may use to reach this server besides localhost, 127.0.0.1, ::1 and the --addr host (repeatable); requests naming any other Host are refused")
 	fs.Var(&roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable)")
 	fs.Var(&scenarioRoots, "scenarios", "a `folder` of scenarios suites may be launched from in the dashboard (repeatable)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate `file` to serve HTTPS with (with --tls-key)")
@@ -134,6 +137,15 @@ clear. See docs/security.md.`)
 		}
 	}
 
+	key, err := auth.LoadOrCreateKey(filepath.Join(dir, "server.key"))
+	if err != nil {
+		return err
+	}
+	allowed, err := serveHosts(*addr, hosts)
+	if err != nil {
+		return err
+	}
+
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st)}
 	// Runs left working by a process that stopped (a crash, a restart) end
 	// interrupted, with their bundles kept.
@@ -159,7 +171,7 @@ clear. See docs/security.md.`)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		ScenarioRoots: absScenarioRoots, Background: ctx, RequireAuth: !loopback, TLS: tlsConfig != nil})
+		ScenarioRoots: absScenarioRoots, Background: ctx, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
 	if n, err := srv.ResumeQueued(); err != nil {
 		log.Warn("resume queued runs", "err", err)
 	} else if n > 0 {
@@ -177,6 +189,35 @@ clear. See docs/security.md.`)
 	defer cancel()
 	queue.Wait(waitCtx)
 	return err
+}
+
+// serveHosts are the Host names the server answers to besides the loopback
+// names: the --addr host, every address of this machine when --addr is an
+// unspecified address (0.0.0.0 or ::, so colleagues can use the LAN
+// address), and the --allowed-host names.
+func serveHosts(addr string, names []string) ([]string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, usagef("serve", "--addr %q: want host:port: %v", addr, err)
+	}
+	out := append([]string{host}, names...)
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		addrs, err := net.InterfaceAddrs()
+		if err != nil {
+			return nil, fmt.Errorf("list this machine's addresses for --addr %s: %w", addr, err)
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				out = append(out, n.IP.String())
+			}
+		}
+	}
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, "/ @") {
+			return nil, usagef("serve", "--allowed-host %q: want a host name or address, like proctor.lan or 192.168.1.20", n)
+		}
+	}
+	return out, nil
 }
 
 func runIndex(ctx context.Context, env Env, args []string) error {

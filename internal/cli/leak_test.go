@@ -96,7 +96,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 	}
 	for _, p := range pages {
 		rec := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost"+p, nil))
 		if rec.Code >= 500 {
 			t.Errorf("%s: %d", p, rec.Code)
 		}

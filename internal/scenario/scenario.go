@@ -439,9 +439,9 @@ func Load(dir string) (*Scenario, error) {
 		dir = abs // checks run from the workspace, so their paths must not be relative
 	}
 	file := filepath.Join(dir, File)
-	data, err := os.ReadFile(file)
+	data, err := readInside(dir, File)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, unwrap(err))
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	s, err := Parse(file, data, dir)
 	if err != nil {
@@ -471,6 +471,27 @@ func Load(dir string) (*Scenario, error) {
 		return nil, errors.New(strings.Join(problems, "\n"))
 	}
 	return s, nil
+}
+
+// readInside reads the file name of folder dir, refusing one that is (or
+// passes through) a symlink out of dir: its text is never read, so no error
+// can echo it.
+func readInside(dir, name string) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, unwrap(err)
+	}
+	defer root.Close()
+	data, err := root.ReadFile(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+		if _, lerr := root.Lstat(name); lerr == nil {
+			return nil, errors.New("a symlink that leads out of the scenario folder; refused (copy the file into the folder instead)")
+		}
+	}
+	if err != nil {
+		return nil, unwrap(err)
+	}
+	return data, nil
 }
 
 func unwrap(err error) error {

@@ -94,3 +94,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A scenario.yaml that is a symlink out of its folder is refused unread, so
+// no parse error can show what the target holds.
+func TestSymlinkedScenarioFileOutOfTheFolderIsRefused(t *testing.T) {
+	root := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(secret, []byte("db_password: hunter2-very-secret\n["), 0o644)
+	dir := filepath.Join(root, "sneaky")
+	os.MkdirAll(filepath.Join(dir, "fixture"), 0o755)
+	os.Symlink(secret, filepath.Join(dir, "scenario.yaml"))
+	inside := filepath.Join(root, "inside")
+	os.MkdirAll(filepath.Join(inside, "fixture"), 0o755)
+	os.WriteFile(filepath.Join(inside, "real.yaml"), []byte("id: inside\ntask: t\n"), 0o644)
+	os.Symlink("real.yaml", filepath.Join(inside, "scenario.yaml"))
+
+	got, probs := scenario.Discover(root)
+	if len(got) != 1 || got[0].ID != "inside" {
+		t.Fatalf("scenarios %v (a symlink inside the folder is fine)", got)
+	}
+	if len(probs) != 1 || !strings.Contains(probs[0].Err.Error(), "leads out of the scenario folder") {
+		t.Fatalf("problems %v", probs)
+	}
+	if strings.Contains(probs[0].Err.Error(), "hunter2") || strings.Contains(probs[0].Err.Error(), "db_password") {
+		t.Fatalf("the error echoes the target's text: %v", probs[0].Err)
+	}
+}

@@ -94,7 +94,7 @@ func (s *Server) apiListApprovals(c echo.Context) error {
 	out := []map[string]any{}
 	if s.cfg.Board != nil {
 		for _, r := range s.cfg.Board.Pending(c.Param("id")) {
-			out = append(out, map[string]any{"call_id": r.CallID, "tool": r.Tool, "args": r.Args, "command": r.Command(), "asked_at": r.Asked})
+			out = append(out, map[string]any{"id": r.ID, "call_id": r.CallID, "tool": r.Tool, "args": r.Args, "command": r.Command(), "asked_at": r.Asked})
 		}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"approvals": out})
@@ -105,13 +105,13 @@ func (s *Server) apiDecideApproval(c echo.Context) error {
 	if err := c.Bind(&in); err != nil {
 		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
 	}
-	if err := s.decide(c, c.Param("id"), c.Param("call"), in.Decision, s.decider(c, in.Reviewer), in.Reason); err != nil {
+	if err := s.decide(c, c.Param("id"), c.Param("n"), in.Decision, s.decider(c, in.Reviewer), in.Reason); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {
 			return apiError(c, http.StatusConflict, "that request is no longer waiting: it was answered already, or timed out", nil)
 		}
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"run_id": c.Param("id"), "call_id": c.Param("call"), "decision": in.Decision})
+	return c.JSON(http.StatusOK, map[string]string{"run_id": c.Param("id"), "id": c.Param("n"), "decision": in.Decision})
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

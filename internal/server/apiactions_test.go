@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,7 @@ func TestAPILaunchReviewAndApprovals(t *testing.T) {
 		}
 		var ap struct {
 			Approvals []struct {
+				ID      int64  `json:"id"`
 				CallID  string `json:"call_id"`
 				Command string `json:"command"`
 			} `json:"approvals"`
@@ -66,8 +68,8 @@ func TestAPILaunchReviewAndApprovals(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&ap)
 		resp.Body.Close()
 		if len(ap.Approvals) > 0 {
-			call = ap.Approvals[0].CallID
-			if ap.Approvals[0].Command != "go test ./..." {
+			call = strconv.FormatInt(ap.Approvals[0].ID, 10)
+			if ap.Approvals[0].Command != "go test ./..." || ap.Approvals[0].CallID == "" {
 				t.Fatalf("approval %+v", ap)
 			}
 		}

@@ -251,10 +251,19 @@ func (s *Server) sessionTTL() time.Duration {
 	return 12 * time.Hour
 }
 
-// safeNext keeps a post-sign-in redirect on this site: a path, not a URL.
+// safeNext keeps a post-sign-in redirect on this site: a path that starts
+// with one '/' followed by a character that is not '/', '\\' or a control
+// character, and holds no control character anywhere (browsers drop tabs
+// and newlines, so "/\t/host" would become "//host"). Anything else goes to
+// /runs.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if len(next) < 2 || next[0] != '/' || next[1] == '/' || next[1] == '\\' {
 		return "/runs"
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return "/runs"
+		}
 	}
 	return next
 }

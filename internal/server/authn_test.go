@@ -18,7 +18,12 @@ import (
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
+// testCSRF is the browser id cookie every request carries; as a reqOpts.csrf
+// it stands for the valid token of the request's session or browser.
 const testCSRF = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// testKey is the key the test servers sign CSRF tokens with.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
 
 // authServer is a server with sign-in on: accounts vic (viewer), rev
 // (reviewer) and ada (admin), each with the password "<name>-password".
@@ -53,6 +58,9 @@ func newAuthServer(t testing.TB, cfg server.Config) *authServer {
 	if cfg.Now == nil {
 		cfg.Now = func() time.Time { return a.now }
 	}
+	if cfg.Key == nil {
+		cfg.Key = testKey
+	}
 	a.s = server.New(st, cfg)
 	return a
 }
@@ -69,6 +77,17 @@ func (a *authServer) session(user string) string {
 		a.t.Fatal(err)
 	}
 	return secret
+}
+
+// token is the valid CSRF token of a request with this session cookie (or
+// none): bound to the session while it is valid, else to the browser id.
+func (a *authServer) token(session string) string {
+	if session != "" {
+		if _, err := a.st.LookupWebSession(context.Background(), auth.HashSecret(session), a.now); err == nil {
+			return auth.CSRFToken(testKey, "session:"+auth.HashSecret(session))
+		}
+	}
+	return auth.CSRFToken(testKey, "browser:"+testCSRF)
 }
 
 type reqOpts struct {
@@ -88,7 +107,7 @@ func (a *authServer) do(method, target string, o reqOpts) *httptest.ResponseReco
 			body = `{"decision":"approve"}`
 		}
 	}
-	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req := httptest.NewRequest(method, "http://localhost"+target, strings.NewReader(body))
 	if strings.HasSuffix(target, "/events") { // an event stream stays open: hang up soon
 		ctx, cancel := context.WithTimeout(req.Context(), 300*time.Millisecond)
 		defer cancel()
@@ -104,6 +123,9 @@ func (a *authServer) do(method, target string, o reqOpts) *httptest.ResponseReco
 	req.AddCookie(&http.Cookie{Name: "proctor_csrf", Value: testCSRF})
 	if o.session != "" {
 		req.AddCookie(&http.Cookie{Name: "proctor_session", Value: o.session})
+	}
+	if o.csrf == testCSRF {
+		o.csrf = a.token(o.session)
 	}
 	if o.csrf != "" {
 		req.Header.Set("X-CSRF-Token", o.csrf)
@@ -130,41 +152,41 @@ func TestRouteAccess(t *testing.T) {
 		need   string // "" public, else viewer, reviewer, admin
 		anon   int    // for public routes: the status without a session
 	}{
-		"GET /static/*":                         {"/static/style.css", "", 200},
-		"GET /favicon.ico":                      {"/favicon.ico", "", 301},
-		"GET /healthz":                          {"/healthz", "", 200},
-		"GET /signin":                           {"/signin", "", 200},
-		"POST /signin":                          {"/signin", "", 401},
-		"POST /signout":                         {"/signout", "", 303},
-		"GET /":                                 {"/", "viewer", 0},
-		"GET /runs":                             {"/runs", "viewer", 0},
-		"GET /runs/:id":                         {"/runs/" + run, "viewer", 0},
-		"GET /runs/:id/events":                  {"/runs/" + run + "/events", "viewer", 0},
-		"GET /runs/:id/files/:name":             {"/runs/" + run + "/files/diff.patch", "viewer", 0},
-		"GET /sessions":                         {"/sessions", "viewer", 0},
-		"GET /sessions/:id":                     {"/sessions/s1", "viewer", 0},
-		"GET /problems":                         {"/problems", "viewer", 0},
-		"GET /suites":                           {"/suites", "viewer", 0},
-		"GET /suites/:id":                       {"/suites/s1", "viewer", 0},
-		"GET /scenarios/:id":                    {"/scenarios/x", "viewer", 0},
-		"POST /runs/:id/review":                 {"/runs/" + run + "/review", "reviewer", 0},
-		"POST /runs/:id/approvals/:call":        {"/runs/" + run + "/approvals/c1", "reviewer", 0},
-		"GET /launch":                           {"/launch", "admin", 0},
-		"POST /launch":                          {"/launch", "admin", 0},
-		"POST /demo":                            {"/demo", "admin", 0},
-		"POST /suites":                          {"/suites", "admin", 0},
-		"POST /runs/:id/stop":                   {"/runs/" + run + "/stop", "admin", 0},
-		"POST /sessions/:id/continue":           {"/sessions/s1/continue", "admin", 0},
-		"GET /audit":                            {"/audit", "admin", 0},
-		"GET /api/v1/runs":                      {"/api/v1/runs", "viewer", 0},
-		"GET /api/v1/runs/:id":                  {"/api/v1/runs/" + run, "viewer", 0},
-		"GET /api/v1/suites/:id":                {"/api/v1/suites/s1", "viewer", 0},
-		"GET /api/v1/runs/:id/approvals":        {"/api/v1/runs/" + run + "/approvals", "viewer", 0},
-		"POST /api/v1/runs/:id/review":          {"/api/v1/runs/" + run + "/review", "reviewer", 0},
-		"POST /api/v1/runs/:id/approvals/:call": {"/api/v1/runs/" + run + "/approvals/c1", "reviewer", 0},
-		"POST /api/v1/runs":                     {"/api/v1/runs", "admin", 0},
-		"POST /api/v1/suites":                   {"/api/v1/suites", "admin", 0},
-		"POST /api/v1/runs/:id/stop":            {"/api/v1/runs/" + run + "/stop", "admin", 0},
+		"GET /static/*":                      {"/static/style.css", "", 200},
+		"GET /favicon.ico":                   {"/favicon.ico", "", 301},
+		"GET /healthz":                       {"/healthz", "", 200},
+		"GET /signin":                        {"/signin", "", 200},
+		"POST /signin":                       {"/signin", "", 401},
+		"POST /signout":                      {"/signout", "", 303},
+		"GET /":                              {"/", "viewer", 0},
+		"GET /runs":                          {"/runs", "viewer", 0},
+		"GET /runs/:id":                      {"/runs/" + run, "viewer", 0},
+		"GET /runs/:id/events":               {"/runs/" + run + "/events", "viewer", 0},
+		"GET /runs/:id/files/:name":          {"/runs/" + run + "/files/diff.patch", "viewer", 0},
+		"GET /sessions":                      {"/sessions", "viewer", 0},
+		"GET /sessions/:id":                  {"/sessions/s1", "viewer", 0},
+		"GET /problems":                      {"/problems", "viewer", 0},
+		"GET /suites":                        {"/suites", "viewer", 0},
+		"GET /suites/:id":                    {"/suites/s1", "viewer", 0},
+		"GET /scenarios/:id":                 {"/scenarios/x", "viewer", 0},
+		"POST /runs/:id/review":              {"/runs/" + run + "/review", "reviewer", 0},
+		"POST /runs/:id/approvals/:n":        {"/runs/" + run + "/approvals/1", "reviewer", 0},
+		"GET /launch":                        {"/launch", "admin", 0},
+		"POST /launch":                       {"/launch", "admin", 0},
+		"POST /demo":                         {"/demo", "admin", 0},
+		"POST /suites":                       {"/suites", "admin", 0},
+		"POST /runs/:id/stop":                {"/runs/" + run + "/stop", "admin", 0},
+		"POST /sessions/:id/continue":        {"/sessions/s1/continue", "admin", 0},
+		"GET /audit":                         {"/audit", "admin", 0},
+		"GET /api/v1/runs":                   {"/api/v1/runs", "viewer", 0},
+		"GET /api/v1/runs/:id":               {"/api/v1/runs/" + run, "viewer", 0},
+		"GET /api/v1/suites/:id":             {"/api/v1/suites/s1", "viewer", 0},
+		"GET /api/v1/runs/:id/approvals":     {"/api/v1/runs/" + run + "/approvals", "viewer", 0},
+		"POST /api/v1/runs/:id/review":       {"/api/v1/runs/" + run + "/review", "reviewer", 0},
+		"POST /api/v1/runs/:id/approvals/:n": {"/api/v1/runs/" + run + "/approvals/1", "reviewer", 0},
+		"POST /api/v1/runs":                  {"/api/v1/runs", "admin", 0},
+		"POST /api/v1/suites":                {"/api/v1/suites", "admin", 0},
+		"POST /api/v1/runs/:id/stop":         {"/api/v1/runs/" + run + "/stop", "admin", 0},
 	}
 	roles := a.s.RouteRoles()
 	for _, r := range a.s.Routes() {
@@ -256,7 +278,7 @@ func TestAPITokens(t *testing.T) {
 func TestSigninFlow(t *testing.T) {
 	a := newAuthServer(t, server.Config{TLS: true})
 	form := func(user, pw, next string) string {
-		return url.Values{"user": {user}, "password": {pw}, "next": {next}, "csrf": {testCSRF}}.Encode()
+		return url.Values{"user": {user}, "password": {pw}, "next": {next}, "csrf": {a.token("")}}.Encode()
 	}
 	// The same answer for an unknown user, a wrong password.
 	unknown := a.do("POST", "/signin", reqOpts{body: form("nobody", "whatever-pw", "")})
@@ -279,7 +301,7 @@ func TestSigninFlow(t *testing.T) {
 		t.Fatalf("session cookie = %+v", cookie)
 	}
 	// An offsite next is ignored.
-	for _, next := range []string{"https://evil.example/", "//evil.example/", "/\\evil.example"} {
+	for _, next := range []string{"https://evil.example/", "//evil.example/", "/\\evil.example", "/\t/evil.example/x", "/\n/evil.example", "/", "runs", "/runs\x7f"} {
 		rec := a.do("POST", "/signin", reqOpts{body: form("rev", "rev-password", next)})
 		if loc := rec.Header().Get("Location"); loc != "/runs" {
 			t.Errorf("next %q: went to %q, want /runs", next, loc)
@@ -334,7 +356,7 @@ func TestSigninRateLimit(t *testing.T) {
 	ts := httptest.NewServer(a.s.Handler())
 	defer ts.Close()
 	signin := func(c *http.Client, pw string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/signin", strings.NewReader(url.Values{"user": {"ada"}, "password": {pw}, "csrf": {testCSRF}}.Encode()))
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/signin", strings.NewReader(url.Values{"user": {"ada"}, "password": {pw}, "csrf": {a.token("")}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.AddCookie(&http.Cookie{Name: "proctor_csrf", Value: testCSRF})
 		resp, err := c.Do(req)
@@ -402,7 +424,7 @@ func BenchmarkSignedInRequest(b *testing.B) {
 	measure := func(h http.Handler, withCookie bool) time.Duration {
 		t0 := time.Now()
 		for range n {
-			req := httptest.NewRequest(http.MethodGet, "/problems", nil)
+			req := httptest.NewRequest(http.MethodGet, "http://localhost/problems", nil)
 			if withCookie {
 				req.AddCookie(&http.Cookie{Name: "proctor_session", Value: cookie})
 			}

@@ -83,7 +83,7 @@ func BenchmarkPages(b *testing.B) {
 	srv, suitePath := seedPages(b)
 	h := srv.Handler()
 	serve := func(path string) (time.Duration, int) {
-		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
 		rec := httptest.NewRecorder()
 		t0 := time.Now()
 		h.ServeHTTP(rec, req)

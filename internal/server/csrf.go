@@ -2,37 +2,47 @@ package server
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/auth"
 )
 
 const (
-	csrfCookie = "proctor_csrf"
+	csrfCookie = "proctor_csrf" // the browser's random id, not the token
 	csrfHeader = "X-CSRF-Token"
 	csrfField  = "csrf"
 	csrfKey    = "csrf"
 )
 
-// csrf gives every browser a random token in a cookie and requires it back,
-// in the X-CSRF-Token header (HTMX sends it on every request) or the csrf
-// form field, on every request that changes state. A page on another site
-// cannot read the cookie, so it cannot forge the token.
-func csrf(next echo.HandlerFunc) echo.HandlerFunc {
+// csrf refuses state-changing requests that another site could have made
+// the browser send. Two checks, both needed:
+//   - Origin (or Referer when a browser sends no Origin) must be this
+//     server; a page on another port of the same host is another origin.
+//   - The token, in the X-CSRF-Token header (HTMX sends it on every
+//     request) or the csrf form field, must be the HMAC under the server key
+//     of the signed-in session, or, before sign-in and in single-user mode,
+//     of the browser's random id cookie. A planted cookie does not help:
+//     without the key nobody can make the token that matches it.
+func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		token := ""
-		if ck, err := c.Cookie(csrfCookie); err == nil && len(ck.Value) == 64 {
-			token = ck.Value
+		binding := ""
+		if ck, err := c.Cookie(sessionCookie); err == nil && hasPrincipal(c) {
+			binding = "session:" + auth.HashSecret(ck.Value)
+		} else if ck, err := c.Cookie(csrfCookie); err == nil && len(ck.Value) == 64 {
+			binding = "browser:" + ck.Value
 		} else {
 			b := make([]byte, 32)
 			rand.Read(b)
-			token = hex.EncodeToString(b)
-			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			id := hex.EncodeToString(b)
+			c.SetCookie(&http.Cookie{Name: csrfCookie, Value: id, Path: "/", HttpOnly: true, Secure: s.cfg.TLS, SameSite: http.SameSiteStrictMode})
+			binding = "browser:" + id
 		}
-		c.Set(csrfKey, token)
+		c.Set(csrfKey, auth.CSRFToken(s.key, binding))
 		switch c.Request().Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			return next(c)
@@ -41,6 +51,9 @@ func csrf(next echo.HandlerFunc) echo.HandlerFunc {
 		// page on another site could borrow: it needs no CSRF token.
 		if bearer, _ := c.Get(bearerKey).(bool); bearer {
 			return next(c)
+		}
+		if !s.sameOrigin(c.Request()) {
+			return echo.NewHTTPError(http.StatusForbidden, "This request came from another site or port (its Origin is not this server), so it was refused. Open proctor's own page and try again.")
 		}
 		// Single-user JSON API calls need no token either: a page on
 		// another site cannot send a JSON body without a CORS preflight,
@@ -53,12 +66,37 @@ func csrf(next echo.HandlerFunc) echo.HandlerFunc {
 		if sent == "" {
 			sent = c.FormValue(csrfField)
 		}
-		if subtle.ConstantTimeCompare([]byte(sent), []byte(token)) != 1 {
+		if !auth.CheckCSRFToken(s.key, binding, sent) {
 			return echo.NewHTTPError(http.StatusForbidden, "This form is out of date or came from another site (the CSRF token does not match). Reload the page and try again.")
 		}
 		return next(c)
 	}
 }
+
+// sameOrigin reports whether a browser says the request comes from a page of
+// this server: its Origin, or when there is none its Referer, has this
+// server's scheme and host. A request with neither comes from a program, not
+// a page (browsers send Origin on every POST), and still needs its token.
+func (s *Server) sameOrigin(r *http.Request) bool {
+	from := r.Header.Get("Origin")
+	if from == "" {
+		from = r.Header.Get("Referer")
+		if from == "" {
+			return true
+		}
+	}
+	u, err := url.Parse(from)
+	if err != nil {
+		return false
+	}
+	scheme := "http"
+	if s.cfg.TLS || r.TLS != nil {
+		scheme = "https"
+	}
+	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+}
+
+func hasPrincipal(c echo.Context) bool { _, ok := principal(c); return ok }
 
 func csrfToken(c echo.Context) string {
 	t, _ := c.Get(csrfKey).(string)

@@ -160,7 +160,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 	if who == "" {
 		who = s.reviewerName(c)
 	}
-	if err := s.decide(c, id, c.Param("call"), c.FormValue("decision"), who, c.FormValue("reason")); err != nil {
+	if err := s.decide(c, id, c.Param("n"), c.FormValue("decision"), who, c.FormValue("reason")); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {
 			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", conflictStatus(c))
 		}
@@ -174,9 +174,15 @@ func (s *Server) decideApproval(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
-func (s *Server) decide(c echo.Context, id, call, decision, who, reason string) error {
+// decide answers request number n (the board's number, never the model's
+// call id) of run id.
+func (s *Server) decide(c echo.Context, id, n, decision, who, reason string) error {
 	if s.cfg.Board == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run "+strconv.Quote(id)+" waits for an approval here.")
+	}
+	num, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || num < 1 {
+		return echo.NewHTTPError(http.StatusNotFound, "No approval request "+strconv.Quote(n)+" of run "+id+": requests are numbered 1, 2, …")
 	}
 	if decision != "approve" && decision != "deny" {
 		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
@@ -188,10 +194,10 @@ func (s *Server) decide(c echo.Context, id, call, decision, who, reason string) 
 	if r := strings.TrimSpace(reason); r != "" {
 		d.Reason = r
 	}
-	if err := s.cfg.Board.Decide(id, call, d); err != nil {
+	if err := s.cfg.Board.Decide(id, num, d); err != nil {
 		return err
 	}
-	s.audit(c, "approval-"+decision, id, call)
+	s.audit(c, "approval-"+decision, id, "request "+n)
 	return nil
 }
 

@@ -72,6 +72,7 @@ type browser struct {
 	t    *testing.T
 	c    *http.Client
 	base string
+	csrf string // the CSRF token of the last page that had one
 }
 
 func newBrowser(t *testing.T, base string) *browser {
@@ -86,17 +87,21 @@ func (b *browser) get(path string) (*http.Response, string) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	if m := csrfInPage.FindStringSubmatch(string(body)); m != nil {
+		b.csrf = m[1]
+	}
 	return resp, string(body)
 }
 
+var csrfInPage = regexp.MustCompile(`X-CSRF-Token&#34;: &#34;([0-9a-f]{64})`)
+
+// token is the CSRF token the pages give this browser, as a page's forms
+// and HTMX send it.
 func (b *browser) token() string {
-	u, _ := url.Parse(b.base)
-	for _, c := range b.c.Jar.Cookies(u) {
-		if c.Name == "proctor_csrf" {
-			return c.Value
-		}
+	if b.csrf == "" {
+		b.get("/runs")
 	}
-	return ""
+	return b.csrf
 }
 
 func (b *browser) post(path string, form url.Values) (*http.Response, string) {
@@ -185,7 +190,7 @@ func approveCommand(t *testing.T, b *browser, loc string) {
 			if !strings.Contains(page, "go test ./...") || !strings.Contains(page, "awaiting approval") {
 				t.Fatalf("approval box without the command or the status:\n%.3000s", page)
 			}
-			call := regexp.MustCompile(`data-call="([^"]+)"`).FindStringSubmatch(page)[1]
+			call := regexp.MustCompile(`data-request="([0-9]+)"`).FindStringSubmatch(page)[1]
 			resp, _ := b.post(loc+"/approvals/"+call, url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {"ana"}})
 			if resp.StatusCode != http.StatusSeeOther {
 				t.Fatalf("approve the command: %d", resp.StatusCode)

@@ -129,7 +129,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	}
 	if s.cfg.Board != nil {
 		for _, r := range s.cfg.Board.Pending(id) {
-			p.Pending = append(p.Pending, web.PendingApproval{CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
+			p.Pending = append(p.Pending, web.PendingApproval{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
 		}
 	}
 	if data, err := json.MarshalIndent(run.Receipt, "", "  "); err == nil {

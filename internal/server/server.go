@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,7 +45,15 @@ type Config struct {
 	// RequireAuth turns sign-in on even before any account exists (serving
 	// beyond loopback); otherwise it is on exactly when accounts exist.
 	RequireAuth bool
-	TLS         bool          // served over TLS: session cookies are Secure
+	TLS         bool          // served over TLS: cookies are Secure, HSTS is sent
+	// Key signs CSRF tokens; it should outlive the process (serve keeps it
+	// in the data folder) so open forms survive a restart. nil: a random key
+	// for this server's life.
+	Key []byte
+	// AllowedHosts are the host names (or addresses) requests may name in
+	// their Host header besides localhost, 127.0.0.1 and ::1; any other Host
+	// is refused before routing (DNS rebinding).
+	AllowedHosts []string
 	SessionTTL  time.Duration // how long a sign-in lasts; 0: 12 hours
 	// SigninLimit and SigninWindow bound failed sign-ins per address, per
 	// name from one address, and per name from addresses that failed; 0:
@@ -70,6 +79,8 @@ type Server struct {
 	limiter    *auth.Limiter
 	now        func() time.Time
 	roles      map[string]auth.Role // "METHOD path" → the role the route needs
+	key        []byte               // signs CSRF tokens
+	hosts      map[string]bool      // Host names requests may use
 }
 
 // New builds the server and its routes.
@@ -79,6 +90,12 @@ func New(st *store.Store, cfg Config) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedCells{}, roles: map[string]auth.Role{}}
+	s.key = cfg.Key
+	if len(s.key) == 0 {
+		s.key = make([]byte, auth.KeySize)
+		rand.Read(s.key)
+	}
+	s.hosts = allowedHosts(cfg.AllowedHosts)
 	s.now = cfg.Now
 	if s.now == nil {
 		s.now = time.Now
@@ -95,7 +112,8 @@ func New(st *store.Store, cfg Config) *Server {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.recoverPanics, securityHeaders, s.logRequests, s.authenticate, csrf)
+	e.Pre(s.checkHost)
+	e.Use(s.recoverPanics, s.securityHeaders, s.logRequests, s.authenticate, s.csrf)
 	s.routes(e)
 	s.echo = e
 	return s
@@ -134,7 +152,7 @@ func (s *Server) routes(e *echo.Echo) {
 	s.add(e, http.MethodGet, "/suites/:id", view, s.showSuite)
 	s.add(e, http.MethodGet, "/scenarios/:id", view, s.showScenario)
 	s.add(e, http.MethodPost, "/runs/:id/review", review, s.reviewRun)
-	s.add(e, http.MethodPost, "/runs/:id/approvals/:call", review, s.decideApproval)
+	s.add(e, http.MethodPost, "/runs/:id/approvals/:n", review, s.decideApproval)
 	s.add(e, http.MethodGet, "/launch", admin, s.launchForm)
 	s.add(e, http.MethodPost, "/launch", admin, s.launchRun)
 	s.add(e, http.MethodPost, "/demo", admin, s.startDemo)
@@ -147,7 +165,7 @@ func (s *Server) routes(e *echo.Echo) {
 	s.add(e, http.MethodGet, "/api/v1/suites/:id", view, s.apiGetSuite)
 	s.add(e, http.MethodGet, "/api/v1/runs/:id/approvals", view, s.apiListApprovals)
 	s.add(e, http.MethodPost, "/api/v1/runs/:id/review", review, s.apiReviewRun)
-	s.add(e, http.MethodPost, "/api/v1/runs/:id/approvals/:call", review, s.apiDecideApproval)
+	s.add(e, http.MethodPost, "/api/v1/runs/:id/approvals/:n", review, s.apiDecideApproval)
 	s.add(e, http.MethodPost, "/api/v1/runs", admin, s.apiLaunchRun)
 	s.add(e, http.MethodPost, "/api/v1/suites", admin, s.apiLaunchSuite)
 	s.add(e, http.MethodPost, "/api/v1/runs/:id/stop", admin, s.apiStopRun)
@@ -312,10 +330,14 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // securityHeaders sets the headers every response carries: no inline script,
-// no framing, no content sniffing, no referrer leaking run ids.
-func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+// no framing, no content sniffing, no referrer leaking run ids; under TLS,
+// HSTS.
+func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
+		if s.cfg.TLS {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")

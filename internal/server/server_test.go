@@ -48,7 +48,7 @@ func newServerStore(t testing.TB, withSamples bool) (*server.Server, string, *st
 
 func get(t *testing.T, s *server.Server, target string, headers ...string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req := httptest.NewRequest(http.MethodGet, "http://localhost"+target, nil)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
