@@ -45,7 +45,7 @@ type Config struct {
 	// RequireAuth turns sign-in on even before any account exists (serving
 	// beyond loopback); otherwise it is on exactly when accounts exist.
 	RequireAuth bool
-	TLS         bool          // served over TLS: cookies are Secure, HSTS is sent
+	TLS         bool // served over TLS: cookies are Secure, HSTS is sent
 	// Key signs CSRF tokens; it should outlive the process (serve keeps it
 	// in the data folder) so open forms survive a restart. nil: a random key
 	// for this server's life.
@@ -54,7 +54,7 @@ type Config struct {
 	// their Host header besides localhost, 127.0.0.1 and ::1; any other Host
 	// is refused before routing (DNS rebinding).
 	AllowedHosts []string
-	SessionTTL  time.Duration // how long a sign-in lasts; 0: 12 hours
+	SessionTTL   time.Duration // how long a sign-in lasts; 0: 12 hours
 	// SigninLimit and SigninWindow bound failed sign-ins per address, per
 	// name from one address, and per name from addresses that failed; 0:
 	// 10 per 15 minutes.
