@@ -170,6 +170,9 @@ type Review struct {
 	ReviewedAt time.Time `json:"reviewed_at"`
 	HasDiff    bool      `json:"has_diff"`
 	Applied    bool      `json:"applied"`
+	// Forced: approved and applied although the run did not succeed (its
+	// status and failure stay as they were).
+	Forced bool `json:"forced,omitempty"`
 }
 
 // ScenarioRef ties a scenario run to the scenario it played.

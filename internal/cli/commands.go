@@ -172,6 +172,15 @@ clear. See docs/security.md.`)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
 		ScenarioRoots: absScenarioRoots, Background: ctx, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
+	// Reviews a stopped process left half done are finished or rolled back
+	// before anyone can review again.
+	settled, rerrs := srv.RecoverReviews(ctx)
+	for _, err := range rerrs {
+		log.Warn("recover a review", "err", err)
+	}
+	if settled > 0 {
+		log.Info("finished the reviews a stopped process left journaled", "reviews", settled)
+	}
 	if n, err := srv.ResumeQueued(); err != nil {
 		log.Warn("resume queued runs", "err", err)
 	} else if n > 0 {

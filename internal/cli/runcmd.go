@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -256,9 +257,12 @@ func runApply(ctx context.Context, env Env, args []string) error {
 Show a finished run's diff and ask, at a terminal, whether to apply it to
 the run's source folder. The diff is applied only when every file it touches
 is still as it was when the run began; otherwise nothing is applied and the
-conflicting files are named. Without a terminal it refuses: review in the
-dashboard instead.`)
+conflicting files are named. Without a terminal, or with no answer (end of
+input), nothing is decided (exit 2) and the run still awaits review. A run
+that failed, errored or was interrupted is applied only with --force, which
+the receipt and the audit log record.`)
 	data := fs.String("data", "", "data `folder`")
+	force := fs.Bool("force", false, "apply although the run failed, errored or was interrupted (recorded)")
 	if err := parseFlags(fs, "apply", args); err != nil {
 		return err
 	}
@@ -272,11 +276,11 @@ dashboard instead.`)
 	if err != nil {
 		return err
 	}
-	return applyRun(ctx, env, r, fs.Arg(0), &agent.Terminal{In: env.Stdin, Out: env.Stdout, Who: osUser()})
+	return applyRun(ctx, env, r, fs.Arg(0), env.Stdin, *force)
 }
 
-// applyRun reviews a run through the gate with an approver asking y/n.
-func applyRun(ctx context.Context, env Env, r *run.Runner, runID string, ask agent.Approver) error {
+// applyRun reviews a run through the gate, asking y/n on in.
+func applyRun(ctx context.Context, env Env, r *run.Runner, runID string, in io.Reader, force bool) error {
 	dir, err := r.RunDir(runID)
 	if err != nil {
 		return usagef("apply", "%v", err)
@@ -285,8 +289,8 @@ func applyRun(ctx context.Context, env Env, r *run.Runner, runID string, ask age
 	if err != nil {
 		return err
 	}
-	reviewer := gateReviewer(env, ask, b.Receipt.Source.Path)
-	rv, err := reviewRun(ctx, r, dir, &b.Receipt, reviewer)
+	reviewer := terminalReviewer(in, env.Stdout, osUser(), b.Receipt.Source.Path)
+	rv, err := reviewRun(ctx, r, dir, &b.Receipt, reviewer, force)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
 )
 
@@ -54,6 +58,45 @@ func TestRunCommand(t *testing.T) {
 	// Without a terminal, apply refuses and applies nothing.
 	if r = invoke(t, env, "apply", id); r.code != ExitUsage || !strings.Contains(r.stderr, "needs a terminal") {
 		t.Fatalf("apply: %+v", r)
+	}
+}
+
+// `proctor apply ID < /dev/null` once recorded a permanent rejection and
+// exited 0. /dev/null is no terminal, and no answer decides nothing.
+func TestApplyWithoutAnAnswerDecidesNothing(t *testing.T) {
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	if isTerminal(devNull) {
+		t.Fatal("/dev/null counts as a terminal")
+	}
+	data := t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	r := invoke(t, env, "run", "--dir", demoSource(t), "--task", demo.Task, "--script", demoScript, "--allow", "go test")
+	id := regexp.MustCompile(`run (\d{8}-\d{6}-[a-z0-9]{6})`).FindStringSubmatch(r.stdout)[1]
+	var out, errb bytes.Buffer
+	runner, err := newRunner(Env{Stdout: &out, Getenv: func(k string) string { return env[k] }}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = applyRun(context.Background(), Env{Stdout: &out, Stderr: &errb}, runner, id, strings.NewReader(""), false)
+	var pe printedError
+	if !errors.As(err, &pe) || pe.code != ExitUsage || !strings.Contains(err.Error(), "no decision was made") {
+		t.Fatalf("apply with no answer: %v", err)
+	}
+	b, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+	if err != nil || b.Receipt.Review != nil || b.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("the run no longer awaits review: %+v %v", b.Receipt.Review, err)
+	}
+	// An answer of "n" is a decision.
+	if err := applyRun(context.Background(), Env{Stdout: &out, Stderr: &errb}, runner, id, strings.NewReader("n\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+	if b.Receipt.Review == nil || b.Receipt.Review.Approved {
+		t.Fatalf("review %+v", b.Receipt.Review)
 	}
 }
 

@@ -1,22 +1,31 @@
 // Package gate owns the decision whether a run's diff reaches the real
-// source tree. It fails closed: a read-only run, a run without changes, no
-// reviewer, or a reviewer that errors all end with nothing applied. An
-// approved diff is applied only when every file it touches still matches the
-// run's base; otherwise nothing is applied and the conflict names the
-// files. A run is reviewed exactly once: concurrent reviews of one run are
-// serialised by a lock file in its bundle, and the second sees the first's
-// decision.
+// source tree, and the review journal that makes that decision survive a
+// crash. It fails closed: a read-only run, a run without changes, no
+// reviewer, a reviewer that gives no answer, or a run that did not succeed
+// (unless forced) all end with nothing applied. An approved diff is applied
+// only when every file it touches still matches the run's base; otherwise
+// nothing is applied and the conflict names the files.
+//
+// A review is exactly once and journaled (see journal.go): the decision and
+// the files it will write are made durable before the source is touched,
+// then the source is written, then the receipt and event, then the caller's
+// record (the audit entry), and only then is the journal removed. A process
+// killed anywhere in between leaves a journal that Recover (run at start-up,
+// and by the next review of the run) finishes or rolls back, so the receipt
+// always says what happened to the source.
 package gate
 
 import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +49,8 @@ type Verdict struct {
 	Reason   string
 }
 
-// Reviewer decides on a proposal; it may wait for a person.
+// Reviewer decides on a proposal; it may wait for a person. An error means
+// no decision was made: nothing is recorded and the run still awaits review.
 type Reviewer interface {
 	Review(ctx context.Context, p Proposal) (Verdict, error)
 }
@@ -57,6 +67,11 @@ var ErrAlreadyReviewed = errors.New("the run is already reviewed")
 // ErrBusy is returned while another review of the same run is in progress.
 var ErrBusy = errors.New("another review of this run is in progress")
 
+// ErrNoDecision is returned when the reviewer gave no answer (no terminal,
+// end of input, a crash): nothing was recorded and the run still awaits
+// review.
+var ErrNoDecision = errors.New("no decision was made")
+
 // ConflictError lists files that changed in the source since the run began.
 type ConflictError struct{ Files []string }
 
@@ -64,40 +79,133 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("nothing was applied: %d file(s) changed in the source since the run began: %s", len(e.Files), strings.Join(e.Files, ", "))
 }
 
+// NotAppliableError refuses to apply the diff of a run that did not succeed.
+type NotAppliableError struct {
+	Status   bundle.Status
+	Failure  string // the failure code on the receipt, if any
+	Forcible bool   // the run has ended: force may apply it
+}
+
+func (e *NotAppliableError) Error() string {
+	what := "the run is " + string(e.Status)
+	if e.Failure != "" {
+		what += " (" + e.Failure + ")"
+	}
+	if !e.Forcible {
+		return what + ": it has not ended, so its diff cannot be applied yet"
+	}
+	return what + ": its diff is not applied unless the approval is forced (force: true, or proctor apply --force), which is recorded on the receipt"
+}
+
+// Appliable reports whether a run with this status may have its diff
+// applied by a plain approval: it ended and nothing went wrong.
+func Appliable(status bundle.Status) bool {
+	return status == bundle.StatusAwaitingReview || status == bundle.StatusPassed
+}
+
+// ended reports whether a run with this status has finished working.
+func ended(status bundle.Status) bool {
+	return !slices.Contains([]bundle.Status{bundle.StatusQueued, bundle.StatusRunning, bundle.StatusAwaitingApproval}, status)
+}
+
+// Decided is a review as recorded, handed to Options.Record: the caller's
+// own record of it (an audit entry) must be idempotent by Op, since after a
+// crash it may be called again.
+type Decided struct {
+	Op         string // the journal entry's id
+	RunID      string
+	Review     bundle.Review
+	Forced     bool
+	RolledBack bool   // the source could not be finished; nothing is recorded on the receipt
+	Detail     string // why it was rolled back
+	Actor      string
+	Address    string
+}
+
+// Action names the decision in an audit log: approve, approve-forced,
+// reject, or approve-rolled-back.
+func (d Decided) Action() string {
+	switch {
+	case d.RolledBack:
+		return "approve-rolled-back"
+	case d.Review.Approved && d.Forced:
+		return "approve-forced"
+	case d.Review.Approved:
+		return "approve"
+	}
+	return "reject"
+}
+
+// AuditDetail is what an audit entry says beside the action.
+func (d Decided) AuditDetail() string {
+	if d.RolledBack {
+		return d.Detail
+	}
+	return d.Review.Reason
+}
+
 // Options of a review.
 type Options struct {
 	ReadOnly  bool   // the run was not asked to write to the source
 	Workspace string // the repository that holds the run's base commit
-	Now       func() time.Time
+	// Force applies an approved diff although the run failed, errored or
+	// was interrupted; it is recorded on the receipt.
+	Force bool
+	// Actor and Address say who asked, for Record.
+	Actor, Address string
+	// Record is called once the receipt holds the decision, before the
+	// journal entry is removed; nil records nothing more.
+	Record func(ctx context.Context, d Decided) error
+	Now    func() time.Time
+}
+
+func (o *Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
 }
 
 // Review decides on the run in runDir and, when approved, applies its diff
 // to the source tree named on its receipt. It returns the review written on
 // the receipt. A conflict leaves the run unreviewed and returns a
-// *ConflictError.
+// *ConflictError; no answer from the reviewer returns ErrNoDecision.
 func Review(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (*bundle.Review, error) {
-	if opt.Now == nil {
-		opt.Now = time.Now
-	}
-	unlock, err := lock(runDir)
+	unlock, err := lock(runDir, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if _, err := recoverLocked(ctx, runDir, opt.Record, opt.now); err != nil {
+		return nil, err
+	}
+	j, err := stage(ctx, runDir, reviewer, opt)
+	if err != nil {
+		return nil, err
+	}
+	return finish(ctx, runDir, j, opt.Record, opt.now)
+}
+
+// stage decides and, for an approval, checks for conflicts and builds the
+// files the diff makes; then it writes the journal entry. Nothing in the
+// source is touched yet.
+func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (*journal, error) {
 	b, err := bundle.ReadRun(runDir, bundle.DefaultLimits())
 	if err != nil {
 		return nil, fmt.Errorf("review %s: %w", runDir, err)
 	}
 	rc := b.Receipt
 	if rc.Review != nil {
-		return rc.Review, fmt.Errorf("%w by %s at %s", ErrAlreadyReviewed, rc.Review.ReviewedBy, rc.Review.ReviewedAt.Format(time.RFC3339))
+		return nil, fmt.Errorf("%w by %s at %s", ErrAlreadyReviewed, rc.Review.ReviewedBy, rc.Review.ReviewedAt.Format(time.RFC3339))
 	}
 	diff, err := bundle.ReadFile(runDir, bundle.DiffFile, 64<<20)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("review %s: read diff: %w", rc.RunID, err)
 	}
-	review := &bundle.Review{HasDiff: len(diff) > 0, ReviewedAt: opt.Now().UTC()}
+	review := bundle.Review{HasDiff: len(diff) > 0, ReviewedAt: opt.now().UTC()}
 	switch {
+	case !ended(rc.Status):
+		return nil, &NotAppliableError{Status: rc.Status}
 	case opt.ReadOnly:
 		review.ReviewedBy, review.Reason = "gate", "write not requested: the run was read-only"
 	case len(diff) == 0 || len(rc.Changed) == 0:
@@ -108,99 +216,161 @@ func Review(ctx context.Context, runDir string, reviewer Reviewer, opt Options) 
 		review.ReviewedBy, review.Reason = "gate", "no reviewer: denied (fail closed)"
 	default:
 		v, err := reviewer.Review(ctx, Proposal{RunID: rc.RunID, Task: rc.Task, Diff: string(diff), Changed: rc.Changed})
-		switch {
-		case err != nil:
-			review.ReviewedBy, review.Reason = "gate", "the reviewer failed, so the diff is denied: "+err.Error()
-		default:
-			review.Approved, review.ReviewedBy, review.Reason = v.Approved, v.By, v.Reason
+		if err != nil {
+			return nil, fmt.Errorf("review %s: %w (%v); the run still awaits review", rc.RunID, ErrNoDecision, err)
 		}
+		review.Approved, review.ReviewedBy, review.Reason = v.Approved, v.By, v.Reason
 	}
 	if review.ReviewedBy == "" {
 		review.ReviewedBy = "unknown"
 	}
+	forced := false
+	if review.Approved && !Appliable(rc.Status) {
+		if !opt.Force {
+			code := ""
+			if rc.Failure != nil {
+				code = rc.Failure.Code
+			}
+			return nil, &NotAppliableError{Status: rc.Status, Failure: code, Forcible: true}
+		}
+		forced = true
+		review.Forced = true
+	}
+	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: forced, Actor: opt.Actor, Address: opt.Address, Source: rc.Source.Path}
+	var files map[string][]byte
 	if review.Approved {
-		changed, err := apply(ctx, rc, string(diff), opt.Workspace)
-		if err != nil {
+		if j.Files, files, err = prepare(ctx, rc, string(diff), opt.Workspace); err != nil {
 			return nil, err // nothing applied; the run stays unreviewed
 		}
-		review.Applied, review.Changed = true, changed
 	}
-	rc.Review = review
-	rc.Stage = bundle.StageCompleted
-	switch {
-	case review.Approved:
-		rc.Status = bundle.StatusPassed
-	case rc.Status == bundle.StatusAwaitingReview:
-		rc.Status = bundle.StatusFailed
-		rc.Failure = &bundle.Failure{Domain: bundle.DomainAgent, Stage: bundle.StageAwaitingReview, Code: "rejected", Message: "the diff was rejected in review: " + review.Reason}
-	}
-	if err := appendEvent(runDir, "review.decided", map[string]any{"approved": review.Approved, "by": review.ReviewedBy, "reason": review.Reason, "applied": review.Applied, "changed": review.Changed}, opt.Now()); err != nil {
+	// From here on the journal is the truth: once it is written, the
+	// review happens (or is rolled back by recovery), never half.
+	if err := writeJournal(runDir, j, files); err != nil {
 		return nil, err
 	}
-	if err := bundle.WriteReceipt(runDir, &rc); err != nil {
-		return nil, err
-	}
-	return review, nil
+	return j, nil
 }
 
-// lock takes the run's review lock, exclusively, waiting a few seconds for
-// another review to finish (so that the second of two reviews at once sees
-// the first's decision).
-func lock(runDir string) (func(), error) {
-	path := filepath.Join(runDir, ".review.lock")
-	deadline := time.Now().Add(5 * time.Second)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	for errors.Is(err, fs.ErrExist) && time.Now().Before(deadline) {
-		time.Sleep(25 * time.Millisecond)
-		f, err = os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		// A lock left by a crashed process is stale after a while.
-		if info, serr := os.Stat(path); serr == nil && time.Since(info.ModTime()) > 30*time.Minute {
-			os.Remove(path)
-			return lock(runDir)
+// finish carries a journaled review through to its end: the source, then
+// the receipt and event, then Record, then the journal is removed. Each step
+// looks at what is already done, so running it again after a crash is safe.
+func finish(ctx context.Context, runDir string, j *journal, record func(context.Context, Decided) error, now func() time.Time) (*bundle.Review, error) {
+	if j.State == stateApplying {
+		if err := settleSource(runDir, j); err != nil {
+			return nil, err
 		}
-		return nil, ErrBusy
+		if j.RolledBack {
+			if err := recordRollback(runDir, j, now()); err != nil {
+				return nil, err
+			}
+		} else if err := recordReview(runDir, j, now()); err != nil {
+			return nil, err
+		}
+		j.State = stateRecorded
+		if err := saveJournal(runDir, j); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", runDir, err)
+	if record != nil {
+		if err := record(ctx, j.decided()); err != nil {
+			return nil, fmt.Errorf("record the review of run %s (it is on the receipt; the record is made at the next start): %w", j.RunID, err)
+		}
 	}
-	fmt.Fprintf(f, "%d\n", os.Getpid())
-	f.Close()
-	return func() { os.Remove(path) }, nil
+	if err := removeJournal(runDir); err != nil {
+		return nil, err
+	}
+	if j.RolledBack {
+		return nil, fmt.Errorf("review %s: %s; the run still awaits review", j.RunID, j.Detail)
+	}
+	return &j.Review, nil
 }
 
-// apply writes the diff's result into the source tree, or nothing at all.
-func apply(ctx context.Context, rc bundle.Receipt, diff, repo string) ([]string, error) {
+// recordReview writes the decision on the receipt and in the events, each
+// unless already there.
+func recordReview(runDir string, j *journal, now time.Time) error {
+	b, err := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return fmt.Errorf("record review of %s: %w", runDir, err)
+	}
+	rc := b.Receipt
+	events, _, err := bundle.ReadEvents(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	if !hasOpEvent(events, "review.decided", j.Op) {
+		if err := appendEvent(runDir, events, "review.decided", map[string]any{"op": j.Op, "approved": j.Review.Approved, "by": j.Review.ReviewedBy, "reason": j.Review.Reason,
+			"applied": j.Review.Applied, "changed": j.Review.Changed, "forced": j.Forced}, now); err != nil {
+			return err
+		}
+	}
+	if rc.Review != nil {
+		return nil
+	}
+	rv := j.Review
+	rc.Review = &rv
+	switch {
+	case j.Forced: // the run's own outcome stays what it was
+	case rv.Approved:
+		rc.Status, rc.Stage = bundle.StatusPassed, bundle.StageCompleted
+	case rc.Status == bundle.StatusAwaitingReview:
+		rc.Status, rc.Stage = bundle.StatusFailed, bundle.StageCompleted
+		rc.Failure = &bundle.Failure{Domain: bundle.DomainAgent, Stage: bundle.StageAwaitingReview, Code: "rejected", Message: "the diff was rejected in review: " + rv.Reason}
+	}
+	return bundle.WriteReceipt(runDir, &rc)
+}
+
+// recordRollback says in the events why a journaled approval was undone;
+// the receipt keeps no review.
+func recordRollback(runDir string, j *journal, now time.Time) error {
+	events, _, err := bundle.ReadEvents(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	if hasOpEvent(events, "review.rolled_back", j.Op) {
+		return nil
+	}
+	return appendEvent(runDir, events, "review.rolled_back", map[string]any{"op": j.Op, "by": j.Review.ReviewedBy, "reason": j.Detail}, now)
+}
+
+func hasOpEvent(events []bundle.Event, typ, op string) bool {
+	for _, e := range events {
+		var d struct{ Op string }
+		if e.Type == typ && json.Unmarshal(e.Data, &d) == nil && d.Op == op {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare checks for conflicts and builds the files the approved diff makes,
+// without touching the source: the base versions of the touched files,
+// patched, beside it.
+func prepare(ctx context.Context, rc bundle.Receipt, diff, repo string) ([]journalFile, map[string][]byte, error) {
 	ws := workspace.Open(repo, rc.Source.CommitSHA)
 	if repo == "" || !ws.HasCommit(ctx, rc.Source.CommitSHA) {
-		return nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", rc.RunID, rc.Source.CommitSHA, repo)
+		return nil, nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", rc.RunID, rc.Source.CommitSHA, repo)
 	}
 	src := rc.Source.Path
-	// 1. Conflict check: every touched file must still be as it was at the
-	// base, byte for byte.
 	base, err := ws.BaseBlobs(ctx, rc.Changed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var conflicts []string
 	for _, p := range rc.Changed {
 		got, err := blobOf(filepath.Join(src, filepath.FromSlash(p)))
 		if err != nil {
-			return nil, fmt.Errorf("check %s: %w", p, err)
+			return nil, nil, fmt.Errorf("check %s: %w", p, err)
 		}
 		if got != base[p] {
 			conflicts = append(conflicts, p)
 		}
 	}
 	if len(conflicts) > 0 {
-		return nil, &ConflictError{Files: conflicts}
+		return nil, nil, &ConflictError{Files: conflicts}
 	}
-	// 2. Build the result beside the source: the base versions of the
-	// touched files, patched.
 	scratch, err := os.MkdirTemp("", "proctor-apply-*")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(scratch)
 	var existing []string
@@ -211,37 +381,32 @@ func apply(ctx context.Context, rc bundle.Receipt, diff, repo string) ([]string,
 	}
 	if len(existing) > 0 {
 		if err := ws.Extract(ctx, rc.Source.CommitSHA, scratch, existing...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := workspace.ApplyPatch(ctx, scratch, diff); err != nil {
-		return nil, fmt.Errorf("nothing was applied: %w", err)
+		return nil, nil, fmt.Errorf("nothing was applied: %w", err)
 	}
-	// 3. Move the results into the source tree.
+	var out []journalFile
+	contents := map[string][]byte{}
 	for _, p := range rc.Changed {
-		from, to := filepath.Join(scratch, filepath.FromSlash(p)), filepath.Join(src, filepath.FromSlash(p))
-		info, err := os.Lstat(from)
+		f := journalFile{Path: p, Base: base[p]}
+		info, err := os.Lstat(filepath.Join(scratch, filepath.FromSlash(p)))
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if err := os.Remove(to); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("apply: delete %s: %w", p, err)
-			}
+		case errors.Is(err, fs.ErrNotExist): // the diff deletes it
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		default:
-			data, err := os.ReadFile(from)
+			data, err := os.ReadFile(filepath.Join(scratch, filepath.FromSlash(p)))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-				return nil, err
-			}
-			if err := bundle.WriteFileAtomic(to, data, info.Mode().Perm()); err != nil {
-				return nil, fmt.Errorf("apply: %w", err)
-			}
+			f.New, f.Mode = blobOfData(data), uint32(info.Mode().Perm())
+			contents[p] = data
 		}
+		out = append(out, f)
 	}
-	return rc.Changed, nil
+	return out, contents, nil
 }
 
 // blobOf is the git blob id of the file at path, or "" when it does not
@@ -254,18 +419,18 @@ func blobOf(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return blobOfData(data), nil
+}
+
+func blobOfData(data []byte) string {
 	h := sha1.New()
 	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
 	h.Write(data)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-// appendEvent adds one event to the run's events.jsonl, after the last one.
-func appendEvent(runDir, typ string, data any, now time.Time) error {
-	events, _, err := bundle.ReadEvents(runDir, bundle.DefaultLimits())
-	if err != nil {
-		return err
-	}
+// appendEvent adds one event to the run's events.jsonl, after events.
+func appendEvent(runDir string, events []bundle.Event, typ string, data any, now time.Time) error {
 	var seq int64 = 1
 	if n := len(events); n > 0 {
 		seq = events[n-1].Seq + 1

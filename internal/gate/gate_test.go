@@ -70,9 +70,6 @@ func TestApproveAppliesTheDiff(t *testing.T) {
 }
 
 func TestDecisionRules(t *testing.T) {
-	failing := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
-		return gate.Verdict{}, errors.New("reviewer crashed")
-	})
 	reject := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return gate.Verdict{Approved: false, By: "bo", Reason: "wrong approach"}, nil
 	})
@@ -85,7 +82,6 @@ func TestDecisionRules(t *testing.T) {
 	}{
 		{"read-only run", approve("ana"), true, "gate", "write not requested"},
 		{"no reviewer", nil, false, "gate", "no reviewer: denied (fail closed)"},
-		{"reviewer errors", failing, false, "gate", "the reviewer failed, so the diff is denied: reviewer crashed"},
 		{"rejected", reject, false, "bo", "wrong approach"},
 	}
 	for _, tc := range tests {
@@ -171,5 +167,147 @@ func TestConcurrentApprovalsApplyOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d review events", n)
+	}
+}
+
+// receiptOf reads the run's receipt.
+func receiptOf(t *testing.T, runDir string) bundle.Receipt {
+	t.Helper()
+	b, err := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Receipt
+}
+
+func countEvents(t *testing.T, runDir, typ string) int {
+	t.Helper()
+	events, _, _ := bundle.ReadEvents(runDir, bundle.DefaultLimits())
+	n := 0
+	for _, e := range events {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// `proctor apply ID < /dev/null` once recorded a permanent rejection. A
+// reviewer that gives no answer decides nothing.
+func TestNoAnswerDecidesNothing(t *testing.T) {
+	runDir, src := demoRun(t)
+	before, _ := os.ReadFile(filepath.Join(src, "money.go"))
+	noAnswer := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{}, errors.New("end of input")
+	})
+	_, err := gate.Review(context.Background(), runDir, noAnswer, opts(runDir))
+	if !errors.Is(err, gate.ErrNoDecision) {
+		t.Fatalf("err = %v, want ErrNoDecision", err)
+	}
+	rc := receiptOf(t, runDir)
+	if rc.Review != nil || rc.Status != bundle.StatusAwaitingReview || countEvents(t, runDir, "review.decided") != 0 {
+		t.Fatalf("no answer recorded something: %+v", rc.Review)
+	}
+	if after, _ := os.ReadFile(filepath.Join(src, "money.go")); string(after) != string(before) {
+		t.Fatal("the source changed")
+	}
+	if _, err := gate.Review(context.Background(), runDir, approve("ana"), opts(runDir)); err != nil {
+		t.Fatalf("a later answer is refused: %v", err)
+	}
+}
+
+// setStatus rewrites the run's receipt with another outcome.
+func setStatus(t *testing.T, runDir string, status bundle.Status, code string) {
+	t.Helper()
+	rc := receiptOf(t, runDir)
+	rc.Status = status
+	rc.Failure = nil
+	if code != "" {
+		rc.Failure = &bundle.Failure{Domain: bundle.DomainAgent, Stage: bundle.StageVerifying, Code: code, Message: "the checks failed"}
+	}
+	if err := bundle.WriteReceipt(runDir, &rc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A run whose checks failed was once approved through the API and applied,
+// its status turned passed while failure.code still said verify_failed.
+func TestRunsThatDidNotSucceedAreAppliedOnlyWhenForced(t *testing.T) {
+	tests := []struct {
+		status   bundle.Status
+		code     string
+		forcible bool
+	}{
+		{bundle.StatusFailed, "verify_failed", true},
+		{bundle.StatusError, "model_unavailable", true},
+		{bundle.StatusInterrupted, "", true},
+		{bundle.StatusRunning, "", false},
+		{bundle.StatusAwaitingApproval, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.status), func(t *testing.T) {
+			runDir, src := demoRun(t)
+			setStatus(t, runDir, tc.status, tc.code)
+			before, _ := os.ReadFile(filepath.Join(src, "money.go"))
+			_, err := gate.Review(context.Background(), runDir, approve("ana"), opts(runDir))
+			var na *gate.NotAppliableError
+			if !errors.As(err, &na) || na.Forcible != tc.forcible {
+				t.Fatalf("plain approval: %v", err)
+			}
+			if after, _ := os.ReadFile(filepath.Join(src, "money.go")); string(after) != string(before) {
+				t.Fatal("the source changed")
+			}
+			if rc := receiptOf(t, runDir); rc.Review != nil || rc.Status != tc.status {
+				t.Fatalf("receipt changed: %+v", rc)
+			}
+			o := opts(runDir)
+			o.Force = true
+			rv, err := gate.Review(context.Background(), runDir, approve("ana"), o)
+			if !tc.forcible {
+				if !errors.As(err, &na) {
+					t.Fatalf("forced approval of a run that has not ended: %v", err)
+				}
+				return
+			}
+			if err != nil || !rv.Applied || !rv.Forced {
+				t.Fatalf("forced approval: %+v %v", rv, err)
+			}
+			rc := receiptOf(t, runDir)
+			if rc.Status != tc.status || (tc.code != "" && (rc.Failure == nil || rc.Failure.Code != tc.code)) || !rc.Review.Forced {
+				t.Fatalf("the receipt is no longer truthful: status %s failure %+v review %+v", rc.Status, rc.Failure, rc.Review)
+			}
+		})
+	}
+	// Rejecting a failed run needs no force.
+	runDir, _ := demoRun(t)
+	setStatus(t, runDir, bundle.StatusFailed, "verify_failed")
+	reject := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{By: "bo", Reason: "no"}, nil
+	})
+	if rv, err := gate.Review(context.Background(), runDir, reject, opts(runDir)); err != nil || rv.Approved {
+		t.Fatalf("reject a failed run: %+v %v", rv, err)
+	}
+	if rc := receiptOf(t, runDir); rc.Status != bundle.StatusFailed || rc.Failure.Code != "verify_failed" {
+		t.Fatalf("a rejection rewrote the failure: %+v", rc.Failure)
+	}
+}
+
+func TestRecordRunsOnceAndTheJournalIsRemoved(t *testing.T) {
+	runDir, _ := demoRun(t)
+	var got []gate.Decided
+	o := opts(runDir)
+	o.Actor, o.Address = "ana", "192.0.2.1"
+	o.Record = func(_ context.Context, d gate.Decided) error { got = append(got, d); return nil }
+	if _, err := gate.Review(context.Background(), runDir, approve("ana"), o); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Action() != "approve" || got[0].Actor != "ana" || got[0].Op == "" || !got[0].Review.Applied {
+		t.Fatalf("recorded %+v", got)
+	}
+	if left, _ := filepath.Glob(filepath.Join(runDir, ".review*")); len(left) != 0 {
+		t.Fatalf("journal left behind: %v", left)
+	}
+	if d, err := gate.Recover(context.Background(), runDir, o.Record); d != nil || err != nil || len(got) != 1 {
+		t.Fatalf("recover after a clean review: %+v %v", d, err)
 	}
 }

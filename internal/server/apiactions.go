@@ -31,6 +31,9 @@ type apiDecision struct {
 	Decision string `json:"decision"`
 	Reviewer string `json:"reviewer"`
 	Reason   string `json:"reason"`
+	// Force approves a run that failed, errored or was interrupted (review
+	// only; recorded on the receipt and in the audit log).
+	Force bool `json:"force"`
 }
 
 func apiError(c echo.Context, status int, msg string, fields map[string]string) error {
@@ -79,14 +82,13 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 	if err := c.Bind(&in); err != nil {
 		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
 	}
-	msg, err := s.review(c.Request().Context(), id, in.Decision, s.decider(c, in.Reviewer), in.Reason)
+	msg, err := s.review(c, id, in.Decision, s.decider(c, in.Reviewer), in.Reason, in.Force)
 	if err != nil {
 		return err
 	}
 	if msg != "" {
 		return apiError(c, http.StatusConflict, msg, nil)
 	}
-	s.audit(c, in.Decision, id, in.Reason)
 	return s.apiGetRun(c)
 }
 

@@ -1,14 +1,20 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
 func postJSON(t *testing.T, c *http.Client, url, body string) (int, map[string]any) {
@@ -145,4 +151,50 @@ func TestAPISuite(t *testing.T) {
 		}
 	}
 	t.Fatal("the suite did not finish")
+}
+
+// A run whose checks failed (no Approve button on its page) was once
+// approved through the API and applied, and its status turned passed while
+// failure.code still said verify_failed.
+func TestAPIApprovalOfAFailedRunNeedsForce(t *testing.T) {
+	srv, data, st := liveServer(t)
+	id := demoAwaitingReview(t, newBrowser(t, srv.URL))
+	runDir := filepath.Join(data, "runs", id)
+	b, err := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := b.Receipt
+	rc.Status, rc.Failure = bundle.StatusFailed, &bundle.Failure{Domain: bundle.DomainAgent, Stage: bundle.StageChecking, Code: "verify_failed", Message: "a check failed"}
+	if err := bundle.WriteReceipt(runDir, &rc); err != nil {
+		t.Fatal(err)
+	}
+	money := filepath.Join(data, "demo", id, "invoice", "money.go")
+	before, _ := os.ReadFile(money)
+	c := &http.Client{}
+	code, out := postJSON(t, c, srv.URL+"/api/v1/runs/"+id+"/review", `{"decision": "approve", "reviewer": "ci"}`)
+	if code != http.StatusConflict || !strings.Contains(fmt.Sprint(out["error"]), "force") {
+		t.Fatalf("plain approval of a failed run: %d %v", code, out)
+	}
+	if after, _ := os.ReadFile(money); string(after) != string(before) {
+		t.Fatal("the diff was applied")
+	}
+	code, out = postJSON(t, c, srv.URL+"/api/v1/runs/"+id+"/review", `{"decision": "approve", "reviewer": "ci", "force": true}`)
+	if code != http.StatusOK {
+		t.Fatalf("forced approval: %d %v", code, out)
+	}
+	b, _ = bundle.ReadRun(runDir, bundle.DefaultLimits())
+	if got := b.Receipt; got.Status != bundle.StatusFailed || got.Failure == nil || got.Failure.Code != "verify_failed" || got.Review == nil || !got.Review.Applied || !got.Review.Forced {
+		t.Fatalf("receipt after a forced approval: status %s failure %+v review %+v", got.Status, got.Failure, got.Review)
+	}
+	entries, _, _ := st.ListAudit(context.Background(), 0, 100)
+	n := 0
+	for _, e := range entries {
+		if e.Object == id && e.Action == "approve-forced" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d approve-forced audit entries, want 1: %+v", n, entries)
+	}
 }

@@ -137,15 +137,19 @@ func (s *Server) decider(c echo.Context, given string) string {
 	return strings.TrimSpace(given)
 }
 
+// actor is who the audit log says did what the request does.
+func (s *Server) actor(c echo.Context) string {
+	if u, ok := principal(c); ok {
+		return u.Name
+	} else if !authOn(c) {
+		return "local:" + s.reviewerName(c)
+	}
+	return "local"
+}
+
 // audit records what a signed-in person did; it never fails the request.
 func (s *Server) audit(c echo.Context, action, object, detail string) {
-	actor := "local"
-	if u, ok := principal(c); ok {
-		actor = u.Name
-	} else if !authOn(c) {
-		actor = "local:" + s.reviewerName(c)
-	}
-	if err := s.store.Audit(context.WithoutCancel(c.Request().Context()), store.AuditEntry{Actor: actor, Action: action, Object: object, Detail: detail, Address: clientAddr(c)}); err != nil {
+	if err := s.store.Audit(context.WithoutCancel(c.Request().Context()), store.AuditEntry{Actor: s.actor(c), Action: action, Object: object, Detail: detail, Address: clientAddr(c)}); err != nil {
 		s.log.Warn("audit", "action", action, "object", object, "err", err)
 	}
 }

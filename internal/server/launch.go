@@ -25,6 +25,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -89,12 +90,9 @@ func (s *Server) reviewRun(c echo.Context) error {
 	if reviewer == "" || len(reviewer) > 80 {
 		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
 	}
-	reviewErr, err := s.review(c.Request().Context(), id, c.FormValue("decision"), reviewer, c.FormValue("reason"))
+	reviewErr, err := s.review(c, id, c.FormValue("decision"), reviewer, c.FormValue("reason"), false)
 	if err != nil {
 		return err
-	}
-	if reviewErr == "" {
-		s.audit(c, c.FormValue("decision"), id, c.FormValue("reason"))
 	}
 	if reviewErr != "" {
 		return s.renderRun(c, id, reviewErr, conflictStatus(c))
@@ -105,10 +103,12 @@ func (s *Server) reviewRun(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
-// review decides on a run's diff through the gate. A returned message says
-// why nothing was done (a conflict, an earlier decision); an error is a
-// request that makes no sense.
-func (s *Server) review(ctx context.Context, id, decision, reviewer, reason string) (string, error) {
+// review decides on a run's diff through the gate, which journals it and
+// writes its audit entry (recordReview). A returned message says why nothing
+// was done (a conflict, an earlier decision, a run that did not succeed); an
+// error is a request that makes no sense.
+func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, force bool) (string, error) {
+	ctx := c.Request().Context()
 	if !bundle.ValidID(id) || s.cfg.Runner == nil {
 		return "", echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
 	}
@@ -133,13 +133,16 @@ func (s *Server) review(ctx context.Context, id, decision, reviewer, reason stri
 	}
 	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason}, nil
-	}), gate.Options{Workspace: s.cfg.Runner.BaseRepo(dir, &b.Receipt)})
+	}), gate.Options{Workspace: s.cfg.Runner.BaseRepo(dir, &b.Receipt), Force: force, Actor: s.actor(c), Address: clientAddr(c), Record: s.recordReview})
 	var conflict *gate.ConflictError
+	var notAppliable *gate.NotAppliableError
 	msg := ""
 	switch {
 	case err == nil:
 	case errors.As(err, &conflict):
 		msg = "Nothing was applied: these files changed in the source since the run began: " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
+	case errors.As(err, &notAppliable):
+		msg = "Nothing was applied: " + notAppliable.Error() + "."
 	case errors.Is(err, gate.ErrAlreadyReviewed):
 		msg = "Nothing was done: " + err.Error() + "."
 	case errors.Is(err, gate.ErrBusy):
@@ -151,6 +154,27 @@ func (s *Server) review(ctx context.Context, id, decision, reviewer, reason stri
 		s.cfg.Runner.Index(context.WithoutCancel(ctx), dir)
 	}
 	return msg, nil
+}
+
+// recordReview writes a journaled review's audit entry, once per review
+// however often it is called (the entry carries the journal's op id).
+func (s *Server) recordReview(ctx context.Context, d gate.Decided) error {
+	return s.store.Audit(context.WithoutCancel(ctx), store.AuditEntry{Actor: d.Actor, Action: d.Action(), Object: d.RunID, Detail: d.AuditDetail(), Address: d.Address, Op: d.Op})
+}
+
+// RecoverReviews finishes or rolls back the reviews that a stopped process
+// left journaled in the data folder's runs, writes their audit entries and
+// indexes them again. It reports how many it settled.
+func (s *Server) RecoverReviews(ctx context.Context) (int, []error) {
+	done, errs := gate.RecoverAll(ctx, filepath.Join(s.cfg.DataDir, "runs"), s.recordReview)
+	for _, d := range done {
+		if s.cfg.Runner != nil && s.cfg.Runner.Index != nil {
+			if dir, err := s.cfg.Runner.RunDir(d.RunID); err == nil {
+				s.cfg.Runner.Index(ctx, dir)
+			}
+		}
+	}
+	return len(done), errs
 }
 
 // decideApproval answers a gated tool call a running run waits on.

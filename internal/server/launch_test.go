@@ -208,8 +208,13 @@ func approveCommand(t *testing.T, b *browser, loc string) {
 
 func TestPendingRunPageWaits(t *testing.T) {
 	srv, _, _ := liveServer(t)
-	b := newBrowser(t, srv.URL)
-	b.get("/runs")
+	demoAwaitingReview(t, newBrowser(t, srv.URL))
+}
+
+// demoAwaitingReview starts the demo, approves its command, waits (on the
+// run page) until it awaits review, and returns its id.
+func demoAwaitingReview(t *testing.T, b *browser) string {
+	t.Helper()
 	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
 	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
 	approveCommand(t, b, "/runs/"+id)
@@ -220,11 +225,12 @@ func TestPendingRunPageWaits(t *testing.T) {
 			t.Fatalf("run page %d", r.StatusCode)
 		}
 		if strings.Contains(page, "awaiting review") {
-			return
+			return id
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatal("the demo run did not finish")
+	return ""
 }
 
 // readStream reads a server-sent event stream until its "done" event.

@@ -271,16 +271,24 @@ type AuditEntry struct {
 	Object  string // run id, user name, ...
 	Detail  string
 	Address string
+	// Op is the id of the journaled operation the entry records, or "": an
+	// entry with an op is written at most once.
+	Op string
 }
 
-// Audit appends an entry to the audit log.
+// Audit appends an entry to the audit log; an entry whose Op is already in
+// the log adds nothing.
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 	at := e.At
 	if at.IsZero() {
 		at = time.Now()
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO audit (at, actor, action, object, detail, address) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`,
-		at.UnixMilli(), e.Actor, e.Action, e.Object, e.Detail, e.Address); err != nil {
+	var op any
+	if e.Op != "" {
+		op = e.Op
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO audit (at, actor, action, object, detail, address, op) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING`,
+		at.UnixMilli(), e.Actor, e.Action, e.Object, e.Detail, e.Address, op); err != nil {
 		return fmt.Errorf("audit %s %s: %w", e.Action, e.Object, err)
 	}
 	return nil
