@@ -146,7 +146,8 @@ clear. See docs/security.md.`)
 		return err
 	}
 
-	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st)}
+	modelsFile := modelsPath(*models, env.Getenv)
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile)}
 	// Runs left working by a process that stopped (a crash, a restart) end
 	// interrupted, with their bundles kept.
 	orphans, err := runner.RecoverOrphans("the process running it stopped before it finished")
@@ -167,7 +168,6 @@ clear. See docs/security.md.`)
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
 	}
 	queue := jobs.New(ctx, runner, *workers)
-	modelsFile := modelsPath(*models, env.Getenv)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,

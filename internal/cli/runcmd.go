@@ -149,6 +149,23 @@ func (f *runFlags) liveModel(env Env, profile, name string) (run.ModelChoice, er
 	return run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}, nil
 }
 
+// keyEnvNames are the api_key_env variables of every profile in the models
+// file at path (none when it cannot be read): they never reach the agent's
+// commands or checks.
+func keyEnvNames(path string) []string {
+	ps, err := model.LoadProfiles(path)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range ps.Profiles {
+		if p.APIKeyEnv != "" {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	return names
+}
+
 func osUser() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
@@ -166,9 +183,10 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 		return nil, err
 	}
 	return &run.Runner{
-		DataDir:  dir,
-		Progress: env.Stdout,
-		Environ:  os.Environ(),
+		DataDir:     dir,
+		Progress:    env.Stdout,
+		Environ:     os.Environ(),
+		KeyEnvNames: keyEnvNames(modelsPath("", env.Getenv)),
 		Index: func(ctx context.Context, paths ...string) error {
 			st, err := store.Open(ctx, dbPath(dir))
 			if err != nil {
@@ -221,6 +239,7 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 	if err != nil {
 		return err
 	}
+	r.KeyEnvNames = append(r.KeyEnvNames, keyEnvNames(modelsPath(*f.models, env.Getenv))...)
 	if *replay != "" {
 		spec, cleanup, err := r.ReplaySpec(ctx, *replay)
 		if err != nil {

@@ -336,7 +336,7 @@ Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
 			return usagef("check", "scenario %s has no check %q (it has: %s)", s.ID, *only, strings.Join(names, ", "))
 		}
 	}
-	in, err := checkInput(dir, b, r.Environ, s)
+	in, err := checkInput(dir, b, r, s)
 	if err != nil {
 		return err
 	}
@@ -364,12 +364,12 @@ Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
 }
 
 // checkInput rebuilds what checks judge from a finished run's bundle.
-func checkInput(dir string, b *bundle.Run, environ []string, s *scenario.Scenario) (check.Input, error) {
+func checkInput(dir string, b *bundle.Run, r *run.Runner, s *scenario.Scenario) (check.Input, error) {
 	ws := filepath.Join(dir, "workspace")
 	if _, err := os.Stat(ws); err != nil {
 		return check.Input{}, fmt.Errorf("run %s: its workspace %s is gone: %w", b.Receipt.RunID, ws, errors.Unwrap(err))
 	}
-	in := check.Input{Workspace: ws, RunDir: dir, Changed: b.Receipt.Changed, Env: run.ScenarioEnv(environ, s)}
+	in := check.Input{Workspace: ws, RunDir: dir, Changed: b.Receipt.Changed, Env: r.CommandEnv(run.ScenarioEnv(r.Environ, s))}
 	events, _, err := bundle.ReadEvents(dir, bundle.DefaultLimits())
 	if err != nil {
 		return in, err

@@ -13,15 +13,14 @@ import (
 const Mark = "[REDACTED]"
 
 // pattern is a secret shape, with literals one of which any match contains:
-// the regular expression runs only on text that holds one, which keeps
-// redacting large texts cheap.
+// the regular expression runs only on text that holds one.
 type pattern struct {
 	re       *regexp.Regexp
 	literals []string
 	keep     string // replacement prefix kept from the match
 }
 
-// patterns match common key and token shapes (listed in the README).
+// patterns match common key and token shapes (listed in docs/security.md).
 var patterns = []pattern{
 	{re: regexp.MustCompile(`sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`), literals: []string{"sk-"}},                       // OpenAI, Anthropic
 	{re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}`), literals: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}}, // GitHub
@@ -37,64 +36,37 @@ var patterns = []pattern{
 	{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}`), literals: []string{"earer", "EARER"}},
 }
 
+// FragmentLen is the shortest piece of a secret value that is redacted on
+// its own: a command that prints part of a key (`${KEY:0:20}`, a key cut
+// across lines) leaks it as surely as the whole key.
+const FragmentLen = 12
+
 // Redactor replaces secrets in text.
 type Redactor struct {
 	values []string // exact secret values, longest first
-	// starts holds the first two bytes of every secret value and pattern
-	// literal, as a bit set: mayHold looks closer only where text has one.
-	starts *pairSet
-	first  [256]bool // the first bytes of the same
-	lits   []string  // the values and the pattern literals
+	// fragments holds every FragmentLen-byte piece of the values that are
+	// at least that long.
+	fragments map[string]bool
 }
 
-// pairSet is a set of two-byte sequences.
-type pairSet [1 << 16 / 64]uint64
-
-func (p *pairSet) add(s string) { k := pairKey(s[0], s[1]); p[k>>6] |= 1 << (k & 63) }
-
-func (p *pairSet) has(a, b byte) bool { k := pairKey(a, b); return p[k>>6]&(1<<(k&63)) != 0 }
-
-func pairKey(a, b byte) uint32 { return uint32(a)<<8 | uint32(b) }
-
 // New returns a redactor for these exact secret values (empty and very
-// short values are ignored: they would redact ordinary words).
+// short values are ignored: they would redact ordinary words). Values of
+// FragmentLen bytes or more are also redacted wherever FragmentLen or more
+// of their bytes appear together.
 func New(values ...string) *Redactor {
-	r := &Redactor{}
+	r := &Redactor{fragments: map[string]bool{}}
 	for _, v := range values {
-		if len(strings.TrimSpace(v)) >= 6 {
-			r.values = append(r.values, v)
+		if len(strings.TrimSpace(v)) < 6 {
+			continue
+		}
+		r.values = append(r.values, v)
+		for i := 0; i+FragmentLen <= len(v); i++ {
+			r.fragments[v[i:i+FragmentLen]] = true
 		}
 	}
 	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
-	r.lits = append(r.lits, r.values...)
-	for _, p := range patterns {
-		r.lits = append(r.lits, p.literals...)
-	}
-	r.starts = &literalStarts // never written: shared by every redactor
-	if len(r.values) > 0 {
-		own := literalStarts
-		for _, v := range r.values {
-			own.add(v) // every value is at least two bytes long
-		}
-		r.starts = &own
-	}
-	for _, l := range r.lits {
-		r.first[l[0]] = true
-	}
 	return r
 }
-
-// literalStarts is the start table of the pattern literals alone, made
-// once; a redactor with secret values of its own copies it.
-var literalStarts = func() pairSet {
-	var p pairSet
-	for _, pt := range patterns {
-		for _, l := range pt.literals {
-			p.add(l)
-		}
-	}
-	return p
-}()
 
 // FromEnv returns a redactor for the values of environment variables whose
 // names look like they hold secrets, plus extra values.
@@ -134,14 +106,13 @@ func SecretName(name string) bool {
 
 // String returns s with every secret replaced.
 func (r *Redactor) String(s string) string {
-	if r == nil || !mayHold(r, s) {
+	if r == nil {
 		return s
 	}
 	for _, v := range r.values {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, Mark)
-		}
+		s = strings.ReplaceAll(s, v, Mark)
 	}
+	s = r.fragmentsOut(s)
 	for _, p := range patterns {
 		if containsAny(s, p.literals) {
 			s = p.re.ReplaceAllString(s, p.keep+Mark)
@@ -150,31 +121,54 @@ func (r *Redactor) String(s string) string {
 	return s
 }
 
-// Bytes is String for byte slices; b itself is returned when it holds no
-// secret.
-func (r *Redactor) Bytes(b []byte) []byte {
-	if r == nil || !mayHold(r, b) {
-		return b
+// fragmentsOut replaces each longest run of s that is a piece of a secret
+// value, FragmentLen bytes or longer.
+func (r *Redactor) fragmentsOut(s string) string {
+	if len(r.fragments) == 0 || len(s) < FragmentLen {
+		return s
 	}
-	return []byte(r.String(string(b)))
-}
-
-// mayHold reports whether b holds a secret value or a literal of a secret
-// shape, without copying it.
-// It reads b once: only where two bytes start a value or a literal does it
-// compare further (most text is checked at a byte's cost).
-func mayHold[T string | []byte](r *Redactor, b T) bool {
-	for i := 0; i+1 < len(b); i++ {
-		if !r.first[b[i]] || !r.starts.has(b[i], b[i+1]) {
+	var b strings.Builder
+	last := 0
+	for i := 0; i+FragmentLen <= len(s); {
+		if !r.fragments[s[i:i+FragmentLen]] {
+			i++
 			continue
 		}
-		for _, l := range r.lits {
-			if len(b)-i >= len(l) && string(b[i:i+len(l)]) == l {
-				return true
-			}
+		j := i + FragmentLen
+		for j < len(s) && r.piece(s[i:j+1]) {
+			j++
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(Mark)
+		last, i = j, j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// piece reports whether p is a piece of one of the values.
+func (r *Redactor) piece(p string) bool {
+	for _, v := range r.values {
+		if strings.Contains(v, p) {
+			return true
 		}
 	}
 	return false
+}
+
+// Bytes is String for byte slices; b itself is returned when it holds no
+// secret.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if r == nil {
+		return b
+	}
+	if out := r.String(string(b)); out != string(b) {
+		return []byte(out)
+	}
+	return b
 }
 
 func containsAny(s string, literals []string) bool {

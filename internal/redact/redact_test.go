@@ -54,3 +54,27 @@ func TestSecretName(t *testing.T) {
 		}
 	}
 }
+
+// A key was once recorded because it was printed cut or transformed, not
+// whole. Any 12 or more of its bytes together are redacted.
+func TestFragmentsOfAKeyAreRedacted(t *testing.T) {
+	key := "llm-auth-0123456789abcdefXYZ"
+	r := redact.New(key)
+	tests := []struct{ in, want string }{
+		{"key=" + key, "key=[REDACTED]"},
+		{"first 20: " + key[:20] + " end", "first 20: [REDACTED] end"},
+		{"middle " + key[5:17] + ".", "middle [REDACTED]."},
+		{"split " + key[:14] + "\n" + key[14:], "split [REDACTED]\n[REDACTED]"},
+		{"eleven " + key[:11] + " is too short", "eleven " + key[:11] + " is too short"},
+		{"twice " + key[:12] + key[:12], "twice [REDACTED][REDACTED]"},
+		{"unrelated text of any length at all", "unrelated text of any length at all"},
+	}
+	for _, tc := range tests {
+		if got := r.String(tc.in); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := string(r.Bytes([]byte("x " + key[3:18]))); got != "x [REDACTED]" {
+		t.Errorf("Bytes: %q", got)
+	}
+}

@@ -190,11 +190,12 @@ func (l *live) env(workspace string) []string {
 	if l.envFor == workspace && l.envCache != nil {
 		return l.envCache
 	}
+	env := scrubbedEnv(l.r.Environ, workspace)
 	if l.spec.Env != nil {
-		l.envCache = append(append([]string{}, l.spec.Env...), "PROCTOR_WORKSPACE="+workspace)
-	} else {
-		l.envCache = scrubbedEnv(l.r.Environ, workspace)
+		env = append(append([]string{}, l.spec.Env...), "PROCTOR_WORKSPACE="+workspace)
 	}
+	names, keys := l.spec.modelKeys()
+	l.envCache = withoutKeys(env, append(names, l.r.KeyEnvNames...), keys)
 	l.envFor = workspace
 	return l.envCache
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,9 +91,13 @@ type Runner struct {
 	Progress io.Writer                                        // one line per stage and tool call; nil for none
 	Index    func(ctx context.Context, paths ...string) error // indexes finished bundles; nil for none
 	Environ  []string                                         // the process environment; secrets in it are redacted
-	Now      func() time.Time
-	Retry    *model.RetryPolicy // overrides the profile's retry policy (tests)
-	OnEvent  func(runID string, ev bundle.Event)
+	// KeyEnvNames are the variables that hold provider keys (every
+	// profile's api_key_env): never passed to tools and checks, whatever
+	// their names look like.
+	KeyEnvNames []string
+	Now         func() time.Time
+	Retry       *model.RetryPolicy // overrides the profile's retry policy (tests)
+	OnEvent     func(runID string, ev bundle.Event)
 	// Scripts, when set, serves scripted models for the runs in process
 	// (a suite shares one host); nil starts a loopback endpoint per run.
 	Scripts *script.Host
@@ -606,6 +611,39 @@ func (l *live) client(m ModelChoice) (*model.Client, func(), error) {
 	}
 	endpoint := model.Endpoint{BaseURL: ep.URL, Model: m.Script.Model}
 	return model.NewClient(endpoint, retry, l.rec.exchange), func() { ep.Close() }, nil
+}
+
+// CommandEnv is env without the variables named in KeyEnvNames.
+func (r *Runner) CommandEnv(env []string) []string { return withoutKeys(env, r.KeyEnvNames, nil) }
+
+// withoutKeys is env without the variables that hold provider keys: those
+// named in names, and any whose value is one of keys.
+func withoutKeys(env, names, keys []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if slices.Contains(names, k) || (v != "" && slices.Contains(keys, v)) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// modelKeys are the names and values of the keys a run's models use.
+func (spec Spec) modelKeys() (names, values []string) {
+	for _, m := range []*ModelChoice{&spec.Model, spec.Verifier} {
+		if m == nil {
+			continue
+		}
+		if m.Profile != nil && m.Profile.APIKeyEnv != "" {
+			names = append(names, m.Profile.APIKeyEnv)
+		}
+		if m.Endpoint.APIKey != "" {
+			values = append(values, m.Endpoint.APIKey)
+		}
+	}
+	return names, values
 }
 
 // scrubbedEnv is the environment of commands in the workspace: the process
