@@ -368,6 +368,9 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 			probs = append(probs, Problem{File: path, Field: hdr.Name, Message: "not a path inside a run folder; skipped"})
 			continue
 		}
+		if hdr.Typeflag == tar.TypeSymlink && (filepath.IsAbs(hdr.Linkname) || !filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rest)), hdr.Linkname))) {
+			probs = append(probs, Problem{File: path, Field: hdr.Name, Message: fmt.Sprintf("a symlink to %q, outside the run folder: the run cannot be unpacked", hdr.Linkname)})
+		}
 		if cur == nil || cur.ID != id {
 			if err := flush(); err != nil {
 				return probs, err
@@ -413,9 +416,12 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 const MaxUnpackBytes = 4 << 30
 
 // Unpack extracts run id from the pack into a new folder dest, which must
-// not exist yet; it appears whole or not at all. Entry names are confined
-// to dest, symlinks are made last, so no entry is written through one, and
-// at most MaxUnpackBytes are written.
+// not exist yet; it appears whole or not at all. Every file operation goes
+// through an os.Root on the new folder, so no entry is written outside it
+// or through a symlink that leads out of it; symlinks are made last, and
+// one that is absolute or resolves outside the folder (checked, again
+// through the root, once all are made) fails the unpacking. At most
+// MaxUnpackBytes are written.
 func Unpack(pack, id, dest string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("unpack: run id %q is not a safe name", id)
@@ -432,7 +438,13 @@ func Unpack(pack, id, dest string) error {
 	if err != nil {
 		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
 	}
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
+	}
 	fail := func(err error) error {
+		root.Close()
 		os.RemoveAll(tmp)
 		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
 	}
@@ -467,23 +479,23 @@ func Unpack(pack, id, dest string) error {
 		if !validRelPath(rest) {
 			return fail(fmt.Errorf("entry %q is not a path inside the run folder", hdr.Name))
 		}
-		target := filepath.Join(tmp, filepath.FromSlash(rest))
+		target := filepath.FromSlash(rest)
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return fail(err)
+			if err := root.MkdirAll(target, 0o755); err != nil {
+				return fail(fmt.Errorf("entry %q: %w", hdr.Name, err))
 			}
 		case tar.TypeReg:
 			if hdr.Size > budget {
 				return fail(fmt.Errorf("entry %q: the run would take more than %s unpacked", hdr.Name, humanBytes(MaxUnpackBytes)))
 			}
 			budget -= hdr.Size
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return fail(err)
+			if err := root.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return fail(fmt.Errorf("entry %q: %w", hdr.Name, err))
 			}
-			out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(hdr.Mode)&0o755|0o600)
+			out, err := root.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(hdr.Mode)&0o755|0o600)
 			if err != nil {
-				return fail(err)
+				return fail(fmt.Errorf("entry %q: %w", hdr.Name, err))
 			}
 			_, err = io.CopyN(out, tr, hdr.Size)
 			if cerr := out.Close(); err == nil {
@@ -493,23 +505,35 @@ func Unpack(pack, id, dest string) error {
 				return fail(err)
 			}
 		case tar.TypeSymlink:
+			if filepath.IsAbs(hdr.Linkname) || hdr.Linkname == "" {
+				return fail(fmt.Errorf("entry %q: a symlink to %q, which is not a path inside the run folder", hdr.Name, hdr.Linkname))
+			}
 			links = append(links, link{target, hdr.Linkname})
 		}
 	}
 	if !found {
 		return fail(fmt.Errorf("no run %s in the pack", id))
 	}
-	if _, err := os.Lstat(filepath.Join(tmp, ReceiptFile)); err != nil {
+	if _, err := root.Lstat(ReceiptFile); err != nil {
 		return fail(errors.New("run.json: missing (the pack was cut short while this run was added)"))
 	}
 	for _, l := range links {
-		if err := os.MkdirAll(filepath.Dir(l.name), 0o755); err != nil {
-			return fail(err)
+		if err := root.MkdirAll(filepath.Dir(l.name), 0o755); err != nil {
+			return fail(fmt.Errorf("symlink %q: %w", filepath.ToSlash(l.name), err))
 		}
-		if err := os.Symlink(l.target, l.name); err != nil {
-			return fail(err)
+		if err := root.Symlink(l.target, l.name); err != nil {
+			return fail(fmt.Errorf("symlink %q: %w", filepath.ToSlash(l.name), err))
 		}
 	}
+	// Each link, followed through the root: one that leads out of the
+	// folder (directly or through another link) is an error there; one
+	// that leads nowhere inside it is only dangling.
+	for _, l := range links {
+		if _, err := root.Stat(l.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("symlink %q -> %q leads out of the run folder", filepath.ToSlash(l.name), l.target))
+		}
+	}
+	root.Close()
 	if err := os.Rename(tmp, dest); err != nil {
 		return fail(err)
 	}

@@ -172,6 +172,22 @@ func TestUnpackConfinesEntries(t *testing.T) {
 			{Name: "20261201-093012-k3f9qa/workspace/out/escape", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
 			{Name: "20261201-093012-k3f9qa/run.json", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
 		},
+		// The attack that once wrote /outside/planted when a viewer opened the run.
+		"a symlink planted through a symlink": {
+			{Name: "20261201-093012-k3f9qa/run.json", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
+			{Name: "20261201-093012-k3f9qa/workspace/a", Typeflag: tar.TypeSymlink, Linkname: outside},
+			{Name: "20261201-093012-k3f9qa/workspace/a/planted", Typeflag: tar.TypeSymlink, Linkname: "x"},
+		},
+		"a relative symlink out": {
+			{Name: "20261201-093012-k3f9qa/run.json", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
+			{Name: "20261201-093012-k3f9qa/workspace/up", Typeflag: tar.TypeSymlink, Linkname: "../../.."},
+			{Name: "20261201-093012-k3f9qa/workspace/up/planted", Typeflag: tar.TypeSymlink, Linkname: "x"},
+		},
+		"out through an inside symlink": {
+			{Name: "20261201-093012-k3f9qa/run.json", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
+			{Name: "20261201-093012-k3f9qa/workspace/d/s", Typeflag: tar.TypeSymlink, Linkname: "../.."},
+			{Name: "20261201-093012-k3f9qa/workspace/d/l", Typeflag: tar.TypeSymlink, Linkname: "s/../x"},
+		},
 	}
 	for name, hdrs := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -187,7 +203,12 @@ func TestUnpackConfinesEntries(t *testing.T) {
 			tw.Close()
 			f.Close()
 			dest := filepath.Join(t.TempDir(), "run")
-			bundle.Unpack(pack, "20261201-093012-k3f9qa", dest)
+			if err := bundle.Unpack(pack, "20261201-093012-k3f9qa", dest); err == nil {
+				t.Fatal("unpacked a hostile pack")
+			}
+			if _, err := os.Lstat(dest); err == nil {
+				t.Fatal("a hostile pack left a run folder")
+			}
 			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
 				t.Fatalf("wrote outside: %v", entries)
 			}
@@ -195,10 +216,38 @@ func TestUnpackConfinesEntries(t *testing.T) {
 				t.Fatal("wrote beside the run folder")
 			}
 			probs, _ := bundle.ReadPack(pack, bundle.DefaultLimits(), func(*bundle.PackedRun) error { return nil })
-			if name != "through a symlink" && len(probs) == 0 {
+			if name != "through a symlink" && name != "out through an inside symlink" && len(probs) == 0 {
 				t.Fatal("hostile entry not reported")
 			}
 		})
+	}
+}
+
+// Symlinks that stay inside the run folder unpack as they were.
+func TestUnpackKeepsSymlinksInside(t *testing.T) {
+	hdrs := []tar.Header{
+		{Name: "20261201-093012-k3f9qa/run.json", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
+		{Name: "20261201-093012-k3f9qa/workspace/README.md", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644},
+		{Name: "20261201-093012-k3f9qa/workspace/docs/readme", Typeflag: tar.TypeSymlink, Linkname: "../README.md"},
+		{Name: "20261201-093012-k3f9qa/workspace/dangling", Typeflag: tar.TypeSymlink, Linkname: "not-there"},
+	}
+	pack := filepath.Join(t.TempDir(), "fine"+bundle.PackSuffix)
+	f, _ := os.Create(pack)
+	tw := tar.NewWriter(f)
+	for _, h := range hdrs {
+		tw.WriteHeader(&h)
+		if h.Size > 0 {
+			tw.Write([]byte("x"))
+		}
+	}
+	tw.Close()
+	f.Close()
+	dest := filepath.Join(t.TempDir(), "run")
+	if err := bundle.Unpack(pack, "20261201-093012-k3f9qa", dest); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(filepath.Join(dest, "workspace", "docs", "readme")); err != nil || target != "../README.md" {
+		t.Fatalf("link %q %v", target, err)
 	}
 }
 
