@@ -236,6 +236,8 @@ written by scenario run --pack) and session files (sessions/*.json) found
 under each PATH into the data folder's database.
 Unchanged bundles are skipped; bundles gone from a PATH are forgotten; a
 bundle that cannot be read is recorded as a problem and the others go on.
+A run that says it is working but that no process holds (its process was
+killed) is marked interrupted first, as serve does at start.
 Exit code 1 when any problem was found.`)
 	data := fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
 	rebuild := fs.Bool("rebuild", false, "forget everything indexed before, then index PATH… from scratch")
@@ -273,12 +275,13 @@ Exit code 1 when any problem was found.`)
 			Message string `json:"message"`
 		}
 		out := struct {
-			Indexed   int       `json:"indexed"`
-			Unchanged int       `json:"unchanged"`
-			Removed   int       `json:"removed"`
-			Broken    int       `json:"bundles_with_problems"`
-			Problems  []problem `json:"problems"`
-		}{rep.Indexed, rep.Unchanged, rep.Removed, rep.Broken, []problem{}}
+			Indexed     int       `json:"indexed"`
+			Unchanged   int       `json:"unchanged"`
+			Removed     int       `json:"removed"`
+			Interrupted int       `json:"interrupted"`
+			Broken      int       `json:"bundles_with_problems"`
+			Problems    []problem `json:"problems"`
+		}{rep.Indexed, rep.Unchanged, rep.Removed, rep.Interrupted, rep.Broken, []problem{}}
 		for _, p := range rep.Problems {
 			out.Problems = append(out.Problems, problem{p.Bundle, p.File, p.Field, p.Message})
 		}
@@ -289,6 +292,9 @@ Exit code 1 when any problem was found.`)
 		}
 	} else {
 		fmt.Fprintf(env.Stdout, "indexed %d, unchanged %d, removed %d, problems %d\n", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Problems))
+		if rep.Interrupted > 0 {
+			fmt.Fprintf(env.Stdout, "marked interrupted %d: they said they were running, but no process holds them\n", rep.Interrupted)
+		}
 		for _, p := range rep.Problems {
 			fmt.Fprintf(env.Stdout, "problem: %s\n", p.Problem)
 		}

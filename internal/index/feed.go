@@ -37,15 +37,11 @@ func (ix *Indexer) Feed(ctx context.Context, pack string) *Feed {
 
 func (f *Feed) loop(ctx context.Context) {
 	defer close(f.done)
-	stored, err := f.ix.store.Fingerprints(ctx, f.pack)
-	if err != nil {
-		f.err = err
-	}
 	owners := map[string]string{}
 	batch := make([]store.BundleUpdate, 0, f.ix.batchSize)
 	flush := func() {
 		if len(batch) > 0 && f.err == nil {
-			f.err = f.ix.apply(ctx, batch, nil, stored, owners, nil, &f.rep)
+			f.err = f.ix.apply(ctx, batch, nil, owners, nil, &f.rep)
 		}
 		batch = batch[:0]
 	}

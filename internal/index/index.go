@@ -13,10 +13,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/store"
 )
+
+// OrphanReason is what an orphaned run's run.interrupted event says when
+// the indexer marks it.
+const OrphanReason = "the process running it stopped before it finished (no process holds its events log)"
 
 // Indexer indexes run bundles into a store.
 type Indexer struct {
@@ -40,11 +45,14 @@ func (ix *Indexer) WithLimits(lim bundle.Limits) *Indexer {
 
 // Report says what one Index call did.
 type Report struct {
-	Indexed   int           // bundles read and written (new or changed)
-	Unchanged int           // bundles skipped because their fingerprint had not changed
-	Removed   int           // bundles forgotten because they are gone from disk
-	Broken    int           // bundles with at least one problem
-	Problems  []PathProblem // every problem found in this pass
+	Indexed   int // bundles read and written (new or changed)
+	Unchanged int // bundles skipped because their fingerprint had not changed
+	Removed   int // bundles forgotten because they are gone from disk
+	Broken    int // bundles with at least one problem
+	// Interrupted counts runs that said they were working but that no
+	// process holds: they were marked interrupted before being indexed.
+	Interrupted int
+	Problems    []PathProblem // every problem found in this pass
 }
 
 // PathProblem is a problem with the bundle it was found in.
@@ -71,7 +79,6 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 	var ready []store.BundleUpdate // runs read from packs in the first pass
 	var removed []string
 	fingerprints := map[string]string{}
-	stored := map[string]string{}
 	seenRoot := map[string]bool{}
 	for _, root := range roots {
 		abs, err := filepath.Abs(root)
@@ -96,6 +103,10 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
+		live, err := ix.store.LiveRunPaths(ctx, abs)
+		if err != nil {
+			return rep, err
+		}
 		seen := make(map[string]bool, len(cands))
 		packs := map[string]string{} // pack path → fingerprint, for packs that have not changed
 		for _, c := range cands {
@@ -106,6 +117,16 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 			fp, err := fingerprint(c)
 			if err != nil {
 				fp = "unreadable"
+			}
+			if !c.pack && c.kind == store.BundleRun && (known[c.path] != fp || live[c.path]) && bundle.Orphaned(c.path) {
+				if err := bundle.MarkInterrupted(c.path, OrphanReason, time.Now()); err != nil {
+					rep.Problems = append(rep.Problems, PathProblem{Bundle: c.path, Problem: bundle.Problem{File: bundle.ReceiptFile, Message: "marking the orphaned run interrupted failed: " + err.Error()}})
+				} else {
+					rep.Interrupted++
+					if fp, err = fingerprint(c); err != nil {
+						fp = "unreadable"
+					}
+				}
 			}
 			fingerprints[c.path] = fp
 			if c.pack {
@@ -136,8 +157,7 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 				rep.Unchanged++
 			}
 		}
-		for p, fp := range known {
-			stored[p] = fp
+		for p := range known {
 			if !seen[p] {
 				removed = append(removed, p)
 			}
@@ -163,7 +183,7 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 			from := (b - readyBatches) * bs
 			updates = ix.readAll(ctx, todo[min(from, len(todo)):min(from+bs, len(todo))], fingerprints)
 		}
-		if err := ix.apply(ctx, updates, removed, stored, owners, removedSet, &rep); err != nil {
+		if err := ix.apply(ctx, updates, removed, owners, removedSet, &rep); err != nil {
 			return rep, err
 		}
 		removed = nil
@@ -173,12 +193,9 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 
 // apply writes one batch: every update claims its run or session id, is
 // tallied in rep, and is written with the removals in one transaction.
-// stored holds the fingerprints indexed before this pass (to tell new
-// paths), owners the ids claimed so far in this pass.
-func (ix *Indexer) apply(ctx context.Context, updates []store.BundleUpdate, removed []string, stored, owners map[string]string, removedSet map[string]bool, rep *Report) error {
+// owners holds the ids claimed so far in this pass.
+func (ix *Indexer) apply(ctx context.Context, updates []store.BundleUpdate, removed []string, owners map[string]string, removedSet map[string]bool, rep *Report) error {
 	for i := range updates {
-		_, known := stored[updates[i].Path]
-		updates[i].New = !known
 		gone, err := ix.claimID(ctx, &updates[i], owners, removedSet)
 		if err != nil {
 			return err

@@ -282,3 +282,59 @@ func TestIndexSingleBundleAndSessionFile(t *testing.T) {
 		t.Fatalf("report = %+v", rep)
 	}
 }
+
+// Ten concurrent `proctor index` runs over the same bundles once failed
+// with "UNIQUE constraint failed: runs.bundle_path": each decided outside
+// its write transaction that a bundle was new. Any number of concurrent
+// indexers (each its own connection pool, as separate processes are) all
+// succeed, and the index ends equal to a rebuild.
+func TestConcurrentIndexersAgreeWithARebuild(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeSyntheticBundles(t, root, 1500)
+	db := filepath.Join(t.TempDir(), "proctor.db")
+	first, err := store.Open(ctx, db) // migrated once, as by a running serve
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	const n = 8
+	stores := make([]*store.Store, n)
+	for i := range stores {
+		if stores[i], err = store.Open(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		defer stores[i].Close()
+	}
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	for _, st := range stores {
+		go func() {
+			<-start
+			_, err := index.New(st).Index(ctx, root)
+			errs <- err
+		}()
+	}
+	close(start)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("a concurrent indexer failed: %v", err)
+		}
+	}
+	live, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	rebuilt := openStore(t)
+	if _, err := index.New(rebuilt).Index(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := live.Snapshot(ctx)
+	b, _ := rebuilt.Snapshot(ctx)
+	for table := range mergeKeys(a, b) {
+		if !reflect.DeepEqual(a[table], b[table]) {
+			t.Errorf("table %s differs from a rebuild (%d rows, rebuild %d)", table, len(a[table]), len(b[table]))
+		}
+	}
+}

@@ -61,7 +61,7 @@ func newRecorder(dir string, r *redact.Redactor, now func() time.Time, onEvent f
 	if rec.events, err = os.OpenFile(filepath.Join(dir, bundle.EventsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		return nil, fmt.Errorf("open events: %w", err)
 	}
-	if err := lockLive(rec.events); err != nil {
+	if err := bundle.LockLive(rec.events); err != nil {
 		rec.events.Close()
 		return nil, err
 	}

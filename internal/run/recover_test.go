@@ -74,7 +74,7 @@ func TestWorkingRunIsNotOrphaned(t *testing.T) {
 	var during []bool
 	r.OnEvent = func(id string, ev bundle.Event) {
 		if ev.Type == "tool.call" {
-			during = append(during, run.Orphaned(filepath.Join(r.DataDir, "runs", id)))
+			during = append(during, bundle.Orphaned(filepath.Join(r.DataDir, "runs", id)))
 		}
 	}
 	res, err := r.Run(context.Background(), demoSpec(t))
@@ -89,7 +89,7 @@ func TestWorkingRunIsNotOrphaned(t *testing.T) {
 			t.Fatalf("tool call %d: the working run was taken for an orphan", i+1)
 		}
 	}
-	if run.Orphaned(res.Dir) {
+	if bundle.Orphaned(res.Dir) {
 		t.Fatal("the finished run was taken for an orphan")
 	}
 	if _, err := os.Stat(filepath.Join(res.Dir, ".live")); err == nil {

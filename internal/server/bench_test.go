@@ -66,7 +66,7 @@ func seedPages(b *testing.B) (*server.Server, string) {
 	var ups []store.BundleUpdate
 	for i := range 150 {
 		run := mk(n-150+i, "suite-bench", fmt.Sprintf("scenario-%02d", i%50), i/50+1)
-		ups = append(ups, store.BundleUpdate{Path: run.Dir, Kind: store.BundleRun, Fingerprint: "f", Run: run, New: true})
+		ups = append(ups, store.BundleUpdate{Path: run.Dir, Kind: store.BundleRun, Fingerprint: "f", Run: run})
 	}
 	if err := st.ApplyBundles(ctx, ups, nil); err != nil {
 		b.Fatal(err)

@@ -30,9 +30,6 @@ type BundleUpdate struct {
 	Run         *bundle.Run     // a readable run bundle
 	Session     *bundle.Session // a readable session file
 	Problems    bundle.Problems
-	// New says the index has never recorded this path, so there are no
-	// earlier rows to clear first.
-	New bool
 }
 
 // Fingerprints returns the stored fingerprint of every bundle whose path is
@@ -51,6 +48,26 @@ func (s *Store) Fingerprints(ctx context.Context, root string) (map[string]strin
 			return nil, fmt.Errorf("list fingerprints under %s: %w", root, err)
 		}
 		out[p] = fp
+	}
+	return out, rows.Err()
+}
+
+// LiveRunPaths returns the bundle paths under root of runs indexed as still
+// working (queued, running or awaiting an approval).
+func (s *Store) LiveRunPaths(ctx context.Context, root string) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT bundle_path FROM runs WHERE status IN ('queued', 'running', 'awaiting_approval') AND (bundle_path >= ? AND bundle_path < ?)`,
+		root+"/", root+"0")
+	if err != nil {
+		return nil, fmt.Errorf("list working runs under %s: %w", root, err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("list working runs under %s: %w", root, err)
+		}
+		out[p] = true
 	}
 	return out, rows.Err()
 }
@@ -227,8 +244,14 @@ func forgetBundle(ctx context.Context, tx *batchTx, path string) error {
 
 func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64) error {
 	// Start from a clean slate for this path, so a bundle whose run id
-	// changed or that became unreadable leaves nothing stale behind.
-	if !u.New {
+	// changed or that became unreadable leaves nothing stale behind. Whether
+	// the path is known is decided here, inside the write transaction:
+	// another indexer may have written it since this one looked.
+	var known bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM bundles WHERE path = ?)`, u.Path).Scan(&known); err != nil {
+		return fmt.Errorf("index bundle %s: %w", u.Path, err)
+	}
+	if known {
 		if err := forgetBundle(ctx, tx, u.Path); err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -45,6 +46,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	unlock, err := lockMigrations(path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, err := os.Stat(path); err == nil {
 		st, err := Inspect(ctx, path)
 		if err != nil {
@@ -67,6 +73,22 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// lockMigrations takes an exclusive flock on path+".lock" while a process
+// checks and migrates the database, so processes opening a new database at
+// once do not run the same migration twice. The kernel drops the lock when
+// the process dies.
+func lockMigrations(path string) (func(), error) {
+	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock database %s for migration: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock database %s for migration: %w", path, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // Close closes the database.

@@ -341,3 +341,44 @@ func TestDateRangeAndOldestFirst(t *testing.T) {
 		t.Fatalf("oldest first: %v", ids)
 	}
 }
+
+// Processes that open a new database at once each see it migrated once.
+func TestConcurrentOpensOfANewDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "proctor.db")
+	errs := make(chan error, 6)
+	for range 6 {
+		go func() {
+			st, err := store.Open(context.Background(), path)
+			if err == nil {
+				st.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// An audit entry of a journaled operation is written once, however often a
+// recovery records it.
+func TestAuditEntryWithAnOpIsWrittenOnce(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	for range 3 {
+		if err := st.Audit(ctx, store.AuditEntry{Actor: "ana", Action: "approve", Object: "r1", Op: "op-1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if err := st.Audit(ctx, store.AuditEntry{Actor: "ana", Action: "signin"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _, err := st.ListAudit(ctx, 0, 10)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("%d entries, want 1 approve and 2 sign-ins: %v", len(entries), err)
+	}
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+// TestMain lets a test run proctor itself as a child process (to kill it):
+// with PROCTOR_TEST_MAIN set, the test binary is proctor, with the
+// arguments after "--".
+func TestMain(m *testing.M) {
+	if os.Getenv("PROCTOR_TEST_MAIN") != "" {
+		args := os.Args[1:]
+		for i, a := range args {
+			if a == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		os.Exit(Main(context.Background(), args, Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
+	}
+	os.Exit(m.Run())
+}
+
+// proctorChild starts proctor with args as a child process.
+func proctorChild(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "PROCTOR_TEST_MAIN=1"), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// After kill -9 of a run, its bundle said "running" forever: only serve
+// marked such runs interrupted, and only under its own data folder. Any
+// `proctor index` marks a running bundle that no process holds as
+// interrupted, and leaves one that is still working alone.
+func TestKill9ThenIndexMarksTheRunInterrupted(t *testing.T) {
+	data := t.TempDir()
+	script := filepath.Join(t.TempDir(), "slow.yaml")
+	os.WriteFile(script, []byte("steps:\n  - reply:\n      tool_calls:\n        - name: run_command\n          arguments: {command: \"sleep 5\", timeout_s: 60}\n  - reply: {content: done}\n"), 0o644)
+	cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data}, "run", "--dir", demoSource(t), "--task", "wait", "--script", script, "--allow", "sleep", "--approve", "policy")
+	defer cmd.Process.Kill()
+	// Wait until the run works inside its command, then kill it.
+	var runDir string
+	deadline := time.Now().Add(20 * time.Second)
+	for runDir == "" && time.Now().Before(deadline) {
+		dirs, _ := filepath.Glob(filepath.Join(data, "runs", "*", bundle.EventsFile))
+		for _, ev := range dirs {
+			if b, _ := os.ReadFile(ev); strings.Contains(string(b), `"tool.call"`) {
+				runDir = filepath.Dir(ev)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if runDir == "" {
+		t.Fatal("the run never reached its command")
+	}
+	// While it works, index leaves it alone.
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "index", filepath.Join(data, "runs")); strings.Contains(r.stdout, "marked interrupted") {
+		t.Fatalf("a working run was marked interrupted: %+v", r)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	// A copy of the folder elsewhere (a bundle brought from CI), indexed
+	// into another data folder.
+	elsewhere := filepath.Join(t.TempDir(), "from-ci")
+	if err := os.CopyFS(elsewhere, os.DirFS(filepath.Dir(runDir))); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{filepath.Join(data, "runs"), elsewhere} {
+		r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, "index", root)
+		if !strings.Contains(r.stdout, "marked interrupted 1") {
+			t.Fatalf("index %s: %+v", root, r)
+		}
+		b, err := bundle.ReadRun(filepath.Join(root, filepath.Base(runDir)), bundle.DefaultLimits())
+		if err != nil || b.Receipt.Status != bundle.StatusInterrupted || b.Receipt.EndedAt == nil {
+			t.Fatalf("receipt after index: %+v %v", b.Receipt, err)
+		}
+	}
+}
