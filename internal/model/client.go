@@ -17,16 +17,21 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-// RetryPolicy bounds how a call is retried: on 429, 5xx, timeouts and
-// connection failures only, at most MaxAttempts times in all, waiting a
-// random time up to an exponentially growing cap (full jitter) between
-// attempts, or what Retry-After asks when that is shorter than MaxDelay.
+// RetryPolicy bounds how a call is retried: on 429, 5xx, timeouts,
+// connection failures, cut streams and mid-stream errors only, at most
+// MaxAttempts times in all, waiting a random time up to an exponentially
+// growing cap (full jitter) between attempts — or, when the answer says
+// Retry-After, that long (up to MaxRetryAfter; a longer wait fails the call
+// at once as rate_limited, naming the wait asked for).
 type RetryPolicy struct {
 	MaxAttempts    int
 	BaseDelay      time.Duration
 	MaxDelay       time.Duration
 	AttemptTimeout time.Duration // a provider that hangs longer than this is a timeout
 }
+
+// MaxRetryAfter is the longest Retry-After a call waits for.
+const MaxRetryAfter = 120 * time.Second
 
 // DefaultRetryPolicy suits live providers.
 func DefaultRetryPolicy() RetryPolicy {
@@ -131,6 +136,12 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
 		if !last.Retryable || attempt == attempts {
 			break
 		}
+		var ra retryAfter
+		if errors.As(err, &ra) && ra.wait > MaxRetryAfter {
+			last.Retryable = false
+			last.Message += fmt.Sprintf("; it asked to wait %s before trying again (Retry-After), longer than proctor waits (%s): try later, or lower --parallel", ra.wait.Round(time.Second), MaxRetryAfter)
+			break
+		}
 		if err := c.sleep(ctx, c.backoff(attempt, err)); err != nil {
 			return nil, err
 		}
@@ -144,7 +155,7 @@ func (c *Client) backoff(attempt int, err error) time.Duration {
 		limit = c.retry.MaxDelay
 	}
 	var ra retryAfter
-	if errors.As(err, &ra) && ra.wait > 0 && ra.wait <= c.retry.MaxDelay {
+	if errors.As(err, &ra) && ra.wait > 0 {
 		return ra.wait
 	}
 	if limit <= 0 {
@@ -206,15 +217,17 @@ func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, 
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, nil, err
 	}
+	var httpResp *http.Response
 	stream := c.sdk.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{},
-		append(c.opts, option.WithRequestBody("application/json", body))...)
+		append(c.opts, option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))...)
 	defer stream.Close()
 	var content strings.Builder
 	var calls []ToolCall
 	var usage Usage
-	finish, modelName := "", ""
+	finish, modelName, chunks := "", "", 0
 	for stream.Next() {
 		chunk := stream.Current()
+		chunks++
 		modelName = chunk.Model
 		if chunk.JSON.Usage.Valid() {
 			usage = Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
@@ -244,7 +257,19 @@ func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, 
 		}
 	}
 	if err := stream.Err(); err != nil {
+		if strings.Contains(err.Error(), "error while streaming") { // an error event in the stream: the provider failed mid-reply
+			return nil, nil, &Error{Domain: DomainModel, Code: CodeProviderError, Retryable: true, Message: fmt.Sprintf("%s failed in the middle of its reply: %v", c.endpoint.BaseURL, err)}
+		}
 		return nil, nil, err
+	}
+	if ct := contentType(httpResp); ct != "text/event-stream" {
+		return nil, nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("%s answered a streaming request with %q, not an event stream; set stream: false in the profile if it cannot stream", c.endpoint.BaseURL, ct)}
+	}
+	switch {
+	case chunks == 0:
+		return nil, nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("%s ended the stream without sending any reply", c.endpoint.BaseURL)}
+	case finish == "":
+		return nil, nil, &Error{Domain: DomainModel, Code: CodeStreamCut, Retryable: true, Message: fmt.Sprintf("%s: the stream was cut after %d chunk(s), before the reply ended (no finish_reason)", c.endpoint.BaseURL, chunks)}
 	}
 	folded := wireResponse{Model: modelName, Object: "chat.completion", Choices: []wireChoice{{
 		FinishReason: finish,
@@ -253,6 +278,14 @@ func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, 
 	raw, _ := json.Marshal(folded)
 	resp, err := decodeResponse(raw)
 	return resp, raw, err
+}
+
+func contentType(r *http.Response) string {
+	if r == nil {
+		return ""
+	}
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	return strings.ToLower(strings.TrimSpace(ct))
 }
 
 // classify turns SDK and transport errors into *Error.

@@ -183,3 +183,108 @@ func TestProfiles(t *testing.T) {
 		}
 	}
 }
+
+// A streamed reply cut short, a stream of only [DONE], or a plain or cut
+// JSON body answered to a streaming request once ended as a successful,
+// empty reply. Each is a failure in the model domain; a cut stream and an
+// error event in the stream are retried like a dropped connection or a 5xx.
+func TestStreamFaults(t *testing.T) {
+	chunk := `data: {"id":"x","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"hel"}}]}` + "\n\n"
+	good := chunk + `data: {"id":"x","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	sse := "text/event-stream"
+	tests := []struct {
+		name      string
+		answers   [][2]string // content type, body
+		calls     int
+		code      string
+		retryable bool
+	}{
+		{"whole stream", [][2]string{{sse, good}}, 1, "", false},
+		{"cut, no finish_reason, no [DONE]", [][2]string{{sse, chunk}}, 3, model.CodeStreamCut, true},
+		{"cut once, then whole", [][2]string{{sse, chunk}, {sse, good}}, 2, "", false},
+		{"only [DONE]", [][2]string{{sse, "data: [DONE]\n\n"}}, 1, model.CodeBadResponse, false},
+		{"plain JSON body", [][2]string{{"application/json", okReply}}, 1, model.CodeBadResponse, false},
+		{"cut JSON body", [][2]string{{"application/json", okReply[:40]}}, 1, model.CodeBadResponse, false},
+		{"error event, then whole", [][2]string{{sse, `data: {"error":{"message":"overloaded","type":"server_error","code":"overloaded"}}` + "\n\n"}, {sse, good}}, 2, "", false},
+		{"error event always", [][2]string{{sse, chunk + `data: {"error":{"message":"overloaded","code":"overloaded"}}` + "\n\n"}}, 3, model.CodeProviderError, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				a := tc.answers[min(int(n.Add(1))-1, len(tc.answers)-1)]
+				w.Header().Set("Content-Type", a[0])
+				w.Write([]byte(a[1]))
+			}))
+			defer srv.Close()
+			var xs []model.Exchange
+			c := model.NewClient(model.Endpoint{BaseURL: srv.URL + "/v1", Model: "m"}, fastRetry(), func(x model.Exchange) { xs = append(xs, x) })
+			resp, err := c.Complete(context.Background(), model.Request{Stream: true, Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+			if int(n.Load()) != tc.calls || len(xs) != tc.calls {
+				t.Errorf("%d calls and %d exchanges, want %d", n.Load(), len(xs), tc.calls)
+			}
+			for i, x := range xs {
+				if x.Attempt != i+1 || (i < len(xs)-1 && x.Error == "") {
+					t.Errorf("exchange %d: attempt %d, error %q", i, x.Attempt, x.Error)
+				}
+			}
+			if tc.code == "" {
+				if err != nil || resp.Message.Content != "hello" {
+					t.Fatalf("resp %+v, err %v", resp, err)
+				}
+				return
+			}
+			e, ok := model.AsError(err)
+			if !ok || e.Code != tc.code || e.Domain != model.DomainModel || e.Retryable != tc.retryable {
+				t.Fatalf("err = %#v, want %s in the model domain, retryable %v", err, tc.code, tc.retryable)
+			}
+		})
+	}
+}
+
+// Retry-After: 30 was once ignored (the retry came after milliseconds). It
+// is honoured up to model.MaxRetryAfter; a longer wait fails at once as
+// rate_limited, naming the wait.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	tests := []struct {
+		header string
+		calls  int
+		waited time.Duration
+		err    string
+	}{
+		{"30", 2, 30 * time.Second, ""},
+		{"120", 2, 120 * time.Second, ""},
+		{"300", 1, 0, "asked to wait 5m0s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.header, func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if n.Add(1) == 1 {
+					w.Header().Set("Retry-After", tc.header)
+					w.WriteHeader(http.StatusTooManyRequests)
+					w.Write([]byte(`{"error":{"message":"slow down"}}`))
+					return
+				}
+				w.Write([]byte(okReply))
+			}))
+			defer srv.Close()
+			var waited time.Duration
+			c := model.NewClientSleeping(model.Endpoint{BaseURL: srv.URL + "/v1", Model: "m"}, fastRetry(), nil, func(_ context.Context, d time.Duration) error {
+				waited += d
+				return nil
+			})
+			_, err := c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+			if int(n.Load()) != tc.calls || waited != tc.waited {
+				t.Fatalf("%d calls after waiting %s, want %d after %s", n.Load(), waited, tc.calls, tc.waited)
+			}
+			if tc.err == "" && err != nil {
+				t.Fatal(err)
+			}
+			if e, ok := model.AsError(err); tc.err != "" && (!ok || e.Code != model.CodeRateLimited || !strings.Contains(e.Message, tc.err)) {
+				t.Fatalf("err = %v, want rate_limited naming %q", err, tc.err)
+			}
+		})
+	}
+}

@@ -25,6 +25,7 @@ const (
 	CodeBadRequest     = "bad_request"
 	CodeNotFound       = "not_found"
 	CodeBadResponse    = "bad_response"
+	CodeStreamCut      = "stream_cut" // a streamed reply ended before its finish_reason
 	CodeScriptMismatch = "script_mismatch"
 	CodeScriptEnded    = "script_ended"
 )

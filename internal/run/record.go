@@ -128,7 +128,7 @@ func (rec *recorder) exchange(x model.Exchange) {
 		b = &rec.logs[1] // the line goes straight into the log held in memory
 	}
 	b.Grow(len(req) + len(resp) + 256)
-	fmt.Fprintf(b, `{"seq":%d,"time":%q,"duration_ms":%d,"request":`, rec.xseq, x.Time.UTC().Format(time.RFC3339Nano), x.Duration.Milliseconds())
+	fmt.Fprintf(b, `{"seq":%d,"time":%q,"duration_ms":%d,"attempt":%d,"request":`, rec.xseq, x.Time.UTC().Format(time.RFC3339Nano), x.Duration.Milliseconds(), max(x.Attempt, 1))
 	b.Write(req)
 	if len(resp) > 0 {
 		b.WriteString(`,"response":`)
