@@ -211,6 +211,8 @@ func (l *live) progress(format string, args ...any) {
 	}
 }
 
+// stage starts stage s: an event, and the receipt (and the index) say so at
+// once, so a page or `?status=` never shows a stage the run has left.
 func (l *live) stage(ctx context.Context, s bundle.Stage, data map[string]any) {
 	l.receipt.Stage = s
 	if data == nil {
@@ -219,6 +221,7 @@ func (l *live) stage(ctx context.Context, s bundle.Stage, data map[string]any) {
 	data["stage"] = s
 	l.rec.event("stage.started", data)
 	l.progress("  %s", strings.ReplaceAll(string(s), "_", " "))
+	l.saveReceipt(ctx)
 }
 
 // Run runs spec to the end. It returns a *SetupError, with nothing written,
@@ -413,11 +416,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		}
 		history = []model.Message{{Role: model.RoleSystem, Content: prompt}}
 	}
-	approver := l.spec.Approver
-	if w, ok := approver.(interface{ Waits() bool }); ok && w.Waits() {
-		approver = statusApprover{l: l, inner: approver}
-	}
-	cfg := agent.Config{Model: client, Tools: tb, Approver: approver, MaxTurns: l.spec.Bounds.MaxTurns,
+	cfg := agent.Config{Model: client, Tools: tb, Approver: l.showWaiting(l.spec.Approver), MaxTurns: l.spec.Bounds.MaxTurns,
 		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit}
 	res := l.converse(ctx, cfg, history)
 	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
@@ -668,6 +667,22 @@ func clip(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
+// showWaiting wraps the part of an approver that waits for a person (on its
+// own, or as the Next of a Chain after a policy) so that the run shows
+// awaiting_approval while it waits, whoever launched it.
+func (l *live) showWaiting(a agent.Approver) agent.Approver {
+	switch a := a.(type) {
+	case agent.Chain:
+		a.Next = l.showWaiting(a.Next)
+		return a
+	case interface{ Waits() bool }:
+		if a.Waits() {
+			return statusApprover{l: l, inner: a.(agent.Approver)}
+		}
+	}
+	return a
+}
+
 // statusApprover shows a run as awaiting_approval on its receipt (and in
 // the index) while an approver that waits for a person decides.
 type statusApprover struct {
@@ -683,6 +698,15 @@ func (a statusApprover) Approve(ctx context.Context, req agent.ApprovalRequest) 
 
 func (l *live) setStatus(ctx context.Context, s bundle.Status) {
 	l.receipt.Status = s
+	l.saveReceipt(ctx)
+}
+
+// saveReceipt writes the receipt of the working run as it is now, and
+// indexes it.
+func (l *live) saveReceipt(ctx context.Context) {
+	if l.r.Scratch {
+		return // a scratch run's receipt is kept once, when it ends
+	}
 	if err := l.rec.receipt(&l.receipt, false); err != nil {
 		l.progress("  warning: %v", err)
 	}

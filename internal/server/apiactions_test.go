@@ -31,7 +31,7 @@ func postJSON(t *testing.T, c *http.Client, url, body string) (int, map[string]a
 }
 
 func TestAPILaunchReviewAndApprovals(t *testing.T) {
-	srv, _, _ := liveServer(t)
+	srv, data, _ := liveServer(t)
 	c := &http.Client{}
 	// Field errors come back by field.
 	code, out := postJSON(t, c, srv.URL+"/api/v1/runs", `{"path": "../x", "task": "", "model": "local"}`)
@@ -74,6 +74,9 @@ func TestAPILaunchReviewAndApprovals(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&ap)
 		resp.Body.Close()
 		if len(ap.Approvals) > 0 {
+			// A run launched here that waits for an approval says so
+			// everywhere: its receipt, the API, the status filter.
+			assertAwaitingApproval(t, c, srv.URL, data, id)
 			call = strconv.FormatInt(ap.Approvals[0].ID, 10)
 			if ap.Approvals[0].Command != "go test ./..." || ap.Approvals[0].CallID == "" {
 				t.Fatalf("approval %+v", ap)
@@ -196,5 +199,44 @@ func TestAPIApprovalOfAFailedRunNeedsForce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d approve-forced audit entries, want 1: %+v", n, entries)
+	}
+}
+
+// Runs launched from the form once showed running / acquiring source while
+// they waited for a command approval; only demo runs said
+// awaiting_approval.
+func assertAwaitingApproval(t *testing.T, c *http.Client, base, data, id string) {
+	t.Helper()
+	b, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+	if err != nil || b.Receipt.Status != bundle.StatusAwaitingApproval || b.Receipt.Stage != bundle.StageRunning {
+		t.Fatalf("run.json while it waits: status %s stage %s %v", b.Receipt.Status, b.Receipt.Stage, err)
+	}
+	var one apiRun
+	getJSON(t, c, base+"/api/v1/runs/"+id, &one)
+	if one.Status != "awaiting_approval" || one.Stage != "running" {
+		t.Fatalf("the API says status %s stage %s", one.Status, one.Stage)
+	}
+	var list struct{ Runs []apiRun }
+	getJSON(t, c, base+"/api/v1/runs?status=awaiting_approval", &list)
+	if len(list.Runs) != 1 || list.Runs[0].RunID != id {
+		t.Fatalf("?status=awaiting_approval lists %+v", list.Runs)
+	}
+}
+
+type apiRun struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+	Stage  string `json:"stage"`
+}
+
+func getJSON(t *testing.T, c *http.Client, url string, v any) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
 	}
 }
