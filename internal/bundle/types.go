@@ -226,10 +226,13 @@ type CheckResult struct {
 
 // Session is sessions/<session_id>.json: a conversation over one workspace.
 type Session struct {
-	Schema    string    `json:"schema"`
-	SessionID string    `json:"session_id"`
-	Title     string    `json:"title,omitempty"`
-	Workspace string    `json:"workspace,omitempty"`
+	Schema    string `json:"schema"`
+	SessionID string `json:"session_id"`
+	Title     string `json:"title,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	// Source is the folder the session's first run copied: every run of
+	// the session is applied there, in order.
+	Source    string    `json:"source,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Runs      []string  `json:"runs"`

@@ -63,15 +63,21 @@ func reviewRun(ctx context.Context, r *run.Runner, dir string, rc *bundle.Receip
 		defer st.Close()
 		return st.Audit(ctx, store.AuditEntry{Actor: d.Actor, Action: d.Action(), Object: d.RunID, Detail: d.AuditDetail(), Op: d.Op})
 	}
-	rv, err := gate.Review(ctx, dir, reviewer, gate.Options{Workspace: r.BaseRepo(dir, rc), Force: force, Actor: "cli:" + osUser(), Record: record})
+	opt, err := r.ReviewOptions(dir, rc)
+	if err != nil {
+		return nil, err
+	}
+	opt.Force, opt.Actor, opt.Record = force, "cli:"+osUser(), record
+	rv, err := gate.Review(ctx, dir, reviewer, opt)
 	var ce *gate.ConflictError
 	var na *gate.NotAppliableError
+	var oo *gate.OutOfOrderError
 	switch {
 	case errors.Is(err, gate.ErrAlreadyReviewed):
 		return nil, fmt.Errorf("%w; nothing was done", err)
 	case errors.As(err, &ce):
 		return nil, exitWith(ExitProblems, err)
-	case errors.As(err, &na), errors.Is(err, gate.ErrNoDecision), errors.Is(err, gate.ErrBusy):
+	case errors.As(err, &na), errors.As(err, &oo), errors.Is(err, gate.ErrNoDecision), errors.Is(err, gate.ErrBusy):
 		return nil, exitWith(ExitUsage, err)
 	case err != nil:
 		return nil, err

@@ -73,10 +73,36 @@ var ErrBusy = errors.New("another review of this run is in progress")
 var ErrNoDecision = errors.New("no decision was made")
 
 // ConflictError lists files that changed in the source since the run began.
-type ConflictError struct{ Files []string }
+type ConflictError struct {
+	Files []string
+	Hint  string // why, when proctor knows
+}
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("nothing was applied: %d file(s) changed in the source since the run began: %s", len(e.Files), strings.Join(e.Files, ", "))
+	msg := fmt.Sprintf("nothing was applied: %d file(s) changed in the source since the run began: %s", len(e.Files), strings.Join(e.Files, ", "))
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
+}
+
+// Earlier is a run of the same session made before the one under review:
+// its changes are in that run's base.
+type Earlier struct {
+	RunID      string
+	HasChanges bool // it changed files (else there is nothing of it to apply)
+	Reviewed   bool
+	Applied    bool
+}
+
+// OutOfOrderError refuses to approve a session's run while an earlier run
+// of the session with changes awaits review: each run is made on top of
+// the one before, and they reach the source in order.
+type OutOfOrderError struct{ Waiting []string }
+
+func (e *OutOfOrderError) Error() string {
+	return fmt.Sprintf("review run %s of this session first: a session's runs are applied to its source in order, each on top of the ones before, and %s still awaits review (approve or reject it, then come back)",
+		e.Waiting[0], strings.Join(e.Waiting, ", "))
 }
 
 // NotAppliableError refuses to apply the diff of a run that did not succeed.
@@ -151,12 +177,16 @@ type Options struct {
 	// Force applies an approved diff although the run failed, errored or
 	// was interrupted; it is recorded on the receipt.
 	Force bool
+	// Earlier are the runs of the run's session before it, in order.
+	Earlier []Earlier
 	// Actor and Address say who asked, for Record.
 	Actor, Address string
 	// Record is called once the receipt holds the decision, before the
 	// journal entry is removed; nil records nothing more.
 	Record func(ctx context.Context, d Decided) error
 	Now    func() time.Time
+
+	rejectedEarlier []string // earlier runs of the session whose changes were not applied
 }
 
 func (o *Options) now() time.Time {
@@ -236,10 +266,30 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		forced = true
 		review.Forced = true
 	}
+	if review.Approved {
+		var waiting, rejected []string
+		for _, e := range opt.Earlier {
+			switch {
+			case !e.HasChanges:
+			case !e.Reviewed:
+				waiting = append(waiting, e.RunID)
+			case !e.Applied:
+				rejected = append(rejected, e.RunID)
+			}
+		}
+		if len(waiting) > 0 {
+			return nil, &OutOfOrderError{Waiting: waiting}
+		}
+		opt.rejectedEarlier = rejected
+	}
 	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: forced, Actor: opt.Actor, Address: opt.Address, Source: rc.Source.Path}
 	var files map[string][]byte
 	if review.Approved {
 		if j.Files, files, err = prepare(ctx, rc, string(diff), opt.Workspace); err != nil {
+			var ce *ConflictError
+			if errors.As(err, &ce) && len(opt.rejectedEarlier) > 0 {
+				ce.Hint = fmt.Sprintf("this run of a session was made on top of run %s, whose changes were not applied, so its base holds them; apply its diff by hand (diff.patch), or start a new session from the source", strings.Join(opt.rejectedEarlier, ", "))
+			}
 			return nil, err // nothing applied; the run stays unreviewed
 		}
 	}

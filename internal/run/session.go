@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/workspace"
@@ -47,7 +48,7 @@ func (r *Runner) openSession(spec Spec) (*sessionState, error) {
 		now := r.Now().UTC()
 		id := "sess-" + NewRunID(now)
 		return &sessionState{isNew: true, session: &bundle.Session{Schema: bundle.SessionSchema, SessionID: id,
-			Title: clip(redact.FromEnv(r.Environ, spec.Model.Endpoint.APIKey).String(spec.Task), 80), Workspace: r.WorkspaceDir(id), CreatedAt: now, UpdatedAt: now, Bounds: spec.Bounds}}, nil
+			Title: clip(redact.FromEnv(r.Environ, spec.Model.Endpoint.APIKey).String(spec.Task), 80), Workspace: r.WorkspaceDir(id), Source: spec.SourceDir, CreatedAt: now, UpdatedAt: now, Bounds: spec.Bounds}}, nil
 	}
 	s, err := r.LoadSession(spec.Session)
 	if err != nil {
@@ -84,8 +85,63 @@ func (s *sessionState) prepare(ctx context.Context, l *live) (*workspace.Workspa
 	if err != nil {
 		return nil, nil, fmt.Errorf("session %s: %w", s.session.SessionID, err)
 	}
-	l.receipt.Source.Path = s.session.Workspace
+	// The run is applied to the session's own source, like the first.
+	l.receipt.Source.Path = l.r.sessionSource(s.session)
 	return ws, history, nil
+}
+
+// sessionSource is the folder a session's runs apply to: the one its first
+// run copied (older session files do not say; their first run's receipt
+// does).
+func (r *Runner) sessionSource(s *bundle.Session) string {
+	if s.Source != "" || len(s.Runs) == 0 {
+		return s.Source
+	}
+	b, err := bundle.ReadRun(filepath.Join(r.DataDir, "runs", s.Runs[0]), bundle.DefaultLimits())
+	if err != nil {
+		return ""
+	}
+	return b.Receipt.Source.Path
+}
+
+// ReviewOptions are the gate options a review of the run in dir needs from
+// the data folder: the repository that holds its base, and the runs of its
+// session before it. The caller adds who decides and how it is recorded.
+func (r *Runner) ReviewOptions(dir string, rc *bundle.Receipt) (gate.Options, error) {
+	earlier, err := r.EarlierInSession(rc)
+	if err != nil {
+		return gate.Options{}, err
+	}
+	return gate.Options{Workspace: r.BaseRepo(dir, rc), Earlier: earlier}, nil
+}
+
+// EarlierInSession lists the runs of rc's session before it, in order,
+// with whether each is settled for the gate (see gate.Earlier). A run
+// outside a session has none.
+func (r *Runner) EarlierInSession(rc *bundle.Receipt) ([]gate.Earlier, error) {
+	if rc.SessionID == "" {
+		return nil, nil
+	}
+	s, err := r.LoadSession(rc.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	var out []gate.Earlier
+	for _, id := range s.Runs {
+		if id == rc.RunID {
+			return out, nil
+		}
+		b, err := bundle.ReadRun(filepath.Join(r.DataDir, "runs", id), bundle.DefaultLimits())
+		if err != nil {
+			return nil, fmt.Errorf("session %s: run %s: %w", s.SessionID, id, err)
+		}
+		e := gate.Earlier{RunID: id, HasChanges: len(b.Receipt.Changed) > 0}
+		if rv := b.Receipt.Review; rv != nil {
+			e.Reviewed, e.Applied = true, rv.Applied
+		}
+		out = append(out, e)
+	}
+	return nil, fmt.Errorf("session %s does not hold run %s", s.SessionID, rc.RunID)
 }
 
 // History rebuilds the conversation of a finished run from its exchanges:
@@ -133,7 +189,7 @@ func (r *Runner) saveSession(l *live) error {
 	} else {
 		// The title is the task, which may hold a secret.
 		s = &bundle.Session{Schema: bundle.SessionSchema, SessionID: l.receipt.SessionID, Title: clip(l.redact.String(l.spec.Task), 80),
-			Workspace: r.WorkspaceDir(l.receipt.SessionID), CreatedAt: l.receipt.StartedAt, Bounds: l.spec.Bounds}
+			Workspace: r.WorkspaceDir(l.receipt.SessionID), Source: l.spec.SourceDir, CreatedAt: l.receipt.StartedAt, Bounds: l.spec.Bounds}
 	}
 	s.Runs = append(s.Runs, l.id)
 	s.UpdatedAt = time.Now().UTC()

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -64,5 +66,65 @@ func TestSessionContinuesConversationAndWorkspace(t *testing.T) {
 	}
 	if _, err := r.Run(ctx, run.Spec{Task: "x", Model: run.ModelChoice{Script: second}, Session: "no-such-session"}); err == nil {
 		t.Fatal("an unknown session was accepted")
+	}
+}
+
+// A session's later runs could never be applied: their receipts named the
+// session workspace, which already holds their changes. They are applied to
+// the session's source, in order.
+func TestSessionRunsApplyToTheSourceInOrder(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "invoice")
+	demo.WriteFixture(src)
+	r := &run.Runner{DataDir: t.TempDir()}
+	step := func(task, yaml string, session string) *run.Result {
+		t.Helper()
+		sc, err := script.Parse("s.yaml", []byte(yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := run.Spec{Task: task, Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Session: session}
+		if session == "new" {
+			spec.SourceDir = src
+		}
+		res, err := r.Run(ctx, spec)
+		if err != nil || res.Receipt.Status != bundle.StatusAwaitingReview {
+			t.Fatalf("%s: %v %+v", task, err, res)
+		}
+		return res
+	}
+	res1 := step("start a changelog", "steps:\n  - reply:\n      tool_calls: [{name: write_file, arguments: {path: CHANGELOG.md, content: \"v1\\n\"}}]\n  - reply: {content: done}\n", "new")
+	sid := res1.Receipt.SessionID
+	res2 := step("date it", "steps:\n  - reply:\n      tool_calls: [{name: edit_file, arguments: {path: CHANGELOG.md, search: \"v1\", replace: \"v1 (2026-12-03)\"}}]\n  - reply: {content: done}\n", sid)
+	if res2.Receipt.Source.Path != src {
+		t.Fatalf("the second run applies to %q, want the session's source %q", res2.Receipt.Source.Path, src)
+	}
+	approve := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: "ana"}, nil
+	})
+	review := func(res *run.Result) error {
+		opt, err := r.ReviewOptions(res.Dir, &res.Receipt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = gate.Review(ctx, res.Dir, approve, opt)
+		return err
+	}
+	// Out of order: the second waits for the first, and says so.
+	var oo *gate.OutOfOrderError
+	if err := review(res2); !errors.As(err, &oo) || oo.Waiting[0] != res1.RunID {
+		t.Fatalf("approving run 2 first: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "CHANGELOG.md")); err == nil {
+		t.Fatal("something was applied out of order")
+	}
+	if err := review(res1); err != nil {
+		t.Fatal(err)
+	}
+	if err := review(res2); err != nil {
+		t.Fatalf("approving run 2 after run 1: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(src, "CHANGELOG.md")); string(data) != "v1 (2026-12-03)\n" {
+		t.Fatalf("the source holds %q, want both runs' changes", data)
 	}
 }

@@ -131,18 +131,29 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	if err != nil {
 		return "", err
 	}
+	opt, err := s.cfg.Runner.ReviewOptions(dir, &b.Receipt)
+	if err != nil {
+		return "", err
+	}
+	opt.Force, opt.Actor, opt.Address, opt.Record = force, s.actor(c), clientAddr(c), s.recordReview
 	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason}, nil
-	}), gate.Options{Workspace: s.cfg.Runner.BaseRepo(dir, &b.Receipt), Force: force, Actor: s.actor(c), Address: clientAddr(c), Record: s.recordReview})
+	}), opt)
 	var conflict *gate.ConflictError
 	var notAppliable *gate.NotAppliableError
+	var outOfOrder *gate.OutOfOrderError
 	msg := ""
 	switch {
 	case err == nil:
 	case errors.As(err, &conflict):
 		msg = "Nothing was applied: these files changed in the source since the run began: " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
+		if conflict.Hint != "" {
+			msg += " Why: " + conflict.Hint + "."
+		}
 	case errors.As(err, &notAppliable):
 		msg = "Nothing was applied: " + notAppliable.Error() + "."
+	case errors.As(err, &outOfOrder):
+		msg = "Nothing was applied: " + outOfOrder.Error() + "."
 	case errors.Is(err, gate.ErrAlreadyReviewed):
 		msg = "Nothing was done: " + err.Error() + "."
 	case errors.Is(err, gate.ErrBusy):
