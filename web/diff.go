@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strconv"
+
 	"github.com/proctor-dev/proctor/internal/highlight"
 	"github.com/proctor-dev/proctor/internal/patch"
 )
@@ -33,6 +35,47 @@ type DiffLine struct {
 // the new on the right; either may be missing.
 type SplitRow struct {
 	Left, Right *DiffLine
+}
+
+// A diff this small is shown whole on the run page; a larger one is a list
+// of its files (the first ListedFiles of them), each loaded when opened.
+// Highlighting costs milliseconds a file, so a page of 100,000 files would
+// take minutes.
+const (
+	InlineFiles = 50
+	InlineLines = 5000
+	ListedFiles = 1000
+)
+
+// Inline reports whether a diff is small enough to show whole.
+func Inline(files []patch.File) bool {
+	if len(files) > InlineFiles {
+		return false
+	}
+	lines := 0
+	for _, f := range files {
+		for _, h := range f.Hunks {
+			lines += len(h.Lines)
+		}
+	}
+	return lines <= InlineLines
+}
+
+// ListDiff is the run page's view of a large diff: its first ListedFiles
+// files, not highlighted, each to be loaded on its own.
+func ListDiff(files []patch.File) []DiffFile {
+	out := make([]DiffFile, 0, min(len(files), ListedFiles))
+	for i, f := range files[:min(len(files), ListedFiles)] {
+		out = append(out, DiffFile{File: f, Index: i})
+	}
+	return out
+}
+
+// BuildFile highlights file number index of a diff.
+func BuildFile(f patch.File, index int) DiffFile {
+	df := BuildDiff([]patch.File{f})[0]
+	df.Index = index
+	return df
 }
 
 // BuildDiff highlights a parsed diff and pairs its lines.
@@ -96,6 +139,15 @@ func pair(lines []DiffLine) []SplitRow {
 		}
 	}
 	return rows
+}
+
+// diffFileURL is where file number n of a run's diff is loaded from.
+func diffFileURL(runID string, n int, split bool) string {
+	u := runURL(runID) + "/diff/" + strconv.Itoa(n)
+	if split {
+		u += "?view=split"
+	}
+	return u
 }
 
 func diffURL(runID string, split bool) string {

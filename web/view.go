@@ -149,7 +149,8 @@ type RunPage struct {
 	Transcript    []bundle.TranscriptSection
 	TranscriptErr string
 	Files         []patch.File
-	Diff          []DiffFile // Files, highlighted and paired
+	Diff          []DiffFile // Files, highlighted and paired; for a large diff, the listed files only
+	DiffLazy      bool       // a large diff: each file of Diff is loaded when opened
 	Split         bool       // show the diff side by side
 	DiffErr       string
 	ReceiptJSON   string
@@ -449,6 +450,14 @@ func lastSeq(events []bundle.Event) int64 {
 
 func csrfHeaders(token string) string {
 	return `{"X-CSRF-Token": "` + token + `"}`
+}
+
+// DiffFilePage is one file of a run's diff, loaded on its own.
+type DiffFilePage struct {
+	Meta  Meta
+	RunID string
+	File  DiffFile
+	Split bool
 }
 
 // PendingApproval is a gated tool call the run waits on.

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"strconv"
@@ -180,8 +181,58 @@ func (s *Server) readRunFiles(p *web.RunPage, dir string) {
 			p.DiffErr = "diff.patch: " + err.Error()
 		}
 		p.Files = files
-		p.Diff = web.BuildDiff(files)
+		if web.Inline(files) {
+			p.Diff = web.BuildDiff(files)
+		} else {
+			p.Diff, p.DiffLazy = web.ListDiff(files), true
+		}
 	}
+}
+
+// runDiffFile shows file number n of a run's diff: the piece a large diff's
+// page loads when the file is opened (HTMX), or a page of its own.
+func (s *Server) runDiffFile(c echo.Context) error {
+	id := c.Param("id")
+	n, err := strconv.Atoi(c.Param("n"))
+	if !bundle.ValidID(id) || err != nil || n < 0 {
+		return echo.NewHTTPError(http.StatusNotFound, "No such file of a diff.")
+	}
+	files, err := s.runDiff(c, id)
+	if err != nil {
+		return err
+	}
+	if n >= len(files) {
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Run %s's diff has %d files; there is no file %d.", id, len(files), n))
+	}
+	f, split := web.BuildFile(files[n], n), c.QueryParam("view") == "split"
+	if isHTMX(c) {
+		return render(c, http.StatusOK, web.DiffFileBody(f, split))
+	}
+	return render(c, http.StatusOK, web.DiffFileView(web.DiffFilePage{Meta: s.meta(c, f.Path()+" — run "+id, web.NavRuns), RunID: id, File: f, Split: split}))
+}
+
+// runDiff reads and parses an indexed run's diff.patch.
+func (s *Server) runDiff(c echo.Context, id string) ([]patch.File, error) {
+	run, err := s.store.GetRun(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := bundle.Unpacked(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir))
+	if err != nil {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "The run's files cannot be read: "+err.Error())
+	}
+	data, err := bundle.ReadFile(dir, bundle.DiffFile, s.limits.MaxTextBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "Run "+id+" has no diff.")
+	}
+	if err != nil {
+		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch cannot be shown: "+err.Error())
+	}
+	files, err := patch.Parse(string(data))
+	if err != nil && len(files) == 0 {
+		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch: "+err.Error())
+	}
+	return files, nil
 }
 
 func (s *Server) listSessions(c echo.Context) error {

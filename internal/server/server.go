@@ -145,6 +145,7 @@ func (s *Server) routes(e *echo.Echo) {
 	s.add(e, http.MethodGet, "/runs/:id", view, s.showRun)
 	s.add(e, http.MethodGet, "/runs/:id/events", view, s.runEvents)
 	s.add(e, http.MethodGet, "/runs/:id/files/:name", view, s.runFile)
+	s.add(e, http.MethodGet, "/runs/:id/diff/:n", view, s.runDiffFile)
 	s.add(e, http.MethodGet, "/sessions", view, s.listSessions)
 	s.add(e, http.MethodGet, "/sessions/:id", view, s.showSession)
 	s.add(e, http.MethodGet, "/problems", view, s.listProblems)
