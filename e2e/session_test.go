@@ -44,7 +44,7 @@ func TestSessionRunsApplyInOrderFromTheBrowser(t *testing.T) {
 	page := newPage(t)
 	goTo(t, page, a.URL+"/runs/"+second.RunID)
 	must(t, page.Locator("#approve").Click())
-	must(t, expect.Locator(page.Locator("#review-box .notice.bad")).ToContainText("review run " + first.RunID + " of this session first"))
+	must(t, expect.Locator(page.Locator("#review-box .notice.bad")).ToContainText("review run "+first.RunID+" of this session first"))
 	screenshot(t, page, "session-out-of-order")
 	if _, err := os.Stat(filepath.Join(src, "CHANGELOG.md")); err == nil {
 		t.Fatal("the second run was applied before the first")
