@@ -45,18 +45,12 @@ func SplitPackRef(ref string) (pack, id string, ok bool) {
 // PackWriter appends whole run bundles to a pack. It is safe for
 // concurrent use; each Add writes one run's entries together.
 type PackWriter struct {
-	path    string
-	mu      sync.Mutex
-	f       *os.File
-	buf     *bufio.Writer
-	tw      *tar.Writer
-	runs    int
-	err     error
-	copyBuf []byte      // copies file contents into the pack
-	flushed time.Time   // when the buffer was last written to the file
-	timer   *time.Timer // writes what is buffered when it fires
-	closed  bool
-	sync    sync.WaitGroup // a sync in the background
+	path string
+	mu   sync.Mutex
+	f    *os.File
+	buf  *bufio.Writer
+	tw   *tar.Writer
+	err  error
 }
 
 // CreatePack starts a new pack file at path; an existing file is an error.
@@ -65,15 +59,16 @@ func CreatePack(path string) (*PackWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pack: %w", err)
 	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create pack: %w", err)
+	}
 	buf := bufio.NewWriterSize(f, 256<<10)
 	return &PackWriter{path: path, f: f, buf: buf, tw: tar.NewWriter(buf)}, nil
 }
 
 // Path is the pack file's path.
 func (w *PackWriter) Path() string { return w.path }
-
-// packSyncEvery is how many runs are appended between syncs of the pack.
-const packSyncEvery = 500
 
 // File is a file of a bundle held in memory: a name in the bundle folder
 // and its content.
@@ -96,11 +91,9 @@ func WriteFiles(dir string, files []File) error {
 }
 
 // Add appends the run bundle in dir, whose run id is id: every file and
-// folder under it (the workspace too), then run.json. The entries reach the
-// file within packFlushEvery (a write per run costs more than a small run
-// on some file systems, so quick runs are written together); they are
-// synced every few hundred runs (in the background: a slow disk does not
-// hold up the suite) and on Close.
+// folder under it (the workspace too), then run.json. When it returns, the
+// run is durable in the pack file (written and synced): a crash after it
+// keeps the run.
 func (w *PackWriter) Add(dir, id string) error { return w.AddRun(dir, id, nil) }
 
 // AddRun is Add for a run whose own files are in memory (files) and whose
@@ -148,42 +141,14 @@ func (w *PackWriter) AddRun(dir, id string, files []File) error {
 		}
 	}
 	if err == nil {
-		err = w.flushSoon()
+		err = w.buf.Flush()
 	}
-	if w.runs++; err == nil && w.runs%packSyncEvery == 0 {
-		w.sync.Wait()                    // one at a time
-		w.sync.Go(func() { w.f.Sync() }) // Close syncs again and reports
+	if err == nil {
+		err = w.f.Sync()
 	}
 	if err != nil {
 		w.err = fmt.Errorf("pack %s: add run %s: %w", w.path, id, err)
 		return w.err
-	}
-	return nil
-}
-
-// packFlushEvery bounds how long an added run waits in the buffer before it
-// is written to the pack file.
-const packFlushEvery = 100 * time.Millisecond
-
-// flushSoon writes the buffer now if it was last written long enough ago,
-// else makes sure a timer writes it soon. The caller holds w.mu.
-func (w *PackWriter) flushSoon() error {
-	if time.Since(w.flushed) >= packFlushEvery {
-		w.flushed = time.Now()
-		return w.buf.Flush()
-	}
-	if w.timer == nil {
-		w.timer = time.AfterFunc(packFlushEvery, func() {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.timer = nil
-			if w.err == nil && !w.closed && w.buf.Buffered() > 0 {
-				w.flushed = time.Now()
-				if err := w.buf.Flush(); err != nil {
-					w.err = fmt.Errorf("pack %s: %w", w.path, err)
-				}
-			}
-		})
 	}
 	return nil
 }
@@ -230,12 +195,7 @@ func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
 		return err
 	}
 	defer f.Close()
-	if w.copyBuf == nil {
-		w.copyBuf = make([]byte, 32<<10)
-	}
-	// A plain writer: io.CopyBuffer then uses w.copyBuf rather than
-	// allocating a buffer per file.
-	_, err = io.CopyBuffer(struct{ io.Writer }{w.tw}, io.LimitReader(f, info.Size()), w.copyBuf)
+	_, err = io.Copy(w.tw, io.LimitReader(f, info.Size()))
 	return err
 }
 
@@ -243,12 +203,6 @@ func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
 func (w *PackWriter) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.timer != nil {
-		w.timer.Stop()
-		w.timer = nil
-	}
-	w.closed = true
-	w.sync.Wait()
 	err := w.err
 	if err == nil {
 		err = w.tw.Close()

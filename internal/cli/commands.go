@@ -23,6 +23,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
 )
 
 // Version is proctor's release version.
@@ -150,6 +151,11 @@ clear. See docs/security.md.`)
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile)}
 	// Runs left working by a process that stopped (a crash, a restart) end
 	// interrupted, with their bundles kept.
+	if removed, kept, err := suite.CleanScratch(dir); err != nil {
+		log.Warn("clean scratch folders", "err", err)
+	} else if len(removed) > 0 {
+		log.Info("removed the scratch folders of suites that were stopped", "folders", len(removed), "runs kept", len(kept))
+	}
 	orphans, err := runner.RecoverOrphans("the process running it stopped before it finished")
 	if err != nil {
 		log.Warn("mark interrupted runs", "err", err)

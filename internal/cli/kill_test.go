@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,4 +93,54 @@ func TestKill9ThenIndexMarksTheRunInterrupted(t *testing.T) {
 			t.Fatalf("receipt after index: %+v %v", b.Receipt, err)
 		}
 	}
+}
+
+// After kill -9 of `scenario run --pack`, runs that had printed a verdict
+// were missing from the pack, and scratch folders leaked. A verdict line is
+// printed only once its run is durable in the pack, and the next start
+// removes the scratch folder the killed suite left.
+func TestKill9DuringAPackedSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills processes")
+	}
+	data := t.TempDir()
+	env := []string{"PROCTOR_DATA=" + data}
+	scenarios, _ := filepath.Abs("../../examples/scenarios")
+	start := time.Now()
+	whole := proctorChild(t, env, "scenario", "run", "--pack", "--repeat", "2", scenarios)
+	whole.Wait()
+	took := time.Since(start)
+	verdict := regexp.MustCompile(`(?m)^verdict .* (\S+\.tar)#(\S+)$`)
+	printed := 0
+	for round := range 6 {
+		var out bytes.Buffer
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "scenario", "run", "--pack", "--repeat", "2", scenarios)
+		cmd.Env = append(append(os.Environ(), "PROCTOR_TEST_MAIN=1"), env...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(round+1) * took / 7)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		for _, m := range verdict.FindAllStringSubmatch(out.String(), -1) {
+			printed++
+			found := false
+			bundle.ReadPack(m[1], bundle.DefaultLimits(), func(p *bundle.PackedRun) error {
+				found = found || p.ID == m[2]
+				return nil
+			})
+			if !found {
+				t.Fatalf("round %d: run %s printed its verdict but is not in %s", round, m[2], m[1])
+			}
+		}
+	}
+	// The next start cleans what the killed suites left.
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "scenario", "run", "--pack", "--quiet", scenarios); r.code != ExitOK {
+		t.Fatalf("a suite after the kills: %+v", r)
+	}
+	if left, _ := os.ReadDir(filepath.Join(data, "scratch")); len(left) != 0 {
+		t.Fatalf("scratch folders left: %v", left)
+	}
+	t.Logf("6 kills within a %s suite; %d printed verdicts, each in its pack", took.Round(time.Millisecond), printed)
 }

@@ -7,14 +7,17 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -247,6 +250,9 @@ func (o *Options) UsePack(dataDir string) (cleanup func() error, err error) {
 	if err := os.MkdirAll(runs, 0o755); err != nil {
 		return nil, fmt.Errorf("pack the suite's runs: %w", err)
 	}
+	if _, _, err := CleanScratch(dataDir); err != nil {
+		return nil, err
+	}
 	scratch, cleanup, err := NewScratch(dataDir)
 	if err != nil {
 		return nil, err
@@ -260,42 +266,84 @@ func (o *Options) UsePack(dataDir string) (cleanup func() error, err error) {
 	return cleanup, nil
 }
 
-// NewScratch makes a folder for runs to work in before they are packed: on
-// a memory file system when there is one ($XDG_RUNTIME_DIR, /dev/shm),
-// where creating the many small files of a run costs little, else under
-// the data folder. cleanup removes it — unless a run is left in it (one
-// that could be neither packed nor copied under the data folder): then it
-// keeps it and says so.
+// NewScratch makes a folder for runs to work in before they are packed:
+// <dataDir>/scratch/suite-*, held with a flock for as long as the suite
+// runs, so that CleanScratch can tell an abandoned one (its process was
+// killed) from one in use. cleanup removes it — unless a run is left in it
+// (one that could be neither packed nor copied under the data folder): then
+// it keeps it and says so.
 func NewScratch(dataDir string) (dir string, cleanup func() error, err error) {
-	var bases []string
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		bases = append(bases, d)
+	base := filepath.Join(dataDir, "scratch")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", nil, fmt.Errorf("make a scratch folder: %w", err)
 	}
-	bases = append(bases, "/dev/shm", filepath.Join(dataDir, "tmp"))
-	for i, base := range bases {
-		if i == len(bases)-1 {
-			if err := os.MkdirAll(base, 0o755); err != nil {
-				return "", nil, fmt.Errorf("make a scratch folder: %w", err)
-			}
+	d, err := os.MkdirTemp(base, "suite-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("make a scratch folder: %w", err)
+	}
+	held, err := os.Open(d)
+	if err == nil {
+		err = syscall.Flock(int(held.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
+		os.RemoveAll(d)
+		return "", nil, fmt.Errorf("make a scratch folder: lock %s: %w", d, err)
+	}
+	return d, func() error {
+		defer held.Close()
+		if left, _ := os.ReadDir(d); len(left) > 0 {
+			return fmt.Errorf("the scratch folder %s is kept: it holds %d run(s) that could not be recorded in the pack or under the data folder", d, len(left))
 		}
-		if info, err := os.Stat(base); err != nil || !info.IsDir() {
-			continue
-		}
-		d, err := os.MkdirTemp(base, "proctor-suite-*")
+		return os.RemoveAll(d)
+	}, nil
+}
+
+// CleanScratch removes the scratch folders of <dataDir>/scratch that no
+// process holds (their suite was killed). A run in one that has a receipt
+// was written out when its pack could not take it: it is moved to
+// <dataDir>/runs (when no run of its id is there) rather than lost; the
+// rest is half-made work nobody reported. It returns what it removed and
+// what it kept.
+func CleanScratch(dataDir string) (removed, kept []string, err error) {
+	base := filepath.Join(dataDir, "scratch")
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("clean scratch folders: %w", err)
+	}
+	for _, e := range entries {
+		d := filepath.Join(base, e.Name())
+		f, err := os.Open(d)
 		if err != nil {
-			if i == len(bases)-1 {
-				return "", nil, fmt.Errorf("make a scratch folder: %w", err)
-			}
 			continue
 		}
-		return d, func() error {
-			if left, _ := os.ReadDir(d); len(left) > 0 {
-				return fmt.Errorf("the scratch folder %s is kept: it holds %d run(s) that could not be recorded in the pack or under the data folder", d, len(left))
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			f.Close()
+			continue // a suite works in it
+		}
+		runs, _ := os.ReadDir(d)
+		for _, r := range runs {
+			dest := filepath.Join(dataDir, "runs", r.Name())
+			if !bundle.ValidID(r.Name()) {
+				continue
 			}
-			return os.RemoveAll(d)
-		}, nil
+			if _, err := os.Stat(filepath.Join(d, r.Name(), bundle.ReceiptFile)); err != nil {
+				continue
+			}
+			if _, err := os.Lstat(dest); errors.Is(err, fs.ErrNotExist) && os.Rename(filepath.Join(d, r.Name()), dest) == nil {
+				kept = append(kept, dest)
+			}
+		}
+		err = os.RemoveAll(d)
+		f.Close()
+		if err != nil {
+			return removed, kept, fmt.Errorf("clean scratch folder %s: %w", d, err)
+		}
+		removed = append(removed, d)
 	}
-	return "", nil, fmt.Errorf("make a scratch folder: no place to make one")
+	return removed, kept, nil
 }
 
 func printCase(w io.Writer, c Case) {
