@@ -196,6 +196,7 @@ type Exchange struct {
 	Seq        int64           `json:"seq"`
 	Time       time.Time       `json:"time"`
 	DurationMS int64           `json:"duration_ms"`
+	Attempt    int             `json:"attempt,omitempty"` // 1 for a call's first try, 2 for its first retry, …
 	Request    json.RawMessage `json:"request"`
 	Response   json.RawMessage `json:"response,omitempty"`
 	Error      string          `json:"error,omitempty"`

@@ -74,6 +74,11 @@ func TestScriptedRunEndToEnd(t *testing.T) {
 			if len(xs) != 5 {
 				t.Fatalf("%d exchanges", len(xs))
 			}
+			for _, x := range xs {
+				if x.Attempt != 1 {
+					t.Fatalf("exchange %d says attempt %d, want 1", x.Seq, x.Attempt)
+				}
+			}
 			tr := bundle.ParseTranscript(b.Transcript)
 			if len(tr) != 12 || tr[0].Role != "system" || tr[1].Role != "user" || tr[len(tr)-1].Role != "assistant" {
 				t.Fatalf("transcript sections: %d\n%s", len(tr), b.Transcript)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"html"
 	"io"
 	"net/http"
@@ -15,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -439,4 +442,48 @@ func TestLaunchWithAModelScript(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("the run did not finish")
+}
+
+// A review whose audit entry could not be written (the process died, the
+// database was locked) leaves its journal; the serve start-up recovery
+// writes the entry once and removes the journal.
+func TestRecoverReviewsWritesTheMissingAuditEntry(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	src := filepath.Join(t.TempDir(), "invoice")
+	demo.WriteFixture(src)
+	sc, _ := demo.Script()
+	r := &run.Runner{DataDir: data}
+	res, err := r.Run(ctx, run.Spec{SourceDir: src, Task: demo.Task, Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: agent.Policy{Allow: demo.AllowedCommands}})
+	if err != nil || res.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("demo run: %v", err)
+	}
+	opt, _ := r.ReviewOptions(res.Dir, &res.Receipt)
+	opt.Actor, opt.Address = "ana", "192.0.2.9"
+	opt.Record = func(context.Context, gate.Decided) error { return errors.New("database is locked") }
+	gate.Review(ctx, res.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: "ana"}, nil
+	}), opt)
+	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r.Index = index.Into(st)
+	s := server.New(st, server.Config{DataDir: data, Runner: r})
+	for range 2 { // a second start finds nothing left to do
+		if _, errs := s.RecoverReviews(ctx); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+	}
+	entries, _, _ := st.ListAudit(ctx, 0, 10)
+	if len(entries) != 1 || entries[0].Action != "approve" || entries[0].Actor != "ana" || entries[0].Object != res.RunID || entries[0].Address != "192.0.2.9" {
+		t.Fatalf("audit %+v", entries)
+	}
+	if left, _ := filepath.Glob(filepath.Join(res.Dir, ".review*")); len(left) != 0 {
+		t.Fatalf("journal left: %v", left)
+	}
+	if got, err := st.GetRun(ctx, res.RunID); err != nil || got.Receipt.Review == nil || !got.Receipt.Review.Applied {
+		t.Fatalf("the index does not show the review: %v", err)
+	}
 }
