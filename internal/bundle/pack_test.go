@@ -161,6 +161,26 @@ func TestPackCutShort(t *testing.T) {
 
 // Hostile entries never leave the run's folder: names with .., absolute
 // names, and a file written through a symlink the pack made.
+// writeTar writes a pack of these entries, each regular file holding "x".
+func writeTar(t *testing.T, hdrs []tar.Header) string {
+	t.Helper()
+	pack := filepath.Join(t.TempDir(), "p"+bundle.PackSuffix)
+	f, err := os.Create(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(f)
+	for _, h := range hdrs {
+		tw.WriteHeader(&h)
+		if h.Size > 0 {
+			tw.Write([]byte("x"))
+		}
+	}
+	tw.Close()
+	f.Close()
+	return pack
+}
+
 func TestUnpackConfinesEntries(t *testing.T) {
 	outside := t.TempDir()
 	cases := map[string][]tar.Header{
@@ -190,17 +210,7 @@ func TestUnpackConfinesEntries(t *testing.T) {
 	}
 	for name, hdrs := range cases {
 		t.Run(name, func(t *testing.T) {
-			pack := filepath.Join(t.TempDir(), "hostile"+bundle.PackSuffix)
-			f, _ := os.Create(pack)
-			tw := tar.NewWriter(f)
-			for _, h := range hdrs {
-				tw.WriteHeader(&h)
-				if h.Size > 0 {
-					tw.Write([]byte("x"))
-				}
-			}
-			tw.Close()
-			f.Close()
+			pack := writeTar(t, hdrs)
 			dest := filepath.Join(t.TempDir(), "run")
 			if err := bundle.Unpack(pack, "20261201-093012-k3f9qa", dest); err == nil {
 				t.Fatal("unpacked a hostile pack")
@@ -230,17 +240,7 @@ func TestUnpackKeepsSymlinksInside(t *testing.T) {
 		{Name: "20261201-093012-k3f9qa/workspace/docs/readme", Typeflag: tar.TypeSymlink, Linkname: "../README.md"},
 		{Name: "20261201-093012-k3f9qa/workspace/dangling", Typeflag: tar.TypeSymlink, Linkname: "not-there"},
 	}
-	pack := filepath.Join(t.TempDir(), "fine"+bundle.PackSuffix)
-	f, _ := os.Create(pack)
-	tw := tar.NewWriter(f)
-	for _, h := range hdrs {
-		tw.WriteHeader(&h)
-		if h.Size > 0 {
-			tw.Write([]byte("x"))
-		}
-	}
-	tw.Close()
-	f.Close()
+	pack := writeTar(t, hdrs)
 	dest := filepath.Join(t.TempDir(), "run")
 	if err := bundle.Unpack(pack, "20261201-093012-k3f9qa", dest); err != nil {
 		t.Fatal(err)

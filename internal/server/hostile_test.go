@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,30 +13,18 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
-	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/server"
-	"github.com/proctor-dev/proctor/internal/store"
 )
 
-// samplesServer is a server over the sample bundles with cfg.
+// samplesServer is a server over the sample bundles with cfg, signing CSRF
+// tokens with testKey.
 func samplesServer(t *testing.T, cfg server.Config) *server.Server {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := index.New(st).Index(ctx, "../../testdata/bundles"); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.DataDir == "" {
-		cfg.DataDir = t.TempDir()
-	}
 	if cfg.Key == nil {
 		cfg.Key = testKey
 	}
-	return server.New(st, cfg)
+	s, _, _ := newServerWith(t, true, cfg)
+	return s
 }
 
 // send serves one request built by the caller.

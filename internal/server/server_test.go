@@ -28,6 +28,13 @@ func newServer(t testing.TB, withSamples bool) (*server.Server, string) {
 // newServerStore is newServer that also returns the store.
 func newServerStore(t testing.TB, withSamples bool) (*server.Server, string, *store.Store) {
 	t.Helper()
+	return newServerWith(t, withSamples, server.Config{})
+}
+
+// newServerWith is newServerStore with a configuration (its DataDir, when
+// empty, is a fresh folder).
+func newServerWith(t testing.TB, withSamples bool, cfg server.Config) (*server.Server, string, *store.Store) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
 	if err != nil {
@@ -43,7 +50,10 @@ func newServerStore(t testing.TB, withSamples bool) (*server.Server, string, *st
 			t.Fatal(err)
 		}
 	}
-	return server.New(st, server.Config{DataDir: t.TempDir()}), root, st
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	return server.New(st, cfg), root, st
 }
 
 func get(t *testing.T, s *server.Server, target string, headers ...string) *httptest.ResponseRecorder {
