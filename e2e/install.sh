@@ -14,7 +14,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >&2
 fi
 
 if ! command -v node >/dev/null 2>&1; then
