@@ -151,6 +151,7 @@ type RunPage struct {
 	Files         []patch.File
 	Diff          []DiffFile // Files, highlighted and paired; for a large diff, the listed files only
 	DiffLazy      bool       // a large diff: each file of Diff is loaded when opened
+	BundleFiles   []string   // the bundle's files that exist, for links
 	Split         bool       // show the diff side by side
 	DiffErr       string
 	ReceiptJSON   string
@@ -491,10 +492,6 @@ type LaunchPage struct {
 	Profiles []string
 	Values   LaunchValues
 	Errors   map[string]string // by field name
-}
-
-func bundleFiles() []string {
-	return []string{bundle.ReceiptFile, bundle.EventsFile, bundle.ExchangesFile, bundle.TranscriptFile, bundle.DiffFile, bundle.VerdictFile}
 }
 
 func dateValue(t time.Time, minusDay bool) string {

@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -21,6 +23,25 @@ const (
 	DiffFile       = "diff.patch"
 	VerdictFile    = "verdict.json"
 )
+
+// FileNames are the files a run bundle may hold, in the order people read
+// them.
+func FileNames() []string {
+	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, VerdictFile}
+}
+
+// Present lists the files of FileNames that the bundle folder dir holds and
+// that are not empty (a run that is still working, or that changed nothing,
+// has no transcript or diff yet).
+func Present(dir string) []string {
+	var out []string
+	for _, name := range FileNames() {
+		if info, err := os.Lstat(filepath.Join(dir, name)); err == nil && info.Mode().IsRegular() && info.Size() > 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // Kind says what started a run.
 type Kind string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,6 +158,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 // events, the transcript and the diff. What cannot be read is said on the
 // page, and the rest is still shown.
 func (s *Server) readRunFiles(p *web.RunPage, dir string) {
+	p.BundleFiles = bundle.Present(dir)
 	events, probs, err := bundle.ReadEvents(dir, s.limits)
 	if err != nil {
 		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})
@@ -288,9 +290,7 @@ func (s *Server) listProblems(c echo.Context) error {
 // of it is refused).
 func (s *Server) runFile(c echo.Context) error {
 	id, name := c.Param("id"), c.Param("name")
-	known := map[string]bool{bundle.ReceiptFile: true, bundle.EventsFile: true, bundle.ExchangesFile: true,
-		bundle.TranscriptFile: true, bundle.DiffFile: true, bundle.VerdictFile: true}
-	if !bundle.ValidID(id) || !known[name] {
+	if !bundle.ValidID(id) || !slices.Contains(bundle.FileNames(), name) {
 		return echo.NewHTTPError(http.StatusNotFound, "No such file.")
 	}
 	run, err := s.store.GetRun(c.Request().Context(), id)

@@ -348,3 +348,33 @@ func TestDiffHighlightedAndSideBySide(t *testing.T) {
 		t.Fatal("no side-by-side view")
 	}
 }
+
+// "Files of the bundle" once ran its names together and linked files that
+// do not exist (verdict.json of every task run, diff.patch of runs without
+// a diff).
+func TestRunPageLinksOnlyTheBundlesFiles(t *testing.T) {
+	s, _ := newServer(t, true)
+	tests := []struct {
+		run     string
+		present []string
+		absent  []string
+	}{
+		{"20261201-101544-m2x7pb", []string{"run.json", "events.jsonl", "diff.patch", "verdict.json"}, nil},
+		{"20261201-152233-q9w8er", []string{"run.json", "transcript.md"}, []string{"diff.patch", "verdict.json"}},
+	}
+	for _, tc := range tests {
+		page := get(t, s, "/runs/"+tc.run).Body.String()
+		list := page[strings.Index(page, `id="bundle-files"`):]
+		list = list[:strings.Index(list, "</ul>")]
+		for _, f := range tc.present {
+			if !strings.Contains(list, `<li><a href="/runs/`+tc.run+`/files/`+f+`">`+f+`</a></li>`) {
+				t.Errorf("%s: %s is not listed as its own item", tc.run, f)
+			}
+		}
+		for _, f := range tc.absent {
+			if strings.Contains(list, "/files/"+f) {
+				t.Errorf("%s: links %s, which it does not have", tc.run, f)
+			}
+		}
+	}
+}
