@@ -1,6 +1,7 @@
 package web
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -13,7 +14,30 @@ type SuitesPage struct {
 	Suites    []store.SuiteSummary
 	Scenarios []string // scenario folders the server may launch
 	Profiles  []string // models a suite may be run against instead of each scenario's own
+	Values    SuiteValues
 	Errors    map[string]string
+}
+
+// SuiteValues are what the suite form was sent with, shown again with its
+// errors; the zero value is a first visit.
+type SuiteValues struct {
+	Sent      bool
+	Scenarios []string
+	Tags      string
+	Repeat    string
+	Parallel  string
+	Model     string
+}
+
+// Chosen reports whether scenario id is selected: all of them on a first
+// visit, else the ones sent.
+func (v SuiteValues) Chosen(id string) bool { return !v.Sent || slices.Contains(v.Scenarios, id) }
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // SuitePage is the view model of one suite: a matrix of scenario (and

@@ -29,15 +29,15 @@ func (s *Server) scenarioIDs() []string {
 }
 
 func (s *Server) listSuites(c echo.Context) error {
-	return s.renderSuites(c, nil, http.StatusOK)
+	return s.renderSuites(c, web.SuiteValues{}, nil, http.StatusOK)
 }
 
-func (s *Server) renderSuites(c echo.Context, errs map[string]string, status int) error {
+func (s *Server) renderSuites(c echo.Context, v web.SuiteValues, errs map[string]string, status int) error {
 	suites, err := s.store.ListSuites(c.Request().Context(), 100)
 	if err != nil {
 		return err
 	}
-	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Errors: errs}
+	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Values: v, Errors: errs}
 	if s.cfg.Profiles != nil {
 		if ps, err := s.cfg.Profiles(); err == nil {
 			for _, pr := range ps.Profiles {
@@ -55,11 +55,12 @@ func (s *Server) launchSuite(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "This server has no scenario roots (--scenarios DIR).")
 	}
 	form, _ := c.FormParams()
-	k, _ := strconv.Atoi(c.FormValue("repeat"))
-	par, _ := strconv.Atoi(c.FormValue("parallel"))
-	id, errs := s.startSuite(form["scenarios"], splitTags(c.FormValue("tags")), k, par, c.FormValue("model"))
+	v := web.SuiteValues{Sent: true, Scenarios: form["scenarios"], Tags: c.FormValue("tags"), Repeat: c.FormValue("repeat"), Parallel: c.FormValue("parallel"), Model: c.FormValue("model")}
+	k, _ := strconv.Atoi(v.Repeat)
+	par, _ := strconv.Atoi(v.Parallel)
+	id, errs := s.startSuite(v.Scenarios, splitTags(v.Tags), k, par, v.Model)
 	if len(errs) > 0 {
-		return s.renderSuites(c, errs, http.StatusUnprocessableEntity)
+		return s.renderSuites(c, v, errs, http.StatusUnprocessableEntity)
 	}
 	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
 }
@@ -109,6 +110,9 @@ func (s *Server) startSuite(ids, tags []string, k, par int, model string) (strin
 		ctx = context.Background()
 	}
 	opt.ID = id
+	s.cacheMu.Lock()
+	s.started[id] = true
+	s.cacheMu.Unlock()
 	go suite.Run(ctx, s.cfg.Runner, picked, problems, opt)
 	return id, nil
 }
@@ -148,6 +152,9 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 	cells, err := s.suiteCells(c.Request().Context(), id)
 	if err != nil {
 		return err
+	}
+	if len(cells) == 0 && !s.launchedSuite(id) {
+		return apiError(c, http.StatusNotFound, "no suite "+id+" is indexed, and this server has not launched one", nil)
 	}
 	rows, _ := web.BuildMatrix(cells)
 	type cell struct {
@@ -197,6 +204,9 @@ func (s *Server) showSuite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(cells) == 0 && !s.launchedSuite(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No suite "+id+" is indexed. If its runs are on disk, run proctor index on their folder.")
+	}
 	p := web.SuitePage{Meta: s.meta(c, "Suite "+id, web.NavSuites), Suite: id}
 	p.Rows, p.Repeats = web.BuildMatrix(cells)
 	for _, cl := range cells {
@@ -232,6 +242,14 @@ func (s *Server) showScenario(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "Scenario "+id+" has no indexed runs.")
 	}
 	return render(c, http.StatusOK, web.ScenarioView(web.ScenarioPage{Meta: s.meta(c, "Scenario "+id, web.NavSuites), Scenario: id, Cells: cells, Chart: web.BuildChart(cells)}))
+}
+
+// launchedSuite reports whether this server launched suite id (which may
+// have no indexed run yet).
+func (s *Server) launchedSuite(id string) bool {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	return s.started[id]
 }
 
 // suiteCells returns a suite's cells, reading the index at most once a
