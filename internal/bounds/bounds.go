@@ -34,6 +34,14 @@ func Defaults() bundle.Bounds {
 	}
 }
 
+// maxBound is the largest value a bound may take.
+func maxBound(key string) int64 {
+	if key == "max_workspace_bytes" || key == "max_file_bytes" {
+		return 1<<63 - 1
+	}
+	return 1<<31 - 1
+}
+
 // EnvName is the environment variable of a bound: max_turns →
 // PROCTOR_MAX_TURNS.
 func EnvName(key string) string { return "PROCTOR_" + strings.ToUpper(key) }
@@ -53,10 +61,10 @@ func Set(b *bundle.Bounds, key, value, source string) error {
 	switch {
 	case v == "true" || v == "false":
 		return fmt.Errorf("%s: %s: %q is a boolean; want a positive integer", source, key, value)
+	case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"), err == nil && n > maxBound(key):
+		return fmt.Errorf("%s: %s: %q is too large; the most is %d", source, key, value, maxBound(key))
 	case err != nil || n <= 0:
 		return fmt.Errorf("%s: %s: %q is not a positive integer", source, key, value)
-	case n > 1<<31-1 && key != "max_workspace_bytes" && key != "max_file_bytes":
-		return fmt.Errorf("%s: %s: %q is too large", source, key, value)
 	}
 	target(n)
 	return nil

@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Exit codes.
@@ -174,7 +176,7 @@ func parseFlags(fs *flagSet, name string, args []string) error {
 			return flag.ErrHelp
 		}
 		if err != nil {
-			return usagef(name, "%v", err)
+			return usagef(name, "%v", explainFlagError(fs, err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -188,6 +190,23 @@ func parseFlags(fs *flagSet, name string, args []string) error {
 		args = rest[1:]
 	}
 	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+var badFlagValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([a-z0-9-]+): parse error$`)
+
+// explainFlagError says what a flag wants where the flag package says only
+// "parse error": a duration needs a unit.
+func explainFlagError(fs *flagSet, err error) error {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	if f := fs.Lookup(m[2]); f != nil {
+		if _, derr := time.ParseDuration(f.DefValue); derr == nil {
+			return fmt.Errorf("--%s %q: want a duration with its unit, like 30s, 5m or 1h30m", m[2], m[1])
+		}
+	}
+	return fmt.Errorf("--%s %q: not a valid value", m[2], m[1])
 }
 
 // dataDir resolves the data folder: the flag, else $PROCTOR_DATA, else

@@ -54,6 +54,23 @@ func TestUsageErrorsAreOneLineAndExit2(t *testing.T) {
 	}
 }
 
+// A usage error says what the value should look like.
+func TestUsageErrorsSayWhatIsWanted(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--approval-timeout", "5"}, `--approval-timeout "5": want a duration with its unit, like 30s, 5m or 1h30m`},
+		{[]string{"serve", "--allowed-host", "a/b"}, `--allowed-host "a/b": want a host name or address`},
+	}
+	for _, tc := range tests {
+		r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
 func TestEveryCommandHasHelp(t *testing.T) {
 	for _, c := range commands() {
 		t.Run(c.name, func(t *testing.T) {

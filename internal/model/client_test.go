@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,6 +136,24 @@ func TestCancelStopsRetrying(t *testing.T) {
 	_, err := c.Complete(ctx, model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
 		t.Fatalf("err = %v after %s", err, time.Since(start))
+	}
+}
+
+// "models.yaml defines no profiles" was said of a file that does not exist.
+func TestAMissingModelsFileSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "models.yaml")
+	ps, err := model.LoadProfiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ps.Find("openai")
+	if err == nil || !strings.Contains(err.Error(), "there is no models file at "+path) || !strings.Contains(err.Error(), "docs/models.md") {
+		t.Fatalf("err = %v", err)
+	}
+	os.WriteFile(path, []byte("profiles: []\n"), 0o644)
+	ps, _ = model.LoadProfiles(path)
+	if _, err := ps.Find("openai"); err == nil || !strings.Contains(err.Error(), "defines no profiles") {
+		t.Fatalf("an empty file: %v", err)
 	}
 }
 

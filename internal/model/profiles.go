@@ -28,6 +28,7 @@ type Profile struct {
 // Profiles is the content of models.yaml.
 type Profiles struct {
 	Path     string
+	Missing  bool // no file is at Path
 	Profiles []Profile
 }
 
@@ -39,7 +40,7 @@ var secretKey = regexp.MustCompile(`(?i)(api_?key|token|secret|password)$`)
 func LoadProfiles(path string) (*Profiles, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &Profiles{Path: path}, nil
+		return &Profiles{Path: path, Missing: true}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read model profiles: %w", err)
@@ -141,7 +142,10 @@ func (ps *Profiles) Find(name string) (Profile, error) {
 		}
 		names = append(names, p.Name)
 	}
-	if len(names) == 0 {
+	switch {
+	case ps.Missing:
+		return Profile{}, fmt.Errorf("model profile %q: there is no models file at %s (looked there for --models, else $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml); create it with a profile (see docs/models.md), or use a model script", name, ps.Path)
+	case len(names) == 0:
 		return Profile{}, fmt.Errorf("model profile %q: %s defines no profiles; add one (see docs/models.md)", name, ps.Path)
 	}
 	return Profile{}, fmt.Errorf("model profile %q is not in %s (it has: %s)", name, ps.Path, strings.Join(names, ", "))

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,6 +39,29 @@ type apiDecision struct {
 	Force bool `json:"force"`
 }
 
+// readJSON decodes a request's JSON body into v. Its error is the API's
+// answer (a 400 naming where the body is wrong and what it should look
+// like), for the caller to return.
+func readJSON(c echo.Context, v any, example string) error {
+	err := json.NewDecoder(io.LimitReader(c.Request().Body, 1<<20)).Decode(v)
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	msg := ""
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF):
+		msg = "request body: empty"
+	case errors.As(err, &syntax):
+		msg = fmt.Sprintf("request body: invalid JSON at offset %d", syntax.Offset)
+	case errors.As(err, &typ):
+		msg = fmt.Sprintf("request body: %s: want %s, got %s", typ.Field, typ.Type, typ.Value)
+	default:
+		msg = "request body: cut short or not JSON"
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, msg+"; want JSON like "+example)
+}
+
 func apiError(c echo.Context, status int, msg string, fields map[string]string) error {
 	body := map[string]any{"error": msg}
 	if len(fields) > 0 {
@@ -49,8 +75,8 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
 	}
 	var in apiLaunch
-	if err := c.Bind(&in); err != nil {
-		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"path\": \"…\", \"task\": \"…\", \"model\": \"…\"}: "+err.Error(), nil)
+	if err := readJSON(c, &in, `{"path": "…", "task": "…", "model": "…"}`); err != nil {
+		return err
 	}
 	v := web.LaunchValues{Root: itoa(in.Root), Path: in.Path, Task: in.Task, Criteria: strings.Join(in.Criteria, "\n"),
 		OutOfScope: strings.Join(in.OutOfScope, "\n"), Model: in.Model, Checks: strings.Join(in.Checks, "\n"), Allow: strings.Join(in.Allow, "\n")}
@@ -79,8 +105,8 @@ func (s *Server) apiStopRun(c echo.Context) error {
 func (s *Server) apiReviewRun(c echo.Context) error {
 	id := c.Param("id")
 	var in apiDecision
-	if err := c.Bind(&in); err != nil {
-		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
+	if err := readJSON(c, &in, `{"decision": "approve", "reviewer": "name"}`); err != nil {
+		return err
 	}
 	msg, err := s.review(c, id, in.Decision, s.decider(c, in.Reviewer), in.Reason, in.Force)
 	if err != nil {
@@ -104,8 +130,8 @@ func (s *Server) apiListApprovals(c echo.Context) error {
 
 func (s *Server) apiDecideApproval(c echo.Context) error {
 	var in apiDecision
-	if err := c.Bind(&in); err != nil {
-		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"decision\": \"approve\", \"reviewer\": \"name\"}", nil)
+	if err := readJSON(c, &in, `{"decision": "approve", "reviewer": "name"}`); err != nil {
+		return err
 	}
 	if err := s.decide(c, c.Param("id"), c.Param("n"), in.Decision, s.decider(c, in.Reviewer), in.Reason); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {

@@ -240,3 +240,29 @@ func getJSON(t *testing.T, c *http.Client, url string, v any) {
 		t.Fatal(err)
 	}
 }
+
+// The API once answered invalid JSON with echo's internals, a review of a
+// run that does not exist with 400 "give your name", and took a suite's
+// repeat: 0 (which the form refuses) for 1.
+func TestAPIAnswersBadRequestsPlainly(t *testing.T) {
+	srv, _, _ := liveServer(t)
+	c := &http.Client{}
+	tests := []struct {
+		path, body string
+		status     int
+		want       string
+	}{
+		{"/api/v1/runs", `{"path": `, http.StatusBadRequest, "request body: cut short or not JSON"},
+		{"/api/v1/runs", `{"pa th`, http.StatusBadRequest, "request body: cut short or not JSON"},
+		{"/api/v1/runs", `{x}`, http.StatusBadRequest, "request body: invalid JSON at offset 2"},
+		{"/api/v1/runs", `{"max_turns": "many"}`, http.StatusBadRequest, "request body: max_turns: want int, got string"},
+		{"/api/v1/runs/20991231-000000-nosuch/review", `{"decision": "approve"}`, http.StatusNotFound, ""},
+		{"/api/v1/suites", `{"scenarios": ["rename-config-key"], "repeat": 0}`, http.StatusUnprocessableEntity, "the suite was not launched"},
+	}
+	for _, tc := range tests {
+		code, out := postJSON(t, c, srv.URL+tc.path, tc.body)
+		if code != tc.status || !strings.Contains(fmt.Sprint(out["error"]), tc.want) || strings.Contains(fmt.Sprint(out), "internal=") {
+			t.Errorf("POST %s %s: %d %v, want %d %q", tc.path, tc.body, code, out, tc.status, tc.want)
+		}
+	}
+}

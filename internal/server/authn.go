@@ -137,19 +137,31 @@ func (s *Server) decider(c echo.Context, given string) string {
 	return strings.TrimSpace(given)
 }
 
-// actor is who the audit log says did what the request does.
-func (s *Server) actor(c echo.Context) string {
+// actor is who the audit log says did what the request does: the signed-in
+// user; in single-user mode "local:" and the name the decision is recorded
+// under (decided, when the request decides something), else the reviewer
+// name this browser uses.
+func (s *Server) actor(c echo.Context, decided string) string {
 	if u, ok := principal(c); ok {
 		return u.Name
-	} else if !authOn(c) {
-		return "local:" + s.reviewerName(c)
 	}
-	return "local"
+	if authOn(c) {
+		return "local"
+	}
+	if decided = strings.TrimSpace(decided); decided == "" {
+		decided = s.reviewerName(c)
+	}
+	return "local:" + decided
 }
 
 // audit records what a signed-in person did; it never fails the request.
 func (s *Server) audit(c echo.Context, action, object, detail string) {
-	if err := s.store.Audit(context.WithoutCancel(c.Request().Context()), store.AuditEntry{Actor: s.actor(c), Action: action, Object: object, Detail: detail, Address: clientAddr(c)}); err != nil {
+	s.auditAs(c, s.actor(c, ""), action, object, detail)
+}
+
+// auditAs is audit for an actor the caller names.
+func (s *Server) auditAs(c echo.Context, actor, action, object, detail string) {
+	if err := s.store.Audit(context.WithoutCancel(c.Request().Context()), store.AuditEntry{Actor: actor, Action: action, Object: object, Detail: detail, Address: clientAddr(c)}); err != nil {
 		s.log.Warn("audit", "action", action, "object", object, "err", err)
 	}
 }

@@ -112,6 +112,10 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	if !bundle.ValidID(id) || s.cfg.Runner == nil {
 		return "", echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
 	}
+	dir, err := s.cfg.Runner.RunDir(id)
+	if err != nil {
+		return "", echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
 	if decision != "approve" && decision != "reject" {
 		return "", echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or reject")
 	}
@@ -123,10 +127,6 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	if len(reason) > 500 {
 		reason = reason[:500]
 	}
-	dir, err := s.cfg.Runner.RunDir(id)
-	if err != nil {
-		return "", echo.NewHTTPError(http.StatusNotFound, err.Error())
-	}
 	b, err := bundle.ReadRun(dir, s.limits)
 	if err != nil {
 		return "", err
@@ -135,7 +135,7 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	if err != nil {
 		return "", err
 	}
-	opt.Force, opt.Actor, opt.Address, opt.Record = force, s.actor(c), clientAddr(c), s.recordReview
+	opt.Force, opt.Actor, opt.Address, opt.Record = force, s.actor(c, reviewer), clientAddr(c), s.recordReview
 	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason}, nil
 	}), opt)
@@ -232,7 +232,7 @@ func (s *Server) decide(c echo.Context, id, n, decision, who, reason string) err
 	if err := s.cfg.Board.Decide(id, num, d); err != nil {
 		return err
 	}
-	s.audit(c, "approval-"+decision, id, "request "+n)
+	s.auditAs(c, s.actor(c, who), "approval-"+decision, id, "request "+n)
 	return nil
 }
 

@@ -118,7 +118,7 @@ func (b *browser) post(path string, form url.Values) (*http.Response, string) {
 }
 
 func TestDemoRunReviewAndEvents(t *testing.T) {
-	srv, data, _ := liveServer(t)
+	srv, data, st := liveServer(t)
 	b := newBrowser(t, srv.URL)
 	_, page := b.get("/runs")
 	if !strings.Contains(page, `id="run-demo"`) {
@@ -174,6 +174,16 @@ func TestDemoRunReviewAndEvents(t *testing.T) {
 	_, page = b.get(loc)
 	if !strings.Contains(page, "Approved") || !strings.Contains(page, "ana") || strings.Contains(page, `id="approve"`) {
 		t.Fatal("the page does not show the decision")
+	}
+	// One identity rule: the audit log names whom the decision names
+	// (the audit once said local:<the --reviewer default>).
+	entries, _, _ := st.ListAudit(context.Background(), 0, 20)
+	actors := map[string]string{}
+	for _, e := range entries {
+		actors[e.Action] = e.Actor
+	}
+	if actors["approve"] != "local:ana" || actors["approval-approve"] != "local:ana" {
+		t.Fatalf("audit actors %v, want local:ana for the command approval and the diff approval", actors)
 	}
 	// A second decision (another tab) changes nothing and says who decided.
 	resp, body2 := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"reject"}, "reviewer": {"bo"}})
@@ -282,9 +292,10 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 		{"no task", "task", "say what the agent should do", []string{"task", "  "}},
 		{"unknown model", "model", `model profile "nope" is not in models.yaml`, []string{"model", "nope"}},
 		{"missing key", "model", "PROCTOR_TEST_MISSING_KEY is empty", []string{"model", "keyed"}},
-		{"bad bound", "max_turns", "positive whole number", []string{"max_turns", "0"}},
+		{"bad bound", "max_turns", `"0" is not a positive integer`, []string{"max_turns", "0"}},
+		{"bound too large", "max_turns", `is too large; the most is 2147483647`, []string{"max_turns", "99999999999999999999"}},
 		{"script outside", "script", `".." is not allowed`, []string{"script", "../model.yaml"}},
-		{"script missing", "script", "no such", []string{"script", "nope.yaml"}},
+		{"script missing", "script", "no such file under", []string{"script", "nope.yaml"}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {

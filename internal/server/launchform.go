@@ -71,7 +71,10 @@ func (s *Server) underRoot(rootField, rel string, dir bool) (string, string, str
 	}
 	real, err := filepath.EvalSymlinks(filepath.Join(realRoot, rel))
 	if err != nil {
-		return "", "path", "no such folder under " + root
+		if dir {
+			return "", "path", "no such folder under " + root
+		}
+		return "", "path", "no such file under " + root
 	}
 	if !bundle.Within(realRoot, real) {
 		return "", "path", "that folder leads outside the root (a symlink); choose a folder inside it"
@@ -135,7 +138,7 @@ func (s *Server) launchAs(id string, v web.LaunchValues) (string, map[string]str
 	for key, val := range map[string]string{"max_turns": v.MaxTurns, "max_tool_calls": v.MaxToolCalls} {
 		if strings.TrimSpace(val) != "" {
 			if err := bounds.Set(&b, key, val, "form"); err != nil {
-				errs[key] = "want a positive whole number"
+				errs[key] = strings.TrimPrefix(err.Error(), "form: "+key+": ")
 			}
 		}
 	}

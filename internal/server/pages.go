@@ -54,13 +54,25 @@ func runFilter(c echo.Context) (store.RunFilter, error) {
 		}
 		*d.dst = t.AddDate(0, 0, d.add) // "to" includes its whole day
 	}
-	switch c.QueryParam("sort") {
-	case "", "newest":
-	case "oldest":
-		f.Oldest = true
-	default:
-		return f, echo.NewHTTPError(http.StatusBadRequest, "sort: want newest or oldest, got "+strconv.Quote(c.QueryParam("sort")))
+	var statuses []string
+	for _, st := range bundle.Statuses() {
+		statuses = append(statuses, string(st))
 	}
+	for _, q := range []struct {
+		name    string
+		value   string
+		allowed []string
+	}{
+		{"status", f.Status, statuses},
+		{"kind", f.Kind, []string{string(bundle.KindTask), string(bundle.KindScenario)}},
+		{"review", f.Review, store.ReviewStates()},
+		{"sort", c.QueryParam("sort"), []string{"newest", "oldest"}},
+	} {
+		if q.value != "" && !slices.Contains(q.allowed, q.value) {
+			return f, echo.NewHTTPError(http.StatusBadRequest, q.name+": want one of "+strings.Join(q.allowed, ", ")+"; got "+strconv.Quote(q.value))
+		}
+	}
+	f.Oldest = c.QueryParam("sort") == "oldest"
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {

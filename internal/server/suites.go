@@ -121,21 +121,17 @@ func (s *Server) apiLaunchSuite(c echo.Context) error {
 	if s.cfg.Runner == nil || len(s.cfg.ScenarioRoots) == 0 {
 		return apiError(c, http.StatusNotFound, "this server has no scenario roots (--scenarios DIR)", nil)
 	}
-	var in struct {
+	// Repeat and parallel left out are 1; given, they are checked as the
+	// form's are (0 is refused, not taken for 1).
+	in := struct {
 		Scenarios []string `json:"scenarios"`
 		Tags      []string `json:"tags"`
 		Repeat    int      `json:"repeat"`
 		Parallel  int      `json:"parallel"`
 		Model     string   `json:"model"`
-	}
-	if err := c.Bind(&in); err != nil {
-		return apiError(c, http.StatusBadRequest, "body: want JSON like {\"scenarios\": [\"id\"], \"repeat\": 3, \"parallel\": 2}", nil)
-	}
-	if in.Repeat == 0 {
-		in.Repeat = 1
-	}
-	if in.Parallel == 0 {
-		in.Parallel = 1
+	}{Repeat: 1, Parallel: 1}
+	if err := readJSON(c, &in, `{"scenarios": ["id"], "repeat": 3, "parallel": 2}`); err != nil {
+		return err
 	}
 	id, errs := s.startSuite(in.Scenarios, in.Tags, in.Repeat, in.Parallel, in.Model)
 	if len(errs) > 0 {

@@ -279,6 +279,10 @@ func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64) er
 	return nil
 }
 
+// ReviewStates are the values a run's review state takes (the runs list's
+// review filter).
+func ReviewStates() []string { return []string{"pending", "approved", "rejected", "none"} }
+
 // reviewState summarises a receipt's review for filtering.
 func reviewState(r *bundle.Receipt) string {
 	switch {
