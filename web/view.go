@@ -166,11 +166,12 @@ type SessionsPage struct {
 
 // SessionPage is the view model of one session.
 type SessionPage struct {
-	Meta     Meta
-	Session  *store.SessionDetail
-	Profiles []string          // models the session may continue with
-	Values   LaunchValues      // the continue form as typed (Task, Model, Allow)
-	Errors   map[string]string // by field
+	Meta    Meta
+	Session *store.SessionDetail
+	Models  Models            // profiles the session may continue with
+	Roots   []string          // source roots a model script may be under
+	Values  LaunchValues      // the continue form as typed (Task, Model, Allow, Root, Script)
+	Errors  map[string]string // by field
 }
 
 // ProblemsPage is the view model of the index problems page.
@@ -487,11 +488,18 @@ type LaunchValues struct {
 
 // LaunchPage is the view model of the launch form.
 type LaunchPage struct {
-	Meta     Meta
-	Roots    []string
+	Meta   Meta
+	Roots  []string
+	Models Models
+	Values LaunchValues
+	Errors map[string]string // by field name
+}
+
+// Models are the model profiles a form offers, and the models.yaml they
+// come from (to say where to add one).
+type Models struct {
+	File     string
 	Profiles []string
-	Values   LaunchValues
-	Errors   map[string]string // by field name
 }
 
 func dateValue(t time.Time, minusDay bool) string {

@@ -68,8 +68,8 @@ clear. See docs/security.md.`)
 	approvalTimeout := fs.Duration("approval-timeout", 30*time.Minute, "how long a run waits for an approval in the dashboard before the call is denied")
 	var roots, scenarioRoots, hosts stringList
 	fs.Var(&hosts, "allowed-host", "a host `name` browsers may use to reach this server besides localhost, 127.0.0.1, ::1 and the --addr host (repeatable); requests naming any other Host are refused")
-	fs.Var(&roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable)")
-	fs.Var(&scenarioRoots, "scenarios", "a `folder` of scenarios suites may be launched from in the dashboard (repeatable)")
+	fs.Var(&roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable; default: the folder serve starts in)")
+	fs.Var(&scenarioRoots, "scenarios", "a `folder` of scenarios suites may be launched from in the dashboard (repeatable; default: ./examples/scenarios when it exists)")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate `file` to serve HTTPS with (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key `file` of --tls-cert")
 	models := fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
@@ -99,6 +99,16 @@ clear. See docs/security.md.`)
 			return usagef("serve", "--tls-cert %s / --tls-key %s: %v", *tlsCert, *tlsKey, err)
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	// Out of the box, Launch works on folders under the one serve starts
+	// in, and Suites on the example scenarios when they are there.
+	if len(roots) == 0 {
+		roots = stringList{"."}
+	}
+	if len(scenarioRoots) == 0 {
+		if info, err := os.Stat(filepath.Join("examples", "scenarios")); err == nil && info.IsDir() {
+			scenarioRoots = stringList{filepath.Join("examples", "scenarios")}
+		}
 	}
 	absRoots, err := resolveRoots("--source-root", roots)
 	if err != nil {
@@ -198,12 +208,20 @@ clear. See docs/security.md.`)
 		scheme = "https"
 	}
 	fmt.Fprintf(env.Stdout, "proctor %s serving %s://%s (data: %s) — Ctrl-C stops it\n", Version, scheme, ln.Addr(), dir)
+	fmt.Fprintf(env.Stdout, "  Launch works on folders under %s (--source-root); Suites on %s (--scenarios)\n", strings.Join(absRoots, ", "), orNone(absScenarioRoots))
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	queue.Wait(waitCtx)
 	return err
+}
+
+func orNone(dirs []string) string {
+	if len(dirs) == 0 {
+		return "none"
+	}
+	return strings.Join(dirs, ", ")
 }
 
 // serveHosts are the Host names the server answers to besides the loopback

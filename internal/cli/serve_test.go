@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -216,5 +217,45 @@ func TestServeOverTLS(t *testing.T) {
 	case <-done:
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop on cancel")
+	}
+}
+
+// With no flags, Launch works on the folder serve starts in and Suites on
+// ./examples/scenarios: a newcomer's `go run ./cmd/proctor serve` in the
+// repository can launch a task and a suite from the browser.
+func TestServeDefaultsLetANewcomerLaunch(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "serve", "--addr", "127.0.0.1:0")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "PROCTOR_DATA="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	rd := bufio.NewReader(out)
+	first, _ := rd.ReadString('\n')
+	second, _ := rd.ReadString('\n')
+	go io.Copy(io.Discard, rd)
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(first)
+	if url == "" || !strings.Contains(second, "Launch works on folders under "+repo) || !strings.Contains(second, filepath.Join(repo, "examples", "scenarios")) {
+		t.Fatalf("serve said:\n%s%s", first, second)
+	}
+	for path, want := range map[string]string{
+		"/launch": `<option value="0" selected>` + repo + `</option>`,
+		"/suites": `<option value="rename-config-key" selected>`,
+	} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d, lacks %q", path, resp.StatusCode, want)
+		}
 	}
 }

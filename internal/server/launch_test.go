@@ -498,3 +498,66 @@ func TestRecoverReviewsWritesTheMissingAuditEntry(t *testing.T) {
 		t.Fatalf("the index does not show the review: %v", err)
 	}
 }
+
+// A session continues with a model script under a source root, not only
+// a models.yaml profile.
+func TestContinueSessionWithAModelScript(t *testing.T) {
+	srv, data, st := liveServer(t)
+	src := filepath.Join(t.TempDir(), "invoice")
+	demo.WriteFixture(src)
+	sc, _ := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: hello}\n"))
+	r := &run.Runner{DataDir: data, Index: index.Into(st)}
+	first, err := r.Run(context.Background(), run.Spec{SourceDir: src, Task: "say hello", Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Session: "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, srv.URL)
+	sid := first.Receipt.SessionID
+	if _, page := b.get("/sessions/" + sid); !strings.Contains(page, `name="script"`) {
+		t.Fatal("the continue form offers no model script")
+	}
+	resp, page := b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"Fix the rounding bug"}, "root": {"0"}, "script": {"nope.yaml"}})
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, "no such file under") {
+		t.Fatalf("a missing script: %d", resp.StatusCode)
+	}
+	resp, _ = b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"Fix the rounding bug"}, "root": {"0"}, "script": {"demo-script.yaml"}, "allow": {"go test"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("continue with a script: %d", resp.StatusCode)
+	}
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
+			if rb.Receipt.SessionID != sid || rb.Receipt.Model.Name != "proctor-demo" {
+				t.Fatalf("run %+v", rb.Receipt)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the continued run did not finish")
+}
+
+// With no models.yaml the Launch form says where to add a profile, and a
+// model script still launches.
+func TestLaunchFormWithoutProfilesSaysHowToAddOne(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := &run.Runner{DataDir: data}
+	q := jobs.New(ctx, r, 1)
+	defer q.Wait(context.Background())
+	missing := filepath.Join(t.TempDir(), "models.yaml")
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, SourceRoots: []string{t.TempDir()},
+		Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(missing) }}).Handler())
+	defer srv.Close()
+	_, page := newBrowser(t, srv.URL).get("/launch")
+	if !strings.Contains(page, `id="no-profiles"`) || !strings.Contains(page, missing) || !strings.Contains(page, "docs/models.md") || !strings.Contains(page, `name="script"`) {
+		t.Fatalf("the form does not say how to add a profile:\n%.3000s", page)
+	}
+}

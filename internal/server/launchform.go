@@ -27,19 +27,31 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
 	}
 	p := web.LaunchPage{Meta: s.meta(c, "Launch a run", web.NavLaunch), Roots: s.cfg.SourceRoots, Values: v, Errors: errs}
-	if s.cfg.Profiles != nil {
-		if ps, err := s.cfg.Profiles(); err == nil {
-			for _, pr := range ps.Profiles {
-				p.Profiles = append(p.Profiles, pr.Name)
-			}
-		} else if errs == nil || errs["model"] == "" {
-			if p.Errors == nil {
-				p.Errors = map[string]string{}
-			}
-			p.Errors["model"] = err.Error()
+	var err error
+	if p.Models, err = s.models(); err != nil && (errs == nil || errs["model"] == "") {
+		if p.Errors == nil {
+			p.Errors = map[string]string{}
 		}
+		p.Errors["model"] = err.Error()
 	}
 	return render(c, status, web.LaunchView(p))
+}
+
+// models lists the model profiles of models.yaml (read fresh, so edits
+// apply) and says where the file is; an error is a file that cannot be read.
+func (s *Server) models() (web.Models, error) {
+	if s.cfg.Profiles == nil {
+		return web.Models{}, nil
+	}
+	ps, err := s.cfg.Profiles()
+	if err != nil {
+		return web.Models{}, err
+	}
+	m := web.Models{File: ps.Path}
+	for _, pr := range ps.Profiles {
+		m.Profiles = append(m.Profiles, pr.Name)
+	}
+	return m, nil
 }
 
 // sourceDir resolves the chosen folder under a source root, refusing
@@ -142,27 +154,9 @@ func (s *Server) launchAs(id string, v web.LaunchValues) (string, map[string]str
 			}
 		}
 	}
-	var choice run.ModelChoice
-	if strings.TrimSpace(v.Script) != "" {
-		path, field, msg := s.underRoot(v.Root, v.Script, false)
-		switch {
-		case msg != "" && field == "root":
-			errs["root"] = msg
-		case msg != "":
-			errs["script"] = msg
-		default:
-			sc, err := script.Load(path)
-			if err != nil {
-				errs["script"] = err.Error()
-			} else {
-				choice = run.ModelChoice{Script: sc}
-			}
-		}
-	} else {
-		var modelErr string
-		if choice, modelErr = s.profile(v.Model); modelErr != "" {
-			errs["model"] = modelErr
-		}
+	choice, field, msg := s.modelChoice(v)
+	if msg != "" {
+		errs[field] = msg
 	}
 	var verifier *run.ModelChoice
 	if v.Verifier != "" {
@@ -186,6 +180,28 @@ func (s *Server) launchAs(id string, v web.LaunchValues) (string, map[string]str
 	return id, nil
 }
 
+// modelChoice is the model a form asks for: a model script under a source
+// root (v.Root, v.Script), or else the profile v.Model. A message names the
+// field at fault.
+func (s *Server) modelChoice(v web.LaunchValues) (run.ModelChoice, string, string) {
+	if strings.TrimSpace(v.Script) == "" {
+		choice, msg := s.profile(v.Model)
+		return choice, "model", msg
+	}
+	path, field, msg := s.underRoot(v.Root, v.Script, false)
+	switch {
+	case msg != "" && field == "root":
+		return run.ModelChoice{}, "root", msg
+	case msg != "":
+		return run.ModelChoice{}, "script", msg
+	}
+	sc, err := script.Load(path)
+	if err != nil {
+		return run.ModelChoice{}, "script", err.Error()
+	}
+	return run.ModelChoice{Script: sc}, "", ""
+}
+
 // continueSession queues a new run of a session: the next message, over the
 // same workspace and conversation.
 func (s *Server) continueSession(c echo.Context) error {
@@ -196,14 +212,14 @@ func (s *Server) continueSession(c echo.Context) error {
 	if _, err := s.cfg.Runner.LoadSession(id); err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "Session "+id+" is not in this server's data folder.")
 	}
-	v := web.LaunchValues{Task: c.FormValue("task"), Model: c.FormValue("model"), Allow: c.FormValue("allow")}
+	v := web.LaunchValues{Task: c.FormValue("task"), Model: c.FormValue("model"), Allow: c.FormValue("allow"), Root: c.FormValue("root"), Script: c.FormValue("script")}
 	errs := map[string]string{}
 	if strings.TrimSpace(v.Task) == "" {
 		errs["task"] = "write the next message"
 	}
-	choice, modelErr := s.profile(v.Model)
-	if modelErr != "" {
-		errs["model"] = modelErr
+	choice, field, msg := s.modelChoice(v)
+	if msg != "" {
+		errs[field] = msg
 	}
 	if len(errs) > 0 {
 		return s.renderSession(c, id, v, errs, http.StatusUnprocessableEntity)

@@ -277,14 +277,9 @@ func (s *Server) renderSession(c echo.Context, id string, v web.LaunchValues, er
 	if err != nil {
 		return err
 	}
-	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs}
-	if s.cfg.Profiles != nil && s.cfg.Queue != nil {
-		if ps, err := s.cfg.Profiles(); err == nil {
-			for _, pr := range ps.Profiles {
-				p.Profiles = append(p.Profiles, pr.Name)
-			}
-		}
-	}
+	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs, Roots: s.cfg.SourceRoots}
+	p.Meta.CanRun = p.Meta.CanRun && s.cfg.Queue != nil
+	p.Models, _ = s.models()
 	return render(c, status, web.SessionView(p))
 }
 

@@ -38,13 +38,7 @@ func (s *Server) renderSuites(c echo.Context, v web.SuiteValues, errs map[string
 		return err
 	}
 	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Values: v, Errors: errs}
-	if s.cfg.Profiles != nil {
-		if ps, err := s.cfg.Profiles(); err == nil {
-			for _, pr := range ps.Profiles {
-				p.Profiles = append(p.Profiles, pr.Name)
-			}
-		}
-	}
+	p.Models, _ = s.models()
 	return render(c, status, web.SuitesView(p))
 }
 
