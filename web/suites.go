@@ -13,7 +13,7 @@ type SuitesPage struct {
 	Meta      Meta
 	Suites    []store.SuiteSummary
 	Scenarios []string // scenario folders the server may launch
-	Models    Models // profiles a suite may be run against instead of each scenario's own
+	Models    Models   // profiles a suite may be run against instead of each scenario's own
 	Values    SuiteValues
 	Errors    map[string]string
 }
