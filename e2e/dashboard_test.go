@@ -162,6 +162,12 @@ func TestSessionsAndProblemsPages(t *testing.T) {
 	broken := filepath.Join(root, "runs", "20261202-090000-broken1")
 	must(t, os.MkdirAll(broken, 0o755))
 	must(t, os.WriteFile(filepath.Join(broken, "run.json"), []byte(`{"schema":"proctor.receipt.v9","run_id":"20261202-090000-broken1"}`), 0o644))
+	// A run whose events log has a garbage line is read only in part.
+	events, err := os.OpenFile(filepath.Join(root, "runs", "20261201-093012-k3f9qa", "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0o644)
+	must(t, err)
+	_, err = events.WriteString("garbage\n")
+	must(t, err)
+	events.Close()
 	a := startApp(t, root)
 	page := newPage(t)
 
@@ -175,12 +181,15 @@ func TestSessionsAndProblemsPages(t *testing.T) {
 	must(t, expect.Page(page).ToHaveURL(a.URL+"/runs/20261201-140210-s4d5ta"))
 
 	// The nav shows a problem count; the problems page names file and reason.
-	must(t, expect.Locator(page.Locator("header .count.bad")).ToHaveText("1"))
+	must(t, expect.Locator(page.Locator("header .count.bad")).ToHaveText("2"))
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Index problems"}).Click())
 	group := page.Locator(".problem-group")
-	must(t, expect.Locator(group).ToHaveCount(1))
-	must(t, expect.Locator(group).ToContainText("20261202-090000-broken1"))
-	must(t, expect.Locator(group).ToContainText(`unknown schema version "proctor.receipt.v9"`))
+	must(t, expect.Locator(group).ToHaveCount(2))
+	must(t, expect.Locator(page.Locator("#main")).ToContainText("20261202-090000-broken1"))
+	must(t, expect.Locator(page.Locator("#main")).ToContainText(`unknown schema version "proctor.receipt.v9"`))
+	partial := group.Filter(playwright.LocatorFilterOptions{HasText: "20261201-093012-k3f9qa"})
+	must(t, expect.Locator(partial).ToContainText("events.jsonl"))
+	must(t, expect.Locator(partial).ToContainText("line 38"))
 	screenshot(t, page, "problems")
 }
 

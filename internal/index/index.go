@@ -358,6 +358,14 @@ func (ix *Indexer) read(c candidate, fp string) store.BundleUpdate {
 			return u
 		}
 		u.Run, u.Problems = run, run.Problems
+		// The events are read only for their problems: a bundle whose
+		// log is readable only in part is listed as such. (exchanges.jsonl,
+		// which holds every request whole, is checked when it is read.)
+		_, probs, err := bundle.ReadEvents(c.path, ix.limits)
+		if err != nil {
+			probs = append(probs, bundle.Problem{File: filepath.Join(c.path, bundle.EventsFile), Message: err.Error()})
+		}
+		u.Problems = append(u.Problems, probs...)
 	case store.BundleSession:
 		s, err := bundle.ReadSession(c.path, ix.limits)
 		if err != nil {

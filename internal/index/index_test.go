@@ -185,13 +185,19 @@ func TestMalformedBundlesNeverStopTheOthers(t *testing.T) {
 	tr := filepath.Join(root, "runs", "20261201-152233-q9w8er", "transcript.md")
 	os.Remove(tr)
 	os.Symlink(secret, tr)
+	// A garbage line in an events log: the run is indexed, read only in
+	// part, and listed with the line.
+	events := filepath.Join(root, "runs", "20261201-093012-k3f9qa", "events.jsonl")
+	f, _ := os.OpenFile(events, os.O_APPEND|os.O_WRONLY, 0o644)
+	f.WriteString("this is not JSON\n")
+	f.Close()
 
 	rep, err := index.New(st).Index(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Indexed != 7 || rep.Broken != 7 {
-		t.Fatalf("report = %+v, want the 7 good bundles indexed and 7 with problems", rep)
+	if rep.Indexed != 7 || rep.Broken != 8 {
+		t.Fatalf("report = %+v, want the 7 good bundles indexed and 8 with problems", rep)
 	}
 	text := ""
 	for _, p := range rep.Problems {
@@ -205,6 +211,7 @@ func TestMalformedBundlesNeverStopTheOthers(t *testing.T) {
 		"20261202-000004-empty/run.json: missing",
 		"sessions/broken.json: invalid JSON at line 1, column 2",
 		"transcript.md: is a symlink to " + secret + ", outside the bundle folder",
+		"20261201-093012-k3f9qa/events.jsonl: line 38: invalid JSON",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("problems do not mention %q:\n%s", want, text)
@@ -226,7 +233,7 @@ func TestMalformedBundlesNeverStopTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Removed != 1 || rep.Broken != 6 {
+	if rep.Removed != 1 || rep.Broken != 7 {
 		t.Fatalf("after the fix: %+v", rep)
 	}
 }
