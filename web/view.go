@@ -67,11 +67,25 @@ type RunsPage struct {
 	Empty    bool // no run is indexed at all, as opposed to none matching the filter
 	Error    string
 	Statuses []bundle.Status
+	// Queued are runs launched here that wait for their turn: they have no
+	// bundle yet, so the index does not list them.
+	Queued []QueuedRun
+}
+
+// QueuedRun is a run waiting in the launch queue.
+type QueuedRun struct {
+	RunID  string
+	Title  string
+	Place  int
+	Queued time.Time
 }
 
 // Working reports whether a listed run is still working, so the list
 // refreshes itself.
 func (p RunsPage) Working() bool {
+	if len(p.Queued) > 0 {
+		return true
+	}
 	for _, r := range p.Page.Runs {
 		switch r.Status {
 		case "queued", "running", "awaiting_approval":

@@ -138,6 +138,19 @@ func (q *Queue) renumber() {
 	}
 }
 
+// Queued returns copies of the jobs waiting for their turn, first first.
+func (q *Queue) Queued() []Job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Job, 0, len(q.order))
+	for _, id := range q.order {
+		if j := q.jobs[id]; j.State == Queued {
+			out = append(out, *j)
+		}
+	}
+	return out
+}
+
 // Get returns a copy of the job for a run id.
 func (q *Queue) Get(id string) (Job, bool) {
 	q.mu.Lock()

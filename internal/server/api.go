@@ -89,6 +89,9 @@ func (s *Server) apiListRuns(c echo.Context) error {
 		return err
 	}
 	out := apiRunList{Runs: make([]apiRun, 0, len(page.Runs)), Next: page.Next}
+	for _, q := range s.queuedRuns(f) {
+		out.Runs = append(out.Runs, apiRun{RunID: q.RunID, Kind: string(bundle.KindTask), Status: string(bundle.StatusQueued), Task: q.Title, StartedAt: q.Queued, URL: "/runs/" + q.RunID})
+	}
 	for _, r := range page.Runs {
 		out.Runs = append(out.Runs, toAPIRun(r))
 	}

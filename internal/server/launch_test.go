@@ -34,6 +34,12 @@ import (
 // liveServer is a server that can launch runs, over a real data folder.
 func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
 	t.Helper()
+	return liveServerWith(t, 2)
+}
+
+// liveServerWith is liveServer with this many workers.
+func liveServerWith(t *testing.T, workers int) (*httptest.Server, string, *store.Store) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	data := t.TempDir()
 	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
@@ -41,7 +47,7 @@ func liveServer(t *testing.T) (*httptest.Server, string, *store.Store) {
 		t.Fatal(err)
 	}
 	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
-	q := jobs.New(ctx, r, 2)
+	q := jobs.New(ctx, r, workers)
 	board := approval.NewBoard(time.Minute, nil)
 	roots := t.TempDir()
 	demo.WriteFixture(filepath.Join(roots, "invoice"))
@@ -559,5 +565,27 @@ func TestLaunchFormWithoutProfilesSaysHowToAddOne(t *testing.T) {
 	_, page := newBrowser(t, srv.URL).get("/launch")
 	if !strings.Contains(page, `id="no-profiles"`) || !strings.Contains(page, missing) || !strings.Contains(page, "docs/models.md") || !strings.Contains(page, `name="script"`) {
 		t.Fatalf("the form does not say how to add a profile:\n%.3000s", page)
+	}
+}
+
+// Queued runs were missing from /runs until they started, though the list
+// has a "queued" filter.
+func TestQueuedRunsAreListed(t *testing.T) {
+	srv, _, _ := liveServerWith(t, 1)
+	b := newBrowser(t, srv.URL)
+	b.get("/runs")
+	// The first demo takes the only worker (it waits for its approval);
+	// the second waits in the queue.
+	b.post("/demo", url.Values{"csrf": {b.token()}})
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	queued := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	for path, want := range map[string]bool{"/runs": true, "/runs?status=queued": true, "/runs?status=passed": false, "/api/v1/runs": true} {
+		_, page := b.get(path)
+		if got := strings.Contains(page, queued); got != want {
+			t.Errorf("%s lists the queued run: %v, want %v", path, got, want)
+		}
+	}
+	if _, page := b.get("/runs"); !strings.Contains(page, "place 1 in the queue") {
+		t.Error("the list does not say the run waits in the queue")
 	}
 }

@@ -94,7 +94,8 @@ func (s *Server) listRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p.Empty = !hasRuns
+	p.Queued = s.queuedRuns(f)
+	p.Empty = !hasRuns && len(p.Queued) == 0
 	p.Page, err = s.store.ListRuns(ctx, f)
 	switch {
 	case errors.Is(err, store.ErrBadCursor):
@@ -109,6 +110,21 @@ func (s *Server) listRuns(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, web.RunsView(p))
+}
+
+// queuedRuns are the runs waiting in the launch queue, listed at the top
+// of the first page of the newest runs when the filter lets queued runs
+// through (no filter but status=queued).
+func (s *Server) queuedRuns(f store.RunFilter) []web.QueuedRun {
+	if s.cfg.Queue == nil || f.After != "" || f.Oldest || (f.Status != "" && f.Status != string(bundle.StatusQueued)) ||
+		f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Session != "" || f.Suite != "" || f.Query != "" || !f.From.IsZero() || !f.To.IsZero() {
+		return nil
+	}
+	var out []web.QueuedRun
+	for _, j := range s.cfg.Queue.Queued() {
+		out = append(out, web.QueuedRun{RunID: j.RunID, Title: j.Title, Place: j.Place, Queued: j.Queued})
+	}
+	return out
 }
 
 func (s *Server) showRun(c echo.Context) error {
