@@ -274,3 +274,27 @@ func TestPackedSuiteRunsReadLikeFolders(t *testing.T) {
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "verdict.json", Exact: playwright.Bool(true)}).Click())
 	must(t, expect.Locator(page.Locator("body")).ToContainText(`"passed": true`))
 }
+
+// After "Find" in a transcript the sticky header once covered the heading,
+// the find box and the count, and the matches were not marked.
+func TestFindInTranscriptMarksMatchesBelowTheHeader(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs/20261201-093012-k3f9qa")
+	must(t, page.Locator("#transcript input[name=find]").Fill("math.Round"))
+	must(t, page.Locator("#transcript button[type=submit]").Click())
+	must(t, expect.Locator(page.Locator("#found")).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#transcript mark").First()).ToHaveText("math.Round"))
+	header, err := page.Locator("header.top").BoundingBox()
+	must(t, err)
+	tabs, err := page.Locator(".tabs").BoundingBox()
+	must(t, err)
+	for _, sel := range []string{"#transcript h2", "#found"} {
+		box, err := page.Locator(sel).BoundingBox()
+		must(t, err)
+		if box.Y < header.Y+header.Height || box.Y < tabs.Y+tabs.Height {
+			t.Errorf("%s is at y=%.0f, under the sticky header (ends %.0f) or tabs (end %.0f)", sel, box.Y, header.Y+header.Height, tabs.Y+tabs.Height)
+		}
+	}
+	screenshot(t, page, "transcript-find")
+}

@@ -413,6 +413,34 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
+// findParts splits text into plain parts and the parts that match find
+// (case-insensitive), so the template can mark the matches and escape all.
+func findParts(text, find string) []snippetPart {
+	if find == "" {
+		return []snippetPart{{Text: text}}
+	}
+	hay, needle := strings.ToLower(text), strings.ToLower(find)
+	if len(hay) != len(text) { // case folding changed lengths: match as typed
+		hay, needle = text, find
+	}
+	var out []snippetPart
+	for {
+		i := strings.Index(hay, needle)
+		if i < 0 || needle == "" {
+			break
+		}
+		if i > 0 {
+			out = append(out, snippetPart{Text: text[:i]})
+		}
+		out = append(out, snippetPart{Text: text[i : i+len(needle)], Match: true})
+		text, hay = text[i+len(needle):], hay[i+len(needle):]
+	}
+	if text != "" {
+		out = append(out, snippetPart{Text: text})
+	}
+	return out
+}
+
 // splitSnippet splits an FTS snippet at its «match» markers into plain and
 // highlighted parts, so the template can escape each part.
 func splitSnippet(s string) []snippetPart {
