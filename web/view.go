@@ -41,6 +41,9 @@ type Meta struct {
 	Role      string
 	CanReview bool // the user may approve or reject diffs and approval requests
 	IsAdmin   bool // the user may launch and stop runs and read the audit log
+	// Anonymous: sign-in is on and nobody is signed in (the sign-in page):
+	// no nav, no problem count, no data folder.
+	Anonymous bool
 }
 
 // SigninPage is the view model of the sign-in form.

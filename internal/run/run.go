@@ -582,6 +582,9 @@ func (l *live) finish(ctx context.Context, out outcome) {
 		l.progress("  failed: %s: %s: %s", out.failure.Domain, out.failure.Code, l.redact.String(out.failure.Message))
 	}
 	l.progress("bundle: %s", l.dir)
+	if l.receipt.SessionID != "" {
+		l.progress("session: %s (continue it with: proctor session resume %s --task TEXT …)", l.receipt.SessionID, l.receipt.SessionID)
+	}
 	l.progress("status: %s", strings.ReplaceAll(string(out.status), "_", " "))
 }
 

@@ -445,3 +445,19 @@ func BenchmarkSignedInRequest(b *testing.B) {
 	b.ReportMetric(float64(signed.Microseconds()), "µs/signed-in")
 	b.ReportMetric(float64(signed)/float64(base), "ratio")
 }
+
+// The sign-in page once showed anonymous visitors the nav, the problem count
+// and the data folder's path.
+func TestSigninPageShowsAnonymousVisitorsNothingElse(t *testing.T) {
+	a := newAuthServer(t, server.Config{DataDir: "/srv/proctor-data"})
+	page := a.do("GET", "/signin", reqOpts{}).Body.String()
+	for _, leak := range []string{`aria-label="Main"`, "/srv/proctor-data", "Index problems", "/api/v1/runs"} {
+		if strings.Contains(page, leak) {
+			t.Errorf("the sign-in page shows %q", leak)
+		}
+	}
+	signedIn := a.do("GET", "/runs", reqOpts{session: a.session("ada")}).Body.String()
+	if !strings.Contains(signedIn, `aria-label="Main"`) || !strings.Contains(signedIn, `href="/audit"`) {
+		t.Error("a signed-in admin does not get the nav with Audit")
+	}
+}

@@ -225,7 +225,7 @@ func (s *Server) decide(c echo.Context, id, n, decision, who, reason string) err
 	if who == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name, so the decision says who made it")
 	}
-	d := agent.Decision{Approved: decision == "approve", By: who, Reason: decision + "d in the dashboard"}
+	d := agent.Decision{Approved: decision == "approve", By: who, Reason: map[string]string{"approve": "approved", "deny": "denied"}[decision] + " in the dashboard"}
 	if r := strings.TrimSpace(reason); r != "" {
 		d.Reason = r
 	}

@@ -589,3 +589,31 @@ func TestQueuedRunsAreListed(t *testing.T) {
 		t.Error("the list does not say the run waits in the queue")
 	}
 }
+
+// A denial in the dashboard once read "denyd in the dashboard".
+func TestDenialIsWordedInTheTranscript(t *testing.T) {
+	srv, data, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	loc := resp.Header.Get("Location")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		_, page := b.get(loc)
+		if m := regexp.MustCompile(`data-request="([0-9]+)"`).FindStringSubmatch(page); m != nil {
+			b.post(loc+"/approvals/"+m[1], url.Values{"csrf": {b.token()}, "decision": {"deny"}, "reviewer": {"ana"}})
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for time.Now().Before(deadline) {
+		tr, err := os.ReadFile(filepath.Join(data, "runs", strings.TrimPrefix(loc, "/runs/"), "transcript.md"))
+		if err == nil && len(tr) > 0 {
+			if strings.Contains(string(tr), "denyd") || !strings.Contains(string(tr), "denied in the dashboard") {
+				t.Fatalf("transcript:\n%s", tr)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the run did not finish")
+}

@@ -262,7 +262,8 @@ func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
 	if u, ok := principal(c); ok {
 		m.User, m.Role = u.Name, u.Role
 	} else if authOn(c) {
-		m.CanRun, m.CanReview, m.IsAdmin = false, false, false
+		m.CanRun, m.CanReview, m.IsAdmin, m.Anonymous, m.DataDir = false, false, false, true, ""
+		return m
 	}
 	if n, err := s.store.BrokenBundles(ctx); err == nil {
 		m.Problems = n
