@@ -63,7 +63,12 @@ func TestRejectTheDemo(t *testing.T) {
 	must(t, page.Locator("input[name=reviewer]").Fill("Lee"))
 	must(t, page.Locator("#reject").Click())
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Rejected by Lee"))
-	must(t, expect.Locator(page.Locator(".badges")).ToContainText("failed"))
+	// The decision is a review state, not an agent failure.
+	must(t, expect.Locator(page.Locator(".badges")).ToContainText("rejected"))
+	must(t, expect.Locator(page.Locator(".badges")).Not().ToContainText("failed"))
+	if n, _ := page.Locator("#failure").Count(); n != 0 {
+		t.Fatal("a rejected run shows a failure box")
+	}
 	// Rejecting leaves the demo copy as it was.
 	id := page.URL()[strings.LastIndex(page.URL(), "/")+1:]
 	money, err := os.ReadFile(filepath.Join(a.DataDir, "demo", id, "invoice", "money.go"))

@@ -358,13 +358,12 @@ func recordReview(runDir string, j *journal, now time.Time) error {
 	}
 	rv := j.Review
 	rc.Review = &rv
-	switch {
-	case j.Forced: // the run's own outcome stays what it was
-	case rv.Approved:
+	// A review ends a run that waited for it: its work finished and passed
+	// its checks, whatever the reviewer decided. The decision is the review
+	// (approved or rejected), never an agent failure; a run that had failed
+	// keeps its status and failure.
+	if rc.Status == bundle.StatusAwaitingReview && !j.Forced {
 		rc.Status, rc.Stage = bundle.StatusPassed, bundle.StageCompleted
-	case rc.Status == bundle.StatusAwaitingReview:
-		rc.Status, rc.Stage = bundle.StatusFailed, bundle.StageCompleted
-		rc.Failure = &bundle.Failure{Domain: bundle.DomainAgent, Stage: bundle.StageAwaitingReview, Code: "rejected", Message: "the diff was rejected in review: " + rv.Reason}
 	}
 	return bundle.WriteReceipt(runDir, &rc)
 }

@@ -100,6 +100,10 @@ func TestDecisionRules(t *testing.T) {
 			if after, _ := os.ReadFile(filepath.Join(src, "money.go")); string(after) != string(before) {
 				t.Fatal("the source changed")
 			}
+			// A decision is a review state, never an agent failure.
+			if rc := receiptOf(t, runDir); rc.Status != bundle.StatusPassed || rc.Failure != nil {
+				t.Fatalf("after the review: status %s, failure %+v", rc.Status, rc.Failure)
+			}
 		})
 	}
 }
