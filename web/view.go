@@ -416,6 +416,50 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
+// inlinePart is a piece of a transcript message: plain text, **strong** or
+// `code` (markdown's two inline marks that transcript.md uses).
+type inlinePart struct {
+	Text string
+	Kind string // "", "strong" or "code"
+}
+
+// inlineParts splits text at its **strong** and `code` spans (each closed on
+// its own line; an unclosed mark is text), so the page shows them as such
+// rather than as raw markdown. Nothing else is interpreted, and every part
+// is escaped by the template.
+func inlineParts(text string) []inlinePart {
+	var out []inlinePart
+	plain := 0
+	for i := 0; i < len(text); {
+		mark, kind := "", ""
+		switch {
+		case text[i] == '`':
+			mark, kind = "`", "code"
+		case strings.HasPrefix(text[i:], "**"):
+			mark, kind = "**", "strong"
+		default:
+			i++
+			continue
+		}
+		rest := text[i+len(mark):]
+		end := strings.Index(rest, mark)
+		if nl := strings.IndexByte(rest, '\n'); end <= 0 || (nl >= 0 && nl < end) {
+			i += len(mark)
+			continue
+		}
+		if plain < i {
+			out = append(out, inlinePart{Text: text[plain:i]})
+		}
+		out = append(out, inlinePart{Text: rest[:end], Kind: kind})
+		i += len(mark) + end + len(mark)
+		plain = i
+	}
+	if plain < len(text) {
+		out = append(out, inlinePart{Text: text[plain:]})
+	}
+	return out
+}
+
 // findParts splits text into plain parts and the parts that match find
 // (case-insensitive), so the template can mark the matches and escape all.
 func findParts(text, find string) []snippetPart {

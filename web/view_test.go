@@ -23,3 +23,22 @@ func TestFindPartsMarksEveryMatchWhateverItsCase(t *testing.T) {
 		}
 	}
 }
+
+func TestInlinePartsShowsStrongAndCodeOnly(t *testing.T) {
+	tests := []struct {
+		text string
+		want []inlinePart
+	}{
+		{"**tool call** `write_file` (call_1)", []inlinePart{{Text: "tool call", Kind: "strong"}, {Text: " "}, {Text: "write_file", Kind: "code"}, {Text: " (call_1)"}}},
+		{"a ** b", []inlinePart{{Text: "a ** b"}}},
+		{"open `on one\nline` only", []inlinePart{{Text: "open `on one\nline` only"}}},
+		{"<script>`x`", []inlinePart{{Text: "<script>"}, {Text: "x", Kind: "code"}}},
+		{"``", []inlinePart{{Text: "``"}}},
+		{"", nil},
+	}
+	for _, tc := range tests {
+		if got := inlineParts(tc.text); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("inlineParts(%q) = %+v, want %+v", tc.text, got, tc.want)
+		}
+	}
+}
