@@ -23,11 +23,18 @@ func TestRunTheDemoWatchItAndApprove(t *testing.T) {
 	box := page.Locator("#approvals")
 	must(t, expect.Locator(box).ToContainText("go test ./...", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting approval"))
+	// While it works the summary says what is filled in later, instead of
+	// "0 model calls", "nothing" changed and "no transcript".
+	must(t, expect.Locator(page.Locator("#tokens-live")).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#changed-live")).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#transcript-live")).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#diff-live")).ToBeVisible())
 	screenshot(t, page, "demo-awaiting-approval")
 	must(t, box.Locator(".approve-call").Click())
 	// The page follows the run until it waits for review.
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "tool.call"})).ToHaveCount(5))
+	must(t, expect.Locator(page.Locator("#tokens-live")).ToHaveCount(0))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
 	screenshot(t, page, "demo-awaiting-review")
 
