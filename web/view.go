@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -549,6 +550,32 @@ type DiffFilePage struct {
 	RunID string
 	File  DiffFile
 	Split bool
+}
+
+// NoChanges reports whether the run ended well without changing anything:
+// green alone would read as "it did the work".
+func (p RunPage) NoChanges() bool {
+	return !p.Live && p.Run.Status == string(bundle.StatusPassed) && len(p.Run.Receipt.Changed) == 0
+}
+
+// failedTools names the tool calls whose results were errors ("edit_file
+// (call_3)"), from the run's events.
+func failedTools(events []bundle.Event) []string {
+	var out []string
+	for _, ev := range events {
+		if ev.Type != "tool.result" {
+			continue
+		}
+		var d struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+			OK   *bool  `json:"ok"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.OK != nil && !*d.OK {
+			out = append(out, d.Name+" ("+d.ID+")")
+		}
+	}
+	return out
 }
 
 // PendingApproval is a gated tool call the run waits on.

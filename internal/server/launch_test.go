@@ -617,3 +617,29 @@ func TestDenialIsWordedInTheTranscript(t *testing.T) {
 	}
 	t.Fatal("the run did not finish")
 }
+
+// A run whose edit failed ended green "passed" because nothing changed. It
+// says "no changes" and names the tool calls that failed.
+func TestARunThatChangedNothingSaysSoAndShowsItsErrors(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
+	sc, _ := script.Parse("s.yaml", []byte("steps:\n  - reply:\n      tool_calls: [{name: edit_file, arguments: {path: a.txt, search: missing, replace: x}}]\n  - reply: {content: done}\n"))
+	r := &run.Runner{DataDir: data, Index: index.Into(st)}
+	res, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "edit", Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults()})
+	if err != nil || res.Receipt.Status != bundle.StatusPassed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data}).Handler())
+	defer srv.Close()
+	_, page := newBrowser(t, srv.URL).get("/runs/" + res.RunID)
+	if !strings.Contains(page, `id="no-changes"`) || !strings.Contains(page, `id="tool-errors"`) || !strings.Contains(page, "edit_file (call_1_1)") {
+		t.Fatalf("the page does not say that nothing changed and what failed:\n%.3000s", page)
+	}
+}
