@@ -153,6 +153,15 @@ func TestPagingThroughRuns(t *testing.T) {
 	must(t, expect.Locator(next).ToHaveCount(0))
 	screenshot(t, page, "runs-last-page")
 
+	// Back one page at a time, then to the first.
+	prev := page.Locator("#prev-page")
+	must(t, prev.Click())
+	must(t, expect.Locator(rows.First()).ToContainText("Synthetic task number 69"))
+	must(t, expect.Locator(rows).ToHaveCount(50))
+	must(t, prev.Click())
+	must(t, expect.Locator(rows.First()).ToContainText("Synthetic task number 119"))
+	must(t, expect.Locator(prev).ToHaveCount(0))
+	must(t, next.Click())
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "First page"}).Click())
 	must(t, expect.Locator(rows.First()).ToContainText("Synthetic task number 119"))
 }

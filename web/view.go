@@ -108,20 +108,30 @@ func (p RunsPage) Filtered() bool {
 
 // NextURL is the link to the page after this one, keeping the filters.
 func (p RunsPage) NextURL() string {
-	return "/runs?" + filterQuery(p.Filter, p.Page.Next).Encode()
+	return "/runs?" + filterQuery(p.Filter, "after", p.Page.Next).Encode()
 }
 
 // SelfURL is the link to this very page.
 func (p RunsPage) SelfURL() string {
-	return "/runs?" + filterQuery(p.Filter, p.Filter.After).Encode()
+	if p.Filter.Before != "" {
+		return "/runs?" + filterQuery(p.Filter, "before", p.Filter.Before).Encode()
+	}
+	return "/runs?" + filterQuery(p.Filter, "after", p.Filter.After).Encode()
+}
+
+// PrevURL is the link to the page before this one, keeping the filters.
+func (p RunsPage) PrevURL() string {
+	return "/runs?" + filterQuery(p.Filter, "before", p.Page.Prev).Encode()
 }
 
 // FirstURL is the link to the first page with the same filters.
 func (p RunsPage) FirstURL() string {
-	return "/runs?" + filterQuery(p.Filter, "").Encode()
+	return "/runs?" + filterQuery(p.Filter, "", "").Encode()
 }
 
-func filterQuery(f store.RunFilter, after string) url.Values {
+// filterQuery is the query of the runs list with f's filters and a page
+// cursor (param "after" or "before").
+func filterQuery(f store.RunFilter, param, cursor string) url.Values {
 	q := url.Values{}
 	set := func(k, v string) {
 		if v != "" {
@@ -144,7 +154,9 @@ func filterQuery(f store.RunFilter, after string) url.Values {
 		q.Set("sort", "oldest")
 	}
 	set("q", f.Query)
-	set("after", after)
+	if param != "" {
+		set(param, cursor)
+	}
 	if f.Limit > 0 && f.Limit != 50 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}

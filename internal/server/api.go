@@ -52,6 +52,7 @@ func toAPIRun(r store.RunSummary) apiRun {
 type apiRunList struct {
 	Runs []apiRun `json:"runs"`
 	Next string   `json:"next,omitempty"`
+	Prev string   `json:"prev,omitempty"` // pass as ?before= for the page before
 }
 
 type apiVerdict struct {
@@ -88,7 +89,7 @@ func (s *Server) apiListRuns(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := apiRunList{Runs: make([]apiRun, 0, len(page.Runs)), Next: page.Next}
+	out := apiRunList{Runs: make([]apiRun, 0, len(page.Runs)), Next: page.Next, Prev: page.Prev}
 	for _, q := range s.queuedRuns(f) {
 		out.Runs = append(out.Runs, apiRun{RunID: q.RunID, Kind: string(bundle.KindTask), Status: string(bundle.StatusQueued), Task: q.Title, StartedAt: q.Queued, URL: "/runs/" + q.RunID})
 	}

@@ -38,6 +38,7 @@ func runFilter(c echo.Context) (store.RunFilter, error) {
 		Suite:    c.QueryParam("suite"),
 		Query:    c.QueryParam("q"),
 		After:    c.QueryParam("after"),
+		Before:   c.QueryParam("before"),
 	}
 	for _, d := range []struct {
 		name string
@@ -116,7 +117,7 @@ func (s *Server) listRuns(c echo.Context) error {
 // of the first page of the newest runs when the filter lets queued runs
 // through (no filter but status=queued).
 func (s *Server) queuedRuns(f store.RunFilter) []web.QueuedRun {
-	if s.cfg.Queue == nil || f.After != "" || f.Oldest || (f.Status != "" && f.Status != string(bundle.StatusQueued)) ||
+	if s.cfg.Queue == nil || f.After != "" || f.Before != "" || f.Oldest || (f.Status != "" && f.Status != string(bundle.StatusQueued)) ||
 		f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Session != "" || f.Suite != "" || f.Query != "" || !f.From.IsZero() || !f.To.IsZero() {
 		return nil
 	}

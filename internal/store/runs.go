@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,7 @@ type RunFilter struct {
 	To       time.Time // runs started before this time
 	Oldest   bool      // oldest first (default newest first)
 	After    string    // cursor from a previous page's Next
+	Before   string    // cursor from a later page's Prev
 	Limit    int       // default 50, at most 500
 }
 
@@ -67,6 +69,7 @@ type RunFilter struct {
 type RunPage struct {
 	Runs []RunSummary
 	Next string // cursor of the next page; "" on the last page
+	Prev string // cursor of the page before; "" on the first page
 }
 
 // ErrBadCursor is returned for a cursor that this store did not make.
@@ -158,15 +161,18 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	if !f.To.IsZero() {
 		add("r.started_at < ?", f.To.UnixMilli())
 	}
-	if f.After != "" {
-		c, err := parseCursor(f.After)
+	// A page before the cursor is read backwards from it, then turned
+	// round.
+	backwards := f.Before != "" && f.After == ""
+	if mark := f.After + f.Before; mark != "" && (f.After == "" || f.Before == "") {
+		c, err := parseCursor(mark)
 		if err != nil {
 			return RunPage{}, err
 		}
 		// A row-value comparison lets SQLite start the index scan at the
 		// cursor instead of filtering from the top.
 		op := "<"
-		if f.Oldest {
+		if f.Oldest != backwards {
 			op = ">"
 		}
 		where = append(where, "(r.started_at, r.run_id) "+op+" (?, ?)")
@@ -184,7 +190,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	if f.Oldest {
+	if f.Oldest != backwards {
 		q += " ORDER BY r.started_at ASC, r.run_id ASC LIMIT ?"
 	} else {
 		q += " ORDER BY r.started_at DESC, r.run_id DESC LIMIT ?"
@@ -216,10 +222,26 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 	if err := rows.Err(); err != nil {
 		return RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
-	if len(page.Runs) > limit {
+	more := len(page.Runs) > limit
+	if more {
 		page.Runs = page.Runs[:limit]
-		last := page.Runs[limit-1]
-		page.Next = cursor{ms: last.StartedAt.UnixMilli(), id: last.RunID}.String()
+	}
+	at := func(r RunSummary) string { return cursor{ms: r.StartedAt.UnixMilli(), id: r.RunID}.String() }
+	switch {
+	case backwards && !more:
+		// Back at the start: the first page, whole.
+		f.Before = ""
+		return s.ListRuns(ctx, f)
+	case backwards:
+		slices.Reverse(page.Runs)
+		page.Prev, page.Next = at(page.Runs[0]), at(page.Runs[len(page.Runs)-1])
+	default:
+		if more {
+			page.Next = at(page.Runs[limit-1])
+		}
+		if f.After != "" && len(page.Runs) > 0 {
+			page.Prev = at(page.Runs[0])
+		}
 	}
 	return page, nil
 }

@@ -382,3 +382,50 @@ func TestAuditEntryWithAnOpIsWrittenOnce(t *testing.T) {
 		t.Fatalf("%d entries, want 1 approve and 2 sign-ins: %v", len(entries), err)
 	}
 }
+
+// Page 2 of the runs list once offered only "« First page". Paging back
+// with Prev gives the pages seen going forward, newest first and oldest
+// first; the first page has no Prev.
+func TestPagingBackGivesThePagesBefore(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	var runs []*bundle.Run
+	for i := range 23 {
+		runs = append(runs, run(i, bundle.StatusPassed, bundle.KindTask, "alpha"))
+	}
+	apply(t, st, runs...)
+	ids := func(p store.RunPage) string {
+		var out []string
+		for _, r := range p.Runs {
+			out = append(out, r.RunID)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, oldest := range []bool{false, true} {
+		var forward []store.RunPage
+		f := store.RunFilter{Limit: 5, Oldest: oldest}
+		for {
+			page, err := st.ListRuns(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			forward = append(forward, page)
+			if page.Next == "" {
+				break
+			}
+			f.After = page.Next
+		}
+		if forward[0].Prev != "" || forward[1].Prev == "" {
+			t.Fatalf("oldest=%v: first page Prev %q, second %q", oldest, forward[0].Prev, forward[1].Prev)
+		}
+		for i := len(forward) - 1; i > 0; i-- {
+			back, err := st.ListRuns(ctx, store.RunFilter{Limit: 5, Oldest: oldest, Before: forward[i].Prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids(back) != ids(forward[i-1]) || (i == 1) != (back.Prev == "") || back.Next == "" {
+				t.Fatalf("oldest=%v: back from page %d gave %s (prev %q), want %s", oldest, i+1, ids(back), back.Prev, ids(forward[i-1]))
+			}
+		}
+	}
+}
