@@ -78,7 +78,8 @@ func seedPages(b *testing.B) (*server.Server, string) {
 // with 100,000 runs indexed: server time and size per page (targets: ≤2 ms,
 // ≤100 KB), each as a ratio to /healthz measured in the same run, and
 // requests/s for the suite page under 16 concurrent connections on loopback
-// (target ≥2,000).
+// (target ≥2,000), and the runs page's rate against the JSON API's for the
+// same rows (target ≥0.5).
 func BenchmarkPages(b *testing.B) {
 	srv, suitePath := seedPages(b)
 	h := srv.Handler()
@@ -103,6 +104,19 @@ func BenchmarkPages(b *testing.B) {
 		base += d
 	}
 	base /= 500
+	// The runs page against the JSON of the same 50 rows, alternately in
+	// the same loop (target: the page serves ≥50% of the API's rate).
+	b.Run("runs-vs-api", func(b *testing.B) {
+		var page, api time.Duration
+		for range b.N {
+			d, _ := serve("/runs")
+			page += d
+			d, _ = serve("/api/v1/runs?limit=50")
+			api += d
+		}
+		b.ReportMetric(float64(page.Microseconds())/1000/float64(b.N), "ms/page")
+		b.ReportMetric(float64(api)/float64(page), "page-rate-vs-api")
+	})
 	for _, page := range []struct{ name, path string }{{"runs", "/runs"}, {"suite", suitePath}} {
 		b.Run(page.name, func(b *testing.B) {
 			var total time.Duration

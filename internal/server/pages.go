@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,7 +108,7 @@ func (s *Server) listRuns(c echo.Context) error {
 	if isHTMX(c) {
 		return render(c, http.StatusOK, web.RunsResults(p))
 	}
-	if p.Facets, err = s.store.RunFacets(ctx); err != nil {
+	if p.Facets, err = s.runFacets(ctx); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, web.RunsView(p))
@@ -126,6 +127,32 @@ func (s *Server) queuedRuns(f store.RunFilter) []web.QueuedRun {
 		out = append(out, web.QueuedRun{RunID: j.RunID, Title: j.Title, Place: j.Place, Queued: j.Queued})
 	}
 	return out
+}
+
+// cachedFacets are the runs list's filter choices as read at a time.
+type cachedFacets struct {
+	facets store.Facets
+	at     time.Time
+}
+
+// runFacets are the models and scenarios the runs list's filters offer,
+// read from the index at most once a second: they change only when runs
+// are indexed, and reading them costs as much as the rest of the page.
+func (s *Server) runFacets(ctx context.Context) (store.Facets, error) {
+	s.cacheMu.Lock()
+	cached := s.facets
+	s.cacheMu.Unlock()
+	if !cached.at.IsZero() && time.Since(cached.at) < time.Second {
+		return cached.facets, nil
+	}
+	f, err := s.store.RunFacets(ctx)
+	if err != nil {
+		return f, err
+	}
+	s.cacheMu.Lock()
+	s.facets = cachedFacets{facets: f, at: time.Now()}
+	s.cacheMu.Unlock()
+	return f, nil
 }
 
 func (s *Server) showRun(c echo.Context) error {

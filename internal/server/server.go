@@ -71,6 +71,7 @@ type Server struct {
 	cacheMu    sync.Mutex
 	suiteCache map[string]cachedCells
 	started    map[string]bool // suites this server launched (guarded by cacheMu)
+	facets     cachedFacets    // the runs list's filter choices (guarded by cacheMu)
 	doneLinger time.Duration   // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config

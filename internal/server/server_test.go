@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/server"
@@ -381,5 +382,30 @@ func TestRunPageLinksOnlyTheBundlesFiles(t *testing.T) {
 				t.Errorf("%s: links %s, which it does not have", tc.run, f)
 			}
 		}
+	}
+}
+
+// The runs list's filter choices are read from the index at most once a
+// second: a run indexed since shows in them after that.
+func TestRunFacetsFollowTheIndex(t *testing.T) {
+	s, root, st := newServerStore(t, true)
+	if page := get(t, s, "/runs").Body.String(); strings.Contains(page, "brand-new-model") {
+		t.Fatal("an unknown model is offered")
+	}
+	id := "20261203-120000-facet1"
+	os.CopyFS(filepath.Join(root, "runs", id), os.DirFS(filepath.Join(root, "runs", "20261201-093012-k3f9qa")))
+	rc := filepath.Join(root, "runs", id, "run.json")
+	data, _ := os.ReadFile(rc)
+	data = []byte(strings.ReplaceAll(strings.ReplaceAll(string(data), "20261201-093012-k3f9qa", id), `"name": "gpt-4.1-mini"`, `"name": "brand-new-model"`))
+	os.WriteFile(rc, data, 0o644)
+	if _, err := index.New(st).Index(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for !strings.Contains(get(t, s, "/runs").Body.String(), `<option value="brand-new-model"`) {
+		if time.Now().After(deadline) {
+			t.Fatal("the new model never shows in the filter")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
