@@ -120,6 +120,16 @@ func TestLaunchASuiteAndReadTheMatrix(t *testing.T) {
 	must(t, expect.Locator(matrix.Locator("td.cell-fail")).ToHaveCount(3))
 	must(t, expect.Locator(matrix.Locator(`tr[data-scenario="fails-scope"]`)).ToContainText("0/3 (0%)"))
 	screenshot(t, page, "suite-matrix")
+	// What needs a look comes first, and the matrix filters.
+	must(t, expect.Locator(matrix.Locator("tbody tr").First()).ToHaveAttribute("data-scenario", "fails-scope"))
+	_, err = page.Locator("#matrix-status").SelectOption(playwright.SelectOptionValues{Values: &[]string{"passing"}})
+	must(t, err)
+	must(t, page.Locator("#matrix-filter button").Click())
+	must(t, expect.Locator(matrix.Locator("tbody tr")).ToHaveCount(1))
+	must(t, expect.Locator(matrix.Locator("tbody tr")).ToHaveAttribute("data-scenario", "rename-config-key"))
+	must(t, expect.Locator(page.Locator("#matrix-count")).ToContainText("1 scenario"))
+	_, err = page.GoBack()
+	must(t, err)
 	// A scenario's history: a chart with a square per run, each a link.
 	must(t, matrix.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "rename-config-key"}).Click())
 	must(t, expect.Locator(page.Locator("figure.chart rect.cell-pass")).ToHaveCount(3))

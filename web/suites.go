@@ -1,9 +1,11 @@
 package web
 
 import (
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -40,17 +42,153 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// SuitePage is the view model of one suite: a matrix of scenario (and
-// model) by repeat.
+// SuitePage is the view model of one suite: a page of its matrix of
+// scenario (and model) by repeat, the rows that need a look first.
 type SuitePage struct {
-	Meta    Meta
-	Suite   string
+	Meta   Meta
+	Suite  string
+	Matrix *Matrix
+	Filter MatrixFilter
+	Rows   []MatrixRow // this page's rows of the filtered matrix
+	Shown  int         // rows that pass the filter
+	Page   int         // 1-based
+	Pages  int
+	// Working: runs of the suite have no verdict yet (or none is indexed
+	// yet); the page follows them.
+	Working bool
+}
+
+// MatrixRowsPerPage is how many rows a suite page shows.
+const MatrixRowsPerPage = 50
+
+// MatrixFilter narrows a suite's matrix: by what its rows show and by part
+// of the scenario's name.
+type MatrixFilter struct {
+	Status string // "", broken, failing, flaky, passing, running
+	Name   string
+}
+
+// MatrixStatuses are the values of MatrixFilter.Status.
+func MatrixStatuses() []string { return []string{"broken", "failing", "flaky", "passing", "running"} }
+
+// Matrix is a suite's rows, sorted so that what needs a look comes first
+// (broken checks, then by pass rate, lowest first; then by name), with its
+// totals.
+type Matrix struct {
 	Rows    []MatrixRow
 	Repeats int
-	Running int
+	Running int // runs without a verdict yet
 	Passed  int
 	Total   int
 	AllPass int // rows whose every repeat passed (pass^k)
+}
+
+// NewMatrix builds the matrix of a suite's cells.
+func NewMatrix(cells []store.Cell) *Matrix {
+	m := &Matrix{}
+	m.Rows, m.Repeats = BuildMatrix(cells)
+	for _, c := range cells {
+		m.Total++
+		if !c.HasVerdict {
+			m.Running++
+		} else if c.Passed {
+			m.Passed++
+		}
+	}
+	for _, r := range m.Rows {
+		if r.PassK() {
+			m.AllPass++
+		}
+	}
+	sort.SliceStable(m.Rows, func(i, j int) bool {
+		a, b := m.Rows[i], m.Rows[j]
+		if (a.Broken > 0) != (b.Broken > 0) {
+			return a.Broken > 0
+		}
+		if ra, rb := a.rate(), b.rate(); ra != rb {
+			return ra < rb
+		}
+		return false // BuildMatrix sorted them by name
+	})
+	return m
+}
+
+// rate is the share of repeats that passed; a row with no verdict yet
+// sorts last.
+func (r MatrixRow) rate() float64 {
+	if r.Runs == 0 {
+		return 2
+	}
+	return float64(r.Passed) / float64(r.Runs)
+}
+
+// Running reports whether a repeat of the row has no verdict yet.
+func (r MatrixRow) Running() bool {
+	for _, c := range r.Cells {
+		if c.RunID != "" && !c.HasVerdict {
+			return true
+		}
+	}
+	return false
+}
+
+func (r MatrixRow) is(status string) bool {
+	switch status {
+	case "broken":
+		return r.Broken > 0
+	case "failing":
+		return r.Runs > 0 && r.Passed < r.Runs
+	case "flaky":
+		return r.Flaky()
+	case "passing":
+		return r.PassK()
+	case "running":
+		return r.Running()
+	}
+	return true
+}
+
+// Page returns the rows of page n (1-based) that pass f, how many pass it,
+// and the number of pages (at least 1).
+func (m *Matrix) Page(f MatrixFilter, n int) ([]MatrixRow, int, int) {
+	name := strings.ToLower(strings.TrimSpace(f.Name))
+	n = max(n, 1)
+	from := (n - 1) * MatrixRowsPerPage
+	var rows []MatrixRow
+	shown := 0
+	for i := range m.Rows {
+		r := &m.Rows[i]
+		if !r.is(f.Status) || (name != "" && !strings.Contains(strings.ToLower(r.Scenario), name)) {
+			continue
+		}
+		if shown >= from && shown < from+MatrixRowsPerPage {
+			rows = append(rows, *r)
+		}
+		shown++
+	}
+	pages := max(1, (shown+MatrixRowsPerPage-1)/MatrixRowsPerPage)
+	if n > pages { // past the end: the last page
+		return m.Page(f, pages)
+	}
+	return rows, shown, pages
+}
+
+// PageURL is the link to page n of the suite with the same filter.
+func (p SuitePage) PageURL(n int) string {
+	q := url.Values{}
+	if p.Filter.Status != "" {
+		q.Set("status", p.Filter.Status)
+	}
+	if p.Filter.Name != "" {
+		q.Set("name", p.Filter.Name)
+	}
+	if n > 1 {
+		q.Set("page", strconv.Itoa(n))
+	}
+	if len(q) == 0 {
+		return suiteURL(p.Suite)
+	}
+	return suiteURL(p.Suite) + "?" + q.Encode()
 }
 
 // MatrixRow is one scenario (with one model) across its repeats.

@@ -69,7 +69,7 @@ type Config struct {
 // Server is the dashboard and API.
 type Server struct {
 	cacheMu    sync.Mutex
-	suiteCache map[string]cachedCells
+	suiteCache map[string]cachedMatrix
 	started    map[string]bool // suites this server launched (guarded by cacheMu)
 	facets     cachedFacets    // the runs list's filter choices (guarded by cacheMu)
 	doneLinger time.Duration   // how long an event stream stays open after "done"
@@ -91,7 +91,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedCells{}, started: map[string]bool{}, roles: map[string]auth.Role{}}
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}, started: map[string]bool{}, roles: map[string]auth.Role{}}
 	s.key = cfg.Key
 	if len(s.key) == 0 {
 		s.key = make([]byte, auth.KeySize)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/scenario"
-	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -139,14 +139,14 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return apiError(c, http.StatusNotFound, "no suite has that id", nil)
 	}
-	cells, err := s.suiteCells(c.Request().Context(), id)
+	m, err := s.suiteMatrix(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if len(cells) == 0 && !s.launchedSuite(id) {
+	if m.Total == 0 && !s.launchedSuite(id) {
 		return apiError(c, http.StatusNotFound, "no suite "+id+" is indexed, and this server has not launched one", nil)
 	}
-	rows, _ := web.BuildMatrix(cells)
+	rows := m.Rows
 	type cell struct {
 		RunID   string `json:"run_id"`
 		Repeat  int    `json:"repeat"`
@@ -168,7 +168,7 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 		Suite string `json:"suite"`
 		Done  bool   `json:"done"`
 		Rows  []row  `json:"rows"`
-	}{Suite: id, Done: len(cells) > 0, Rows: []row{}}
+	}{Suite: id, Done: m.Total > 0 && m.Running == 0, Rows: []row{}}
 	for _, r := range rows {
 		jr := row{Scenario: r.Scenario, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []cell{}}
 		for _, c := range r.Cells {
@@ -190,32 +190,22 @@ func (s *Server) showSuite(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite has the id "+strconv.Quote(id)+".")
 	}
-	cells, err := s.suiteCells(c.Request().Context(), id)
+	m, err := s.suiteMatrix(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if len(cells) == 0 && !s.launchedSuite(id) {
+	if m.Total == 0 && !s.launchedSuite(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite "+id+" is indexed. If its runs are on disk, run proctor index on their folder.")
 	}
-	p := web.SuitePage{Meta: s.meta(c, "Suite "+id, web.NavSuites), Suite: id}
-	p.Rows, p.Repeats = web.BuildMatrix(cells)
-	for _, cl := range cells {
-		p.Total++
-		if !cl.HasVerdict {
-			p.Running++
-		} else if cl.Passed {
-			p.Passed++
-		}
+	f := web.MatrixFilter{Status: c.QueryParam("status"), Name: c.QueryParam("name")}
+	if f.Status != "" && !slices.Contains(web.MatrixStatuses(), f.Status) {
+		return echo.NewHTTPError(http.StatusBadRequest, "status: want one of "+strings.Join(web.MatrixStatuses(), ", ")+"; got "+strconv.Quote(f.Status))
 	}
-	for _, r := range p.Rows {
-		if r.PassK() {
-			p.AllPass++
-		}
-	}
-	if len(cells) == 0 {
-		// A suite launched a moment ago has no indexed run yet.
-		p.Running = 1
-	}
+	n, _ := strconv.Atoi(c.QueryParam("page"))
+	p := web.SuitePage{Meta: s.meta(c, "Suite "+id, web.NavSuites), Suite: id, Matrix: m, Filter: f}
+	p.Rows, p.Shown, p.Pages = m.Page(f, n)
+	p.Page = min(max(n, 1), p.Pages)
+	p.Working = m.Running > 0 || m.Total == 0 // none indexed yet: launched a moment ago
 	return render(c, http.StatusOK, web.SuiteView(p))
 }
 
@@ -242,32 +232,34 @@ func (s *Server) launchedSuite(id string) bool {
 	return s.started[id]
 }
 
-// suiteCells returns a suite's cells, reading the index at most once a
-// second per suite: a suite page is polled while its suite runs, and read
-// by many people at once when it ends.
-func (s *Server) suiteCells(ctx context.Context, id string) ([]store.Cell, error) {
+// suiteMatrix returns a suite's matrix, reading the index and building it
+// at most once a second per suite: a suite page is polled while its suite
+// runs, and read by many people at once when it ends. The matrix is shared:
+// callers must not change it.
+func (s *Server) suiteMatrix(ctx context.Context, id string) (*web.Matrix, error) {
 	s.cacheMu.Lock()
 	e, ok := s.suiteCache[id]
 	s.cacheMu.Unlock()
 	if ok && time.Since(e.at) < time.Second {
-		return e.cells, nil
+		return e.matrix, nil
 	}
 	cells, err := s.store.SuiteCells(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	m := web.NewMatrix(cells)
 	s.cacheMu.Lock()
 	if len(s.suiteCache) > 256 {
 		clear(s.suiteCache)
 	}
-	s.suiteCache[id] = cachedCells{cells: cells, at: time.Now()}
+	s.suiteCache[id] = cachedMatrix{matrix: m, at: time.Now()}
 	s.cacheMu.Unlock()
-	return cells, nil
+	return m, nil
 }
 
-type cachedCells struct {
-	cells []store.Cell
-	at    time.Time
+type cachedMatrix struct {
+	matrix *web.Matrix
+	at     time.Time
 }
 
 func splitTags(s string) []string {
