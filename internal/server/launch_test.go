@@ -329,9 +329,10 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 	t.Fatal("the launched run did not finish")
 }
 
-func TestContinueSessionFromTheBrowser(t *testing.T) {
-	srv, data, st := liveServer(t)
-	// A session with one run, made the way the CLI makes it.
+// oneRunSession makes a session with one run, the way the CLI makes it, and
+// returns the runner and the session's id.
+func oneRunSession(t *testing.T, data string, st *store.Store) (*run.Runner, string) {
+	t.Helper()
 	src := filepath.Join(t.TempDir(), "invoice")
 	demo.WriteFixture(src)
 	sc, _ := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: hello}\n"))
@@ -340,7 +341,27 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid := first.Receipt.SessionID
+	return r, first.Receipt.SessionID
+}
+
+// endedRun waits for run id of the data folder to end and returns its
+// receipt.
+func endedRun(t *testing.T, data, id string) bundle.Receipt {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
+			return rb.Receipt
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("run %s did not finish", id)
+	return bundle.Receipt{}
+}
+
+func TestContinueSessionFromTheBrowser(t *testing.T) {
+	srv, data, st := liveServer(t)
+	r, sid := oneRunSession(t, data, st)
 	b := newBrowser(t, srv.URL)
 	_, page := b.get("/sessions/" + sid)
 	if !strings.Contains(page, `id="continue-form"`) {
@@ -358,21 +379,12 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 		t.Fatalf("continue: %d", resp.StatusCode)
 	}
 	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
-			if rb.Receipt.SessionID != sid {
-				t.Fatalf("the run is not in the session: %+v", rb.Receipt)
-			}
-			s, _ := r.LoadSession(sid)
-			if len(s.Runs) != 2 || s.Runs[1] != id {
-				t.Fatalf("session runs %v", s.Runs)
-			}
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if rc := endedRun(t, data, id); rc.SessionID != sid {
+		t.Fatalf("the run is not in the session: %+v", rc)
 	}
-	t.Fatal("the continued run did not finish")
+	if s, _ := r.LoadSession(sid); len(s.Runs) != 2 || s.Runs[1] != id {
+		t.Fatalf("session runs %v", s.Runs)
+	}
 }
 
 func TestQueuedRunsSurviveARestart(t *testing.T) {
@@ -448,17 +460,9 @@ func TestLaunchWithAModelScript(t *testing.T) {
 		t.Fatalf("launch: %d", resp.StatusCode)
 	}
 	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
-			if rb.Receipt.Status != bundle.StatusAwaitingReview || rb.Receipt.Model.Profile != "script:demo-script.yaml" {
-				t.Fatalf("receipt %+v", rb.Receipt)
-			}
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if rc := endedRun(t, data, id); rc.Status != bundle.StatusAwaitingReview || rc.Model.Profile != "script:demo-script.yaml" {
+		t.Fatalf("receipt %+v", rc)
 	}
-	t.Fatal("the run did not finish")
 }
 
 // A review whose audit entry could not be written (the process died, the
@@ -509,16 +513,8 @@ func TestRecoverReviewsWritesTheMissingAuditEntry(t *testing.T) {
 // a models.yaml profile.
 func TestContinueSessionWithAModelScript(t *testing.T) {
 	srv, data, st := liveServer(t)
-	src := filepath.Join(t.TempDir(), "invoice")
-	demo.WriteFixture(src)
-	sc, _ := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: hello}\n"))
-	r := &run.Runner{DataDir: data, Index: index.Into(st)}
-	first, err := r.Run(context.Background(), run.Spec{SourceDir: src, Task: "say hello", Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Session: "new"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sid := oneRunSession(t, data, st)
 	b := newBrowser(t, srv.URL)
-	sid := first.Receipt.SessionID
 	if _, page := b.get("/sessions/" + sid); !strings.Contains(page, `name="script"`) {
 		t.Fatal("the continue form offers no model script")
 	}
@@ -531,17 +527,9 @@ func TestContinueSessionWithAModelScript(t *testing.T) {
 		t.Fatalf("continue with a script: %d", resp.StatusCode)
 	}
 	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
-			if rb.Receipt.SessionID != sid || rb.Receipt.Model.Name != "proctor-demo" {
-				t.Fatalf("run %+v", rb.Receipt)
-			}
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if rc := endedRun(t, data, id); rc.SessionID != sid || rc.Model.Name != "proctor-demo" {
+		t.Fatalf("run %+v", rc)
 	}
-	t.Fatal("the continued run did not finish")
 }
 
 // With no models.yaml the Launch form says where to add a profile, and a
