@@ -101,9 +101,7 @@ func (p RunsPage) Working() bool {
 
 // Filtered reports whether any filter is set.
 func (p RunsPage) Filtered() bool {
-	f := p.Filter
-	return f.Status != "" || f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Suite != "" || f.Query != "" ||
-		!f.From.IsZero() || !f.To.IsZero() || f.Oldest
+	return p.Filter.Status != "" || p.Filter.Oldest || p.Filter.Narrows()
 }
 
 // NextURL is the link to the page after this one, keeping the filters.

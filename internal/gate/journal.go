@@ -224,7 +224,7 @@ func settleSource(runDir string, j *journal) error {
 	}
 	defer staged.Close()
 	var conflicts, written []string
-	todo := []journalFile{}
+	var todo []journalFile
 	for _, f := range j.Files {
 		cur, err := blobIn(src, f.Path)
 		if err != nil {

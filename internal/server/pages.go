@@ -118,8 +118,8 @@ func (s *Server) listRuns(c echo.Context) error {
 // of the first page of the newest runs when the filter lets queued runs
 // through (no filter but status=queued).
 func (s *Server) queuedRuns(f store.RunFilter) []web.QueuedRun {
-	if s.cfg.Queue == nil || f.After != "" || f.Before != "" || f.Oldest || (f.Status != "" && f.Status != string(bundle.StatusQueued)) ||
-		f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Session != "" || f.Suite != "" || f.Query != "" || !f.From.IsZero() || !f.To.IsZero() {
+	if s.cfg.Queue == nil || f.After != "" || f.Before != "" || f.Oldest || f.Session != "" || f.Narrows() ||
+		(f.Status != "" && f.Status != string(bundle.StatusQueued)) {
 		return nil
 	}
 	var out []web.QueuedRun

@@ -66,6 +66,14 @@ type RunFilter struct {
 }
 
 // RunPage is one page of the runs list.
+// Narrows reports whether f keeps only some runs by what they are (kind,
+// scenario, model, review, suite, words, dates) — not counting status,
+// session, order or page.
+func (f RunFilter) Narrows() bool {
+	return f.Kind != "" || f.Scenario != "" || f.Model != "" || f.Review != "" || f.Suite != "" || f.Query != "" ||
+		!f.From.IsZero() || !f.To.IsZero()
+}
+
 type RunPage struct {
 	Runs []RunSummary
 	Next string // cursor of the next page; "" on the last page
