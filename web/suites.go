@@ -66,6 +66,7 @@ const MatrixRowsPerPage = 50
 type MatrixFilter struct {
 	Status string // "", broken, failing, flaky, passing, running
 	Name   string
+	Tag    string // rows of scenarios with this tag
 }
 
 // MatrixStatuses are the values of MatrixFilter.Status.
@@ -80,7 +81,8 @@ type Matrix struct {
 	Running int // runs without a verdict yet
 	Passed  int
 	Total   int
-	AllPass int // rows whose every repeat passed (pass^k)
+	AllPass int      // rows whose every repeat passed (pass^k)
+	Tags    []string // every tag of the suite's scenarios, sorted
 }
 
 // NewMatrix builds the matrix of a suite's cells.
@@ -99,7 +101,13 @@ func NewMatrix(cells []store.Cell) *Matrix {
 		if r.PassK() {
 			m.AllPass++
 		}
+		for _, t := range r.Tags {
+			if !slices.Contains(m.Tags, t) {
+				m.Tags = append(m.Tags, t)
+			}
+		}
 	}
+	slices.Sort(m.Tags)
 	sort.SliceStable(m.Rows, func(i, j int) bool {
 		a, b := m.Rows[i], m.Rows[j]
 		if (a.Broken > 0) != (b.Broken > 0) {
@@ -158,7 +166,8 @@ func (m *Matrix) Page(f MatrixFilter, n int) ([]MatrixRow, int, int) {
 	shown := 0
 	for i := range m.Rows {
 		r := &m.Rows[i]
-		if !r.is(f.Status) || (name != "" && !strings.Contains(strings.ToLower(r.Scenario), name)) {
+		if !r.is(f.Status) || (name != "" && !strings.Contains(strings.ToLower(r.Scenario), name)) ||
+			(f.Tag != "" && !slices.Contains(r.Tags, f.Tag)) {
 			continue
 		}
 		if shown >= from && shown < from+MatrixRowsPerPage {
@@ -182,6 +191,9 @@ func (p SuitePage) PageURL(n int) string {
 	if p.Filter.Name != "" {
 		q.Set("name", p.Filter.Name)
 	}
+	if p.Filter.Tag != "" {
+		q.Set("tag", p.Filter.Tag)
+	}
 	if n > 1 {
 		q.Set("page", strconv.Itoa(n))
 	}
@@ -199,6 +211,7 @@ type MatrixRow struct {
 	Passed   int
 	Broken   int
 	Runs     int
+	Tags     []string // the tags its runs were recorded with
 }
 
 // Flaky reports mixed results over the repeats.
@@ -227,6 +240,11 @@ func BuildMatrix(cells []store.Cell) ([]MatrixRow, int) {
 			r.Cells[c.Repeat-1] = c
 		}
 		repeats = max(repeats, c.Repeat)
+		for _, t := range c.Tags {
+			if !slices.Contains(r.Tags, t) {
+				r.Tags = append(r.Tags, t)
+			}
+		}
 		if c.HasVerdict {
 			r.Runs++
 			if c.Passed {

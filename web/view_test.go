@@ -49,9 +49,10 @@ func TestInlinePartsShowsStrongAndCodeOnly(t *testing.T) {
 
 func TestMatrixPutsWhatNeedsALookFirstAndPages(t *testing.T) {
 	var cells []store.Cell
+	tags := map[string][]string{"b-fails": {"go"}, "c-flaky": {"go", "slow"}, "z-007": {"slow"}}
 	add := func(scenario string, results ...string) {
 		for i, r := range results {
-			c := store.Cell{Scenario: scenario, Repeat: i + 1, RunID: fmt.Sprintf("%s-%d", scenario, i)}
+			c := store.Cell{Scenario: scenario, Repeat: i + 1, RunID: fmt.Sprintf("%s-%d", scenario, i), Tags: tags[scenario]}
 			switch r {
 			case "pass":
 				c.HasVerdict, c.Passed = true, true
@@ -94,6 +95,10 @@ func TestMatrixPutsWhatNeedsALookFirstAndPages(t *testing.T) {
 		{MatrixFilter{Status: "running"}, 1, "e-running", 1, 1, 1},
 		{MatrixFilter{Name: "Z-11"}, 1, "z-110", 10, 10, 1},
 		{MatrixFilter{Name: "nothing"}, 1, "", 0, 0, 1},
+		{MatrixFilter{Tag: "go"}, 1, "b-fails", 2, 2, 1},
+		{MatrixFilter{Tag: "slow"}, 1, "c-flaky", 2, 2, 1},
+		{MatrixFilter{Tag: "slow", Status: "passing"}, 1, "z-007", 1, 1, 1},
+		{MatrixFilter{Tag: "nope"}, 1, "", 0, 0, 1},
 	}
 	for _, tc := range tests {
 		rows, shown, pages := m.Page(tc.f, tc.page)
@@ -104,6 +109,9 @@ func TestMatrixPutsWhatNeedsALookFirstAndPages(t *testing.T) {
 		if first != tc.first || len(rows) != tc.rows || shown != tc.shown || pages != tc.pages {
 			t.Errorf("%+v page %d: first %q, %d rows, %d shown, %d pages", tc.f, tc.page, first, len(rows), shown, pages)
 		}
+	}
+	if got := strings.Join(m.Tags, " "); got != "go slow" {
+		t.Errorf("tags of the suite: %q", got)
 	}
 	if m.Total != 250 || m.Running != 1 || m.Passed != 245 || m.AllPass != 122 {
 		t.Errorf("totals: %d runs, %d running, %d passed, pass^k %d", m.Total, m.Running, m.Passed, m.AllPass)

@@ -202,6 +202,9 @@ type ScenarioRef struct {
 	Path   string `json:"path,omitempty"`
 	Repeat int    `json:"repeat"`          // 1-based repetition number
 	Suite  string `json:"suite,omitempty"` // the suite run it belongs to
+	// Tags are the scenario's tags when it ran, so a suite's matrix can be
+	// filtered by them from the index alone.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // Event is one line of events.jsonl.

@@ -33,7 +33,7 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 	spec := Spec{
 		Kind: bundle.KindScenario, SourceDir: filepath.Join(s.Dir, scenario.Fixture), SourceKind: "fixture",
 		Task: s.Turns[0], Turns: s.Turns[1:], Criteria: s.Criteria, OutOfScope: s.OutOfScope, Bounds: s.Budgets.Bounds,
-		Scenario:     &bundle.ScenarioRef{ID: s.ID, Path: s.Dir, Repeat: max(opt.Repeat, 1), Suite: opt.Suite},
+		Scenario:     &bundle.ScenarioRef{ID: s.ID, Path: s.Dir, Repeat: max(opt.Repeat, 1), Suite: opt.Suite, Tags: s.Tags},
 		ScenarioFile: filepath.Join(s.Dir, scenario.File),
 		Conversation: Conversation{MaxMessages: s.Budgets.MaxMessages, WallClock: s.Budgets.WallClock, YieldReply: s.YieldReply,
 			MaxYieldReplies: s.Budgets.MaxYieldReplies, Continue: s.Continue, MaxContinues: s.Budgets.MaxContinues},

@@ -197,7 +197,7 @@ func (s *Server) showSuite(c echo.Context) error {
 	if m.Total == 0 && !s.launchedSuite(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite "+id+" is indexed. If its runs are on disk, run proctor index on their folder.")
 	}
-	f := web.MatrixFilter{Status: c.QueryParam("status"), Name: c.QueryParam("name")}
+	f := web.MatrixFilter{Status: c.QueryParam("status"), Name: c.QueryParam("name"), Tag: c.QueryParam("tag")}
 	if f.Status != "" && !slices.Contains(web.MatrixStatuses(), f.Status) {
 		return echo.NewHTTPError(http.StatusBadRequest, "status: want one of "+strings.Join(web.MatrixStatuses(), ", ")+"; got "+strconv.Quote(f.Status))
 	}

@@ -429,3 +429,22 @@ func TestPagingBackGivesThePagesBefore(t *testing.T) {
 		}
 	}
 }
+
+func TestSuiteCellsCarryTheScenarioTags(t *testing.T) {
+	st := openStore(t)
+	tagged, plain := run(1, bundle.StatusPassed, bundle.KindScenario, "m"), run(2, bundle.StatusPassed, bundle.KindScenario, "m")
+	tagged.Receipt.Scenario.Suite, tagged.Receipt.Scenario.Tags = "suite-a", []string{"go", "slow"}
+	plain.Receipt.Scenario.Suite = "suite-a"
+	apply(t, st, tagged, plain)
+	cells, err := st.SuiteCells(context.Background(), "suite-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range cells {
+		got[c.RunID] = strings.Join(c.Tags, ",")
+	}
+	if got["run-00001"] != "go,slow" || got["run-00002"] != "" || len(got) != 2 {
+		t.Fatalf("tags by run: %v", got)
+	}
+}

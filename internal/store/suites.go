@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -57,10 +58,12 @@ type Cell struct {
 	Broken     bool
 	Aborted    string
 	Suite      string
+	Tags       []string // the scenario's tags, from the receipt
 }
 
 const cellQuery = `SELECT r.run_id, r.scenario_id, r.scenario_repeat, r.model_name, r.status, r.started_at, r.suite,
-	v.run_id IS NOT NULL, coalesce(v.passed, 0), coalesce(v.checks_broken, 0) > 0, coalesce(v.aborted, '')
+	v.run_id IS NOT NULL, coalesce(v.passed, 0), coalesce(v.checks_broken, 0) > 0, coalesce(v.aborted, ''),
+	coalesce(json_extract(r.receipt, '$.scenario.tags'), '')
 	FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id `
 
 func (s *Store) cells(ctx context.Context, what, where string, args ...any) ([]Cell, error) {
@@ -73,8 +76,14 @@ func (s *Store) cells(ctx context.Context, what, where string, args ...any) ([]C
 	for rows.Next() {
 		var c Cell
 		var started int64
-		if err := rows.Scan(&c.RunID, &c.Scenario, &c.Repeat, &c.Model, &c.Status, &started, &c.Suite, &c.HasVerdict, &c.Passed, &c.Broken, &c.Aborted); err != nil {
+		var tags string
+		if err := rows.Scan(&c.RunID, &c.Scenario, &c.Repeat, &c.Model, &c.Status, &started, &c.Suite, &c.HasVerdict, &c.Passed, &c.Broken, &c.Aborted, &tags); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if tags != "" {
+			if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+				return nil, fmt.Errorf("%s: tags of run %s: %w", what, c.RunID, err)
+			}
 		}
 		c.Started = time.UnixMilli(started).UTC()
 		out = append(out, c)
