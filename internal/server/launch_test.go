@@ -532,6 +532,30 @@ func TestContinueSessionWithAModelScript(t *testing.T) {
 	}
 }
 
+// A server with no source root cannot read a model script: continuing a
+// session with one says so beside the script field.
+func TestContinueWithAScriptAndNoSourceRootSaysWhatToPass(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, sid := oneRunSession(t, data, st)
+	q := jobs.New(ctx, r, 1)
+	defer q.Wait(context.Background())
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q}).Handler())
+	defer srv.Close()
+	b := newBrowser(t, srv.URL)
+	b.get("/sessions/" + sid)
+	resp, page := b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"next"}, "script": {"demo-script.yaml"}})
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="script-error"`) || !strings.Contains(page, "--source-root") {
+		t.Fatalf("%d:\n%.3000s", resp.StatusCode, page)
+	}
+}
+
 // With no models.yaml the Launch form says where to add a profile, and a
 // model script still launches.
 func TestLaunchFormWithoutProfilesSaysHowToAddOne(t *testing.T) {

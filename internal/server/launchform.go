@@ -188,6 +188,9 @@ func (s *Server) modelChoice(v web.LaunchValues) (run.ModelChoice, string, strin
 		choice, msg := s.profile(v.Model)
 		return choice, "model", msg
 	}
+	if len(s.cfg.SourceRoots) == 0 {
+		return run.ModelChoice{}, "script", "a model script is read from under a source root, and this server has none: start it with proctor serve --source-root DIR"
+	}
 	path, field, msg := s.underRoot(v.Root, v.Script, false)
 	switch {
 	case msg != "" && field == "root":
