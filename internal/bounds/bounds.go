@@ -5,7 +5,6 @@
 package bounds
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
 // Keys are the bound names, as in files and on the receipt.
@@ -50,21 +50,28 @@ func EnvName(key string) string { return "PROCTOR_" + strings.ToUpper(key) }
 func FlagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
 
 // Set parses value as the bound key, recording where it came from in any
-// error (e.g. "env PROCTOR_MAX_TURNS", "flag --max-turns", "bounds.yaml:3").
+// error (e.g. "env PROCTOR_MAX_TURNS", "flag --max-turns", "bounds.yaml:3:1").
 func Set(b *bundle.Bounds, key, value, source string) error {
+	if err := set(b, key, value); err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	return nil
+}
+
+func set(b *bundle.Bounds, key, value string) error {
 	target, ok := field(b, key)
 	if !ok {
-		return fmt.Errorf("%s: unknown bound %q (known: %s)", source, key, strings.Join(Keys(), ", "))
+		return fmt.Errorf("unknown bound %q (known: %s)", key, strings.Join(Keys(), ", "))
 	}
 	v := strings.TrimSpace(value)
 	n, err := strconv.ParseInt(v, 10, 64)
 	switch {
 	case v == "true" || v == "false":
-		return fmt.Errorf("%s: %s: %q is a boolean; want a positive integer", source, key, value)
+		return fmt.Errorf("%s: %q is a boolean; want a positive integer", key, value)
 	case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"), err == nil && n > maxBound(key):
-		return fmt.Errorf("%s: %s: %q is too large; the most is %d", source, key, value, maxBound(key))
+		return fmt.Errorf("%s: %q is too large; the most is %d", key, value, maxBound(key))
 	case err != nil || n <= 0:
-		return fmt.Errorf("%s: %s: %q is not a positive integer", source, key, value)
+		return fmt.Errorf("%s: %q is not a positive integer", key, value)
 	}
 	target(n)
 	return nil
@@ -106,26 +113,17 @@ func FromFile(b *bundle.Bounds, path string) error {
 	if err != nil {
 		return fmt.Errorf("read bounds file: %w", err)
 	}
-	var root yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
-		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := yamldoc.Parse(path, data)
+	if err != nil || doc == nil {
+		return err
 	}
-	if len(root.Content) == 0 {
-		return nil
-	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode {
-		return fmt.Errorf("%s:%d: want a mapping of bound names to positive integers", path, doc.Line)
-	}
-	var errs []error
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k, v := doc.Content[i], doc.Content[i+1]
-		source := fmt.Sprintf("%s:%d", path, k.Line)
+	d := &yamldoc.Decoder{File: path}
+	d.Fields(doc, "", Keys(), func(key string, _, v *yaml.Node) {
 		if v.Kind != yaml.ScalarNode {
-			errs = append(errs, fmt.Errorf("%s: %s: want a positive integer", source, k.Value))
-			continue
+			d.Add(v, key, "want a positive integer, got %s", yamldoc.KindName(v))
+		} else if err := set(b, key, v.Value); err != nil {
+			d.Add(v, "", "%v", err)
 		}
-		errs = append(errs, Set(b, k.Value, v.Value, source))
-	}
-	return errors.Join(errs...)
+	})
+	return d.Err()
 }

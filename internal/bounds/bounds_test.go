@@ -42,11 +42,11 @@ func TestBadValuesNameKeyValueAndSource(t *testing.T) {
 		{"env beyond int64", map[string]string{"PROCTOR_MAX_TURNS": "99999999999999999999"}, "", []string{`max_turns: "99999999999999999999" is too large; the most is 2147483647`}},
 		{"env beyond a count", map[string]string{"PROCTOR_MAX_TOOL_CALLS": "3000000000"}, "", []string{`"3000000000" is too large; the most is 2147483647`}},
 		{"env hugely negative", map[string]string{"PROCTOR_MAX_FILES": "-99999999999999999999"}, "", []string{`is not a positive integer`}},
-		{"file boolean", nil, "max_turns: true\n", []string{`bounds.yaml:1: max_turns: "true" is a boolean`}},
-		{"file unknown key", nil, "max_turns: 3\nmax_turn: 4\n", []string{`bounds.yaml:2: unknown bound "max_turn"`}},
-		{"file json", nil, `{"max_tool_calls": 1.5}`, []string{`bounds.yaml:1: max_tool_calls: "1.5" is not a positive integer`}},
-		{"file list", nil, "max_turns: [1]\n", []string{"bounds.yaml:1: max_turns: want a positive integer"}},
-		{"file not a mapping", nil, "- 1\n", []string{"bounds.yaml:1: want a mapping"}},
+		{"file boolean", nil, "max_turns: true\n", []string{`bounds.yaml:1:12: max_turns: "true" is a boolean`}},
+		{"file unknown key", nil, "max_turns: 3\nmax_turn: 4\n", []string{`bounds.yaml:2:1: max_turn: unknown field; did you mean max_turns?`}},
+		{"file json", nil, `{"max_tool_calls": 1.5}`, []string{`bounds.yaml:1:20: max_tool_calls: "1.5" is not a positive integer`}},
+		{"file list", nil, "max_turns: [1]\n", []string{"bounds.yaml:1:12: max_turns: want a positive integer, got a list"}},
+		{"file not a mapping", nil, "- 1\n", []string{"bounds.yaml:1:1: want a mapping, got a list"}},
 		{"all problems at once", map[string]string{"PROCTOR_MAX_TURNS": "x", "PROCTOR_MAX_FILES": "y"}, "", []string{"PROCTOR_MAX_TURNS", "PROCTOR_MAX_FILES"}},
 	}
 	for _, tc := range tests {

@@ -119,7 +119,7 @@ func TestRunCommandFailuresAndUsage(t *testing.T) {
 		{"bad bound env", []string{"run", "--dir", src, "--task", "x", "--script", demoScript}, map[string]string{"PROCTOR_MAX_FILES": "many"}, ExitUsage, "env PROCTOR_MAX_FILES"},
 		{"ask without terminal", []string{"run", "--dir", src, "--task", "x", "--script", demoScript, "--approve", "ask"}, nil, ExitUsage, "needs a terminal"},
 		{"mismatch fails", []string{"run", "--dir", src, "--task", "something else", "--script", demoScript}, nil, ExitProblems, "script_mismatch"},
-		{"literal key in models.yaml", []string{"run", "--dir", src, "--task", "x", "--model", "p", "--models", "testdata/literal-key.yaml"}, nil, ExitUsage, "literal-key.yaml:5: profiles[0].api_key: a literal secret is not allowed"},
+		{"literal key in models.yaml", []string{"run", "--dir", src, "--task", "x", "--model", "p", "--models", "testdata/literal-key.yaml"}, nil, ExitUsage, "literal-key.yaml:5:5: profiles[0].api_key: a literal secret is not allowed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestScriptLintReportsProblems(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("steps:\n  - reply: {}\n"), 0o644)
 	r := invoke(t, nil, "script", "lint", demoScript, bad)
-	if r.code != ExitProblems || !strings.Contains(r.stdout, "demo.yaml: ok, 5 steps") || !strings.Contains(r.stdout, "bad.yaml:2: steps[0].reply: a reply needs content or tool_calls") {
+	if r.code != ExitProblems || !strings.Contains(r.stdout, "demo.yaml: ok, 5 steps") || !strings.Contains(r.stdout, "bad.yaml:2:12: steps[0].reply: a reply needs content or tool_calls") {
 		t.Fatalf("%+v", r)
 	}
 	if r = invoke(t, nil, "script"); r.code != ExitUsage {

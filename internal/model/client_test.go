@@ -188,14 +188,15 @@ func TestProfiles(t *testing.T) {
 	}
 
 	bad := []struct{ src, want string }{
-		{"profiles:\n  - name: x\n    base_url: https://a/v1\n    model: m\n    api_key: sk-literal\n", "models.yaml:5: profiles[0].api_key: a literal secret is not allowed"},
+		{"profiles:\n  - name: x\n    base_url: https://a/v1\n    model: m\n    api_key: sk-literal\n", "models.yaml:5:5: profiles[0].api_key: a literal secret is not allowed"},
 		{"profiles:\n  - name: x\n    base_url: https://a/v1\n    model: m\n    token: abc\n", "profiles[0].token: a literal secret is not allowed"},
 		{"profiles:\n  - name: x\n    base_url: https://a/v1\n    model: m\n    api_key_env: sk-123-not-a-name\n", "is not an environment variable name"},
 		{"profiles:\n  - name: x\n    base_url: ftp://a\n    model: m\n", `profiles[0].base_url: "ftp://a" is not an http(s) URL`},
 		{"profiles:\n  - base_url: https://a\n    model: m\n", "profiles[0].name: missing"},
 		{"profiles:\n  - name: x\n    base_url: https://a\n    model: m\n  - name: x\n    base_url: https://a\n    model: m\n", `profiles[1].name: "x" is defined twice`},
-		{"profiles: [\n", "models.yaml: "},
-		{"models: []\n", `unknown key "models"`},
+		{"profiles:\n  - name: x\n    base_url: https://a\n    model: m\n    timeout_s: soon\n", `models.yaml:5:16: profiles[0].timeout_s: want a positive integer, got "soon"`},
+		{"profiles: [\n", "models.yaml:1:1: did not find expected node content"},
+		{"models: []\n", "models.yaml:1:1: models: unknown field (known: profiles)"},
 	}
 	for _, tc := range bad {
 		if _, err := model.ParseProfiles("models.yaml", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,18 +10,20 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
 // Profile is a named live model: where it is, which model, and the name of
 // the environment variable that holds its key. The key itself is never in
 // the file and never stored.
 type Profile struct {
-	Name      string `yaml:"name"`
-	BaseURL   string `yaml:"base_url"`
-	Model     string `yaml:"model"`
-	APIKeyEnv string `yaml:"api_key_env"`
-	TimeoutS  int    `yaml:"timeout_s"`
-	Stream    bool   `yaml:"stream"`
+	Name      string
+	BaseURL   string
+	Model     string
+	APIKeyEnv string
+	TimeoutS  int
+	Stream    bool
 }
 
 // Profiles is the content of models.yaml.
@@ -56,81 +57,93 @@ func LoadProfiles(path string) (*Profiles, error) {
 //	    model: gpt-4.1
 //	    api_key_env: OPENAI_API_KEY
 func ParseProfiles(path string, data []byte) (*Profiles, error) {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		return nil, fmt.Errorf("%s: %s", path, yamlMessage(err))
-	}
-	var problems []string
-	add := func(n *yaml.Node, format string, args ...any) {
-		problems = append(problems, fmt.Sprintf("%s:%d: %s", path, n.Line, fmt.Sprintf(format, args...)))
+	doc, err := yamldoc.Parse(path, data)
+	if err != nil {
+		return nil, err
 	}
 	out := &Profiles{Path: path}
-	if len(root.Content) == 0 {
+	if doc == nil {
 		return out, nil
 	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: want a mapping with a profiles list", path, doc.Line)
-	}
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k, v := doc.Content[i], doc.Content[i+1]
-		if k.Value != "profiles" {
-			add(k, "unknown key %q; the file holds one key, profiles", k.Value)
-			continue
-		}
-		if v.Kind != yaml.SequenceNode {
-			add(v, "profiles: want a list of profiles")
-			continue
-		}
+	d := &yamldoc.Decoder{File: path}
+	d.Fields(doc, "", []string{"profiles"}, func(_ string, _, v *yaml.Node) {
 		seen := map[string]bool{}
-		for j, pn := range v.Content {
+		for j, pn := range d.List(v, "profiles") {
 			field := fmt.Sprintf("profiles[%d]", j)
-			if pn.Kind != yaml.MappingNode {
-				add(pn, "%s: want a mapping", field)
-				continue
-			}
-			var p Profile
-			known := map[string]bool{"name": true, "base_url": true, "model": true, "api_key_env": true, "timeout_s": true, "stream": true}
-			for f := 0; f+1 < len(pn.Content); f += 2 {
-				fk := pn.Content[f]
-				switch {
-				case secretKey.MatchString(fk.Value) && fk.Value != "api_key_env":
-					add(fk, "%s.%s: a literal secret is not allowed in this file; put it in an environment variable and name that variable in api_key_env", field, fk.Value)
-				case !known[fk.Value]:
-					add(fk, "%s: unknown field %q (known: name, base_url, model, api_key_env, timeout_s, stream)", field, fk.Value)
-				}
-			}
-			if err := pn.Decode(&p); err != nil {
-				add(pn, "%s: %s", field, yamlMessage(err))
-				continue
-			}
+			p := profile(d, withoutSecrets(d, pn, field), field)
 			switch {
+			case pn.Kind != yaml.MappingNode:
+				continue
 			case p.Name == "":
-				add(pn, "%s.name: missing", field)
+				d.Add(pn, field+".name", "missing")
 			case seen[p.Name]:
-				add(pn, "%s.name: %q is defined twice", field, p.Name)
+				d.Add(pn, field+".name", "%q is defined twice", p.Name)
 			}
 			seen[p.Name] = true
-			if u, err := url.Parse(p.BaseURL); p.BaseURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				add(pn, "%s.base_url: %q is not an http(s) URL", field, p.BaseURL)
-			}
-			if p.Model == "" {
-				add(pn, "%s.model: missing", field)
-			}
-			if p.APIKeyEnv != "" && !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(p.APIKeyEnv) {
-				add(pn, "%s.api_key_env: %q is not an environment variable name (it must name the variable, not hold the key)", field, p.APIKeyEnv)
-			}
-			if p.TimeoutS < 0 {
-				add(pn, "%s.timeout_s: must be a positive number of seconds, got %d", field, p.TimeoutS)
-			}
 			out.Profiles = append(out.Profiles, p)
 		}
-	}
-	if len(problems) > 0 {
-		return nil, errors.New(strings.Join(problems, "\n"))
+	})
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func profile(d *yamldoc.Decoder, n *yaml.Node, field string) Profile {
+	var p Profile
+	d.Fields(n, field, []string{"name", "base_url", "model", "api_key_env", "timeout_s", "stream"}, func(key string, _, v *yaml.Node) {
+		f := field + "." + key
+		switch key {
+		case "name":
+			p.Name = d.Str(v, f)
+		case "base_url":
+			p.BaseURL = d.Str(v, f)
+			if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				d.Add(v, f, "%q is not an http(s) URL", p.BaseURL)
+			}
+		case "model":
+			p.Model = d.Str(v, f)
+		case "api_key_env":
+			p.APIKeyEnv = d.Str(v, f)
+			if !envVarName.MatchString(p.APIKeyEnv) {
+				d.Add(v, f, "%q is not an environment variable name (it must name the variable, not hold the key)", p.APIKeyEnv)
+			}
+		case "timeout_s":
+			p.TimeoutS = d.PosInt(v, f)
+		case "stream":
+			p.Stream = d.Bool(v, f)
+		}
+	})
+	if n.Kind == yaml.MappingNode {
+		if p.BaseURL == "" {
+			d.Add(n, field+".base_url", "missing")
+		}
+		if p.Model == "" {
+			d.Add(n, field+".model", "missing")
+		}
+	}
+	return p
+}
+
+// withoutSecrets reports every key of a profile that would hold a secret
+// (api_key, token…) and returns the profile without them.
+func withoutSecrets(d *yamldoc.Decoder, n *yaml.Node, field string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return n
+	}
+	kept := *n
+	kept.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if secretKey.MatchString(k.Value) && k.Value != "api_key_env" {
+			d.Add(k, field+"."+k.Value, "a literal secret is not allowed in this file; put it in an environment variable and name that variable in api_key_env")
+			continue
+		}
+		kept.Content = append(kept.Content, k, n.Content[i+1])
+	}
+	return &kept
 }
 
 // Find returns the named profile.
@@ -170,9 +183,4 @@ func (p Profile) Retry() RetryPolicy {
 		r.AttemptTimeout = time.Duration(p.TimeoutS) * time.Second
 	}
 	return r
-}
-
-// yamlMessage strips the library's prefix from a YAML error.
-func yamlMessage(err error) string {
-	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "yaml: "), "unmarshal errors:\n  ")
 }

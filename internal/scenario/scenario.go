@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
-	"github.com/proctor-dev/proctor/internal/yamltree"
+	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
 // File names in a scenario folder.
@@ -93,98 +94,100 @@ var (
 	envName        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
+// decoder is the YAML decoder with scenario.yaml's own parts.
+type decoder struct{ yamldoc.Decoder }
+
 // Parse parses scenario.yaml. dir is the scenario folder, for the rules that
 // look at files beside it (the model script). Every problem is reported at
 // once, as "file:line:col: field: problem".
 func Parse(file string, data []byte, dir string) (*Scenario, error) {
-	d := &decoder{file: file}
-	root, err := yamltree.Parse(data)
+	d := &decoder{yamldoc.Decoder{File: file}}
+	doc, err := yamldoc.Parse(file, data)
 	if err != nil {
-		return nil, yamlError(file, err)
+		return nil, err
 	}
 	s := &Scenario{Dir: dir, Budgets: Budgets{Bounds: bounds.Defaults()}, Approvals: Approvals{Default: "deny"}, Git: true, Repeat: 1,
 		Env: map[string]string{}, Continue: "Please continue."}
-	if len(root.Content) == 0 {
+	if doc == nil {
 		return nil, fmt.Errorf("%s: empty; a scenario needs at least id, a task and a check", file)
 	}
-	doc := root.Content[0]
 	var task string
 	var taskNode *yaml.Node
-	d.fields(doc, "", topFields, func(key string, k, v *yaml.Node) {
+	d.Fields(doc, "", topFields, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "id":
-			s.ID = d.str(v, key)
+			s.ID = d.Str(v, key)
 			if s.ID != "" && !bundle.ValidID(s.ID) {
-				d.add(v, key, "%q is not a safe name (letters, digits, '.', '_', '-')", s.ID)
+				d.Add(v, key, "%q is not a safe name (letters, digits, '.', '_', '-')", s.ID)
 			}
 		case "description":
-			s.Description = d.str(v, key)
+			s.Description = d.Str(v, key)
 		case "tags":
-			s.Tags = d.strs(v, key)
+			s.Tags = d.Strs(v, key)
 		case "task":
-			task, taskNode = d.str(v, key), v
+			task, taskNode = d.Str(v, key), v
 		case "turns":
-			s.Turns = d.strs(v, key)
+			s.Turns = d.Strs(v, key)
 			if len(s.Turns) == 0 {
-				d.add(v, key, "want at least one user message")
+				d.Add(v, key, "want at least one user message")
 			}
 		case "criteria":
-			s.Criteria = d.strs(v, key)
+			s.Criteria = d.Strs(v, key)
 		case "out_of_scope":
-			s.OutOfScope = d.strs(v, key)
+			s.OutOfScope = d.Strs(v, key)
 		case "budgets":
 			d.budgets(v, s)
 		case "approvals":
 			d.approvals(v, s)
 		case "yield_reply":
-			s.YieldReply = d.str(v, key)
+			s.YieldReply = d.Str(v, key)
 		case "continue_message":
-			s.Continue = d.str(v, key)
+			s.Continue = d.Str(v, key)
 		case "model":
-			d.fields(v, key, modelFields, func(mk string, _, mv *yaml.Node) {
+			d.Fields(v, key, modelFields, func(mk string, _, mv *yaml.Node) {
 				if mk == "script" {
-					s.Model.Script = d.str(mv, "model.script")
+					s.Model.Script = d.Str(mv, "model.script")
 				} else {
-					s.Model.Profile = d.str(mv, "model.profile")
+					s.Model.Profile = d.Str(mv, "model.profile")
 				}
 			})
 			if s.Model.Script != "" && s.Model.Profile != "" {
-				d.add(v, key, "give script or profile, not both")
+				d.Add(v, key, "give script or profile, not both")
 			}
 		case "env":
 			d.env(v, s)
 		case "pass_env":
-			s.PassEnv = d.strs(v, key)
+			s.PassEnv = d.Strs(v, key)
 			for i, n := range s.PassEnv {
 				if !envName.MatchString(n) {
-					d.add(v, fmt.Sprintf("pass_env[%d]", i), "%q is not an environment variable name", n)
+					d.Add(v, fmt.Sprintf("pass_env[%d]", i), "%q is not an environment variable name", n)
 				}
 			}
 		case "context":
-			s.Context = d.str(v, key)
+			s.Context = d.Str(v, key)
 			if bad := unknownVars(s.Context); len(bad) > 0 {
-				d.add(v, key, "unknown variable %s; the template may use $RUN_DIR and $WORKSPACE", strings.Join(bad, ", "))
+				d.Add(v, key, "unknown variable %s; the template may use $RUN_DIR and $WORKSPACE", strings.Join(bad, ", "))
 			}
 		case "git":
-			s.Git = d.boolean(v, key)
+			s.Git = d.Bool(v, key)
 		case "checks":
 			d.checks(v, s)
 		case "repeat":
-			s.Repeat = d.posInt(v, key)
+			s.Repeat = d.PosInt(v, key)
 		}
 	})
 	switch {
 	case task != "" && len(s.Turns) > 0:
-		d.add(taskNode, "task", "give task or turns, not both (task is a one-turn shorthand)")
+		d.Add(taskNode, "task", "give task or turns, not both (task is a one-turn shorthand)")
 	case task != "":
 		s.Turns = []string{task}
 	case len(s.Turns) == 0:
-		d.add(doc, "task", "missing; give task (one message) or turns (a list)")
+		d.Add(doc, "task", "missing; give task (one message) or turns (a list)")
 	}
 	if s.ID == "" {
-		d.add(doc, "id", "missing")
+		d.Add(doc, "id", "missing")
 	} else if dir != "" && filepath.Base(dir) != s.ID {
-		d.add(doc, "id", "%q does not match its folder name %q", s.ID, filepath.Base(dir))
+		d.Add(doc, "id", "%q does not match its folder name %q", s.ID, filepath.Base(dir))
 	}
 	if s.Model.Script == "" && s.Model.Profile == "" {
 		if dir != "" {
@@ -193,73 +196,65 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 			}
 		}
 	}
-	if len(d.problems) > 0 {
-		return nil, errors.New(strings.Join(d.problems, "\n"))
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
 func (d *decoder) budgets(n *yaml.Node, s *Scenario) {
-	d.fields(n, "budgets", budgetFields, func(key string, _, v *yaml.Node) {
+	d.Fields(n, "budgets", budgetFields, func(key string, _, v *yaml.Node) {
 		field := "budgets." + key
 		switch key {
 		case "max_messages":
-			s.Budgets.MaxMessages = d.posInt(v, field)
+			s.Budgets.MaxMessages = d.PosInt(v, field)
 		case "wall_clock_s":
-			s.Budgets.WallClock = time.Duration(d.posInt(v, field)) * time.Second
+			s.Budgets.WallClock = time.Duration(d.PosInt(v, field)) * time.Second
 		case "max_yield_replies":
-			s.Budgets.MaxYieldReplies = d.nonNegInt(v, field)
+			s.Budgets.MaxYieldReplies = d.Count(v, field)
 		case "max_continues":
-			s.Budgets.MaxContinues = d.nonNegInt(v, field)
+			s.Budgets.MaxContinues = d.Count(v, field)
 		default:
-			if err := bounds.Set(&s.Budgets.Bounds, key, v.Value, fmt.Sprintf("%s:%d:%d", d.file, v.Line, v.Column)); err != nil || v.Kind != yaml.ScalarNode {
-				d.add(v, field, "want a positive integer, got %s", kindName(v))
+			if err := bounds.Set(&s.Budgets.Bounds, key, v.Value, fmt.Sprintf("%s:%d:%d", d.File, v.Line, v.Column)); err != nil || v.Kind != yaml.ScalarNode {
+				d.Add(v, field, "want a positive integer, got %s", yamldoc.KindName(v))
 			}
 		}
 	})
 }
 
-func (d *decoder) nonNegInt(n *yaml.Node, field string) int {
-	var v int
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&v) != nil || v < 0 {
-		d.add(n, field, "want a whole number ≥ 0, got %s", kindName(n))
-	}
-	return v
-}
-
 func (d *decoder) approvals(n *yaml.Node, s *Scenario) {
-	d.fields(n, "approvals", approvalFields, func(key string, _, v *yaml.Node) {
+	d.Fields(n, "approvals", approvalFields, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "default":
-			s.Approvals.Default = d.str(v, "approvals.default")
+			s.Approvals.Default = d.Str(v, "approvals.default")
 			if s.Approvals.Default != "deny" && s.Approvals.Default != "approve" {
-				d.add(v, "approvals.default", "want deny or approve, got %q", s.Approvals.Default)
+				d.Add(v, "approvals.default", "want deny or approve, got %q", s.Approvals.Default)
 			}
 		case "max_decisions":
-			s.Approvals.MaxDecisions = d.posInt(v, "approvals.max_decisions")
+			s.Approvals.MaxDecisions = d.PosInt(v, "approvals.max_decisions")
 		case "rules":
 			if v.Kind != yaml.SequenceNode {
-				d.add(v, "approvals.rules", "want a list of rules")
+				d.Add(v, "approvals.rules", "want a list of rules")
 				return
 			}
 			for i, rn := range v.Content {
 				field := fmt.Sprintf("approvals.rules[%d]", i)
 				r := Rule{Decision: "approve"}
-				d.fields(rn, field, ruleFields, func(rk string, _, rv *yaml.Node) {
+				d.Fields(rn, field, ruleFields, func(rk string, _, rv *yaml.Node) {
 					switch rk {
 					case "tool":
-						r.Tool = d.str(rv, field+".tool")
+						r.Tool = d.Str(rv, field+".tool")
 					case "args":
-						r.Args = d.regex(rv, field+".args")
+						r.Args = d.Regex(rv, field+".args")
 					case "decision":
-						r.Decision = d.str(rv, field+".decision")
+						r.Decision = d.Str(rv, field+".decision")
 						if r.Decision != "approve" && r.Decision != "deny" {
-							d.add(rv, field+".decision", "want approve or deny, got %q", r.Decision)
+							d.Add(rv, field+".decision", "want approve or deny, got %q", r.Decision)
 						}
 					}
 				})
 				if r.Tool == "" {
-					d.add(rn, field+".tool", "missing")
+					d.Add(rn, field+".tool", "missing")
 				}
 				s.Approvals.Rules = append(s.Approvals.Rules, r)
 			}
@@ -269,7 +264,7 @@ func (d *decoder) approvals(n *yaml.Node, s *Scenario) {
 
 func (d *decoder) env(n *yaml.Node, s *Scenario) {
 	if n.Kind != yaml.MappingNode {
-		d.add(n, "env", "want a mapping of variable names to values")
+		d.Add(n, "env", "want a mapping of variable names to values")
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -277,18 +272,18 @@ func (d *decoder) env(n *yaml.Node, s *Scenario) {
 		field := "env." + k.Value
 		switch {
 		case !envName.MatchString(k.Value):
-			d.add(k, field, "not an environment variable name")
+			d.Add(k, field, "not an environment variable name")
 		case secretName.MatchString(k.Value) && v.Value != "":
-			d.add(v, field, "a literal secret is not allowed in a scenario; list the variable in pass_env and set it in the environment")
+			d.Add(v, field, "a literal secret is not allowed in a scenario; list the variable in pass_env and set it in the environment")
 		default:
-			s.Env[k.Value] = d.str(v, field)
+			s.Env[k.Value] = d.Str(v, field)
 		}
 	}
 }
 
 func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 	if n.Kind != yaml.SequenceNode {
-		d.add(n, "checks", "want a list of checks")
+		d.Add(n, "checks", "want a list of checks")
 		return
 	}
 	names := map[string]bool{}
@@ -296,39 +291,39 @@ func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 		field := fmt.Sprintf("checks[%d]", i)
 		c := check.Spec{Line: cn.Line}
 		var timeout int
-		d.fields(cn, field, checkFields, func(key string, _, v *yaml.Node) {
+		d.Fields(cn, field, checkFields, func(key string, _, v *yaml.Node) {
 			f := field + "." + key
 			switch key {
 			case "name":
-				c.Name = d.str(v, f)
+				c.Name = d.Str(v, f)
 			case "kind":
-				c.Kind = d.str(v, f)
-				if !contains(check.Kinds(), c.Kind) {
-					if near := nearest(c.Kind, check.Kinds()); near != "" {
-						d.add(v, f, "unknown kind %q; did you mean %s?", c.Kind, near)
+				c.Kind = d.Str(v, f)
+				if !slices.Contains(check.Kinds(), c.Kind) {
+					if near := yamldoc.Nearest(c.Kind, check.Kinds()); near != "" {
+						d.Add(v, f, "unknown kind %q; did you mean %s?", c.Kind, near)
 					} else {
-						d.add(v, f, "unknown kind %q (known: %s)", c.Kind, strings.Join(check.Kinds(), ", "))
+						d.Add(v, f, "unknown kind %q (known: %s)", c.Kind, strings.Join(check.Kinds(), ", "))
 					}
 				}
 			case "path":
-				c.Path = d.str(v, f)
+				c.Path = d.Str(v, f)
 				if strings.HasPrefix(c.Path, "/") || strings.Contains("/"+c.Path+"/", "/../") {
-					d.add(v, f, "%q must be a path inside the workspace", c.Path)
+					d.Add(v, f, "%q must be a path inside the workspace", c.Path)
 				}
 			case "text":
-				c.Text = d.str(v, f)
+				c.Text = d.Str(v, f)
 			case "pattern":
-				c.Pattern = d.regex(v, f)
+				c.Pattern = d.Regex(v, f)
 			case "paths":
-				c.Paths = d.strs(v, f)
+				c.Paths = d.Strs(v, f)
 			case "tool":
-				c.Tool = d.str(v, f)
+				c.Tool = d.Str(v, f)
 			case "args":
-				c.Args = d.regex(v, f)
+				c.Args = d.Regex(v, f)
 			case "command":
-				c.Command = d.str(v, f)
+				c.Command = d.Str(v, f)
 			case "timeout_s":
-				timeout = d.posInt(v, f)
+				timeout = d.PosInt(v, f)
 			}
 		})
 		if timeout > 0 {
@@ -336,14 +331,14 @@ func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 		}
 		for _, req := range requiredFields(c.Kind) {
 			if !hasField(c, req) {
-				d.add(cn, field+"."+req, "missing; a %s check needs it", c.Kind)
+				d.Add(cn, field+"."+req, "missing; a %s check needs it", c.Kind)
 			}
 		}
 		if c.Name == "" {
 			c.Name = defaultName(c, i)
 		}
 		if names[c.Name] {
-			d.add(cn, field+".name", "%q is used twice; give each check its own name", c.Name)
+			d.Add(cn, field+".name", "%q is used twice; give each check its own name", c.Name)
 		}
 		names[c.Name] = true
 		s.Checks = append(s.Checks, c)
@@ -415,20 +410,6 @@ func (s *Scenario) ExpandContext(runDir, workspace string) string {
 		}
 		return workspace
 	})
-}
-
-var yamlPos = regexp.MustCompile(`^yaml: line (\d+)(?:, column (\d+))?: `)
-
-func yamlError(file string, err error) error {
-	msg := err.Error()
-	if m := yamlPos.FindStringSubmatch(msg); m != nil {
-		col := m[2]
-		if col == "" {
-			col = "1"
-		}
-		return fmt.Errorf("%s:%s:%s: %s", file, m[1], col, msg[len(m[0]):])
-	}
-	return fmt.Errorf("%s: %s", file, strings.TrimPrefix(msg, "yaml: "))
 }
 
 // Load reads the scenario folder dir: scenario.yaml, and the checks/
@@ -600,4 +581,4 @@ func Discover(paths ...string) ([]*Scenario, []Problem) {
 }
 
 // HasTag reports whether the scenario carries tag.
-func (s *Scenario) HasTag(tag string) bool { return contains(s.Tags, tag) }
+func (s *Scenario) HasTag(tag string) bool { return slices.Contains(s.Tags, tag) }

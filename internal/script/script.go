@@ -2,7 +2,6 @@ package script
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -12,19 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/proctor-dev/proctor/internal/model"
-	"github.com/proctor-dev/proctor/internal/yamltree"
+	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// YAMLError formats a YAML syntax error as "file:line: problem".
-func YAMLError(path string, err error) error {
-	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("%s:%s: %s", path, m[1], msg[len(m[0]):])
-	}
-	return fmt.Errorf("%s: %s", path, strings.TrimPrefix(msg, "yaml: "))
-}
 
 // Script is a parsed model script.
 type Script struct {
@@ -67,189 +55,114 @@ func Load(path string) (*Script, error) {
 }
 
 // Parse parses a model script. It reports every problem it finds, each as
-// "file:line: field: problem".
+// "file:line:col: field: problem".
 func Parse(path string, data []byte) (*Script, error) {
-	p := &parser{path: path}
-	root, err := yamltree.Parse(data)
+	doc, err := yamldoc.Parse(path, data)
 	if err != nil {
-		return nil, YAMLError(path, err)
+		return nil, err
 	}
-	s := &Script{Path: path, Model: "scripted"}
-	if len(root.Content) == 0 {
+	if doc == nil {
 		return nil, fmt.Errorf("%s: empty script; a script needs a steps list", path)
 	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s:%d: want a mapping with name, model and steps", path, doc.Line)
-	}
-	var stepsNode *yaml.Node
-	for k, v := range pairs(doc) {
-		switch k.Value {
+	d := &yamldoc.Decoder{File: path}
+	s := &Script{Path: path, Model: "scripted"}
+	var steps *yaml.Node
+	d.Fields(doc, "", []string{"name", "model", "steps"}, func(key string, _, v *yaml.Node) {
+		switch key {
 		case "name":
-			s.Name = p.str(v, "name")
+			s.Name = d.Str(v, key)
 		case "model":
-			s.Model = p.str(v, "model")
+			s.Model = d.Str(v, key)
 		case "steps":
-			stepsNode = v
-		default:
-			p.add(k, "%s: unknown key (known: name, model, steps)", k.Value)
+			steps = v
 		}
-	}
+	})
 	switch {
-	case stepsNode == nil:
-		p.add(doc, "steps: missing; a script needs at least one step")
-	case stepsNode.Kind != yaml.SequenceNode || len(stepsNode.Content) == 0:
-		p.add(stepsNode, "steps: want a list of at least one step")
+	case doc.Kind != yaml.MappingNode:
+	case steps == nil:
+		d.Add(doc, "steps", "missing; a script needs at least one step")
+	case steps.Kind != yaml.SequenceNode || len(steps.Content) == 0:
+		d.Add(steps, "steps", "want a list of at least one step")
 	default:
-		for i, sn := range stepsNode.Content {
-			s.Steps = append(s.Steps, p.step(sn, fmt.Sprintf("steps[%d]", i), i))
+		for i, sn := range steps.Content {
+			s.Steps = append(s.Steps, step(d, sn, fmt.Sprintf("steps[%d]", i), i))
 		}
 	}
 	if s.Model == "" {
 		s.Model = "scripted"
 	}
-	if len(p.problems) > 0 {
-		return nil, errors.New(strings.Join(p.problems, "\n"))
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-type parser struct {
-	path     string
-	problems []string
-}
-
-func (p *parser) add(n *yaml.Node, format string, args ...any) {
-	p.problems = append(p.problems, fmt.Sprintf("%s:%d: %s", p.path, n.Line, fmt.Sprintf(format, args...)))
-}
-
-func (p *parser) str(n *yaml.Node, field string) string {
-	if n.Kind != yaml.ScalarNode {
-		p.add(n, "%s: want text", field)
-		return ""
-	}
-	return n.Value
-}
-
-func (p *parser) int64(n *yaml.Node, field string) int64 {
-	var v int64
-	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil || v < 0 {
-		p.add(n, "%s: want a whole number ≥ 0, got %q", field, n.Value)
-	}
-	return v
-}
-
-func pairs(n *yaml.Node) func(func(*yaml.Node, *yaml.Node) bool) {
-	return func(yield func(*yaml.Node, *yaml.Node) bool) {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if !yield(n.Content[i], n.Content[i+1]) {
-				return
-			}
-		}
-	}
-}
-
-func (p *parser) step(n *yaml.Node, field string, index int) Step {
+func step(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Step {
 	st := Step{Line: n.Line}
-	if n.Kind != yaml.MappingNode {
-		p.add(n, "%s: want a mapping with expect and reply", field)
-		return st
-	}
 	hasReply := false
-	for k, v := range pairs(n) {
-		switch k.Value {
+	d.Fields(n, field, []string{"expect", "reply"}, func(key string, _, v *yaml.Node) {
+		switch key {
 		case "expect":
-			st.Expect = p.expect(v, field+".expect")
+			st.Expect = expect(d, v, field+".expect")
 		case "reply":
 			hasReply = true
-			st.Reply = p.reply(v, field+".reply", index)
-		default:
-			p.add(k, "%s.%s: unknown key (known: expect, reply)", field, k.Value)
+			st.Reply = reply(d, v, field+".reply", index)
 		}
-	}
-	if !hasReply {
-		p.add(n, "%s.reply: missing", field)
+	})
+	if n.Kind == yaml.MappingNode && !hasReply {
+		d.Add(n, field+".reply", "missing")
 	}
 	return st
 }
 
-func (p *parser) expect(n *yaml.Node, field string) Expect {
+func expect(d *yamldoc.Decoder, n *yaml.Node, field string) Expect {
 	var e Expect
-	if n.Kind != yaml.MappingNode {
-		p.add(n, "%s: want a mapping", field)
-		return e
-	}
-	for k, v := range pairs(n) {
-		switch k.Value {
+	d.Fields(n, field, []string{"last_role", "last_contains", "last_matches", "tools_offered"}, func(key string, _, v *yaml.Node) {
+		f := field + "." + key
+		switch key {
 		case "last_role":
-			e.LastRole = p.str(v, field+".last_role")
+			e.LastRole = d.Str(v, f)
 			if !slices.Contains([]string{model.RoleUser, model.RoleTool, model.RoleSystem}, e.LastRole) {
-				p.add(v, "%s.last_role: %q is not one of user, tool, system", field, e.LastRole)
+				d.Add(v, f, "%q is not one of user, tool, system", e.LastRole)
 			}
 		case "last_contains":
-			e.LastContains = p.str(v, field+".last_contains")
+			e.LastContains = d.Str(v, f)
 		case "last_matches":
-			re, err := regexp.Compile(p.str(v, field+".last_matches"))
-			if err != nil {
-				p.add(v, "%s.last_matches: %v", field, err)
-			}
-			e.LastMatches = re
+			e.LastMatches = d.Regex(v, f)
 		case "tools_offered":
-			if v.Kind != yaml.SequenceNode {
-				p.add(v, "%s.tools_offered: want a list of tool names", field)
-				continue
-			}
-			for _, t := range v.Content {
-				e.ToolsOffered = append(e.ToolsOffered, p.str(t, field+".tools_offered"))
-			}
-		default:
-			p.add(k, "%s.%s: unknown key (known: last_role, last_contains, last_matches, tools_offered)", field, k.Value)
+			e.ToolsOffered = d.Strs(v, f)
 		}
-	}
+	})
 	return e
 }
 
-func (p *parser) reply(n *yaml.Node, field string, index int) Reply {
+func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 	var r Reply
-	if n.Kind != yaml.MappingNode {
-		p.add(n, "%s: want a mapping with content and/or tool_calls", field)
-		return r
-	}
-	for k, v := range pairs(n) {
-		switch k.Value {
+	d.Fields(n, field, []string{"content", "tool_calls", "usage"}, func(key string, _, v *yaml.Node) {
+		f := field + "." + key
+		switch key {
 		case "content":
-			r.Content = p.str(v, field+".content")
+			r.Content = d.Str(v, f)
 		case "tool_calls":
-			if v.Kind != yaml.SequenceNode {
-				p.add(v, "%s.tool_calls: want a list", field)
-				continue
-			}
-			for j, cn := range v.Content {
-				r.ToolCalls = append(r.ToolCalls, p.toolCall(cn, fmt.Sprintf("%s.tool_calls[%d]", field, j), index, j))
+			for j, cn := range d.List(v, f) {
+				r.ToolCalls = append(r.ToolCalls, toolCall(d, cn, fmt.Sprintf("%s[%d]", f, j), index, j))
 			}
 		case "usage":
-			if v.Kind != yaml.MappingNode {
-				p.add(v, "%s.usage: want a mapping", field)
-				continue
-			}
-			for uk, uv := range pairs(v) {
-				switch uk.Value {
+			d.Fields(v, f, []string{"prompt_tokens", "completion_tokens", "total_tokens"}, func(key string, _, uv *yaml.Node) {
+				n := int64(d.Count(uv, f+"."+key))
+				switch key {
 				case "prompt_tokens":
-					r.Usage.PromptTokens = p.int64(uv, field+".usage.prompt_tokens")
+					r.Usage.PromptTokens = n
 				case "completion_tokens":
-					r.Usage.CompletionTokens = p.int64(uv, field+".usage.completion_tokens")
+					r.Usage.CompletionTokens = n
 				case "total_tokens":
-					r.Usage.TotalTokens = p.int64(uv, field+".usage.total_tokens")
-				default:
-					p.add(uk, "%s.usage.%s: unknown key", field, uk.Value)
+					r.Usage.TotalTokens = n
 				}
-			}
-		default:
-			p.add(k, "%s.%s: unknown key (known: content, tool_calls, usage)", field, k.Value)
+			})
 		}
-	}
-	if r.Content == "" && len(r.ToolCalls) == 0 {
-		p.add(n, "%s: a reply needs content or tool_calls", field)
+	})
+	if n.Kind == yaml.MappingNode && r.Content == "" && len(r.ToolCalls) == 0 {
+		d.Add(n, field, "a reply needs content or tool_calls")
 	}
 	if r.Usage.TotalTokens == 0 {
 		r.Usage.TotalTokens = r.Usage.PromptTokens + r.Usage.CompletionTokens
@@ -257,40 +170,35 @@ func (p *parser) reply(n *yaml.Node, field string, index int) Reply {
 	return r
 }
 
-func (p *parser) toolCall(n *yaml.Node, field string, step, index int) model.ToolCall {
+func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) model.ToolCall {
 	c := model.ToolCall{ID: fmt.Sprintf("call_%d_%d", step+1, index+1)}
-	if n.Kind != yaml.MappingNode {
-		p.add(n, "%s: want a mapping with name and arguments", field)
-		return c
-	}
-	for k, v := range pairs(n) {
-		switch k.Value {
+	d.Fields(n, field, []string{"id", "name", "arguments"}, func(key string, _, v *yaml.Node) {
+		f := field + "." + key
+		switch key {
 		case "id":
-			c.ID = p.str(v, field+".id")
+			c.ID = d.Str(v, f)
 		case "name":
-			c.Name = p.str(v, field+".name")
+			c.Name = d.Str(v, f)
 		case "arguments":
 			if v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
 				c.Arguments = v.Value // verbatim, valid JSON or not
-				continue
+				return
 			}
 			var val any
 			if err := v.Decode(&val); err != nil {
-				p.add(v, "%s.arguments: %v", field, err)
-				continue
+				d.Add(v, f, "%v", err)
+				return
 			}
 			data, err := json.Marshal(val)
 			if err != nil {
-				p.add(v, "%s.arguments: cannot be written as JSON: %v", field, err)
-				continue
+				d.Add(v, f, "cannot be written as JSON: %v", err)
+				return
 			}
 			c.Arguments = string(data)
-		default:
-			p.add(k, "%s.%s: unknown key (known: id, name, arguments)", field, k.Value)
 		}
-	}
-	if c.Name == "" {
-		p.add(n, "%s.name: missing", field)
+	})
+	if n.Kind == yaml.MappingNode && c.Name == "" {
+		d.Add(n, field+".name", "missing")
 	}
 	if c.Arguments == "" {
 		c.Arguments = "{}"

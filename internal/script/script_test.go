@@ -88,17 +88,17 @@ func TestMismatchNamesFileStepAndDifference(t *testing.T) {
 	}
 }
 
-func TestParseErrorsNameFileAndLine(t *testing.T) {
+func TestParseErrorsNameFileLineAndColumn(t *testing.T) {
 	tests := []struct {
 		name, src, want string
 	}{
-		{"syntax", "steps:\n  - reply: {content: [unclosed\n", "bad.yaml:1: did not find expected"},
-		{"no steps", "name: x\n", "bad.yaml:1: steps: missing"},
-		{"empty reply", "steps:\n  - reply: {}\n", "bad.yaml:2: steps[0].reply: a reply needs content or tool_calls"},
-		{"unknown key", "steps:\n  - reply: {content: hi}\n    expekt: {}\n", "bad.yaml:3: steps[0].expekt: unknown key"},
-		{"bad regex", "steps:\n  - expect: {last_matches: \"(\"}\n    reply: {content: hi}\n", "bad.yaml:2: steps[0].expect.last_matches: error parsing regexp"},
+		{"syntax", "steps:\n  - reply: {content: [unclosed\n", "bad.yaml:1:1: did not find expected"},
+		{"no steps", "name: x\n", "bad.yaml:1:1: steps: missing"},
+		{"empty reply", "steps:\n  - reply: {}\n", "bad.yaml:2:12: steps[0].reply: a reply needs content or tool_calls"},
+		{"unknown key", "steps:\n  - reply: {content: hi}\n    expekt: {}\n", "bad.yaml:3:5: steps[0].expekt: unknown field; did you mean expect?"},
+		{"bad regex", "steps:\n  - expect: {last_matches: \"(\"}\n    reply: {content: hi}\n", "bad.yaml:2:28: steps[0].expect.last_matches: not a regular expression (RE2): error parsing regexp"},
 		{"bad role", "steps:\n  - expect: {last_role: assistant}\n    reply: {content: hi}\n", `steps[0].expect.last_role: "assistant" is not one of`},
-		{"tool without name", "steps:\n  - reply:\n      tool_calls:\n        - arguments: {}\n", "bad.yaml:4: steps[0].reply.tool_calls[0].name: missing"},
+		{"tool without name", "steps:\n  - reply:\n      tool_calls:\n        - arguments: {}\n", "bad.yaml:4:11: steps[0].reply.tool_calls[0].name: missing"},
 		{"negative usage", "steps:\n  - reply: {content: hi, usage: {prompt_tokens: -1}}\n", "usage.prompt_tokens: want a whole number"},
 		{"empty", "", "bad.yaml: empty script"},
 	}

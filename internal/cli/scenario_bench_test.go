@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkScenarioRunPack runs a suite of 10,000 one-turn scripted
+// scenarios the way a user does — `proctor scenario run --pack --parallel 2`,
+// a child process — and prints its wall time and peak RSS (targets: ≤6 s,
+// ≤200 MiB on 2 cores), beside the baseline measured in the same run: a
+// tenth of the cases without --pack, a folder per run.
+func BenchmarkScenarioRunPack(b *testing.B) {
+	n := 10000
+	if testing.Short() {
+		n = 500
+	}
+	root, part := b.TempDir(), b.TempDir()
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("case-%05d", i))
+		writeBenchCase(b, dir, i)
+		if i < n/10 {
+			writeBenchCase(b, filepath.Join(part, filepath.Base(dir)), i)
+		}
+	}
+	for range b.N {
+		baseWall, _ := scenarioRunChild(b, "--parallel", "2", part)
+		wall, rss := scenarioRunChild(b, "--pack", "--parallel", "2", root)
+		rate, baseRate := float64(n)/wall.Seconds(), float64(n/10)/baseWall.Seconds()
+		b.ReportMetric(wall.Seconds(), "wall-s")
+		b.ReportMetric(rate, "cases/s")
+		b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB")
+		b.ReportMetric(baseRate, "folder-cases/s")
+		b.ReportMetric(rate/baseRate, "pack-vs-folders")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+func writeBenchCase(b *testing.B, dir string, i int) {
+	b.Helper()
+	files := map[string]string{
+		"fixture/a.txt": "old\n",
+		"scenario.yaml": fmt.Sprintf("id: case-%05d\ntask: Write new into a.txt.\ngit: false\nchecks:\n  - {kind: file_contains, path: a.txt, text: new}\n  - {kind: only_paths_changed, paths: [a.txt]}\n  - {kind: budget_not_exceeded}\n", i),
+		"model.yaml":    "steps:\n  - reply: {content: done, tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// scenarioRunChild runs `proctor scenario run --quiet ARGS…` in a new data
+// folder and returns its wall time and peak RSS in KiB; every case must pass.
+func scenarioRunChild(b *testing.B, args ...string) (time.Duration, int64) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", "scenario", "run", "--quiet"}, args...)...)
+	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "PROCTOR_DATA="+b.TempDir())
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		b.Fatalf("scenario run %v: %v\n%.2000s", args, err, out)
+	}
+	return took, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+}
