@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -43,60 +42,28 @@ type Endpoint struct {
 	BaseURL string // e.g. https://api.openai.com/v1
 	Model   string
 	APIKey  string // the key itself, read from the environment; never stored
-	// Transport carries the requests; nil is the default HTTP transport.
-	// A suite's scripted models use an in-process one (script.Host).
-	Transport http.RoundTripper
 }
 
 // Client is an OpenAI-compatible chat completions client.
 type Client struct {
 	endpoint Endpoint
-	sdk      *openai.Client
-	opts     []option.RequestOption // per request: the endpoint, over a shared SDK client
+	sdk      openai.Client
 	retry    RetryPolicy
 	record   Recorder
 	sleep    func(context.Context, time.Duration) error
-
-	mu  sync.Mutex
-	enc requestEncoder
 }
 
 // NewClient returns a client for endpoint. record may be nil.
 func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
-	return newClient(NewSDK(endpoint), endpoint, retry, record, nil) // the SDK client is the endpoint's own
-}
-
-// SDK is one OpenAI SDK client that many model clients can share when
-// their endpoints share its transport (a suite's scripted models, served
-// in process): making an SDK client costs more than a small request.
-type SDK struct {
-	sdk   openai.Client
-	heads heads // the request head last encoded by any of its clients
-}
-
-// NewSDK makes an SDK client for endpoint's transport.
-func NewSDK(endpoint Endpoint) *SDK {
-	return &SDK{sdk: openai.NewClient(
-		option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/")+"/"),
-		option.WithAPIKey(apiKey(endpoint)),
-		option.WithMaxRetries(0), // retries are ours, so every attempt is recorded
-		option.WithHTTPClient(&http.Client{Transport: endpoint.Transport}),
-	)}
-}
-
-// Client returns a model client for endpoint over the shared SDK client:
-// the endpoint's base URL and key go with every request. record may be nil.
-func (s *SDK) Client(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
-	return newClient(s, endpoint, retry, record,
-		[]option.RequestOption{option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/") + "/"), option.WithAPIKey(apiKey(endpoint))})
-}
-
-func newClient(s *SDK, endpoint Endpoint, retry RetryPolicy, record Recorder, opts []option.RequestOption) *Client {
 	if record == nil {
 		record = func(Exchange) {}
 	}
-	return &Client{endpoint: endpoint, sdk: &s.sdk, opts: opts, retry: retry, record: record, sleep: sleepCtx,
-		enc: requestEncoder{shared: &s.heads}}
+	sdk := openai.NewClient(
+		option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/")+"/"),
+		option.WithAPIKey(apiKey(endpoint)),
+		option.WithMaxRetries(0), // retries are ours, so every attempt is recorded
+	)
+	return &Client{endpoint: endpoint, sdk: sdk, retry: retry, record: record, sleep: sleepCtx}
 }
 
 func apiKey(endpoint Endpoint) string {
@@ -112,9 +79,7 @@ func (c *Client) Model() string { return c.endpoint.Model }
 // Complete sends the request, retrying what is worth retrying, and returns
 // the reply or an *Error.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	c.mu.Lock()
-	body, err := c.enc.encode(c.endpoint.Model, req)
-	c.mu.Unlock()
+	body, err := encodeRequest(c.endpoint.Model, req)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +154,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (
 	} else {
 		var httpResp *http.Response
 		err = c.sdk.Post(actx, "chat/completions", nil, &raw,
-			append(c.opts, option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))...)
+			option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))
 		if err == nil {
 			resp, err = decodeResponse(raw)
 		}
@@ -213,13 +178,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (
 // streamed sends a streaming request and folds the chunks into one reply.
 // The raw record is the folded reply as a chat completion object.
 func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, error) {
-	var req map[string]any
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, err
-	}
 	var httpResp *http.Response
 	stream := c.sdk.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{},
-		append(c.opts, option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))...)
+		option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))
 	defer stream.Close()
 	var content strings.Builder
 	var calls []ToolCall

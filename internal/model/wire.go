@@ -1,11 +1,9 @@
 package model
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // The wire format of OpenAI-compatible chat completions. Requests are
@@ -65,139 +63,6 @@ type wireChoice struct {
 	Index        int         `json:"index"`
 	Message      wireMessage `json:"message"`
 	FinishReason string      `json:"finish_reason"`
-}
-
-// requestEncoder encodes requests of one conversation. A conversation
-// resends every earlier message with each request, so the encoder keeps the
-// JSON of the messages it has encoded and encodes only the new ones.
-type requestEncoder struct {
-	msgs    []Message
-	encoded [][]byte
-	// The request without its messages, as last encoded: a conversation
-	// offers the same tools every turn, and their schemas are most of a
-	// request. shared, when not nil, is the head last encoded by any
-	// conversation over the same SDK client (a suite's runs offer the same
-	// tools too).
-	head   head
-	shared *heads
-}
-
-// head is the encoding of a request without its messages.
-type head struct {
-	data   []byte
-	model  string
-	tools  []ToolSpec
-	stream bool
-}
-
-func (h *head) fits(model string, req Request) bool {
-	return h.data != nil && h.model == model && h.stream == req.Stream && sameTools(req.Tools, h.tools)
-}
-
-// heads is a head shared by encoders; its data is never changed in place.
-type heads struct {
-	mu   sync.Mutex
-	last head
-}
-
-func (hs *heads) get(model string, req Request) (head, bool) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	return hs.last, hs.last.fits(model, req)
-}
-
-func (hs *heads) put(h head) {
-	hs.mu.Lock()
-	hs.last = h
-	hs.mu.Unlock()
-}
-
-// cloneTools copies tool specs deeply, so that a head's key does not
-// change with its caller's slices.
-func cloneTools(tools []ToolSpec) []ToolSpec {
-	out := make([]ToolSpec, len(tools))
-	for i, t := range tools {
-		t.Parameters = bytes.Clone(t.Parameters)
-		out[i] = t
-	}
-	return out
-}
-
-func sameTools(a, b []ToolSpec) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Parameters, b[i].Parameters) {
-			return false
-		}
-	}
-	return true
-}
-
-func (e *requestEncoder) encode(model string, req Request) ([]byte, error) {
-	keep := 0
-	for keep < len(e.msgs) && keep < len(req.Messages) && sameMessage(e.msgs[keep], req.Messages[keep]) {
-		keep++
-	}
-	e.msgs, e.encoded = e.msgs[:keep], e.encoded[:keep]
-	for _, m := range req.Messages[keep:] {
-		data, err := json.Marshal(wireMessage{Role: m.Role, Content: m.Content, ToolCalls: toWireCalls(m.ToolCalls), ToolCallID: m.ToolCallID, Name: m.Name})
-		if err != nil {
-			return nil, fmt.Errorf("encode chat request: %w", err)
-		}
-		e.msgs = append(e.msgs, m)
-		e.encoded = append(e.encoded, data)
-	}
-	if !e.head.fits(model, req) {
-		if e.shared == nil {
-			e.shared = new(heads)
-		}
-		h, ok := e.shared.get(model, req)
-		if !ok {
-			data, err := encodeRequest(model, Request{Tools: req.Tools, Stream: req.Stream})
-			if err != nil {
-				return nil, err
-			}
-			h = head{data: data, model: model, tools: cloneTools(req.Tools), stream: req.Stream}
-			e.shared.put(h)
-		}
-		e.head = h
-	}
-	head := e.head.data
-	// head is {"model":…,"messages":null,…}: splice the messages in.
-	const null = `"messages":null`
-	i := bytes.Index(head, []byte(null))
-	if i < 0 {
-		return nil, fmt.Errorf("encode chat request: unexpected encoding %s", head)
-	}
-	size := len(head)
-	for _, m := range e.encoded {
-		size += len(m) + 1
-	}
-	out := make([]byte, 0, size)
-	out = append(out, head[:i]...)
-	out = append(out, `"messages":[`...)
-	for j, m := range e.encoded {
-		if j > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, m...)
-	}
-	out = append(out, ']')
-	return append(out, head[i+len(null):]...), nil
-}
-
-func sameMessage(a, b Message) bool {
-	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Name != b.Name || len(a.ToolCalls) != len(b.ToolCalls) {
-		return false
-	}
-	for i := range a.ToolCalls {
-		if a.ToolCalls[i] != b.ToolCalls[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func encodeRequest(model string, req Request) ([]byte, error) {

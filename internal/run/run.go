@@ -98,8 +98,8 @@ type Runner struct {
 	Now         func() time.Time
 	Retry       *model.RetryPolicy // overrides the profile's retry policy (tests)
 	OnEvent     func(runID string, ev bundle.Event)
-	// Scripts, when set, serves scripted models for the runs in process
-	// (a suite shares one host); nil starts a loopback endpoint per run.
+	// Scripts, when set, serves the runs' model scripts (a suite's runs
+	// share one host); nil starts a host for each scripted run.
 	Scripts *script.Host
 	// RunsDir is where run folders are made; "" is DataDir/runs. A suite
 	// that packs its runs works in a scratch folder and packs each run as it
@@ -603,16 +603,17 @@ func (l *live) client(m ModelChoice) (*model.Client, func(), error) {
 	if m.Script == nil {
 		return model.NewClient(m.Endpoint, retry, l.rec.exchange), func() {}, nil
 	}
-	if l.r.Scripts != nil {
-		c, remove := l.r.Scripts.Client(m.Script, retry, l.rec.exchange)
-		return c, remove, nil
+	host, stop := l.r.Scripts, func() {}
+	if host == nil { // a run of its own: a host for its script alone
+		h, err := script.NewHost("127.0.0.1:0")
+		if err != nil {
+			return nil, nil, err
+		}
+		host, stop = h, func() { h.Close() }
 	}
-	ep, err := script.Start(m.Script, "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
-	}
-	endpoint := model.Endpoint{BaseURL: ep.URL, Model: m.Script.Model}
-	return model.NewClient(endpoint, retry, l.rec.exchange), func() { ep.Close() }, nil
+	url, _, remove := host.Add(m.Script)
+	endpoint := model.Endpoint{BaseURL: url, Model: m.Script.Model}
+	return model.NewClient(endpoint, retry, l.rec.exchange), func() { remove(); stop() }, nil
 }
 
 // CommandEnv is env without the variables named in KeyEnvNames.

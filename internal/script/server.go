@@ -59,9 +59,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 		return
 	}
-	// A step checks the last message and the tools offered; the rest of
-	// the conversation is not decoded.
-	req, err := model.DecodeRequestSummary(body)
+	_, req, err := model.DecodeRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return

@@ -239,4 +239,3 @@ func sameLetters(a, b string) bool {
 	}
 	return count == [256]int{}
 }
-
