@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 )
 
 // A pack holds many run bundles in one tar file, <run_id>/<file> per entry,
@@ -70,36 +69,11 @@ func CreatePack(path string) (*PackWriter, error) {
 // Path is the pack file's path.
 func (w *PackWriter) Path() string { return w.path }
 
-// File is a file of a bundle held in memory: a name in the bundle folder
-// and its content.
-type File struct {
-	Name string
-	Data []byte
-}
-
-// WriteFiles writes files into the folder dir.
-func WriteFiles(dir string, files []File) error {
-	for _, f := range files {
-		if !validRelPath(f.Name) {
-			return fmt.Errorf("write %s: %q is not a path inside the folder", dir, f.Name)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Add appends the run bundle in dir, whose run id is id: every file and
 // folder under it (the workspace too), then run.json. When it returns, the
 // run is durable in the pack file (written and synced): a crash after it
 // keeps the run.
-func (w *PackWriter) Add(dir, id string) error { return w.AddRun(dir, id, nil) }
-
-// AddRun is Add for a run whose own files are in memory (files) and whose
-// folder dir holds the rest (the workspace). A name in files is taken from
-// files, not from dir.
-func (w *PackWriter) AddRun(dir, id string, files []File) error {
+func (w *PackWriter) Add(dir, id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("pack %s: run id %q is not a safe name", w.path, id)
 	}
@@ -108,33 +82,17 @@ func (w *PackWriter) AddRun(dir, id string, files []File) error {
 	if w.err != nil {
 		return w.err
 	}
-	inMemory := map[string][]byte{}
-	var receipt []byte
-	var err error
-	for _, f := range files {
-		inMemory[f.Name] = f.Data
-		if f.Name == ReceiptFile {
-			receipt = f.Data
-		} else if err == nil {
-			err = w.memEntry(id+"/"+f.Name, f.Data)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-	}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." || rel == ReceiptFile || strings.HasPrefix(d.Name(), ".") && !d.IsDir() && filepath.Dir(rel) == "." {
+			return nil // run.json goes last; temp files are not the record
+		}
+		return w.entry(p, id+"/"+filepath.ToSlash(rel), d)
+	})
 	if err == nil {
-		err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(dir, p)
-			_, held := inMemory[rel]
-			if rel == "." || held || rel == ReceiptFile || strings.HasPrefix(d.Name(), ".") && !d.IsDir() && filepath.Dir(rel) == "." {
-				return nil // run.json goes last; temp files are not the record
-			}
-			return w.entry(p, id+"/"+filepath.ToSlash(rel), d)
-		})
-	}
-	if err == nil && receipt != nil {
-		err = w.memEntry(id+"/"+ReceiptFile, receipt)
-	} else if err == nil {
 		var info fs.FileInfo
 		if info, err = os.Lstat(filepath.Join(dir, ReceiptFile)); err == nil {
 			err = w.entry(filepath.Join(dir, ReceiptFile), id+"/"+ReceiptFile, fs.FileInfoToDirEntry(info))
@@ -151,15 +109,6 @@ func (w *PackWriter) AddRun(dir, id string, files []File) error {
 		return w.err
 	}
 	return nil
-}
-
-func (w *PackWriter) memEntry(name string, data []byte) error {
-	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(data)), ModTime: time.Now()}
-	if err := w.tw.WriteHeader(hdr); err != nil {
-		return err
-	}
-	_, err := w.tw.Write(data)
-	return err
 }
 
 func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
@@ -264,16 +213,6 @@ func (s packedFiles) size(name string) (int64, error) {
 		return 0, fs.ErrNotExist
 	}
 	return size, nil
-}
-
-// ReadRunFiles reads a run bundle held in memory (a run about to be
-// packed) the way ReadRun reads a folder, naming it ref.
-func ReadRunFiles(ref, id string, files []File, lim Limits) (*Run, error) {
-	p := &PackedRun{ID: id, files: map[string][]byte{}, sizes: map[string]int64{}, big: map[string]bool{}}
-	for _, f := range files {
-		p.files[f.Name], p.sizes[f.Name] = f.Data, int64(len(f.Data))
-	}
-	return readRun(ref, id, packedFiles{p}, lim)
 }
 
 // packLoaded are the files the index reads from a packed run.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
-	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -109,11 +108,6 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 		opt.Model = &m
 	}
 	if *pack && len(scenarios) > 0 { // nothing to run, no pack
-		st, err := openData(ctx, env, *data)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
 		cleanup, err := opt.UsePack(r.DataDir)
 		if err != nil {
 			return err
@@ -123,7 +117,6 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 				fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 			}
 		}()
-		opt.PackIndex = index.New(st)
 		fmt.Fprintf(env.Stdout, "suite %s: recording its runs in %s\n", opt.ID, opt.Pack.Path())
 	}
 	rep := suite.Run(ctx, r, scenarios, problems, opt)

@@ -132,26 +132,6 @@ func TestIndexPackCutShort(t *testing.T) {
 	}
 }
 
-// topFiles reads the files directly inside a bundle folder.
-func topFiles(t *testing.T, dir string) []bundle.File {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []bundle.File
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, bundle.File{Name: e.Name(), Data: data})
-		}
-	}
-	return files
-}
-
 // stripPaths drops bundle paths and fingerprints from a snapshot.
 func stripPaths(snap map[string][]string) map[string][]string {
 	out := map[string][]string{}
@@ -175,56 +155,6 @@ func stripPath(row string) string {
 		keep = append(keep, f)
 	}
 	return strings.Join(keep, "|")
-}
-
-// Runs fed while their pack is written are indexed as a pass over the
-// finished pack would index them, and once the feed is sealed a pass reads
-// nothing again.
-func TestFeedIndexesAPackWhileItIsWritten(t *testing.T) {
-	ctx := context.Background()
-	root := copySamples(t)
-	runs := filepath.Join(root, "runs")
-	pack := filepath.Join(runs, "suite-3"+bundle.PackSuffix)
-	w, err := bundle.CreatePack(pack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t)
-	ix := index.New(st)
-	feed := ix.Feed(ctx, pack)
-	entries, _ := os.ReadDir(runs)
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := filepath.Join(runs, e.Name())
-		if err := w.Add(dir, e.Name()); err != nil {
-			t.Fatal(err)
-		}
-		feed.AddFiles(e.Name(), topFiles(t, dir))
-		os.RemoveAll(dir)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := feed.Close(ctx)
-	if err != nil || rep.Indexed != 6 {
-		t.Fatalf("feed: %+v %v", rep, err)
-	}
-	rep, err = ix.Index(ctx, runs)
-	if err != nil || rep.Indexed != 0 || rep.Unchanged != 6 {
-		t.Fatalf("pass after the sealed feed = %+v, %v; want 6 unchanged", rep, err)
-	}
-	// The same rows as a pass over the finished pack.
-	other := openStore(t)
-	if _, err := index.New(other).Index(ctx, runs); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := st.Snapshot(ctx)
-	b, _ := other.Snapshot(ctx)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("fed index differs from a pass over the pack:\n%v\n%v", a["bundles"], b["bundles"])
-	}
 }
 
 // A tar file that is not in a runs/ folder is not taken for a pack unless

@@ -62,6 +62,10 @@ func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
 		option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/")+"/"),
 		option.WithAPIKey(apiKey(endpoint)),
 		option.WithMaxRetries(0), // retries are ours, so every attempt is recorded
+		// The SDK's own default clones the transport for each client, so
+		// every run would keep its own idle connections open; all clients
+		// share the standard library's.
+		option.WithHTTPClient(&http.Client{Transport: http.DefaultTransport}),
 	)
 	return &Client{endpoint: endpoint, sdk: sdk, retry: retry, record: record, sleep: sleepCtx}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -307,5 +308,32 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 				t.Fatalf("err = %v, want rate_limited naming %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// Each run makes its own client. The SDK's default gave every client its
+// own transport, so each kept its connections open: a 10,000-case suite ran
+// out of file descriptors. Clients share one pool of connections.
+func TestClientsShareConnections(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, okReply)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	for range 50 {
+		c := model.NewClient(model.Endpoint{BaseURL: srv.URL + "/v1", Model: "m"}, fastRetry(), nil)
+		if _, err := c.Complete(context.Background(), model.Request{Messages: []model.Message{{Role: "user", Content: "hi"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n > 2 {
+		t.Fatalf("50 clients, one after another, opened %d connections; want them to reuse one", n)
 	}
 }

@@ -12,24 +12,28 @@ import (
 // Mark replaces every secret.
 const Mark = "[REDACTED]"
 
-// pattern is a secret shape.
+// pattern is a secret shape, with literals one of which any match contains:
+// the regular expression runs only on text that holds one.
 type pattern struct {
-	re   *regexp.Regexp
-	keep string // replacement prefix kept from the match
+	re       *regexp.Regexp
+	literals []string
+	keep     string // replacement prefix kept from the match
 }
 
 // patterns match common key and token shapes (listed in docs/security.md).
 var patterns = []pattern{
-	{re: regexp.MustCompile(`sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`)}, // OpenAI, Anthropic
-	{re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}`)},            // GitHub
-	{re: regexp.MustCompile(`github_pat_[A-Za-z0-9_]{30,}`)},          // GitHub fine-grained
-	{re: regexp.MustCompile(`glpat-[A-Za-z0-9_\-]{20,}`)},             // GitLab
-	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`)},         // Slack
-	{re: regexp.MustCompile(`AKIA[0-9A-Z]{16}`)},                      // AWS access key id
-	{re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`)},                // Google API key
-	{re: regexp.MustCompile(`p(?:tk|st)_[A-Za-z0-9_\-]{40,}`)},        // proctor's own API tokens and session ids
-	{re: regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)[^\s"']+`), keep: "${1}"},
-	{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}`)},
+	{re: regexp.MustCompile(`sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}`), literals: []string{"sk-"}},                       // OpenAI, Anthropic
+	{re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}`), literals: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}}, // GitHub
+	{re: regexp.MustCompile(`github_pat_[A-Za-z0-9_]{30,}`), literals: []string{"github_pat_"}},                        // GitHub fine-grained
+	{re: regexp.MustCompile(`glpat-[A-Za-z0-9_\-]{20,}`), literals: []string{"glpat-"}},                                // GitLab
+	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), literals: []string{"xox"}},                               // Slack
+	{re: regexp.MustCompile(`AKIA[0-9A-Z]{16}`), literals: []string{"AKIA"}},                                           // AWS access key id
+	{re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`), literals: []string{"AIza"}},                                     // Google API key
+	{re: regexp.MustCompile(`p(?:tk|st)_[A-Za-z0-9_\-]{40,}`), literals: []string{"ptk_", "pst_"}},                     // proctor's own API tokens and session ids
+	// Case-insensitive shapes are looked for when the text holds the word in
+	// lower, title or upper case.
+	{re: regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)[^\s"']+`), literals: []string{"uthorization", "UTHORIZATION"}, keep: "${1}"},
+	{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}`), literals: []string{"earer", "EARER"}},
 }
 
 // FragmentLen is the shortest piece of a secret value that is redacted on
@@ -103,7 +107,9 @@ func (r *Redactor) String(s string) string {
 	}
 	s = r.fragmentsOut(s)
 	for _, p := range patterns {
-		s = p.re.ReplaceAllString(s, p.keep+Mark)
+		if containsAny(s, p.literals) {
+			s = p.re.ReplaceAllString(s, p.keep+Mark)
+		}
 	}
 	return s
 }
@@ -156,4 +162,13 @@ func (r *Redactor) Bytes(b []byte) []byte {
 		return []byte(out)
 	}
 	return b
+}
+
+func containsAny(s string, literals []string) bool {
+	for _, l := range literals {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
 }

@@ -101,20 +101,12 @@ type Runner struct {
 	// Scripts, when set, serves the runs' model scripts (a suite's runs
 	// share one host); nil starts a host for each scripted run.
 	Scripts *script.Host
-	// RunsDir is where run folders are made; "" is DataDir/runs. A suite
-	// that packs its runs works in a scratch folder and packs each run as it
-	// ends.
+	// RunsDir is where run folders are made; "" is DataDir/runs.
 	RunsDir string
-	// Scratch says the run folders under RunsDir are scratch, not the
-	// record: each is packed when its run ends. A run's own files (receipt,
-	// logs, transcript, verdict, diff) are then kept in memory
-	// (Result.Files) instead of written, and no receipt is written at the
-	// start.
-	Scratch bool
-	// Logs, for a scratch run, are buffers to keep its logs in; the
-	// Result's Files share them until the next run given the same ones.
-	// nil makes new ones.
-	Logs *LogBuffers
+	// Packed says a pack takes each run folder when its run ends (a suite
+	// run with --pack, whose RunsDir is a scratch folder): the pack makes
+	// the run durable, so the run does not sync its folder itself.
+	Packed bool
 }
 
 // Result is a finished run.
@@ -123,10 +115,6 @@ type Result struct {
 	Dir     string
 	Receipt bundle.Receipt
 	Verdict *bundle.Verdict // scenario runs
-	// Files are the bundle's own files of a run in a scratch folder
-	// (Runner.Scratch), held in memory rather than written to the folder,
-	// which holds the workspace; the packer writes both.
-	Files []bundle.File
 }
 
 // ExitCode is the CLI exit code for the run's status: 0 completed, 1 failed,
@@ -265,7 +253,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if r.OnEvent != nil {
 		onEvent = func(ev bundle.Event) { r.OnEvent(id, ev) }
 	}
-	rec, err := newRecorder(dir, red, r.Now, onEvent, r.Scratch, r.Logs)
+	rec, err := newRecorder(dir, r.Packed, red, r.Now, onEvent)
 	if err != nil {
 		return nil, &SetupError{err}
 	}
@@ -292,12 +280,10 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
 	// ends; the stages in between are events, which are written live.
-	if !r.Scratch {
-		if err := rec.receipt(&l.receipt, false); err != nil {
-			rec.close()
-			rec.release()
-			return nil, &SetupError{err}
-		}
+	if err := rec.receipt(&l.receipt, false); err != nil {
+		rec.close()
+		rec.release()
+		return nil, &SetupError{err}
 	}
 	if spec.Started != nil {
 		spec.Started()
@@ -309,7 +295,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		}
 	}
 	l.finish(ctx, l.execute(ctx, sess))
-	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict, Files: rec.files()}, nil
+	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict}, nil
 }
 
 func validate(spec Spec) error {
@@ -708,8 +694,8 @@ func (l *live) setStatus(ctx context.Context, s bundle.Status) {
 // saveReceipt writes the receipt of the working run as it is now, and
 // indexes it.
 func (l *live) saveReceipt(ctx context.Context) {
-	if l.r.Scratch {
-		return // a scratch run's receipt is kept once, when it ends
+	if l.r.Packed {
+		return // nobody reads a packed run's folder while it works: its receipt is written when it ends
 	}
 	if err := l.rec.receipt(&l.receipt, false); err != nil {
 		l.progress("  warning: %v", err)

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -46,9 +45,6 @@ type Options struct {
 	// indexes the pack then (IndexEach is ignored).
 	Pack    *bundle.PackWriter
 	Scratch string
-	// PackIndex, when set with Pack, indexes each run as it is packed, in
-	// the background, instead of the whole pack at the end.
-	PackIndex *index.Indexer
 }
 
 // Case is one run of one scenario.
@@ -121,17 +117,12 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 			defer h.Close()
 		}
 	}
-	var feed *index.Feed
-	if opt.Pack != nil && opt.PackIndex != nil {
-		feed = opt.PackIndex.Feed(context.WithoutCancel(ctx), opt.Pack.Path())
-	}
 	var mu sync.Mutex
 	// Workers take the next case themselves (no dispatcher to wait for).
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(par, max(len(cases), 1)) {
 		wg.Go(func() {
-			logs := new(run.LogBuffers) // this worker's runs' logs, packed before its next run
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(cases) || ctx.Err() != nil {
@@ -146,7 +137,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 					rr.Index = nil // the suite indexes its runs at the end, in one pass
 				}
 				if opt.Pack != nil {
-					rr.RunsDir, rr.Scratch, rr.Logs = opt.Scratch, true, logs
+					rr.RunsDir, rr.Packed = opt.Scratch, true
 				}
 				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
 				if err == nil {
@@ -155,7 +146,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				c.Err, c.Duration = err, time.Since(t0)
 				var warning string
 				if opt.Pack != nil && c.Result != nil {
-					warning = pack(opt.Pack, feed, r, c.Result)
+					warning = pack(opt.Pack, r, c.Result)
 				}
 				mu.Lock()
 				if warning != "" {
@@ -175,11 +166,6 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 			fmt.Fprintf(out, "warning: %v\n", err)
 		}
 	}
-	if feed != nil {
-		if _, err := feed.Close(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(out, "warning: %v\n", err)
-		}
-	}
 	if r.Index != nil && (!opt.IndexEach || opt.Pack != nil) {
 		var dirs []string
 		packed := false
@@ -193,7 +179,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				dirs = append(dirs, c.Result.Dir)
 			}
 		}
-		if packed && feed == nil {
+		if packed {
 			dirs = append(dirs, opt.Pack.Path())
 		}
 		if len(dirs) > 0 {
@@ -214,20 +200,13 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 // pack cannot take it, the run is copied to a folder of its own under the
 // data folder instead, so that nothing is lost, and the returned warning
 // says so.
-func pack(p *bundle.PackWriter, feed *index.Feed, r *run.Runner, res *run.Result) string {
-	err := p.AddRun(res.Dir, res.RunID, res.Files)
+func pack(p *bundle.PackWriter, r *run.Runner, res *run.Result) string {
+	err := p.Add(res.Dir, res.RunID)
 	if err == nil {
-		if feed != nil {
-			feed.AddFiles(res.RunID, res.Files)
-		}
 		os.RemoveAll(res.Dir)
-		res.Dir, res.Files = bundle.PackRef(p.Path(), res.RunID), nil
+		res.Dir = bundle.PackRef(p.Path(), res.RunID)
 		return ""
 	}
-	if werr := bundle.WriteFiles(res.Dir, res.Files); werr != nil {
-		return fmt.Sprintf("warning: %v; the run's files could not be kept either: %v", err, werr)
-	}
-	res.Files = nil
 	dest := filepath.Join(r.DataDir, "runs", res.RunID)
 	if cerr := os.CopyFS(dest, os.DirFS(res.Dir)); cerr != nil {
 		os.RemoveAll(dest)
