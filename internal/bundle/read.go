@@ -275,48 +275,35 @@ func Stat(dir, name string) (fs.FileInfo, error) {
 }
 
 // Open opens the file name inside the bundle folder dir for reading. name must
-// be a plain relative path that stays in dir; a symlink is followed only when
-// its target is inside dir too, and only regular files are opened.
+// be a plain relative path; it is opened through an os.Root of dir, so a
+// symlink is followed only when its target is inside dir too, and only
+// regular files are opened.
 func Open(dir, name string) (*os.File, error) {
 	if !validRelPath(filepath.ToSlash(name)) {
 		return nil, fmt.Errorf("%q is not a path inside the bundle folder", name)
 	}
-	full := filepath.Join(dir, name)
-	info, err := os.Lstat(full)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	if info.Mode()&fs.ModeSymlink != 0 {
-		target, err := filepath.EvalSymlinks(full)
-		if err != nil {
-			return nil, fmt.Errorf("symlink cannot be resolved: %w", err)
-		}
-		root, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return nil, err
-		}
-		if !Within(root, target) {
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		if target, lerr := root.Readlink(name); lerr == nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("is a symlink to %s, outside the bundle folder", target)
 		}
-		if info, err = os.Stat(target); err != nil {
+		return nil, err
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
 			return nil, err
 		}
-	}
-	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("is not a regular file (%s)", info.Mode().Type())
 	}
-	return os.Open(full)
+	return f, nil
 }
 
-// Within reports whether path is root or inside it. Both must be clean
-// absolute paths with symlinks already resolved.
-func Within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
-}
 
 func describeReadError(err error) string {
 	switch {

@@ -35,8 +35,6 @@ type Input struct {
 	Calls     []Call
 	Aborted   string // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Env       []string
-
-	realWorkspace string // Workspace with symlinks resolved, once for all checks
 }
 
 // CallsFile is the file in the run folder that executable checks read the
@@ -46,7 +44,6 @@ const CallsFile = "calls.json"
 // Run runs every spec in order, phase "post", and returns one result each.
 func Run(ctx context.Context, specs []Spec, in Input) []bundle.CheckResult {
 	var out []bundle.CheckResult
-	in.realWorkspace = mustReal(in.Workspace)
 	callsWritten := false
 	for _, s := range specs {
 		if s.Kind == KindExecutable && !callsWritten && in.RunDir != "" {
@@ -80,21 +77,23 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		r.Broken, r.Detail = true, fmt.Sprintf(detail, args...)
 		return r
 	}
-	file := func() (string, error) {
-		p := filepath.Join(in.Workspace, filepath.FromSlash(s.Path))
-		real, err := filepath.EvalSymlinks(p)
-		root := in.realWorkspace
-		if root == "" {
-			root = mustReal(in.Workspace)
+	// file reads s.Path through an os.Root of the workspace: a symlink out
+	// of it is not followed.
+	file := func(read bool) ([]byte, error) {
+		root, err := os.OpenRoot(in.Workspace)
+		if err != nil {
+			return nil, err
 		}
-		if err == nil && !bundle.Within(root, real) {
-			return "", fmt.Errorf("%s leads outside the workspace", s.Path)
+		defer root.Close()
+		if read {
+			return root.ReadFile(filepath.FromSlash(s.Path))
 		}
-		return p, err
+		_, err = root.Stat(filepath.FromSlash(s.Path))
+		return nil, err
 	}
 	switch s.Kind {
 	case KindFileExists, KindFileAbsent:
-		_, err := file()
+		_, err := file(false)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return broken("%s: %v", s.Path, err)
@@ -104,14 +103,10 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		}
 		return held(!exists, "%s %s", s.Path, map[bool]string{true: "exists", false: "is absent"}[exists])
 	case KindFileContains, KindFileMatches:
-		p, err := file()
+		data, err := file(true)
 		if errors.Is(err, fs.ErrNotExist) {
 			return held(false, "%s does not exist", s.Path)
 		}
-		if err != nil {
-			return broken("%s: %v", s.Path, err)
-		}
-		data, err := os.ReadFile(p)
 		if err != nil {
 			return broken("%s: %v", s.Path, err)
 		}
@@ -297,13 +292,6 @@ func anyGlob(patterns []string, path string) bool {
 		}
 	}
 	return false
-}
-
-func mustReal(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
 
 func firstLine(s string) string {

@@ -16,6 +16,10 @@ func input(t *testing.T) check.Input {
 	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "money.go"), []byte("package money\n\nimport \"math\"\n\nfunc Cents(e float64) int64 { return int64(math.Round(e * 100)) }\n"), 0o644)
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("math.Round"), 0o644)
+	os.Symlink(outside, filepath.Join(ws, "escape.txt"))
+	os.Symlink("money.go", filepath.Join(ws, "alias.go"))
 	return check.Input{Workspace: ws, RunDir: t.TempDir(), Changed: []string{"money.go", "money_test.go"}, Final: "Fixed the rounding.",
 		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true}},
 		Env:   []string{"PATH=" + os.Getenv("PATH")}}
@@ -41,6 +45,9 @@ func TestChecks(t *testing.T) {
 		{"file absent", check.Spec{Kind: check.KindFileAbsent, Path: "nope.go"}, true, false, "is absent"},
 		{"contains", check.Spec{Kind: check.KindFileContains, Path: "money.go", Text: "math.Round"}, true, false, "at line 5"},
 		{"contains fails", check.Spec{Kind: check.KindFileContains, Path: "money.go", Text: "math.Floor"}, false, false, "does not contain"},
+		{"symlink inside", check.Spec{Kind: check.KindFileContains, Path: "alias.go", Text: "math.Round"}, true, false, "at line 5"},
+		{"symlink out of the workspace", check.Spec{Kind: check.KindFileContains, Path: "escape.txt", Text: "math.Round"}, false, true, "escape.txt"},
+		{"exists through a symlink out", check.Spec{Kind: check.KindFileExists, Path: "escape.txt"}, false, true, "escape.txt"},
 		{"matches", check.Spec{Kind: check.KindFileMatches, Path: "money.go", Pattern: regexp.MustCompile(`import "ma+th"`)}, true, false, "at line 3"},
 		{"only paths", check.Spec{Kind: check.KindOnlyPathsChanged, Paths: []string{"*.go"}}, true, false, "2 changed path(s)"},
 		{"only paths fails", check.Spec{Kind: check.KindOnlyPathsChanged, Paths: []string{"money.go"}}, false, false, "changed outside [money.go]: money_test.go"},

@@ -383,6 +383,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	if err != nil {
 		return l.fail(bundle.DomainEnvironment, "workspace_bound", err, false)
 	}
+	defer tb.Close()
 
 	// The model.
 	client, closeModel, err := l.client(l.spec.Model)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -57,50 +59,67 @@ func (s *Server) models() (web.Models, error) {
 // sourceDir resolves the chosen folder under a source root, refusing
 // anything that leads outside the root (absolute paths, "..", symlinks).
 func (s *Server) sourceDir(rootField, rel string) (string, string, string) {
-	return s.underRoot(rootField, rel, true)
-}
-
-// underRoot resolves a path under a source root: a folder when dir, else a
-// file. It returns the path, or the field at fault and why.
-func (s *Server) underRoot(rootField, rel string, dir bool) (string, string, string) {
-	i, err := strconv.Atoi(rootField)
-	if err != nil || i < 0 || i >= len(s.cfg.SourceRoots) {
-		return "", "root", "choose one of the source roots"
+	root, rel, field, msg := s.openRoot(rootField, rel)
+	if msg != "" {
+		return "", field, msg
 	}
-	root := s.cfg.SourceRoots[i]
-	rel = strings.TrimSpace(rel)
-	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
-		return "", "path", "give a folder relative to the root, not an absolute path"
-	}
-	for _, part := range strings.FieldsFunc(rel, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if part == ".." {
-			return "", "path", `".." is not allowed: the folder must be inside the root`
-		}
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", "root", "the root cannot be read: " + err.Error()
-	}
-	real, err := filepath.EvalSymlinks(filepath.Join(realRoot, rel))
-	if err != nil {
-		if dir {
-			return "", "path", "no such folder under " + root
-		}
-		return "", "path", "no such file under " + root
-	}
-	if !bundle.Within(realRoot, real) {
-		return "", "path", "that folder leads outside the root (a symlink); choose a folder inside it"
-	}
-	info, err := os.Stat(real)
+	defer root.Close()
+	info, err := root.Stat(rel)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "path", "no such folder under " + root.Name()
 	case err != nil:
-		return "", "path", err.Error()
-	case dir && !info.IsDir():
+		return "", "path", "that folder leads outside the root (a symlink); choose a folder inside it"
+	case !info.IsDir():
 		return "", "path", "not a folder"
-	case !dir && !info.Mode().IsRegular():
-		return "", "path", "not a file"
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root.Name(), rel))
+	if err != nil {
+		return "", "path", err.Error()
 	}
 	return real, "", ""
+}
+
+// readUnderRoot reads a file under a source root through an os.Root: a
+// symlink out of the root is not followed.
+func (s *Server) readUnderRoot(rootField, rel string) (string, []byte, string, string) {
+	root, rel, field, msg := s.openRoot(rootField, rel)
+	if msg != "" {
+		return "", nil, field, msg
+	}
+	defer root.Close()
+	data, err := root.ReadFile(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil, "script", "no such file under " + root.Name()
+	case err != nil:
+		return "", nil, "script", "cannot read it (a file must be inside the root): " + err.Error()
+	}
+	return filepath.Join(root.Name(), rel), data, "", ""
+}
+
+// openRoot opens the chosen source root and checks that rel is a plain
+// path inside it. It returns the field at fault and why.
+func (s *Server) openRoot(rootField, rel string) (*os.Root, string, string, string) {
+	i, err := strconv.Atoi(rootField)
+	if err != nil || i < 0 || i >= len(s.cfg.SourceRoots) {
+		return nil, "", "root", "choose one of the source roots"
+	}
+	rel = strings.TrimSpace(rel)
+	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
+		return nil, "", "path", "give a folder relative to the root, not an absolute path"
+	}
+	if rel == "" {
+		rel = "."
+	}
+	if !filepath.IsLocal(rel) {
+		return nil, "", "path", `".." is not allowed: the folder must be inside the root`
+	}
+	root, err := os.OpenRoot(s.cfg.SourceRoots[i])
+	if err != nil {
+		return nil, "", "root", "the root cannot be read: " + err.Error()
+	}
+	return root, rel, "", ""
 }
 
 func lines(s string) []string {
@@ -191,14 +210,14 @@ func (s *Server) modelChoice(v web.LaunchValues) (run.ModelChoice, string, strin
 	if len(s.cfg.SourceRoots) == 0 {
 		return run.ModelChoice{}, "script", "a model script is read from under a source root, and this server has none: start it with proctor serve --source-root DIR"
 	}
-	path, field, msg := s.underRoot(v.Root, v.Script, false)
+	path, data, field, msg := s.readUnderRoot(v.Root, v.Script)
 	switch {
 	case msg != "" && field == "root":
 		return run.ModelChoice{}, "root", msg
 	case msg != "":
 		return run.ModelChoice{}, "script", msg
 	}
-	sc, err := script.Load(path)
+	sc, err := script.Parse(path, data)
 	if err != nil {
 		return run.ModelChoice{}, "script", err.Error()
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -13,10 +12,11 @@ import (
 // workspace.
 var ErrOutside = errors.New("path is outside the workspace")
 
-// resolve turns a path the model gave into an absolute path inside the
-// workspace. It refuses absolute paths, any ".." component, and paths whose
-// existing part leads out of the workspace through a symlink.
-func (tb *Toolbox) resolve(p string) (string, error) {
+// clean checks a path the model gave and returns it relative to the
+// workspace root. It refuses absolute paths and any ".." component, with a
+// message the model can act on; every file operation then goes through the
+// workspace's os.Root, which also refuses symlinks that lead out of it.
+func clean(p string) (string, error) {
 	if p == "" {
 		p = "."
 	}
@@ -31,53 +31,35 @@ func (tb *Toolbox) resolve(p string) (string, error) {
 			return "", fmt.Errorf("%w: %q contains \"..\"; give a path inside the workspace", ErrOutside, p)
 		}
 	}
-	full := filepath.Join(tb.root, filepath.Clean(p))
-	// Resolve symlinks in the part of the path that exists.
-	existing := full
-	var rest []string
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
+	return filepath.Clean(p), nil
+}
+
+// explain makes the error of a file operation on rel say so when rel leads
+// out of the workspace through a symlink (os.Root refused to follow it).
+func (tb *Toolbox) explain(rel string, err error) error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return unwrapPath(err)
+	}
+	for prefix := rel; prefix != "." && prefix != string(filepath.Separator); prefix = filepath.Dir(prefix) {
+		info, lerr := tb.fs.Lstat(prefix)
+		if lerr != nil || info.Mode()&fs.ModeSymlink == 0 {
+			continue
 		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
+		if _, serr := tb.fs.Stat(prefix); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %q leads out of the workspace through a symlink", ErrOutside, filepath.ToSlash(rel))
 		}
-		rest = append([]string{filepath.Base(existing)}, rest...)
-		existing = parent
 	}
-	real, err := filepath.EvalSymlinks(existing)
-	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", p, err)
-	}
-	if !within(tb.root, real) {
-		return "", fmt.Errorf("%w: %q leads out of the workspace through a symlink", ErrOutside, p)
-	}
-	return filepath.Join(append([]string{real}, rest...)...), nil
+	return unwrapPath(err)
 }
 
-// rel is the workspace-relative, slash-separated form of an absolute path.
-func (tb *Toolbox) rel(abs string) string {
-	r, err := filepath.Rel(tb.root, abs)
-	if err != nil {
-		return abs
-	}
-	return filepath.ToSlash(r)
-}
-
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && (rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))))
-}
-
-// usage counts the regular files and their bytes under root, leaving out
-// .git.
-func usage(root string) (files int, bytes int64, err error) {
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// usage counts the regular files and their bytes under the workspace,
+// leaving out .git.
+func (tb *Toolbox) usage() (files int, bytes int64, err error) {
+	err = fs.WalkDir(tb.fs.FS(), ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".git" && path != root {
+		if d.IsDir() && d.Name() == ".git" && path != "." {
 			return fs.SkipDir
 		}
 		if d.Type().IsRegular() {

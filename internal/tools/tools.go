@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,8 @@ type Limits struct {
 
 // Toolbox runs tools on one workspace.
 type Toolbox struct {
-	root   string
+	root   string   // the workspace folder, where run_command runs
+	fs     *os.Root // every file operation goes through it
 	limits Limits
 	env    []string // the environment of run_command
 
@@ -56,15 +58,24 @@ func New(root string, lim Limits, env []string) (*Toolbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", root, err)
 	}
-	tb := &Toolbox{root: abs, limits: lim, env: env}
-	if tb.files, tb.bytes, err = usage(abs); err != nil {
+	fsys, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", abs, err)
+	}
+	tb := &Toolbox{root: abs, fs: fsys, limits: lim, env: env}
+	if tb.files, tb.bytes, err = tb.usage(); err != nil {
+		fsys.Close()
 		return nil, fmt.Errorf("measure workspace %s: %w", abs, err)
 	}
 	if err := tb.checkBounds(); err != nil {
+		fsys.Close()
 		return nil, err
 	}
 	return tb, nil
 }
+
+// Close releases the workspace.
+func (tb *Toolbox) Close() error { return tb.fs.Close() }
 
 // Root is the workspace folder.
 func (tb *Toolbox) Root() string { return tb.root }
@@ -152,12 +163,12 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// requirePath resolves a path argument that must be given.
-func (tb *Toolbox) requirePath(p string) (string, error) {
+// requirePath checks a path argument that must be given.
+func requirePath(p string) (string, error) {
 	if p == "" {
 		return "", errors.New("path: missing")
 	}
-	return tb.resolve(p)
+	return clean(p)
 }
 
 func (tb *Toolbox) listFiles(args string) (string, error) {
@@ -167,25 +178,25 @@ func (tb *Toolbox) listFiles(args string) (string, error) {
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	dir, err := tb.resolve(a.Path)
+	dir, err := clean(a.Path)
 	if err != nil {
 		return "", err
 	}
 	var lines []string
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(tb.fs.FS(), filepath.ToSlash(dir), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if path == dir {
+		if path == filepath.ToSlash(dir) {
 			return nil
 		}
 		if d.IsDir() && d.Name() == ".git" {
 			return fs.SkipDir
 		}
 		if d.IsDir() {
-			lines = append(lines, tb.rel(path)+"/")
+			lines = append(lines, path+"/")
 		} else {
-			lines = append(lines, tb.rel(path))
+			lines = append(lines, path)
 		}
 		if len(lines) > 5000 {
 			return fs.SkipAll
@@ -193,7 +204,7 @@ func (tb *Toolbox) listFiles(args string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("list %s: %w", a.Path, err)
+		return "", fmt.Errorf("list %s: %w", a.Path, tb.explain(dir, err))
 	}
 	if len(lines) == 0 {
 		return "(empty)", nil
@@ -210,13 +221,13 @@ func (tb *Toolbox) readFile(args string) (string, error) {
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	p, err := tb.requirePath(a.Path)
+	p, err := requirePath(a.Path)
 	if err != nil {
 		return "", err
 	}
-	info, err := os.Stat(p)
+	info, err := tb.fs.Stat(p)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", a.Path, unwrapPath(err))
+		return "", fmt.Errorf("read %s: %w", a.Path, tb.explain(p, err))
 	}
 	if info.IsDir() {
 		return "", fmt.Errorf("read %s: it is a folder; use list_files", a.Path)
@@ -224,9 +235,9 @@ func (tb *Toolbox) readFile(args string) (string, error) {
 	if tb.limits.MaxFileBytes > 0 && info.Size() > tb.limits.MaxFileBytes {
 		return "", fmt.Errorf("read %s: %d bytes is over max_file_bytes (%d); read a line range with start_line and end_line", a.Path, info.Size(), tb.limits.MaxFileBytes)
 	}
-	data, err := os.ReadFile(p)
+	data, err := tb.fs.ReadFile(p)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", a.Path, unwrapPath(err))
+		return "", fmt.Errorf("read %s: %w", a.Path, tb.explain(p, err))
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
 		return fmt.Sprintf("(binary file, %d bytes; not shown)", len(data)), nil
@@ -265,7 +276,7 @@ func (tb *Toolbox) write(rel, p string, content []byte) error {
 	defer tb.mu.Unlock()
 	var oldSize int64
 	isNew := true
-	if info, err := os.Lstat(p); err == nil {
+	if info, err := tb.fs.Lstat(p); err == nil {
 		if info.IsDir() {
 			return fmt.Errorf("write %s: it is a folder", rel)
 		}
@@ -281,30 +292,30 @@ func (tb *Toolbox) write(rel, p string, content []byte) error {
 	if tb.limits.MaxWorkspaceBytes > 0 && total > tb.limits.MaxWorkspaceBytes {
 		return fmt.Errorf("%w: write %s would make the workspace %d bytes, over max_workspace_bytes (%d)", ErrBound, rel, total, tb.limits.MaxWorkspaceBytes)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", rel, unwrapPath(err))
+	if err := tb.fs.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", rel, tb.explain(p, err))
 	}
 	mode := os.FileMode(0o644)
-	if info, err := os.Stat(p); err == nil {
+	if info, err := tb.fs.Stat(p); err == nil {
 		mode = info.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".proctor-write-*")
+	// Written beside its place, then renamed over it: a reader sees the old
+	// file or the new one.
+	tmp := filepath.Join(filepath.Dir(p), fmt.Sprintf(".proctor-write-%d", rand.Int64()))
+	f, err := tb.fs.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, unwrapPath(err))
+		return fmt.Errorf("write %s: %w", rel, tb.explain(p, err))
 	}
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", rel, err)
+	_, err = f.Write(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	tmp.Chmod(mode)
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", rel, err)
+	if err == nil {
+		err = tb.fs.Rename(tmp, p)
 	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", rel, unwrapPath(err))
+	if err != nil {
+		tb.fs.Remove(tmp)
+		return fmt.Errorf("write %s: %w", rel, tb.explain(p, err))
 	}
 	tb.files, tb.bytes = files, total
 	return nil
@@ -318,7 +329,7 @@ func (tb *Toolbox) writeFile(args string) (string, error) {
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	p, err := tb.requirePath(a.Path)
+	p, err := requirePath(a.Path)
 	if err != nil {
 		return "", err
 	}
@@ -340,13 +351,13 @@ func (tb *Toolbox) editFile(args string) (string, error) {
 	if a.Path == "" || a.Search == "" {
 		return "", errors.New("path and search are required; search is the exact text to replace")
 	}
-	p, err := tb.resolve(a.Path)
+	p, err := clean(a.Path)
 	if err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(p)
+	data, err := tb.fs.ReadFile(p)
 	if err != nil {
-		return "", fmt.Errorf("edit %s: %w", a.Path, unwrapPath(err))
+		return "", fmt.Errorf("edit %s: %w", a.Path, tb.explain(p, err))
 	}
 	switch n := strings.Count(string(data), a.Search); n {
 	case 1:
@@ -369,19 +380,19 @@ func (tb *Toolbox) deleteFile(args string) (string, error) {
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	p, err := tb.requirePath(a.Path)
+	p, err := requirePath(a.Path)
 	if err != nil {
 		return "", err
 	}
-	info, err := os.Lstat(p)
+	info, err := tb.fs.Lstat(p)
 	if err != nil {
-		return "", fmt.Errorf("delete %s: %w", a.Path, unwrapPath(err))
+		return "", fmt.Errorf("delete %s: %w", a.Path, tb.explain(p, err))
 	}
 	if info.IsDir() {
 		return "", fmt.Errorf("delete %s: it is a folder; delete_file deletes files", a.Path)
 	}
-	if err := os.Remove(p); err != nil {
-		return "", fmt.Errorf("delete %s: %w", a.Path, unwrapPath(err))
+	if err := tb.fs.Remove(p); err != nil {
+		return "", fmt.Errorf("delete %s: %w", a.Path, tb.explain(p, err))
 	}
 	tb.mu.Lock()
 	if info.Mode().IsRegular() {
@@ -412,14 +423,17 @@ func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
 			return "", fmt.Errorf("glob %q: %v", a.Glob, err)
 		}
 	}
-	dir, err := tb.resolve(a.Path)
+	dir, err := clean(a.Path)
 	if err != nil {
 		return "", err
+	}
+	if _, err := tb.fs.Stat(dir); err != nil {
+		return "", fmt.Errorf("search %s: %w", a.Path, tb.explain(dir, err))
 	}
 	var out []string
 	more := false
 	buf := make([]byte, 0, 64<<10) // one line buffer for every file of the search
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(tb.fs.FS(), filepath.ToSlash(dir), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable entries are skipped
 		}
@@ -432,10 +446,10 @@ func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || (a.Glob != "" && !globMatch(a.Glob, tb.rel(path))) {
+		if !d.Type().IsRegular() || (a.Glob != "" && !globMatch(a.Glob, path)) {
 			return nil
 		}
-		f, err := os.Open(path)
+		f, err := tb.fs.Open(path)
 		if err != nil {
 			return nil
 		}
@@ -452,7 +466,7 @@ func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
 					more = true
 					return fs.SkipAll
 				}
-				out = append(out, fmt.Sprintf("%s:%d:%s", tb.rel(path), n, clip(string(line), 300)))
+				out = append(out, fmt.Sprintf("%s:%d:%s", path, n, clip(string(line), 300)))
 			}
 		}
 		return nil
@@ -501,7 +515,7 @@ func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) 
 		return out, err
 	}
 	// A command may write anything: measure the workspace again.
-	files, total, werr := usage(tb.root)
+	files, total, werr := tb.usage()
 	if werr == nil {
 		tb.mu.Lock()
 		tb.files, tb.bytes = files, total
