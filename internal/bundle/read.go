@@ -304,7 +304,6 @@ func Open(dir, name string) (*os.File, error) {
 	return f, nil
 }
 
-
 func describeReadError(err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
