@@ -5,6 +5,7 @@ go 1.26.4
 require (
 	github.com/a-h/templ v0.3.1118
 	github.com/alecthomas/chroma/v2 v2.27.0
+	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/labstack/echo/v4 v4.16.5
 	github.com/openai/openai-go/v3 v3.102.0
 	github.com/playwright-community/playwright-go v0.5200.1

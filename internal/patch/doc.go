@@ -1,4 +1,6 @@
-// Package patch owns reading unified diffs (the diff.patch of a run bundle):
-// it splits a diff into files, hunks and numbered lines and counts what each
-// file adds and removes, so that a diff can be shown and summarised.
+// Package patch owns reading unified diffs (the diff.patch of a run bundle)
+// into files, hunks and numbered lines with what each file adds and removes,
+// so that a diff can be shown and summarised. The parsing is
+// github.com/bluekeyes/go-gitdiff's; this package maps it to the view the
+// pages use.
 package patch

@@ -1,8 +1,11 @@
 package patch_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/patch"
@@ -61,7 +64,8 @@ func TestParseEdgeCases(t *testing.T) {
 		{"rename", "diff --git a/a.go b/b.go\nsimilarity index 100%\nrename from a.go\nrename to b.go\n", 1, "b.go", "renamed", false, false},
 		{"binary", "diff --git a/logo.png b/logo.png\nnew file mode 100644\nBinary files /dev/null and b/logo.png differ\n", 1, "logo.png", "new", true, false},
 		{"plain unified diff", "--- a.txt\t2026-01-01\n+++ a.txt\t2026-01-02\n@@ -1 +1 @@\n-x\n+y\n\\ No newline at end of file\n", 1, "a.txt", "", false, false},
-		{"bad hunk header", "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -x +1 @@\n", 1, "a", "", false, true},
+		{"bad hunk header", "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -x +1 @@\n", 0, "", "", false, true},
+		{"hunk counts", "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,2 +1,2 @@\n-x\n+y\n z\n", 1, "a", "", false, false},
 		{"garbage", "hello\nworld\n", 0, "", "", false, false},
 		{"empty", "", 0, "", "", false, false},
 		{"crlf", "diff --git a/w.txt b/w.txt\r\n--- a/w.txt\r\n+++ b/w.txt\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n", 1, "w.txt", "", false, false},
@@ -86,29 +90,62 @@ func TestParseEdgeCases(t *testing.T) {
 	}
 }
 
+// A plain two-file unified diff was read as one file (the hunk counts were
+// ignored), and git's quoted paths were left quoted.
+func TestParseFollowsHunkCountsAndQuotedPaths(t *testing.T) {
+	two := "--- a/one.txt\n+++ b/one.txt\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n--- a/two.txt\n+++ b/two.txt\n@@ -1 +1,2 @@\n-d\n+e\n+f\n"
+	files, err := patch.Parse(two)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("%d files, %v", len(files), err)
+	}
+	if files[0].Path() != "one.txt" || files[0].Added != 1 || files[0].Deleted != 1 || files[1].Path() != "two.txt" || files[1].Added != 2 || files[1].Deleted != 1 {
+		t.Fatalf("files %+v", files)
+	}
+	quoted := "diff --git \"a/caf\\303\\251.txt\" \"b/caf\\303\\251.txt\"\n--- \"a/caf\\303\\251.txt\"\n+++ \"b/caf\\303\\251.txt\"\n@@ -1 +1 @@\n-x\n+y\n"
+	files, err = patch.Parse(quoted)
+	if err != nil || len(files) != 1 || files[0].Path() != "café.txt" {
+		t.Fatalf("quoted path: %+v, %v", files, err)
+	}
+}
+
+// FuzzParse holds the counts to git's own: for every diff git apply
+// accepts, each file's added and deleted lines are those of
+// `git apply --numstat` (files that change no line — renames, mode changes,
+// empty headers — left out on both sides).
 func FuzzParse(f *testing.F) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		f.Skip("git is not installed")
+	}
 	matches, _ := filepath.Glob("../../testdata/bundles/runs/*/diff.patch")
 	for _, m := range matches {
 		data, _ := os.ReadFile(m)
 		f.Add(string(data))
 	}
+	f.Add("--- a/one.txt\n+++ b/one.txt\n@@ -1,2 +1,2 @@\n-a\n+b\n c\n--- a/two.txt\n+++ b/two.txt\n@@ -1 +1,2 @@\n-d\n+e\n+f\n")
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, text string) {
-		files, _ := patch.Parse(text)
+		files, err := patch.Parse(text)
+		cmd := exec.Command(git, "apply", "--numstat", "-")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(text)
+		out, gitErr := cmd.Output()
+		if gitErr != nil || err != nil {
+			return // git refuses it, or we do: nothing to compare
+		}
+		var want []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if fields := strings.Fields(line); len(fields) >= 2 && fields[0] != "-" && fields[0]+fields[1] != "00" {
+				want = append(want, fields[0]+" "+fields[1])
+			}
+		}
+		var got []string
 		for _, file := range files {
-			added, deleted := 0, 0
-			for _, h := range file.Hunks {
-				for _, l := range h.Lines {
-					switch l.Kind {
-					case patch.Added:
-						added++
-					case patch.Deleted:
-						deleted++
-					}
-				}
+			if !file.Binary && file.Added+file.Deleted > 0 {
+				got = append(got, fmt.Sprintf("%d %d", file.Added, file.Deleted))
 			}
-			if added != file.Added || deleted != file.Deleted {
-				t.Fatalf("counts +%d -%d do not match lines +%d -%d", file.Added, file.Deleted, added, deleted)
-			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("counts %v; git apply --numstat says %v", got, want)
 		}
 	})
 }
