@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
 )
 
 // SuitesPage is the view model of the suites list.
@@ -215,10 +216,10 @@ type MatrixRow struct {
 }
 
 // Flaky reports mixed results over the repeats.
-func (r MatrixRow) Flaky() bool { return r.Passed > 0 && r.Passed < r.Runs }
+func (r MatrixRow) Flaky() bool { return suite.Flaky(r.Passed, r.Runs) }
 
 // PassK reports whether every repeat passed.
-func (r MatrixRow) PassK() bool { return r.Runs > 0 && r.Passed == r.Runs }
+func (r MatrixRow) PassK() bool { return suite.PassK(r.Passed, r.Runs) }
 
 // BuildMatrix arranges a suite's cells into rows.
 func BuildMatrix(cells []store.Cell) ([]MatrixRow, int) {

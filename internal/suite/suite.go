@@ -414,13 +414,20 @@ func (r Report) Counts() (passed, failed, broken int) {
 	return passed, failed, broken + len(r.Problems)
 }
 
+// PassK reports whether a scenario passed every one of its repeats
+// (pass^k): it has at least one judged run, and every judged run passed.
+func PassK(passed, runs int) bool { return runs > 0 && passed == runs }
+
+// Flaky reports whether a scenario's repeats disagree: some passed, some not.
+func Flaky(passed, runs int) bool { return passed > 0 && passed < runs }
+
 func printSummary(w io.Writer, r Report) {
 	passed, failed, broken := r.Counts()
 	fmt.Fprintf(w, "\nsuite %s: %d cases in %.1fs: %d passed, %d failed, %d broken\n", r.ID, len(r.Cases), r.Duration.Seconds(), passed, failed, broken)
 	all := 0
 	stats := r.PerScenario()
 	for _, s := range stats {
-		if s.Passed == s.Runs {
+		if PassK(s.Passed, s.Runs) {
 			all++
 		}
 		fmt.Fprintf(w, "  %-40s %d/%d passed (%.0f%%)\n", s.ID, s.Passed, s.Runs, 100*float64(s.Passed)/float64(max(s.Runs, 1)))

@@ -170,3 +170,25 @@ func TestRunsThePackCannotTakeAreKeptAsFolders(t *testing.T) {
 		t.Fatalf("cleanup: %v", err)
 	}
 }
+
+// pass^k and flaky have one definition, used by the CLI summary and the
+// dashboard's matrix alike.
+func TestPassKAndFlaky(t *testing.T) {
+	for _, tc := range []struct {
+		passed, runs int
+		passK, flaky bool
+	}{
+		{0, 0, false, false}, // no judged run yet: not passed
+		{3, 3, true, false},
+		{2, 3, false, true},
+		{0, 3, false, false},
+		{1, 1, true, false},
+	} {
+		if got := suite.PassK(tc.passed, tc.runs); got != tc.passK {
+			t.Errorf("PassK(%d, %d) = %v", tc.passed, tc.runs, got)
+		}
+		if got := suite.Flaky(tc.passed, tc.runs); got != tc.flaky {
+			t.Errorf("Flaky(%d, %d) = %v", tc.passed, tc.runs, got)
+		}
+	}
+}
