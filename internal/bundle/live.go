@@ -1,11 +1,11 @@
 package bundle
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -40,10 +40,17 @@ func Orphaned(dir string) bool {
 	if err != nil {
 		return false
 	}
-	if !strings.Contains(string(data), `"status": "running"`) && !strings.Contains(string(data), `"status": "queued"`) && !strings.Contains(string(data), `"status": "awaiting_approval"`) {
+	var rc struct {
+		Status Status `json:"status"`
+	}
+	if json.Unmarshal(data, &rc) != nil {
 		return false
 	}
-	return !heldByLiveRun(dir)
+	switch rc.Status {
+	case StatusRunning, StatusQueued, StatusAwaitingApproval:
+		return !heldByLiveRun(dir)
+	}
+	return false
 }
 
 // MarkInterrupted ends an orphaned run: status interrupted, ended at its

@@ -145,11 +145,11 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 		if me, ok := model.AsError(res.Err); ok {
 			domain, code, msg = bundle.Domain(me.Domain), me.Code, me.Message
 		}
-		o := l.fail(domain, code, errors.New(msg), false)
+		o := l.fail(ctx, domain, code, errors.New(msg), false)
 		o.loop = &res
 		out = o
 	case len(broken) > 0:
-		o := l.fail(bundle.DomainCheck, "check_broken", fmt.Errorf("broken check(s): %s — the scenario's checks could not judge; fix them", strings.Join(broken, ", ")), false)
+		o := l.fail(ctx, bundle.DomainCheck, "check_broken", fmt.Errorf("broken check(s): %s — the scenario's checks could not judge; fix them", strings.Join(broken, ", ")), false)
 		o.status, o.loop = bundle.StatusError, &res
 		out = o
 	case len(failed) > 0 || l.aborted != "":
@@ -160,7 +160,7 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 				reason += "; " + fmt.Sprintf("failed check(s): %s", strings.Join(failed, ", "))
 			}
 		}
-		o := l.fail(bundle.DomainAgent, "checks_failed", errors.New(reason), false)
+		o := l.fail(ctx, bundle.DomainAgent, "checks_failed", errors.New(reason), false)
 		o.loop = &res
 		out = o
 	default:

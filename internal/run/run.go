@@ -181,7 +181,6 @@ type live struct {
 	rec     *recorder
 	receipt bundle.Receipt
 	redact  *redact.Redactor
-	ctx     context.Context   // the run's context, to tell a stop from a failure
 	calls   []check.Call      // every tool call, for checks
 	notes   map[string]string // transcript flags by tool call id
 	aborted string            // the budget that aborted the conversation
@@ -257,7 +256,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red, ctx: ctx}
+	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red}
 	kind := spec.Kind
 	if kind == "" {
 		kind = bundle.KindTask
@@ -329,8 +328,8 @@ type outcome struct {
 	errText string
 }
 
-func (l *live) fail(domain bundle.Domain, code string, err error, retryable bool) outcome {
-	if l.ctx != nil && l.ctx.Err() != nil {
+func (l *live) fail(ctx context.Context, domain bundle.Domain, code string, err error, retryable bool) outcome {
+	if ctx.Err() != nil {
 		// Whatever failed did so because the run was stopped.
 		return outcome{status: bundle.StatusInterrupted, errText: "Run interrupted."}
 	}
@@ -351,7 +350,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	if sess != nil {
 		var err error
 		if ws, history, err = sess.prepare(ctx, l); err != nil {
-			return l.fail(bundle.DomainEnvironment, "workspace", err, false)
+			return l.fail(ctx, bundle.DomainEnvironment, "workspace", err, false)
 		}
 	} else {
 		var err error
@@ -365,14 +364,14 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 			if errors.Is(err, workspace.ErrTooBig) {
 				code = "workspace_bound"
 			}
-			return l.fail(bundle.DomainEnvironment, code, err, false)
+			return l.fail(ctx, bundle.DomainEnvironment, code, err, false)
 		}
 	}
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event("stage.finished", map[string]any{"stage": bundle.StagePreparingWorkspace, "workspace": ws.Dir, "base_commit": ws.Base})
 	if l.spec.Prepare != nil {
 		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir)); err != nil {
-			return l.fail(bundle.DomainScenario, "setup_failed", err, false)
+			return l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)
 		}
 	}
 
@@ -381,14 +380,14 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes,
 	}, l.env(ws.Dir))
 	if err != nil {
-		return l.fail(bundle.DomainEnvironment, "workspace_bound", err, false)
+		return l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false)
 	}
 	defer tb.Close()
 
 	// The model.
 	client, closeModel, err := l.client(l.spec.Model)
 	if err != nil {
-		return l.fail(bundle.DomainScenario, "script", err, false)
+		return l.fail(ctx, bundle.DomainScenario, "script", err, false)
 	}
 	defer closeModel()
 
@@ -441,15 +440,15 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 			}
 			err = errors.New(msg)
 		}
-		o := l.fail(domain, code, err, retry)
+		o := l.fail(ctx, domain, code, err, retry)
 		o.loop = &res
 		return o
 	case agent.StopBound:
-		o := l.fail(bundle.DomainEnvironment, "workspace_bound", res.Err, false)
+		o := l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", res.Err, false)
 		o.loop = &res
 		return o
 	case agent.StopMaxTurns, agent.StopMaxToolCalls:
-		o := l.fail(bundle.DomainAgent, string(res.Stop), res.Err, false)
+		o := l.fail(ctx, bundle.DomainAgent, string(res.Stop), res.Err, false)
 		o.loop = &res
 		return o
 	case agent.StopAskUser:
@@ -467,7 +466,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 			return out
 		}
 		if failed != "" {
-			o := l.fail(bundle.DomainAgent, "verify_failed", errors.New(failed), false)
+			o := l.fail(ctx, bundle.DomainAgent, "verify_failed", errors.New(failed), false)
 			o.loop = &res
 			return o
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/web"
@@ -352,7 +353,7 @@ func hasAfter(events []bundle.Event, seq int64) bool {
 // ended reports whether a run has finished (or will never start).
 func (s *Server) ended(dir, id string) bool {
 	if s.cfg.Queue != nil {
-		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == "queued" || j.State == "running") {
+		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == jobs.Queued || j.State == jobs.Running) {
 			return false
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/web"
@@ -179,9 +180,9 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 		return err
 	}
 	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), Run: run, ReviewError: reviewErr, Reviewer: s.reviewerName(c)}
-	p.Live = run.Status == "running" || run.Status == "queued" || run.Status == "awaiting_approval"
+	p.Live = slices.Contains([]bundle.Status{bundle.StatusRunning, bundle.StatusQueued, bundle.StatusAwaitingApproval}, bundle.Status(run.Status))
 	if s.cfg.Queue != nil {
-		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == "queued" || j.State == "running") {
+		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == jobs.Queued || j.State == jobs.Running) {
 			p.Live, p.CanStop = true, true
 		}
 	}
