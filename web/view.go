@@ -416,10 +416,9 @@ func diffTotals(files []patch.File) string {
 	return fmt.Sprintf("%d files, +%d −%d", len(files), a, d)
 }
 
-func itoa(n int) string     { return strconv.Itoa(n) }
-func i64toa(n int64) string { return strconv.FormatInt(n, 10) }
-func i64(n int64) string    { return strconv.FormatInt(n, 10) }
-func pct(f float64) string  { return fmt.Sprintf("%.0f%%", f*100) }
+func itoa(n int) string    { return strconv.Itoa(n) }
+func i64(n int64) string   { return strconv.FormatInt(n, 10) }
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one

@@ -56,13 +56,13 @@ func seedPages(b *testing.B) (*server.Server, string) {
 		run := mk(i, "", "", 0)
 		paths, runs = append(paths, run.Dir), append(runs, run)
 		if len(runs) == 5000 {
-			if err := st.InsertRunsBaseline(ctx, paths, runs); err != nil {
+			if err := st.ApplyBundles(ctx, updates(paths, runs), nil); err != nil {
 				b.Fatal(err)
 			}
 			paths, runs = nil, nil
 		}
 	}
-	if err := st.InsertRunsBaseline(ctx, paths, runs); err != nil {
+	if err := st.ApplyBundles(ctx, updates(paths, runs), nil); err != nil {
 		b.Fatal(err)
 	}
 	var ups []store.BundleUpdate
@@ -159,4 +159,13 @@ func BenchmarkPages(b *testing.B) {
 		b.ReportMetric(float64(total)/time.Since(t0).Seconds(), "req/s")
 		b.ReportMetric(0, "ns/op")
 	})
+}
+
+// updates are the index updates of runs read from paths.
+func updates(paths []string, runs []*bundle.Run) []store.BundleUpdate {
+	ups := make([]store.BundleUpdate, len(runs))
+	for i, r := range runs {
+		ups[i] = store.BundleUpdate{Path: paths[i], Kind: store.BundleRun, Fingerprint: "f", Run: r}
+	}
+	return ups
 }

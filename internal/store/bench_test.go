@@ -36,7 +36,7 @@ func BenchmarkListRuns(b *testing.B) {
 			paths = append(paths, r.Dir)
 			runs = append(runs, r)
 		}
-		if err := st.InsertRunsBaseline(ctx, paths, runs); err != nil {
+		if err := st.ApplyBundles(ctx, updates(paths, runs), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -99,4 +99,13 @@ func BenchmarkListRuns(b *testing.B) {
 			}
 		}
 	})
+}
+
+// updates are the index updates of runs read from paths.
+func updates(paths []string, runs []*bundle.Run) []store.BundleUpdate {
+	ups := make([]store.BundleUpdate, len(runs))
+	for i, r := range runs {
+		ups[i] = store.BundleUpdate{Path: paths[i], Kind: store.BundleRun, Fingerprint: "f", Run: r}
+	}
+	return ups
 }
