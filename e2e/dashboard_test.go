@@ -257,10 +257,10 @@ func TestPackedSuiteRunsReadLikeFolders(t *testing.T) {
 	if len(probs) > 0 || len(scenarios) != 2 {
 		t.Fatalf("scenarios %d, problems %v", len(scenarios), probs)
 	}
-	opt := suite.Options{Parallel: 2, PackIndex: index.New(a.Store)}
+	opt := suite.Options{Parallel: 2}
 	cleanup, err := opt.UsePack(a.DataDir)
 	must(t, err)
-	rep := suite.Run(context.Background(), &run.Runner{DataDir: a.DataDir, Environ: os.Environ()}, scenarios, nil, opt)
+	rep := suite.Run(context.Background(), &run.Runner{DataDir: a.DataDir, Environ: os.Environ(), Index: index.Into(a.Store)}, scenarios, nil, opt)
 	cleanup()
 	if p, f, b := rep.Counts(); p != 2 || f != 0 || b != 0 {
 		t.Fatalf("suite: %d passed, %d failed, %d broken", p, f, b)

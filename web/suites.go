@@ -28,7 +28,6 @@ type SuiteValues struct {
 	Scenarios []string
 	Tags      string
 	Repeat    string
-	Parallel  string
 	Model     string
 }
 
@@ -57,6 +56,7 @@ type SuitePage struct {
 	// Working: runs of the suite have no verdict yet (or none is indexed
 	// yet); the page follows them.
 	Working bool
+	Queued  int // runs of the suite waiting in the launch queue
 }
 
 // MatrixRowsPerPage is how many rows a suite page shows.

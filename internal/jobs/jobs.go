@@ -28,6 +28,7 @@ const (
 type Job struct {
 	RunID    string
 	Title    string
+	Suite    string // the suite a scenario run belongs to
 	State    State
 	Place    int // 1-based place in the queue while queued
 	Err      error
@@ -76,6 +77,9 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 	}
 	ctx, cancel := context.WithCancel(q.ctx)
 	j := &Job{RunID: spec.RunID, Title: title, State: Queued, Queued: time.Now(), cancel: cancel, finished: make(chan struct{})}
+	if spec.Scenario != nil {
+		j.Suite = spec.Scenario.Suite
+	}
 	q.mu.Lock()
 	q.jobs[j.RunID] = j
 	q.order = append(q.order, j.RunID)
@@ -90,10 +94,14 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 			q.turn.Wait()
 		}
 		if j.State != Queued || ctx.Err() != nil {
+			stopped := j.State == Cancelled // by Stop; a server that stops keeps its queue
 			j.State = Cancelled
 			q.dequeue(j.RunID)
 			q.turn.Broadcast()
 			q.mu.Unlock()
+			if stopped && spec.Dropped != nil {
+				spec.Dropped()
+			}
 			return
 		}
 		j.State = Running

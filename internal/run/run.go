@@ -66,9 +66,11 @@ type Spec struct {
 	Env            []string // the environment of tools and checks; nil: the process environment, scrubbed
 	Workspace      workspace.Options
 	OriginRemote   bool // give the workspace a bare origin remote in the run folder, pushed
-	// Started is called once the run's bundle exists (a launcher forgets
-	// its queued record then).
+	// Started is called once the run's bundle exists, and Dropped when a
+	// queued run is cancelled before it starts: a launcher forgets its
+	// queued record then.
 	Started func()
+	Dropped func()
 	// Prepare runs in the new workspace before the agent (a scenario's setup
 	// and ready); an error fails the run in the scenario domain.
 	Prepare func(ctx context.Context, workspace string, env []string) error

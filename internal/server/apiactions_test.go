@@ -124,7 +124,7 @@ func TestAPISuite(t *testing.T) {
 	if code, _ := postJSON(t, c, srv.URL+"/api/v1/suites", `{"tags": ["no-such-tag"]}`); code != http.StatusUnprocessableEntity {
 		t.Fatalf("unknown tag: %d", code)
 	}
-	code, out := postJSON(t, c, srv.URL+"/api/v1/suites", `{"tags": ["scope"], "repeat": 2, "parallel": 2}`)
+	code, out := postJSON(t, c, srv.URL+"/api/v1/suites", `{"tags": ["scope"], "repeat": 2}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("launch: %d %v", code, out)
 	}

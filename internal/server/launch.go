@@ -60,9 +60,10 @@ func (s *Server) launchDemo(id string) error {
 	if s.cfg.Board != nil {
 		approver = s.cfg.Board.For(id)
 	}
+	forget := s.remember(queuedRecord{RunID: id, Kind: "demo"})
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,
 		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: approver,
-		Started: s.remember(queuedRecord{RunID: id, Kind: "demo"})}, "The demo: "+demo.Task)
+		Started: forget, Dropped: forget}, "The demo: "+demo.Task)
 	return nil
 }
 

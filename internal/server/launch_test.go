@@ -655,3 +655,69 @@ func TestARunThatChangedNothingSaysSoAndShowsItsErrors(t *testing.T) {
 		t.Fatalf("the page does not say that nothing changed and what failed:\n%.3000s", page)
 	}
 }
+
+// A suite launched from the dashboard ran as goroutines of its own: past
+// --workers, unstoppable, forgotten by a restart. Its runs are jobs of the
+// launch queue now.
+func TestSuiteRunsAreJobsOfTheQueue(t *testing.T) {
+	data := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	start := func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server) {
+		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
+		q := jobs.New(ctx, r, 1)
+		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t",
+			ScenarioRoots: []string{"../../examples/scenarios"}})
+		return srv, q, httptest.NewServer(srv.Handler())
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	_, q1, ts1 := start(ctx1)
+	b := newBrowser(t, ts1.URL)
+	b.get("/suites")
+	b.post("/demo", url.Values{"csrf": {b.token()}}) // takes the only worker, waits for approval
+	resp, _ := b.post("/suites", url.Values{"csrf": {b.token()}, "scenarios": {"rename-config-key"}, "repeat": {"3"}})
+	suiteID := strings.TrimPrefix(resp.Header.Get("Location"), "/suites/")
+	var queued []jobs.Job
+	for _, j := range q1.Queued() {
+		if j.Suite == suiteID {
+			queued = append(queued, j)
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || len(queued) != 3 {
+		t.Fatalf("launch: %d, %d runs of %q queued", resp.StatusCode, len(queued), suiteID)
+	}
+	if _, page := b.get("/suites/" + suiteID); !strings.Contains(page, "3 runs wait in the launch queue") {
+		t.Fatalf("the suite page does not say its runs wait:\n%.2000s", page)
+	}
+	// One is stopped; the server stops with the other two still queued.
+	if err := q1.Stop(queued[0].RunID); err != nil {
+		t.Fatal(err)
+	}
+	ts1.Close()
+	stop1()
+	q1.Wait(context.Background())
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	srv2, q2, ts2 := start(ctx2)
+	defer ts2.Close()
+	if n, err := srv2.ResumeQueued(); err != nil || n != 2 {
+		t.Fatalf("resumed %d, %v", n, err)
+	}
+	for _, j := range queued[1:] {
+		got, ok := q2.Get(j.RunID)
+		if !ok || got.Suite != suiteID {
+			t.Fatalf("run %s after the restart: %+v %v", j.RunID, got, ok)
+		}
+		if rc := endedRun(t, data, j.RunID); rc.Scenario == nil || rc.Scenario.Suite != suiteID || rc.Status != bundle.StatusPassed {
+			t.Fatalf("run %s: %+v", j.RunID, rc)
+		}
+	}
+	if _, ok := q2.Get(queued[0].RunID); ok {
+		t.Fatal("the stopped run was launched again")
+	}
+	stop2()
+	q2.Wait(context.Background())
+}

@@ -193,9 +193,10 @@ func (s *Server) launchAs(id string, v web.LaunchValues) (string, map[string]str
 	if s.cfg.Board != nil {
 		approver = agent.Chain{Policy: policy, Next: s.cfg.Board.For(id)}
 	}
+	forget := s.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
 	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
 		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver,
-		Started: s.remember(queuedRecord{RunID: id, Kind: "task", Values: v})}, strings.TrimSpace(v.Task))
+		Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
 	return id, nil
 }
 

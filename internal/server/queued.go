@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +16,19 @@ import (
 // queuedRecord is a launched run that has not started yet, kept on disk so
 // that a restart of the server launches it again.
 type queuedRecord struct {
-	RunID  string           `json:"run_id"`
-	Kind   string           `json:"kind"` // demo or task
-	Values web.LaunchValues `json:"values,omitempty"`
-	Queued time.Time        `json:"queued"`
+	RunID    string           `json:"run_id"`
+	Kind     string           `json:"kind"` // demo, task or scenario
+	Values   web.LaunchValues `json:"values,omitempty"`
+	Scenario *queuedScenario  `json:"scenario,omitempty"`
+	Queued   time.Time        `json:"queued"`
+}
+
+// queuedScenario is a run of a suite launched from the dashboard.
+type queuedScenario struct {
+	Dir    string `json:"dir"` // the scenario folder, under a scenario root
+	Repeat int    `json:"repeat"`
+	Suite  string `json:"suite"`
+	Model  string `json:"model,omitempty"` // a profile instead of the scenario's own model
 }
 
 func (s *Server) queueDir() string {
@@ -81,6 +91,15 @@ func (s *Server) ResumeQueued() (int, error) {
 		switch rec.Kind {
 		case "demo":
 			err = s.launchDemo(rec.RunID)
+		case "scenario":
+			if rec.Scenario == nil || !bundle.ValidID(rec.Scenario.Suite) || !s.underScenarioRoot(rec.Scenario.Dir) {
+				err = errors.New("not a scenario of this server's scenario roots")
+				break
+			}
+			s.cacheMu.Lock()
+			s.started[rec.Scenario.Suite] = true
+			s.cacheMu.Unlock()
+			err = s.launchScenario(rec)
 		default:
 			if _, errs := s.launchAs(rec.RunID, rec.Values); len(errs) > 0 {
 				err = fmt.Errorf("%v", errs)
@@ -94,4 +113,19 @@ func (s *Server) ResumeQueued() (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// underScenarioRoot reports whether dir is a folder inside one of the
+// server's scenario roots (a queue file names it; it is not trusted).
+func (s *Server) underScenarioRoot(dir string) bool {
+	for _, root := range s.cfg.ScenarioRoots {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(abs, dir); err == nil && filepath.IsLocal(rel) {
+			return true
+		}
+	}
+	return false
 }

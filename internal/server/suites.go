@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/suite"
 	"github.com/proctor-dev/proctor/web"
@@ -45,34 +49,33 @@ func (s *Server) renderSuites(c echo.Context, v web.SuiteValues, errs map[string
 // launchSuite runs the chosen scenarios of the configured scenario roots
 // as a suite in the background, and sends the browser to its matrix.
 func (s *Server) launchSuite(c echo.Context) error {
-	if s.cfg.Runner == nil || len(s.cfg.ScenarioRoots) == 0 {
+	if s.cfg.Runner == nil || s.cfg.Queue == nil || len(s.cfg.ScenarioRoots) == 0 {
 		return echo.NewHTTPError(http.StatusNotFound, "This server has no scenario roots (--scenarios DIR).")
 	}
 	form, _ := c.FormParams()
-	v := web.SuiteValues{Sent: true, Scenarios: form["scenarios"], Tags: c.FormValue("tags"), Repeat: c.FormValue("repeat"), Parallel: c.FormValue("parallel"), Model: c.FormValue("model")}
+	v := web.SuiteValues{Sent: true, Scenarios: form["scenarios"], Tags: c.FormValue("tags"), Repeat: c.FormValue("repeat"), Model: c.FormValue("model")}
 	k, _ := strconv.Atoi(v.Repeat)
-	par, _ := strconv.Atoi(v.Parallel)
-	id, errs := s.startSuite(v.Scenarios, splitTags(v.Tags), k, par, v.Model)
+	id, errs := s.startSuite(v.Scenarios, splitTags(v.Tags), k, v.Model)
 	if len(errs) > 0 {
 		return s.renderSuites(c, v, errs, http.StatusUnprocessableEntity)
 	}
 	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
 }
 
-// startSuite validates a suite launch and starts it in the background.
-func (s *Server) startSuite(ids, tags []string, k, par int, model string) (string, map[string]string) {
+// startSuite validates a suite launch and queues its runs: every chosen
+// scenario k times, each a job of the launch queue (so --workers bounds
+// them, each can be stopped, the server waits for them at shutdown, and one
+// not started yet is launched again after a restart).
+func (s *Server) startSuite(ids, tags []string, k int, model string) (string, map[string]string) {
 	errs := map[string]string{}
 	if k < 1 || k > 100 {
 		errs["repeat"] = "want a whole number from 1 to 100"
-	}
-	if par < 1 || par > 16 {
-		errs["parallel"] = "want a whole number from 1 to 16"
 	}
 	chosen := map[string]bool{}
 	for _, id := range ids {
 		chosen[id] = true
 	}
-	found, problems := scenario.Discover(s.cfg.ScenarioRoots...)
+	found, _ := scenario.Discover(s.cfg.ScenarioRoots...)
 	var picked []*scenario.Scenario
 	for _, sc := range found {
 		tagged := false
@@ -86,48 +89,106 @@ func (s *Server) startSuite(ids, tags []string, k, par int, model string) (strin
 	if len(picked) == 0 {
 		errs["scenarios"] = "choose at least one scenario (or a tag that one has)"
 	}
-	opt := suite.Options{IndexEach: true, Repeat: k, Parallel: par}
 	if model != "" {
-		m, msg := s.profile(model)
-		if msg != "" {
+		if _, msg := s.profile(model); msg != "" {
 			errs["model"] = msg
-		} else {
-			opt.Model = &m
 		}
 	}
 	if len(errs) > 0 {
 		return "", errs
 	}
 	id := suite.NewID(time.Now())
-	ctx := s.cfg.Background
-	if ctx == nil {
-		ctx = context.Background()
+	var recs []queuedRecord
+	for _, sc := range picked {
+		for i := 1; i <= k; i++ {
+			rec := queuedRecord{RunID: run.NewRunID(time.Now()), Kind: "scenario", Scenario: &queuedScenario{Dir: sc.Dir, Repeat: i, Suite: id, Model: model}}
+			if _, err := s.scenarioSpec(rec); err != nil {
+				errs["scenarios"] = fmt.Sprintf("%s cannot run: %v", sc.ID, err)
+				return "", errs
+			}
+			recs = append(recs, rec)
+		}
 	}
-	opt.ID = id
 	s.cacheMu.Lock()
 	s.started[id] = true
 	s.cacheMu.Unlock()
-	go suite.Run(ctx, s.cfg.Runner, picked, problems, opt)
+	for _, rec := range recs {
+		if err := s.launchScenario(rec); err != nil {
+			s.log.Warn("queue a run of a suite", "suite", id, "run", rec.RunID, "err", err)
+		}
+	}
 	return id, nil
 }
 
+// scenarioSpec is the spec of a queued scenario run.
+func (s *Server) scenarioSpec(rec queuedRecord) (run.Spec, error) {
+	q := rec.Scenario
+	sc, err := scenario.Load(q.Dir)
+	if err != nil {
+		return run.Spec{}, err
+	}
+	opt := run.ScenarioOptions{Repeat: q.Repeat, Suite: q.Suite, Profile: func(name string) (run.ModelChoice, error) {
+		m, msg := s.profile(name)
+		if msg != "" {
+			return m, errors.New(msg)
+		}
+		return m, nil
+	}}
+	if q.Model != "" {
+		m, err := opt.Profile(q.Model)
+		if err != nil {
+			return run.Spec{}, err
+		}
+		opt.Model = &m
+	}
+	spec, err := s.cfg.Runner.ScenarioSpec(sc, opt)
+	spec.RunID = rec.RunID
+	return spec, err
+}
+
+// launchScenario queues one run of a suite, remembered on disk until it
+// starts.
+func (s *Server) launchScenario(rec queuedRecord) error {
+	spec, err := s.scenarioSpec(rec)
+	if err != nil {
+		return err
+	}
+	spec.Started = s.remember(rec)
+	spec.Dropped = spec.Started
+	s.cfg.Queue.Submit(spec, fmt.Sprintf("%s #%d (suite %s)", filepath.Base(rec.Scenario.Dir), rec.Scenario.Repeat, rec.Scenario.Suite))
+	return nil
+}
+
+// suiteQueued is how many runs of suite id wait in the launch queue.
+func (s *Server) suiteQueued(id string) int {
+	if s.cfg.Queue == nil {
+		return 0
+	}
+	n := 0
+	for _, j := range s.cfg.Queue.Queued() {
+		if j.Suite == id {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) apiLaunchSuite(c echo.Context) error {
-	if s.cfg.Runner == nil || len(s.cfg.ScenarioRoots) == 0 {
+	if s.cfg.Runner == nil || s.cfg.Queue == nil || len(s.cfg.ScenarioRoots) == 0 {
 		return apiError(c, http.StatusNotFound, "this server has no scenario roots (--scenarios DIR)", nil)
 	}
-	// Repeat and parallel left out are 1; given, they are checked as the
-	// form's are (0 is refused, not taken for 1).
+	// Repeat left out is 1; given, it is checked as the form's is (0 is
+	// refused, not taken for 1).
 	in := struct {
 		Scenarios []string `json:"scenarios"`
 		Tags      []string `json:"tags"`
 		Repeat    int      `json:"repeat"`
-		Parallel  int      `json:"parallel"`
 		Model     string   `json:"model"`
-	}{Repeat: 1, Parallel: 1}
-	if err := readJSON(c, &in, `{"scenarios": ["id"], "repeat": 3, "parallel": 2}`); err != nil {
+	}{Repeat: 1}
+	if err := readJSON(c, &in, `{"scenarios": ["id"], "repeat": 3}`); err != nil {
 		return err
 	}
-	id, errs := s.startSuite(in.Scenarios, in.Tags, in.Repeat, in.Parallel, in.Model)
+	id, errs := s.startSuite(in.Scenarios, in.Tags, in.Repeat, in.Model)
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the suite was not launched", errs)
 	}
@@ -168,7 +229,7 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 		Suite string `json:"suite"`
 		Done  bool   `json:"done"`
 		Rows  []row  `json:"rows"`
-	}{Suite: id, Done: m.Total > 0 && m.Running == 0, Rows: []row{}}
+	}{Suite: id, Done: m.Total > 0 && m.Running == 0 && s.suiteQueued(id) == 0, Rows: []row{}}
 	for _, r := range rows {
 		jr := row{Scenario: r.Scenario, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []cell{}}
 		for _, c := range r.Cells {
@@ -205,7 +266,8 @@ func (s *Server) showSuite(c echo.Context) error {
 	p := web.SuitePage{Meta: s.meta(c, "Suite "+id, web.NavSuites), Suite: id, Matrix: m, Filter: f}
 	p.Rows, p.Shown, p.Pages = m.Page(f, n)
 	p.Page = min(max(n, 1), p.Pages)
-	p.Working = m.Running > 0 || m.Total == 0 // none indexed yet: launched a moment ago
+	p.Queued = s.suiteQueued(id)
+	p.Working = m.Running > 0 || m.Total == 0 || p.Queued > 0 // none indexed yet: launched a moment ago
 	return render(c, http.StatusOK, web.SuiteView(p))
 }
 
