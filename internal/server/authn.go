@@ -19,10 +19,9 @@ import (
 
 const (
 	sessionCookie = "proctor_session"
-	userKey       = "user"        // the signed-in store.User, when auth is on
-	bearerKey     = "bearer"      // true when the request carried an API token
-	authOnKey     = "auth-on"     // true when accounts exist
-	publicRole    = auth.Role("") // routes anyone may reach: sign-in, assets, health
+	userKey       = "user"    // the signed-in store.User, when auth is on
+	bearerKey     = "bearer"  // true when the request carried an API token
+	authOnKey     = "auth-on" // true when accounts exist
 )
 
 // principal is the signed-in user of the request, if auth is on and someone
@@ -96,36 +95,39 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// need wraps h so that it runs only for a request whose role allows need.
-func (s *Server) need(need auth.Role, h echo.HandlerFunc) echo.HandlerFunc {
-	if need == publicRole {
-		return h
+// need is the middleware of a route that only a role allowing need may use.
+func (s *Server) need(need auth.Role) echo.MiddlewareFunc {
+	return func(h echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { return s.allow(c, need, h) }
 	}
-	return func(c echo.Context) error {
-		have := role(c)
-		if have.Allows(need) {
-			return h(c)
-		}
-		if have == "" { // nobody signed in
-			if strings.HasPrefix(c.Request().URL.Path, "/api/") {
-				return apiError(c, http.StatusUnauthorized, "sign in first: send \"Authorization: Bearer ptk_…\" (see 'proctor token create')", nil)
-			}
-			next := c.Request().URL.RequestURI()
-			if c.Request().Method != http.MethodGet {
-				next = "/runs"
-			}
-			to := "/signin?next=" + url.QueryEscape(next)
-			if c.Request().Header.Get("HX-Request") == "true" {
-				c.Response().Header().Set("HX-Redirect", to)
-				return c.NoContent(http.StatusUnauthorized)
-			}
-			if c.Request().Method != http.MethodGet {
-				return echo.NewHTTPError(http.StatusUnauthorized, "Your session has ended. Sign in again, then repeat what you did.")
-			}
-			return c.Redirect(http.StatusSeeOther, to)
-		}
-		return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("Your role (%s) cannot do this: it needs %s. An admin can change roles with 'proctor user role'.", have, need))
+}
+
+// allow runs h when the request's role allows need, and otherwise sends
+// the visitor to sign in or refuses.
+func (s *Server) allow(c echo.Context, need auth.Role, h echo.HandlerFunc) error {
+	have := role(c)
+	if have.Allows(need) {
+		return h(c)
 	}
+	if have == "" { // nobody signed in
+		if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+			return apiError(c, http.StatusUnauthorized, "sign in first: send \"Authorization: Bearer ptk_…\" (see 'proctor token create')", nil)
+		}
+		next := c.Request().URL.RequestURI()
+		if c.Request().Method != http.MethodGet {
+			next = "/runs"
+		}
+		to := "/signin?next=" + url.QueryEscape(next)
+		if c.Request().Header.Get("HX-Request") == "true" {
+			c.Response().Header().Set("HX-Redirect", to)
+			return c.NoContent(http.StatusUnauthorized)
+		}
+		if c.Request().Method != http.MethodGet {
+			return echo.NewHTTPError(http.StatusUnauthorized, "Your session has ended. Sign in again, then repeat what you did.")
+		}
+		return c.Redirect(http.StatusSeeOther, to)
+	}
+	return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("Your role (%s) cannot do this: it needs %s. An admin can change roles with 'proctor user role'.", have, need))
 }
 
 // decider is who a decision is recorded as: the signed-in user when auth is

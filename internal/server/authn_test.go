@@ -189,15 +189,9 @@ func TestRouteAccess(t *testing.T) {
 		"POST /api/v1/suites":                {"/api/v1/suites", "admin", 0},
 		"POST /api/v1/runs/:id/stop":         {"/api/v1/runs/" + run + "/stop", "admin", 0},
 	}
-	roles := a.s.RouteRoles()
 	for _, r := range a.s.Routes() {
 		if _, ok := routes[r]; !ok {
 			t.Errorf("route %s has no entry in TestRouteAccess; add one", r)
-		}
-	}
-	for key, rt := range routes {
-		if roles[key] != rt.need {
-			t.Errorf("%s: the router says it needs %q, the test %q", key, roles[key], rt.need)
 		}
 	}
 	denied := func(code int) bool { return code == 401 || code == 403 }

@@ -80,9 +80,8 @@ type Server struct {
 	echo       *echo.Echo
 	limiter    *auth.Limiter
 	now        func() time.Time
-	roles      map[string]auth.Role // "METHOD path" → the role the route needs
-	key        []byte               // signs CSRF tokens
-	hosts      map[string]bool      // Host names requests may use
+	key        []byte          // signs CSRF tokens
+	hosts      map[string]bool // Host names requests may use
 }
 
 // New builds the server and its routes.
@@ -91,7 +90,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}, started: map[string]bool{}, roles: map[string]auth.Role{}}
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}, started: map[string]bool{}}
 	s.key = cfg.Key
 	if len(s.key) == 0 {
 		s.key = make([]byte, auth.KeySize)
@@ -135,57 +134,56 @@ func (s *Server) Routes() []string {
 
 func (s *Server) routes(e *echo.Echo) {
 	assets, _ := fs.Sub(static.FS, ".")
-	pub, view, review, admin := publicRole, auth.Viewer, auth.Reviewer, auth.Admin
-	s.add(e, http.MethodGet, "/static/*", pub, echo.WrapHandler(cacheFor(time.Hour, http.StripPrefix("/static/", http.FileServer(http.FS(assets))))))
-	s.add(e, http.MethodGet, "/favicon.ico", pub, func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg") })
-	s.add(e, http.MethodGet, "/healthz", pub, s.healthz)
-	s.add(e, http.MethodGet, "/signin", pub, s.signinForm)
-	s.add(e, http.MethodPost, "/signin", pub, s.signin)
-	s.add(e, http.MethodPost, "/signout", pub, s.signout)
-	s.add(e, http.MethodGet, "/", view, func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/runs") })
-	s.add(e, http.MethodGet, "/runs", view, s.listRuns)
-	s.add(e, http.MethodGet, "/runs/:id", view, s.showRun)
-	s.add(e, http.MethodGet, "/runs/:id/events", view, s.runEvents)
-	s.add(e, http.MethodGet, "/runs/:id/files/:name", view, s.runFile)
-	s.add(e, http.MethodGet, "/runs/:id/diff/:n", view, s.runDiffFile)
-	s.add(e, http.MethodGet, "/sessions", view, s.listSessions)
-	s.add(e, http.MethodGet, "/sessions/:id", view, s.showSession)
-	s.add(e, http.MethodGet, "/problems", view, s.listProblems)
-	s.add(e, http.MethodGet, "/suites", view, s.listSuites)
-	s.add(e, http.MethodGet, "/suites/:id", view, s.showSuite)
-	s.add(e, http.MethodGet, "/scenarios/:id", view, s.showScenario)
-	s.add(e, http.MethodPost, "/runs/:id/review", review, s.reviewRun)
-	s.add(e, http.MethodPost, "/runs/:id/approvals/:n", review, s.decideApproval)
-	s.add(e, http.MethodGet, "/launch", admin, s.launchForm)
-	s.add(e, http.MethodPost, "/launch", admin, s.launchRun)
-	s.add(e, http.MethodPost, "/demo", admin, s.startDemo)
-	s.add(e, http.MethodPost, "/suites", admin, s.launchSuite)
-	s.add(e, http.MethodPost, "/runs/:id/stop", admin, s.stopRun)
-	s.add(e, http.MethodPost, "/sessions/:id/continue", admin, s.continueSession)
-	s.add(e, http.MethodGet, "/audit", admin, s.auditPage)
-	s.add(e, http.MethodGet, "/api/v1/runs", view, s.apiListRuns)
-	s.add(e, http.MethodGet, "/api/v1/runs/:id", view, s.apiGetRun)
-	s.add(e, http.MethodGet, "/api/v1/suites/:id", view, s.apiGetSuite)
-	s.add(e, http.MethodGet, "/api/v1/runs/:id/approvals", view, s.apiListApprovals)
-	s.add(e, http.MethodPost, "/api/v1/runs/:id/review", review, s.apiReviewRun)
-	s.add(e, http.MethodPost, "/api/v1/runs/:id/approvals/:n", review, s.apiDecideApproval)
-	s.add(e, http.MethodPost, "/api/v1/runs", admin, s.apiLaunchRun)
-	s.add(e, http.MethodPost, "/api/v1/suites", admin, s.apiLaunchSuite)
-	s.add(e, http.MethodPost, "/api/v1/runs/:id/stop", admin, s.apiStopRun)
+	view, review, admin := s.need(auth.Viewer), s.need(auth.Reviewer), s.need(auth.Admin)
+
+	// Public.
+	e.GET("/static/*", echo.WrapHandler(cacheFor(time.Hour, http.StripPrefix("/static/", http.FileServer(http.FS(assets))))))
+	e.GET("/favicon.ico", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/static/favicon.svg") })
+	e.GET("/healthz", s.healthz)
+	e.GET("/signin", s.signinForm)
+	e.POST("/signin", s.signin)
+	e.POST("/signout", s.signout)
+
+	// Viewers read.
+	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/runs") }, view)
+	e.GET("/runs", s.listRuns, view)
+	e.GET("/runs/:id", s.showRun, view)
+	e.GET("/runs/:id/events", s.runEvents, view)
+	e.GET("/runs/:id/files/:name", s.runFile, view)
+	e.GET("/runs/:id/diff/:n", s.runDiffFile, view)
+	e.GET("/sessions", s.listSessions, view)
+	e.GET("/sessions/:id", s.showSession, view)
+	e.GET("/problems", s.listProblems, view)
+	e.GET("/suites", s.listSuites, view)
+	e.GET("/suites/:id", s.showSuite, view)
+	e.GET("/scenarios/:id", s.showScenario, view)
+	e.GET("/api/v1/runs", s.apiListRuns, view)
+	e.GET("/api/v1/runs/:id", s.apiGetRun, view)
+	e.GET("/api/v1/suites/:id", s.apiGetSuite, view)
+	e.GET("/api/v1/runs/:id/approvals", s.apiListApprovals, view)
+
+	// Reviewers decide.
+	e.POST("/runs/:id/review", s.reviewRun, review)
+	e.POST("/runs/:id/approvals/:n", s.decideApproval, review)
+	e.POST("/api/v1/runs/:id/review", s.apiReviewRun, review)
+	e.POST("/api/v1/runs/:id/approvals/:n", s.apiDecideApproval, review)
+
+	// Admins launch and stop; each is recorded in the audit log.
+	e.GET("/launch", s.launchForm, admin)
+	e.GET("/audit", s.auditPage, admin)
+	e.POST("/launch", s.audited("launch", s.launchRun), admin)
+	e.POST("/demo", s.audited("demo", s.startDemo), admin)
+	e.POST("/suites", s.audited("suites", s.launchSuite), admin)
+	e.POST("/runs/:id/stop", s.audited("runs stop", s.stopRun), admin)
+	e.POST("/sessions/:id/continue", s.audited("sessions continue", s.continueSession), admin)
+	e.POST("/api/v1/runs", s.audited("runs", s.apiLaunchRun), admin)
+	e.POST("/api/v1/suites", s.audited("suites", s.apiLaunchSuite), admin)
+	e.POST("/api/v1/runs/:id/stop", s.audited("runs stop", s.apiStopRun), admin)
 }
 
-// add registers a route with the role it needs once sign-in is on.
-func (s *Server) add(e *echo.Echo, method, path string, need auth.Role, h echo.HandlerFunc) {
-	s.roles[method+" "+path] = need
-	if need == auth.Admin && method == http.MethodPost {
-		h = s.audited(strings.TrimPrefix(strings.ReplaceAll(path, "/:id", ""), "/api/v1"), h)
-	}
-	e.Add(method, path, s.need(need, h))
-}
-
-// audited records a successful launch or stop in the audit log: the action
-// is the route ("/launch", "/runs/stop"), the object the run or suite it
-// acted on (its id, or where the answer sends the browser).
+// audited records a successful launch or stop in the audit log as action,
+// with the run or suite it acted on (its id, or where the answer sends the
+// browser).
 func (s *Server) audited(action string, h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := h(c)
@@ -199,19 +197,9 @@ func (s *Server) audited(action string, h echo.HandlerFunc) echo.HandlerFunc {
 		if object == "" {
 			object = c.Response().Header().Get("HX-Redirect")
 		}
-		s.audit(c, strings.Trim(strings.ReplaceAll(action, "/", " "), " "), object, "")
+		s.audit(c, action, object, "")
 		return nil
 	}
-}
-
-// RouteRoles maps every route ("METHOD path") to the role it needs when
-// sign-in is on; "" is public.
-func (s *Server) RouteRoles() map[string]string {
-	out := map[string]string{}
-	for k, v := range s.roles {
-		out[k] = string(v)
-	}
-	return out
 }
 
 // Serve serves on ln until ctx is done, then shuts down gracefully.
