@@ -25,10 +25,10 @@ type SuitesPage struct {
 // errors; the zero value is a first visit.
 type SuiteValues struct {
 	Sent      bool
-	Scenarios []string
-	Tags      string
-	Repeat    string
-	Model     string
+	Scenarios []string `form:"scenarios"`
+	Tags      string   `form:"tags"`
+	Repeat    string   `form:"repeat"`
+	Model     string   `form:"model"`
 }
 
 // Chosen reports whether scenario id is selected: all of them on a first

@@ -607,8 +607,18 @@ func waitedFor(t time.Time) string {
 
 // LaunchValues are the launch form's fields as typed.
 type LaunchValues struct {
-	Root, Path, Task, Criteria, OutOfScope, Model, Checks, Allow, MaxTurns string
-	MaxToolCalls, Verifier, Script                                         string
+	Root         string `form:"root"`
+	Path         string `form:"path"`
+	Task         string `form:"task"`
+	Criteria     string `form:"criteria"`
+	OutOfScope   string `form:"out_of_scope"`
+	Model        string `form:"model"`
+	Checks       string `form:"checks"`
+	Allow        string `form:"allow"`
+	MaxTurns     string `form:"max_turns"`
+	MaxToolCalls string `form:"max_tool_calls"`
+	Verifier     string `form:"verifier"`
+	Script       string `form:"script"`
 }
 
 // LaunchPage is the view model of the launch form.

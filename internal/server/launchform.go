@@ -137,9 +137,10 @@ func (s *Server) launchRun(c echo.Context) error {
 	if s.cfg.Queue == nil || s.cfg.Runner == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
 	}
-	v := web.LaunchValues{Root: c.FormValue("root"), Path: c.FormValue("path"), Task: c.FormValue("task"), Criteria: c.FormValue("criteria"),
-		OutOfScope: c.FormValue("out_of_scope"), Model: c.FormValue("model"), Checks: c.FormValue("checks"), Allow: c.FormValue("allow"), MaxTurns: c.FormValue("max_turns"),
-		MaxToolCalls: c.FormValue("max_tool_calls"), Verifier: c.FormValue("verifier"), Script: c.FormValue("script")}
+	var v web.LaunchValues
+	if err := c.Bind(&v); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
+	}
 	id, errs := s.launch(v)
 	if len(errs) > 0 {
 		return s.renderLaunch(c, v, errs, http.StatusUnprocessableEntity)
@@ -235,7 +236,12 @@ func (s *Server) continueSession(c echo.Context) error {
 	if _, err := s.cfg.Runner.LoadSession(id); err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "Session "+id+" is not in this server's data folder.")
 	}
-	v := web.LaunchValues{Task: c.FormValue("task"), Model: c.FormValue("model"), Allow: c.FormValue("allow"), Root: c.FormValue("root"), Script: c.FormValue("script")}
+	var form web.LaunchValues
+	if err := c.Bind(&form); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
+	}
+	// A session's next run takes only these from the form.
+	v := web.LaunchValues{Task: form.Task, Model: form.Model, Allow: form.Allow, Root: form.Root, Script: form.Script}
 	errs := map[string]string{}
 	if strings.TrimSpace(v.Task) == "" {
 		errs["task"] = "write the next message"

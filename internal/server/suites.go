@@ -52,8 +52,10 @@ func (s *Server) launchSuite(c echo.Context) error {
 	if s.cfg.Runner == nil || s.cfg.Queue == nil || len(s.cfg.ScenarioRoots) == 0 {
 		return echo.NewHTTPError(http.StatusNotFound, "This server has no scenario roots (--scenarios DIR).")
 	}
-	form, _ := c.FormParams()
-	v := web.SuiteValues{Sent: true, Scenarios: form["scenarios"], Tags: c.FormValue("tags"), Repeat: c.FormValue("repeat"), Model: c.FormValue("model")}
+	v := web.SuiteValues{Sent: true}
+	if err := c.Bind(&v); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
+	}
 	k, _ := strconv.Atoi(v.Repeat)
 	id, errs := s.startSuite(v.Scenarios, splitTags(v.Tags), k, v.Model)
 	if len(errs) > 0 {
