@@ -653,3 +653,38 @@ func SectionMatches(s bundle.TranscriptSection, find string) bool {
 	f := strings.ToLower(find)
 	return strings.Contains(strings.ToLower(s.Title), f) || strings.Contains(strings.ToLower(s.Body), f)
 }
+
+// Option is one choice of a select: what is sent and what is shown.
+type Option struct {
+	Value, Label string
+}
+
+// anyOf is options led by "any" (no filter).
+func anyOf(options ...Option) []Option { return append([]Option{{"", "any"}}, options...) }
+
+// valueOptions shows each non-empty value as itself.
+func valueOptions(values []string) []Option {
+	var out []Option
+	for _, v := range values {
+		if v != "" {
+			out = append(out, Option{v, v})
+		}
+	}
+	return out
+}
+
+// StatusOptions are the status filter's choices.
+func (p RunsPage) StatusOptions() []Option {
+	var out []Option
+	for _, s := range p.Statuses {
+		out = append(out, Option{string(s), humanStatus(string(s))})
+	}
+	return anyOf(out...)
+}
+
+func sortValue(oldest bool) string {
+	if oldest {
+		return "oldest"
+	}
+	return "newest"
+}
