@@ -29,24 +29,10 @@ func TestServeStartsIndexesAndStops(t *testing.T) {
 	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "index", "../../testdata/bundles"); r.code != ExitOK {
 		t.Fatalf("index: %+v", r)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data}, Env{
-			Stdout: pw, Stderr: io.Discard, Getenv: func(string) string { return "" },
-		})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
+	srv, stop := startServe(t, "--addr", "127.0.0.1:0", "--data", data)
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(srv.line)
 	if url == "" {
-		t.Fatalf("no address in %q", line)
+		t.Fatalf("no address in %q", srv.line)
 	}
 	resp, err := http.Get(url + "/api/v1/runs/20261201-093012-k3f9qa")
 	if err != nil {
@@ -56,14 +42,8 @@ func TestServeStartsIndexesAndStops(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != ExitOK {
-			t.Fatalf("serve exited %d", code)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop on cancel")
+	if stop(); srv.code != ExitOK {
+		t.Fatalf("serve exited %d", srv.code)
 	}
 }
 
@@ -79,25 +59,10 @@ func TestServeBeyondLoopbackNeedsAnAdmin(t *testing.T) {
 	if r := invokeIn(t, data, "a-long-password\n", "user", "add", "ada", "--role", "admin"); r.code != ExitOK {
 		t.Fatalf("user add: %+v", r)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", "0.0.0.0:0", "--data", data}, Env{
-			Stdout: pw, Stderr: &stderr, Getenv: func(string) string { return "" },
-		})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	port := regexp.MustCompile(`:(\d+) `).FindStringSubmatch(line)
+	srv, _ := startServe(t, "--addr", "0.0.0.0:0", "--data", data)
+	port := regexp.MustCompile(`:(\d+) `).FindStringSubmatch(srv.line)
 	if port == nil {
-		t.Fatalf("no port in %q", line)
+		t.Fatalf("no port in %q", srv.line)
 	}
 	resp, err := http.Get("http://127.0.0.1:" + port[1] + "/api/v1/runs")
 	if err != nil {
@@ -107,14 +72,8 @@ func TestServeBeyondLoopbackNeedsAnAdmin(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("API without a token on a LAN server: %d, want 401", resp.StatusCode)
 	}
-	if !strings.Contains(stderr.String(), "without TLS") {
-		t.Errorf("no clear-text warning in %q", stderr.String())
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop on cancel")
+	if !strings.Contains(srv.stderr.String(), "without TLS") {
+		t.Errorf("no clear-text warning in %q", srv.stderr.String())
 	}
 }
 
@@ -180,25 +139,10 @@ func TestServeOverTLS(t *testing.T) {
 	if r := invokeIn(t, data, "a-long-password\n", "user", "add", "ada", "--role", "admin"); r.code != ExitOK {
 		t.Fatalf("user add: %+v", r)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--tls-cert", certFile, "--tls-key", keyFile}, Env{
-			Stdout: pw, Stderr: &stderr, Getenv: func(string) string { return "" },
-		})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go io.Copy(io.Discard, pr)
-	base := regexp.MustCompile(`https://127\.0\.0\.1:\d+`).FindString(line)
+	srv, _ := startServe(t, "--addr", "127.0.0.1:0", "--data", data, "--tls-cert", certFile, "--tls-key", keyFile)
+	base := regexp.MustCompile(`https://127\.0\.0\.1:\d+`).FindString(srv.line)
 	if base == "" {
-		t.Fatalf("no https address in %q", line)
+		t.Fatalf("no https address in %q", srv.line)
 	}
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	resp, err := c.Get(base + "/signin")
@@ -209,14 +153,8 @@ func TestServeOverTLS(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("sign-in page over TLS: %d", resp.StatusCode)
 	}
-	if strings.Contains(stderr.String(), "without TLS") {
-		t.Errorf("warned about clear text while serving TLS: %q", stderr.String())
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop on cancel")
+	if strings.Contains(srv.stderr.String(), "without TLS") {
+		t.Errorf("warned about clear text while serving TLS: %q", srv.stderr.String())
 	}
 }
 
@@ -258,4 +196,47 @@ func TestServeDefaultsLetANewcomerLaunch(t *testing.T) {
 			t.Errorf("%s: %d, lacks %q", path, resp.StatusCode, want)
 		}
 	}
+}
+
+// serving is a `proctor serve` running in this process.
+type serving struct {
+	line   string      // the first line it printed (its address)
+	stderr *syncBuffer // what it wrote to stderr
+	code   int         // its exit code, once stopped
+}
+
+// startServe runs Main("serve", args…) until the test ends, and returns
+// once it has printed its address. stop ends it (like Ctrl-C) and waits.
+func startServe(t *testing.T, args ...string) (s *serving, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	s = &serving{stderr: new(syncBuffer)}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, append([]string{"serve"}, args...), Env{Stdout: pw, Stderr: s.stderr, Getenv: func(string) string { return "" }})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("serve printed no address: %v (stderr: %s)", err, s.stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	s.line = line
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case s.code = <-done:
+		case <-time.After(15 * time.Second):
+			t.Fatal("serve did not stop on cancel")
+		}
+	}
+	t.Cleanup(stop)
+	return s, stop
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
@@ -29,8 +30,8 @@ func slowSpec(t *testing.T) run.Spec {
 
 type alwaysYes struct{}
 
-func (alwaysYes) Approve(context.Context, agentRequest) (agentDecision, error) {
-	return agentDecision{Approved: true, By: "test"}, nil
+func (alwaysYes) Approve(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+	return agent.Decision{Approved: true, By: "test"}, nil
 }
 
 func TestQueueLimitsStopsAndCancels(t *testing.T) {

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,7 +164,7 @@ func TestSetupErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/does/not/exist") {
 		t.Fatalf("err = %v", err)
 	}
-	if ok := errorsAs(err, &se); !ok {
+	if ok := errors.As(err, &se); !ok {
 		t.Fatalf("%T is not a SetupError", err)
 	}
 }
