@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // TestMain lets a test run proctor itself as a child process (to kill it):
@@ -57,19 +58,15 @@ func TestKill9ThenIndexMarksTheRunInterrupted(t *testing.T) {
 	defer cmd.Process.Kill()
 	// Wait until the run works inside its command, then kill it.
 	var runDir string
-	deadline := time.Now().Add(20 * time.Second)
-	for runDir == "" && time.Now().Before(deadline) {
+	testutil.Eventually(t, 20*time.Second, "the run reaching its command", func() bool {
 		dirs, _ := filepath.Glob(filepath.Join(data, "runs", "*", bundle.EventsFile))
 		for _, ev := range dirs {
 			if b, _ := os.ReadFile(ev); strings.Contains(string(b), `"tool.call"`) {
 				runDir = filepath.Dir(ev)
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if runDir == "" {
-		t.Fatal("the run never reached its command")
-	}
+		return runDir != ""
+	})
 	// While it works, index leaves it alone.
 	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "index", filepath.Join(data, "runs")); strings.Contains(r.stdout, "marked interrupted") {
 		t.Fatalf("a working run was marked interrupted: %+v", r)

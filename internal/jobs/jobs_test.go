@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // slowSpec is a run that waits in a command until stopped.
@@ -72,12 +74,8 @@ func TestQueueLimitsStopsAndCancels(t *testing.T) {
 
 func waitState(t *testing.T, q *jobs.Queue, id string, s jobs.State) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if j, _ := q.Get(id); j.State == s {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s never became %s", id, s)
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%s becoming %s", id, s), func() bool {
+		j, _ := q.Get(id)
+		return j.State == s
+	})
 }

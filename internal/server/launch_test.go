@@ -29,6 +29,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // liveServer is a server that can launch runs, over a real data folder.
@@ -237,19 +238,14 @@ func demoAwaitingReview(t *testing.T, b *browser) string {
 	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
 	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
 	approveCommand(t, b, "/runs/"+id)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, 20*time.Second, "the demo run waiting for review", func() bool {
 		r, page := b.get("/runs/" + id)
 		if r.StatusCode != 200 {
 			t.Fatalf("run page %d", r.StatusCode)
 		}
-		if strings.Contains(page, "awaiting review") {
-			return id
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatal("the demo run did not finish")
-	return ""
+		return strings.Contains(page, "awaiting review")
+	})
+	return id
 }
 
 // readStream reads a server-sent event stream until its "done" event.
@@ -316,17 +312,15 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 		t.Fatalf("launch: %d", resp.StatusCode)
 	}
 	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.Status == bundle.StatusAwaitingReview {
-			if rb.Receipt.Model.Profile != "local" || !strings.HasSuffix(rb.Receipt.Source.Path, "invoice") {
-				t.Fatalf("receipt %+v", rb.Receipt)
-			}
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	var rb *bundle.Run
+	testutil.Eventually(t, 20*time.Second, "the launched run waiting for review", func() bool {
+		var err error
+		rb, err = bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+		return err == nil && rb.Receipt.Status == bundle.StatusAwaitingReview
+	})
+	if rb.Receipt.Model.Profile != "local" || !strings.HasSuffix(rb.Receipt.Source.Path, "invoice") {
+		t.Fatalf("receipt %+v", rb.Receipt)
 	}
-	t.Fatal("the launched run did not finish")
 }
 
 // oneRunSession makes a session with one run, the way the CLI makes it, and
@@ -348,15 +342,15 @@ func oneRunSession(t *testing.T, data string, st *store.Store) (*run.Runner, str
 // receipt.
 func endedRun(t *testing.T, data, id string) bundle.Receipt {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil {
-			return rb.Receipt
+	var rc bundle.Receipt
+	testutil.Eventually(t, 20*time.Second, "the end of run "+id, func() bool {
+		rb, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+		if err == nil {
+			rc = rb.Receipt
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("run %s did not finish", id)
-	return bundle.Receipt{}
+		return err == nil && rc.EndedAt != nil
+	})
+	return rc
 }
 
 func TestContinueSessionFromTheBrowser(t *testing.T) {
@@ -435,19 +429,15 @@ func TestQueuedRunsSurviveARestart(t *testing.T) {
 	if j, ok := q2.Get(secondID); !ok || j.State == jobs.Cancelled {
 		t.Fatalf("second run after restart: %+v %v", j, ok)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(data, "runs", secondID, bundle.ReceiptFile)); err == nil {
-			if _, err := os.Stat(filepath.Join(data, "queue", secondID+".json")); err == nil {
-				t.Fatal("the queue record outlived the start")
-			}
-			stop2()
-			q2.Wait(context.Background())
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, "the start of the resumed run", func() bool {
+		_, err := os.Stat(filepath.Join(data, "runs", secondID, bundle.ReceiptFile))
+		return err == nil
+	})
+	if _, err := os.Stat(filepath.Join(data, "queue", secondID+".json")); err == nil {
+		t.Fatal("the queue record outlived the start")
 	}
-	t.Fatal("the resumed run never started")
+	stop2()
+	q2.Wait(context.Background())
 }
 
 func TestLaunchWithAModelScript(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // newServer returns a server over a fresh store holding the sample bundles
@@ -401,11 +402,7 @@ func TestRunFacetsFollowTheIndex(t *testing.T) {
 	if _, err := index.New(st).Index(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for !strings.Contains(get(t, s, "/runs").Body.String(), `<option value="brand-new-model"`) {
-		if time.Now().After(deadline) {
-			t.Fatal("the new model never shows in the filter")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.Eventually(t, 3*time.Second, "the new model showing in the filter", func() bool {
+		return strings.Contains(get(t, s, "/runs").Body.String(), `<option value="brand-new-model"`)
+	})
 }
