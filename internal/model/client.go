@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // RetryPolicy bounds how a call is retried: on 429, 5xx, timeouts,
@@ -222,7 +225,8 @@ func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, 
 		}
 	}
 	if err := stream.Err(); err != nil {
-		if strings.Contains(err.Error(), "error while streaming") { // an error event in the stream: the provider failed mid-reply
+		var streamErr *ssestream.StreamError
+		if errors.As(err, &streamErr) { // an error event in the stream: the provider failed mid-reply
 			return nil, nil, &Error{Domain: DomainModel, Code: CodeProviderError, Retryable: true, Message: fmt.Sprintf("%s failed in the middle of its reply: %v", c.endpoint.BaseURL, err)}
 		}
 		return nil, nil, err
@@ -298,7 +302,7 @@ func (c *Client) classify(err error) error {
 		return err
 	}
 	var opErr *net.OpError
-	if errors.As(err, &opErr) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "EOF") {
+	if errors.As(err, &opErr) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return &Error{Domain: DomainModel, Code: CodeUnreachable, Retryable: true, Message: fmt.Sprintf("cannot reach %s: %v", c.endpoint.BaseURL, err)}
 	}
 	return &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("%s: %v", c.endpoint.BaseURL, err)}

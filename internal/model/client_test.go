@@ -337,3 +337,22 @@ func TestClientsShareConnections(t *testing.T) {
 		t.Fatalf("50 clients, one after another, opened %d connections; want them to reuse one", n)
 	}
 }
+
+// A provider that drops the connection before answering is unreachable
+// (retried), told apart by the error's type, not its text.
+func TestDroppedConnectionIsUnreachable(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer srv.Close()
+	_, err := complete(t, srv.URL, nil)
+	e, ok := model.AsError(err)
+	if !ok || e.Code != model.CodeUnreachable || !e.Retryable || calls.Load() != 3 {
+		t.Fatalf("err = %v after %d calls, want unreachable, retried 3 times", err, calls.Load())
+	}
+}
