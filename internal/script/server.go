@@ -54,7 +54,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r, 64<<20)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<20)) // a larger body is an error, not cut
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 		return
@@ -106,19 +106,6 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 
 // stream sends the reply as server-sent chunks, the way OpenAI does: the
 // role and text, then each tool call, then the finish reason and the usage.
-// readBody reads a request body of at most max bytes, in one allocation
-// when the client said its length.
-func readBody(r *http.Request, max int64) ([]byte, error) {
-	if n := r.ContentLength; n > 0 && n <= max {
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r.Body, body); err != nil {
-			return nil, err
-		}
-		return body, nil
-	}
-	return io.ReadAll(io.LimitReader(r.Body, max))
-}
-
 func (s *Server) stream(w http.ResponseWriter, id string, resp model.Response) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
