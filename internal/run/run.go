@@ -343,40 +343,10 @@ func (l *live) fail(ctx context.Context, domain bundle.Domain, code string, err 
 }
 
 func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
-	// Acquire and prepare.
-	l.stage(ctx, bundle.StageAcquiringSource, map[string]any{"path": l.spec.SourceDir})
-	lim := workspace.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxBytes: l.spec.Bounds.MaxWorkspaceBytes}
-	var ws *workspace.Workspace
-	var history []model.Message
-	l.stage(ctx, bundle.StagePreparingWorkspace, nil)
-	if sess != nil {
-		var err error
-		if ws, history, err = sess.prepare(ctx, l); err != nil {
-			return l.fail(ctx, bundle.DomainEnvironment, "workspace", err, false)
-		}
-	} else {
-		var err error
-		opts := l.spec.Workspace
-		if l.spec.OriginRemote && !opts.NoGit {
-			opts.Origin = filepath.Join(l.dir, "origin.git")
-		}
-		ws, err = workspace.CreateWith(ctx, l.spec.SourceDir, filepath.Join(l.dir, "workspace"), lim, opts)
-		if err != nil {
-			code := "workspace"
-			if errors.Is(err, workspace.ErrTooBig) {
-				code = "workspace_bound"
-			}
-			return l.fail(ctx, bundle.DomainEnvironment, code, err, false)
-		}
+	ws, history, failed := l.prepare(ctx, sess)
+	if failed != nil {
+		return *failed
 	}
-	l.receipt.Source.CommitSHA = ws.Base
-	l.rec.event("stage.finished", map[string]any{"stage": bundle.StagePreparingWorkspace, "workspace": ws.Dir, "base_commit": ws.Base})
-	if l.spec.Prepare != nil {
-		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir)); err != nil {
-			return l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)
-		}
-	}
-
 	tb, err := tools.New(ws.Dir, tools.Limits{
 		MaxToolOutputChars: l.spec.Bounds.MaxToolOutputChars, MaxFiles: l.spec.Bounds.MaxFiles,
 		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes,
@@ -385,8 +355,6 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		return l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false)
 	}
 	defer tb.Close()
-
-	// The model.
 	client, closeModel, err := l.client(l.spec.Model)
 	if err != nil {
 		return l.fail(ctx, bundle.DomainScenario, "script", err, false)
@@ -413,52 +381,14 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		sess.ws = ws
 	}
 	// Whatever happened, the diff so far is part of the record.
-	diffCtx := context.WithoutCancel(ctx)
-	if patch, changed, err := ws.Diff(diffCtx); err != nil {
-		l.progress("  warning: diff: %v", err)
-	} else {
-		l.receipt.Changed = changed
-		if patch != "" {
-			if err := l.rec.text(bundle.DiffFile, patch); err != nil {
-				l.progress("  warning: %v", err)
-			}
-		}
-	}
+	l.recordDiff(context.WithoutCancel(ctx), ws)
 	if l.spec.ScenarioChecks != nil {
-		return l.judge(diffCtx, ws, res)
+		return l.judge(context.WithoutCancel(ctx), ws, res)
+	}
+	if out, ended := l.loopEnded(ctx, res); ended {
+		return out
 	}
 	out := outcome{loop: &res}
-	switch res.Stop {
-	case agent.StopInterrupted:
-		out.status, out.errText = bundle.StatusInterrupted, "Run interrupted."
-		return out
-	case agent.StopError:
-		domain, code, retry, err := bundle.DomainAgent, "agent_error", false, res.Err
-		if me, ok := model.AsError(res.Err); ok {
-			domain, code, retry = bundle.Domain(me.Domain), me.Code, me.Retryable
-			msg := me.Message
-			if me.Attempts > 1 {
-				msg += fmt.Sprintf(" (after %d attempts)", me.Attempts)
-			}
-			err = errors.New(msg)
-		}
-		o := l.fail(ctx, domain, code, err, retry)
-		o.loop = &res
-		return o
-	case agent.StopBound:
-		o := l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", res.Err, false)
-		o.loop = &res
-		return o
-	case agent.StopMaxTurns, agent.StopMaxToolCalls:
-		o := l.fail(ctx, bundle.DomainAgent, string(res.Stop), res.Err, false)
-		o.loop = &res
-		return o
-	case agent.StopAskUser:
-		out.status = bundle.StatusAwaitingInput
-		l.progress("  the agent asks: %s", res.Question)
-		return out
-	}
-
 	// Checks and the verifier.
 	if len(l.spec.Checks) > 0 || l.spec.Verifier != nil {
 		v, failed := l.verify(ctx, ws, res)
@@ -479,6 +409,96 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		out.status = bundle.StatusPassed
 	}
 	return out
+}
+
+// prepare acquires the source into the run's workspace (or takes the
+// session's) and runs the spec's Prepare; a non-nil outcome is the run's
+// failure.
+func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Workspace, []model.Message, *outcome) {
+	l.stage(ctx, bundle.StageAcquiringSource, map[string]any{"path": l.spec.SourceDir})
+	l.stage(ctx, bundle.StagePreparingWorkspace, nil)
+	var ws *workspace.Workspace
+	var history []model.Message
+	if sess != nil {
+		var err error
+		if ws, history, err = sess.prepare(ctx, l); err != nil {
+			o := l.fail(ctx, bundle.DomainEnvironment, "workspace", err, false)
+			return nil, nil, &o
+		}
+	} else {
+		opts := l.spec.Workspace
+		if l.spec.OriginRemote && !opts.NoGit {
+			opts.Origin = filepath.Join(l.dir, "origin.git")
+		}
+		lim := workspace.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxBytes: l.spec.Bounds.MaxWorkspaceBytes}
+		var err error
+		if ws, err = workspace.CreateWith(ctx, l.spec.SourceDir, filepath.Join(l.dir, "workspace"), lim, opts); err != nil {
+			code := "workspace"
+			if errors.Is(err, workspace.ErrTooBig) {
+				code = "workspace_bound"
+			}
+			o := l.fail(ctx, bundle.DomainEnvironment, code, err, false)
+			return nil, nil, &o
+		}
+	}
+	l.receipt.Source.CommitSHA = ws.Base
+	l.rec.event("stage.finished", map[string]any{"stage": bundle.StagePreparingWorkspace, "workspace": ws.Dir, "base_commit": ws.Base})
+	if l.spec.Prepare != nil {
+		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir)); err != nil {
+			o := l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)
+			return nil, nil, &o
+		}
+	}
+	return ws, history, nil
+}
+
+// recordDiff writes the workspace's changes so far into the bundle.
+func (l *live) recordDiff(ctx context.Context, ws *workspace.Workspace) {
+	patch, changed, err := ws.Diff(ctx)
+	if err != nil {
+		l.progress("  warning: diff: %v", err)
+		return
+	}
+	l.receipt.Changed = changed
+	if patch != "" {
+		if err := l.rec.text(bundle.DiffFile, patch); err != nil {
+			l.progress("  warning: %v", err)
+		}
+	}
+}
+
+// loopEnded is the outcome of an agent loop that did not end with a final
+// answer (interrupted, an error, a bound, a question); ended is false when
+// it did.
+func (l *live) loopEnded(ctx context.Context, res agent.Outcome) (outcome, bool) {
+	failed := func(domain bundle.Domain, code string, err error, retry bool) (outcome, bool) {
+		o := l.fail(ctx, domain, code, err, retry)
+		o.loop = &res
+		return o, true
+	}
+	switch res.Stop {
+	case agent.StopInterrupted:
+		return outcome{loop: &res, status: bundle.StatusInterrupted, errText: "Run interrupted."}, true
+	case agent.StopError:
+		domain, code, retry, err := bundle.DomainAgent, "agent_error", false, res.Err
+		if me, ok := model.AsError(res.Err); ok {
+			domain, code, retry = bundle.Domain(me.Domain), me.Code, me.Retryable
+			msg := me.Message
+			if me.Attempts > 1 {
+				msg += fmt.Sprintf(" (after %d attempts)", me.Attempts)
+			}
+			err = errors.New(msg)
+		}
+		return failed(domain, code, err, retry)
+	case agent.StopBound:
+		return failed(bundle.DomainEnvironment, "workspace_bound", res.Err, false)
+	case agent.StopMaxTurns, agent.StopMaxToolCalls:
+		return failed(bundle.DomainAgent, string(res.Stop), res.Err, false)
+	case agent.StopAskUser:
+		l.progress("  the agent asks: %s", res.Question)
+		return outcome{loop: &res, status: bundle.StatusAwaitingInput}, true
+	}
+	return outcome{}, false
 }
 
 // emit records a loop event and prints tool calls as they happen.
