@@ -28,13 +28,12 @@ import (
 
 // Options of a suite run.
 type Options struct {
-	ID        string // the suite id; "" makes one
-	IndexEach bool   // index every run as it starts and ends (a dashboard follows them), not all at the end
-	Repeat    int    // runs per scenario; 0 uses each scenario's repeat
-	Parallel  int    // runs at a time; default 1
-	Model     *run.ModelChoice
-	Profile   func(name string) (run.ModelChoice, error)
-	Out       io.Writer // one line per result and verdict, then the summary
+	ID       string // the suite id; "" makes one
+	Repeat   int    // runs per scenario; 0 uses each scenario's repeat
+	Parallel int    // runs at a time; default 1
+	Model    *run.ModelChoice
+	Profile  func(name string) (run.ModelChoice, error)
+	Out      io.Writer // one line per result and verdict, then the summary
 	// Quiet prints only the cases that did not pass (their results and
 	// verdicts), then the summary: a large suite's log shows what needs
 	// looking at.
@@ -98,56 +97,36 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	if out == nil {
 		out = io.Discard
 	}
-	var cases []Case
 	for _, s := range scenarios {
 		k := opt.Repeat
 		if k <= 0 {
 			k = s.Repeat
 		}
 		for i := 1; i <= k; i++ {
-			cases = append(cases, Case{Scenario: s, Repeat: i})
+			rep.Cases = append(rep.Cases, Case{Scenario: s, Repeat: i})
 		}
 	}
-	par := max(opt.Parallel, 1)
-	scripts := r.Scripts
-	if scripts == nil {
-		// One loopback endpoint serves every scripted case of the suite.
+	// Each case's runner: no progress lines, one loopback host for every
+	// scripted model, indexed once at the end, in scratch folders when packed.
+	rr := *r
+	rr.Progress, rr.Index = nil, nil
+	if rr.Scripts == nil {
 		if h, err := script.NewHost("127.0.0.1:0"); err == nil {
-			scripts = h
+			rr.Scripts = h
 			defer h.Close()
 		}
 	}
+	if opt.Pack != nil {
+		rr.RunsDir, rr.Packed = opt.Scratch, true
+	}
 	var mu sync.Mutex
-	// Workers take the next case themselves (no dispatcher to wait for).
-	var next atomic.Int64
+	var next atomic.Int64 // workers take the next case themselves
 	var wg sync.WaitGroup
-	for range min(par, max(len(cases), 1)) {
+	for range min(max(opt.Parallel, 1), max(len(rep.Cases), 1)) {
 		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(cases) || ctx.Err() != nil {
-					return
-				}
-				c := &cases[i]
-				t0 := time.Now()
-				rr := *r
-				rr.Progress = nil
-				rr.Scripts = scripts
-				if !opt.IndexEach || opt.Pack != nil {
-					rr.Index = nil // the suite indexes its runs at the end, in one pass
-				}
-				if opt.Pack != nil {
-					rr.RunsDir, rr.Packed = opt.Scratch, true
-				}
-				spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: rep.ID, Model: opt.Model, Profile: opt.Profile})
-				if err == nil {
-					c.Result, err = rr.Run(ctx, spec)
-				}
-				c.Err, c.Duration = err, time.Since(t0)
-				var warning string
-				if opt.Pack != nil && c.Result != nil {
-					warning = pack(opt.Pack, r, c.Result)
-				}
+			for i := int(next.Add(1) - 1); i < len(rep.Cases) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				c := &rep.Cases[i]
+				warning := runCase(ctx, &rr, r, c, rep.ID, opt)
 				mu.Lock()
 				if warning != "" {
 					fmt.Fprintln(out, warning)
@@ -160,32 +139,14 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 		})
 	}
 	wg.Wait()
-	rep.Cases = cases
 	if opt.Pack != nil {
 		if err := opt.Pack.Close(); err != nil {
 			fmt.Fprintf(out, "warning: %v\n", err)
 		}
 	}
-	if r.Index != nil && (!opt.IndexEach || opt.Pack != nil) {
-		var dirs []string
-		packed := false
-		for _, c := range cases {
-			if c.Result == nil {
-				continue
-			}
-			if _, _, ok := bundle.SplitPackRef(c.Result.Dir); ok {
-				packed = true
-			} else {
-				dirs = append(dirs, c.Result.Dir)
-			}
-		}
-		if packed {
-			dirs = append(dirs, opt.Pack.Path())
-		}
-		if len(dirs) > 0 {
-			if err := r.Index(context.WithoutCancel(ctx), dirs...); err != nil {
-				fmt.Fprintf(out, "warning: index the suite's runs: %v\n", err)
-			}
+	if paths := rep.recorded(opt.Pack); r.Index != nil && len(paths) > 0 {
+		if err := r.Index(context.WithoutCancel(ctx), paths...); err != nil {
+			fmt.Fprintf(out, "warning: index the suite's runs: %v\n", err)
 		}
 	}
 	rep.Duration = time.Since(start)
@@ -194,6 +155,42 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	}
 	printSummary(out, rep)
 	return rep
+}
+
+// runCase runs one case with rr and, when the suite packs its runs, packs
+// it; it returns a warning to print when the pack could not take it.
+func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) string {
+	t0 := time.Now()
+	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Profile: opt.Profile})
+	if err == nil {
+		c.Result, err = rr.Run(ctx, spec)
+	}
+	c.Err, c.Duration = err, time.Since(t0)
+	if opt.Pack != nil && c.Result != nil {
+		return pack(opt.Pack, r, c.Result)
+	}
+	return ""
+}
+
+// recorded are the places that hold the suite's runs: the pack, and the
+// folders of runs kept outside it.
+func (rep Report) recorded(p *bundle.PackWriter) []string {
+	var paths []string
+	packed := false
+	for _, c := range rep.Cases {
+		if c.Result == nil {
+			continue
+		}
+		if _, _, ok := bundle.SplitPackRef(c.Result.Dir); ok {
+			packed = true
+		} else {
+			paths = append(paths, c.Result.Dir)
+		}
+	}
+	if packed {
+		paths = append(paths, p.Path())
+	}
+	return paths
 }
 
 // pack moves a finished run from its scratch folder into the pack. When the
