@@ -381,19 +381,28 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 	}
 }
 
-func TestQueuedRunsSurviveARestart(t *testing.T) {
+// restartable returns a data folder and a func that starts a server on it
+// with one worker, as `proctor serve` does, until ctx ends: a test can stop
+// it and start another on the same folder.
+func restartable(t *testing.T, scenarioRoots ...string) (string, func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server)) {
+	t.Helper()
 	data := t.TempDir()
 	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	start := func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server) {
+	t.Cleanup(func() { st.Close() })
+	return data, func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server) {
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
 		q := jobs.New(ctx, r, 1)
-		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t"})
+		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t",
+			ScenarioRoots: scenarioRoots})
 		return srv, q, httptest.NewServer(srv.Handler())
 	}
+}
+
+func TestQueuedRunsSurviveARestart(t *testing.T) {
+	data, start := restartable(t)
 	ctx1, stop1 := context.WithCancel(context.Background())
 	_, q1, ts1 := start(ctx1)
 	b := newBrowser(t, ts1.URL)
@@ -650,19 +659,7 @@ func TestARunThatChangedNothingSaysSoAndShowsItsErrors(t *testing.T) {
 // --workers, unstoppable, forgotten by a restart. Its runs are jobs of the
 // launch queue now.
 func TestSuiteRunsAreJobsOfTheQueue(t *testing.T) {
-	data := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	start := func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server) {
-		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
-		q := jobs.New(ctx, r, 1)
-		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t",
-			ScenarioRoots: []string{"../../examples/scenarios"}})
-		return srv, q, httptest.NewServer(srv.Handler())
-	}
+	data, start := restartable(t, "../../examples/scenarios")
 	ctx1, stop1 := context.WithCancel(context.Background())
 	_, q1, ts1 := start(ctx1)
 	b := newBrowser(t, ts1.URL)
