@@ -572,7 +572,7 @@ func (p RunPage) NoChanges() bool {
 func failedTools(events []bundle.Event) []string {
 	var out []string
 	for _, ev := range events {
-		if ev.Type != "tool.result" {
+		if ev.Type != bundle.EventToolResult {
 			continue
 		}
 		var d struct {

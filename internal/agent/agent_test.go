@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/tools"
@@ -34,7 +35,7 @@ func loop(t *testing.T, src string, cfg agent.Config) (agent.Outcome, []string) 
 		cfg.Tools = tb
 	}
 	var events []string
-	cfg.Emit = func(typ string, _ any) { events = append(events, typ) }
+	cfg.Emit = func(ev bundle.EventData) { events = append(events, ev.EventType()) }
 	out := agent.Run(context.Background(), cfg, []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: "go"}})
 	return out, events
 }

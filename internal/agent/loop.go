@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/tools"
 )
@@ -41,9 +42,9 @@ type Config struct {
 	MaxTurns     int
 	MaxToolCalls int
 	Stream       bool
-	// Emit receives every event as it happens: a type such as model.request
-	// or tool.result and its data. It must not block for long.
-	Emit func(typ string, data any)
+	// Emit receives every event as it happens (bundle.ModelRequestEvent,
+	// bundle.ToolResultEvent, …). It must not block for long.
+	Emit func(bundle.EventData)
 }
 
 // Outcome is how the loop ended and the conversation so far.
@@ -72,7 +73,7 @@ func Specs() []model.ToolSpec {
 func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 	emit := cfg.Emit
 	if emit == nil {
-		emit = func(string, any) {}
+		emit = func(bundle.EventData) {}
 	}
 	out := Outcome{Messages: slices.Clone(history)}
 	specs := Specs()
@@ -91,7 +92,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 			out.Err = fmt.Errorf("the agent used all %d turns (max_turns) without a final answer", cfg.MaxTurns)
 			return out
 		}
-		emit("model.request", map[string]any{"turn": turn, "messages": len(out.Messages)})
+		emit(bundle.ModelRequestEvent{Turn: turn, Messages: len(out.Messages)})
 		resp, err := cfg.Model.Complete(ctx, model.Request{Messages: out.Messages, Tools: specs, Stream: cfg.Stream})
 		out.Calls++
 		if ctx.Err() != nil {
@@ -100,18 +101,18 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 		}
 		if err != nil {
 			out.Stop, out.Err = StopError, err
-			data := map[string]any{"turn": turn, "error": err.Error()}
+			ev := bundle.ModelErrorEvent{Turn: turn, Error: err.Error()}
 			if me, ok := model.AsError(err); ok {
-				data["domain"], data["code"] = me.Domain, me.Code
+				ev.Domain, ev.Code = string(me.Domain), me.Code
 			}
-			emit("model.error", data)
+			emit(ev)
 			return out
 		}
 		out.Usage.PromptTokens += resp.Usage.PromptTokens
 		out.Usage.CompletionTokens += resp.Usage.CompletionTokens
 		out.Usage.TotalTokens += resp.Usage.TotalTokens
-		emit("model.response", map[string]any{"turn": turn, "prompt_tokens": resp.Usage.PromptTokens,
-			"completion_tokens": resp.Usage.CompletionTokens, "tool_calls": len(resp.Message.ToolCalls), "finish_reason": resp.FinishReason})
+		emit(bundle.ModelResponseEvent{Turn: turn, PromptTokens: resp.Usage.PromptTokens,
+			CompletionTokens: resp.Usage.CompletionTokens, ToolCalls: len(resp.Message.ToolCalls), FinishReason: resp.FinishReason})
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		out.Messages = append(out.Messages, msg)
@@ -134,7 +135,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 				continue
 			}
 			out.ToolCalls++
-			emit("tool.call", map[string]any{"id": call.ID, "name": call.Name, "args": argsForEvent(call.Arguments)})
+			emit(bundle.ToolCallEvent{ID: call.ID, Name: call.Name, Args: argsForEvent(call.Arguments)})
 			result, isErr := "", true
 			switch {
 			case !names[call.Name]:
@@ -154,7 +155,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 				out.Question = a.Question
 				stopAfter = StopAskUser
 				result, isErr = "the question was sent to the user; their answer comes in the next message", false
-				emit("agent.question", map[string]any{"id": call.ID, "question": a.Question})
+				emit(bundle.AgentQuestionEvent{ID: call.ID, Question: a.Question})
 			default:
 				roundMalformed = false
 				var bound error
@@ -163,7 +164,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 					stopAfter, out.Err = StopBound, bound
 				}
 			}
-			emit("tool.result", map[string]any{"id": call.ID, "name": call.Name, "ok": !isErr, "chars": len([]rune(result))})
+			emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result))})
 			out.Messages = append(out.Messages, toolMessage(call, result))
 		}
 		if roundMalformed {
@@ -191,10 +192,10 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 // runTool asks for approval when the tool is gated, then runs it. It returns
 // the text for the model, whether it is an error, and a workspace bound the
 // call breached.
-func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(string, any)) (string, bool, error) {
+func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(bundle.EventData)) (string, bool, error) {
 	if tools.Gated(call.Name) {
 		req := ApprovalRequest{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
-		emit("approval.requested", map[string]any{"id": call.ID, "tool": call.Name, "args": argsForEvent(call.Arguments)})
+		emit(bundle.ApprovalRequestedEvent{ID: call.ID, Tool: call.Name, Args: argsForEvent(call.Arguments)})
 		var d Decision
 		var err error
 		if cfg.Approver == nil {
@@ -202,7 +203,7 @@ func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(str
 		} else if d, err = cfg.Approver.Approve(ctx, req); err != nil {
 			d = Decision{By: "error", Reason: "the approver failed, so the call is denied: " + err.Error()}
 		}
-		emit("approval.decided", map[string]any{"id": call.ID, "approved": d.Approved, "by": d.By, "reason": d.Reason})
+		emit(bundle.ApprovalDecidedEvent{ID: call.ID, Approved: d.Approved, By: d.By, Reason: d.Reason})
 		if !d.Approved {
 			if ctx.Err() != nil {
 				return "not run: the run was interrupted", true, nil
@@ -235,17 +236,19 @@ func orEmptyObject(s string) string {
 
 // argsForEvent is the call's arguments as JSON when they are valid, else as
 // text, with long values shortened so events stay small.
-func argsForEvent(args string) any {
+func argsForEvent(args string) json.RawMessage {
 	var v map[string]any
 	if json.Unmarshal([]byte(args), &v) != nil {
-		return clip(args, 300)
+		out, _ := json.Marshal(clip(args, 300))
+		return out
 	}
 	for k, val := range v {
 		if s, ok := val.(string); ok && len(s) > 300 {
 			v[k] = clip(s, 300)
 		}
 	}
-	return v
+	out, _ := json.Marshal(v)
+	return out
 }
 
 func clip(s string, n int) string {

@@ -70,7 +70,7 @@ func MarkInterrupted(dir, reason string, now time.Time) error {
 	if end.Before(rc.StartedAt) {
 		end = rc.StartedAt
 	}
-	if err := AppendEvent(dir, Event{Seq: seq, Time: now.UTC(), Type: "run.interrupted"}, map[string]string{"reason": reason}); err != nil {
+	if err := AppendEvent(dir, seq, now, RunInterruptedEvent{Reason: reason}); err != nil {
 		return err
 	}
 	rc.Status, rc.EndedAt = StatusInterrupted, &end

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // WriteFileAtomic writes data to path so that a reader sees either the old
@@ -106,9 +107,10 @@ func WriteSession(sessionsDir string, s *Session) error {
 	return WriteJSON(path, s)
 }
 
-// AppendEvent appends ev, with data as its data, to the events.jsonl of the
-// bundle in dir, and syncs the file.
-func AppendEvent(dir string, ev Event, data any) error {
+// AppendEvent appends an event of data, numbered seq, to the events.jsonl of
+// the bundle in dir, and syncs the file.
+func AppendEvent(dir string, seq int64, at time.Time, data EventData) error {
+	ev := Event{Seq: seq, Time: at.UTC(), Type: data.EventType()}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encode event %s: %w", ev.Type, err)

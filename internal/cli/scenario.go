@@ -368,18 +368,15 @@ func checkInput(dir string, b *bundle.Run, r *run.Runner, s *scenario.Scenario) 
 		return in, err
 	}
 	for _, ev := range events {
-		var d struct {
-			Name string          `json:"name"`
-			Args json.RawMessage `json:"args"`
-			OK   bool            `json:"ok"`
-		}
-		json.Unmarshal(ev.Data, &d)
 		switch ev.Type {
-		case "tool.call":
+		case bundle.EventToolCall:
+			var d bundle.ToolCallEvent
+			json.Unmarshal(ev.Data, &d)
 			in.Calls = append(in.Calls, check.Call{Tool: d.Name, Args: string(d.Args)})
-		case "tool.result":
-			if n := len(in.Calls); n > 0 {
-				in.Calls[n-1].OK = d.OK
+		case bundle.EventToolResult:
+			var d bundle.ToolResultEvent
+			if json.Unmarshal(ev.Data, &d) == nil && len(in.Calls) > 0 {
+				in.Calls[len(in.Calls)-1].OK = d.OK
 			}
 		}
 	}

@@ -80,7 +80,7 @@ Prints each thing it verified. Exit 1 when any check fails.`)
 	for _, e := range events {
 		counts[e.Type]++
 	}
-	check(len(probs) == 0 && counts["tool.call"] == 5 && counts["approval.decided"] == 1, "events: 5 tool calls, 1 approval decided by the policy", counts)
+	check(len(probs) == 0 && counts[bundle.EventToolCall] == 5 && counts[bundle.EventApprovalDecided] == 1, "events: 5 tool calls, 1 approval decided by the policy", counts)
 	xs, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
 	check(len(xs) == 5, "exchanges.jsonl records 5 requests and responses", len(xs))
 	diff, _ := os.ReadFile(filepath.Join(res.Dir, bundle.DiffFile))

@@ -347,9 +347,9 @@ func recordReview(runDir string, j *journal, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if !hasOpEvent(events, "review.decided", j.Op) {
-		if err := appendEvent(runDir, events, "review.decided", map[string]any{"op": j.Op, "approved": j.Review.Approved, "by": j.Review.ReviewedBy, "reason": j.Review.Reason,
-			"applied": j.Review.Applied, "changed": j.Review.Changed, "forced": j.Forced}, now); err != nil {
+	if !hasOpEvent(events, bundle.EventReviewDecided, j.Op) {
+		if err := appendEvent(runDir, events, bundle.ReviewDecidedEvent{Op: j.Op, Approved: j.Review.Approved, By: j.Review.ReviewedBy, Reason: j.Review.Reason,
+			Applied: j.Review.Applied, Changed: j.Review.Changed, Forced: j.Forced}, now); err != nil {
 			return err
 		}
 	}
@@ -375,10 +375,10 @@ func recordRollback(runDir string, j *journal, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if hasOpEvent(events, "review.rolled_back", j.Op) {
+	if hasOpEvent(events, bundle.EventReviewRolledBack, j.Op) {
 		return nil
 	}
-	return appendEvent(runDir, events, "review.rolled_back", map[string]any{"op": j.Op, "by": j.Review.ReviewedBy, "reason": j.Detail}, now)
+	return appendEvent(runDir, events, bundle.ReviewRolledBackEvent{Op: j.Op, By: j.Review.ReviewedBy, Reason: j.Detail}, now)
 }
 
 func hasOpEvent(events []bundle.Event, typ, op string) bool {
@@ -479,10 +479,10 @@ func blobOfData(data []byte) string {
 }
 
 // appendEvent adds one event to the run's events.jsonl, after events.
-func appendEvent(runDir string, events []bundle.Event, typ string, data any, now time.Time) error {
+func appendEvent(runDir string, events []bundle.Event, data bundle.EventData, now time.Time) error {
 	var seq int64 = 1
 	if n := len(events); n > 0 {
 		seq = events[n-1].Seq + 1
 	}
-	return bundle.AppendEvent(runDir, bundle.Event{Seq: seq, Time: now.UTC(), Type: typ}, data)
+	return bundle.AppendEvent(runDir, seq, now, data)
 }

@@ -44,7 +44,7 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 		total.Stop, total.Final, total.Question, total.Err = res.Stop, res.Final, res.Question, res.Err
 	}
 	for i := 0; i < len(turns); i++ {
-		l.rec.event("conversation.turn", map[string]any{"turn": i + 1, "of": len(turns)})
+		l.rec.event(bundle.ConversationTurnEvent{Turn: i + 1, Of: len(turns)})
 		msgs := append(total.Messages, model.Message{Role: model.RoleUser, Content: turns[i]})
 		for {
 			c := cfg
@@ -67,7 +67,7 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 				return total
 			case res.Stop == agent.StopAskUser && yields < conv.MaxYieldReplies && conv.YieldReply != "":
 				yields++
-				l.rec.event("conversation.yield_reply", map[string]any{"question": res.Question, "reply": conv.YieldReply, "n": yields})
+				l.rec.event(bundle.ConversationYieldReplyEvent{Question: res.Question, Reply: conv.YieldReply, N: yields})
 				msgs = append(msgs, model.Message{Role: model.RoleUser, Content: conv.YieldReply})
 				continue
 			case res.Stop == agent.StopMaxTurns && conv.MaxMessages > 0 && total.Calls >= conv.MaxMessages:
@@ -79,7 +79,7 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 				if msg == "" {
 					msg = "Please continue."
 				}
-				l.rec.event("conversation.continue", map[string]any{"after": res.Stop, "n": continues})
+				l.rec.event(bundle.ConversationContinueEvent{After: string(res.Stop), N: continues})
 				msgs = append(msgs, model.Message{Role: model.RoleUser, Content: msg})
 				continue
 			case res.Stop == agent.StopFinal:
@@ -95,7 +95,7 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 func (l *live) abort(budget string) {
 	if l.aborted == "" {
 		l.aborted = budget
-		l.rec.event("conversation.aborted", map[string]any{"budget": budget})
+		l.rec.event(bundle.ConversationAbortedEvent{Budget: budget})
 		l.progress("  budget exceeded: %s", budget)
 	}
 }
@@ -108,7 +108,7 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 		out.status, out.errText = bundle.StatusInterrupted, "Run interrupted."
 		return out
 	}
-	l.stage(ctx, bundle.StageChecking, map[string]any{"checks": len(l.spec.ScenarioChecks)})
+	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageChecking, Checks: len(l.spec.ScenarioChecks)})
 	results := check.Run(ctx, l.spec.ScenarioChecks, check.Input{Workspace: ws.Dir, RunDir: l.dir, Changed: l.receipt.Changed,
 		Final: lastAssistant(res.Messages), Calls: l.calls, Aborted: l.aborted, Env: l.env(ws.Dir)})
 	for i := range results {
@@ -123,7 +123,7 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 	}
 	var failed, broken []string
 	for _, r := range results {
-		l.rec.event("check.result", map[string]any{"phase": r.Phase, "name": r.Name, "passed": r.Passed, "broken": r.Broken})
+		l.rec.event(bundle.CheckResultEvent{Phase: r.Phase, Name: r.Name, Passed: r.Passed, Broken: r.Broken})
 		mark := "PASS"
 		switch {
 		case r.Broken:

@@ -53,7 +53,7 @@ func newRecorder(dir string, noSync bool, r *redact.Redactor, now func() time.Ti
 
 // event appends one event. Each event is written as it happens (no fsync
 // until the end), so that anyone tailing events.jsonl sees the run live.
-func (rec *recorder) event(typ string, data any) {
+func (rec *recorder) event(data bundle.EventData) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		raw, _ = json.Marshal(map[string]string{"unencodable": err.Error()})
@@ -61,7 +61,7 @@ func (rec *recorder) event(typ string, data any) {
 	raw = rec.redact.Bytes(raw)
 	rec.mu.Lock()
 	rec.seq++
-	ev := bundle.Event{Seq: rec.seq, Time: rec.now().UTC(), Type: typ, Data: raw}
+	ev := bundle.Event{Seq: rec.seq, Time: rec.now().UTC(), Type: data.EventType(), Data: raw}
 	rec.line(rec.events, "events", ev)
 	rec.mu.Unlock()
 	if rec.onEvent != nil {

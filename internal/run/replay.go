@@ -89,15 +89,10 @@ func (r *Runner) ReplaySpec(ctx context.Context, runID string) (Spec, func(), er
 	}
 	recorded := agent.Recorded{}
 	for _, ev := range events {
-		if ev.Type != "approval.decided" {
+		if ev.Type != bundle.EventApprovalDecided {
 			continue
 		}
-		var d struct {
-			ID       string `json:"id"`
-			Approved bool   `json:"approved"`
-			By       string `json:"by"`
-			Reason   string `json:"reason"`
-		}
+		var d bundle.ApprovalDecidedEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			recorded[d.ID] = agent.Decision{Approved: d.Approved, By: d.By, Reason: d.Reason}
 		}

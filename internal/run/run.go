@@ -202,14 +202,10 @@ func (l *live) progress(format string, args ...any) {
 
 // stage starts stage s: an event, and the receipt (and the index) say so at
 // once, so a page or `?status=` never shows a stage the run has left.
-func (l *live) stage(ctx context.Context, s bundle.Stage, data map[string]any) {
-	l.receipt.Stage = s
-	if data == nil {
-		data = map[string]any{}
-	}
-	data["stage"] = s
-	l.rec.event("stage.started", data)
-	l.progress("  %s", strings.ReplaceAll(string(s), "_", " "))
+func (l *live) stage(ctx context.Context, ev bundle.StageStartedEvent) {
+	l.receipt.Stage = ev.Stage
+	l.rec.event(ev)
+	l.progress("  %s", strings.ReplaceAll(string(ev.Stage), "_", " "))
 	l.saveReceipt(ctx)
 }
 
@@ -362,7 +358,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	defer closeModel()
 
 	// The conversation.
-	l.stage(ctx, bundle.StageRunning, map[string]any{"model": l.spec.Model.name()})
+	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageRunning, Model: l.spec.Model.name()})
 	if len(history) == 0 {
 		prompt := SystemPrompt(l.spec.Criteria, l.spec.OutOfScope)
 		if l.spec.ContextFunc != nil {
@@ -415,8 +411,8 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 // session's) and runs the spec's Prepare; a non-nil outcome is the run's
 // failure.
 func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Workspace, []model.Message, *outcome) {
-	l.stage(ctx, bundle.StageAcquiringSource, map[string]any{"path": l.spec.SourceDir})
-	l.stage(ctx, bundle.StagePreparingWorkspace, nil)
+	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageAcquiringSource, Path: l.spec.SourceDir})
+	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StagePreparingWorkspace})
 	var ws *workspace.Workspace
 	var history []model.Message
 	if sess != nil {
@@ -442,7 +438,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 		}
 	}
 	l.receipt.Source.CommitSHA = ws.Base
-	l.rec.event("stage.finished", map[string]any{"stage": bundle.StagePreparingWorkspace, "workspace": ws.Dir, "base_commit": ws.Base})
+	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StagePreparingWorkspace, Workspace: ws.Dir, BaseCommit: ws.Base})
 	if l.spec.Prepare != nil {
 		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir)); err != nil {
 			o := l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)
@@ -502,28 +498,27 @@ func (l *live) loopEnded(ctx context.Context, res agent.Outcome) (outcome, bool)
 }
 
 // emit records a loop event and prints tool calls as they happen.
-func (l *live) emit(typ string, data any) {
-	l.rec.event(typ, data)
-	m, _ := data.(map[string]any)
-	switch typ {
-	case "tool.result":
+func (l *live) emit(ev bundle.EventData) {
+	l.rec.event(ev)
+	switch ev := ev.(type) {
+	case bundle.ToolResultEvent:
 		if n := len(l.calls); n > 0 {
-			l.calls[n-1].OK = m["ok"] == true
+			l.calls[n-1].OK = ev.OK
 		}
-	case "tool.call":
-		l.calls = append(l.calls, check.Call{Tool: fmt.Sprint(m["name"]), Args: jsonText(m["args"])})
-		l.progress("  tool %v %s", m["name"], clip(l.redact.String(fmt.Sprint(jsonText(m["args"]))), 100))
-	case "agent.question":
-		l.note(fmt.Sprint(m["id"]), "question for the user")
-	case "approval.decided":
+	case bundle.ToolCallEvent:
+		l.calls = append(l.calls, check.Call{Tool: ev.Name, Args: string(ev.Args)})
+		l.progress("  tool %s %s", ev.Name, clip(l.redact.String(string(ev.Args)), 100))
+	case bundle.AgentQuestionEvent:
+		l.note(ev.ID, "question for the user")
+	case bundle.ApprovalDecidedEvent:
 		verdict := "denied"
-		if m["approved"] == true {
+		if ev.Approved {
 			verdict = "approved"
 		}
-		l.note(fmt.Sprint(m["id"]), fmt.Sprintf("%s by %v: %v", verdict, m["by"], m["reason"]))
-		l.progress("    %s by %v: %v", verdict, m["by"], m["reason"])
-	case "model.error":
-		l.progress("  model error: %v", m["error"])
+		l.note(ev.ID, fmt.Sprintf("%s by %s: %s", verdict, ev.By, ev.Reason))
+		l.progress("    %s by %s: %s", verdict, ev.By, ev.Reason)
+	case bundle.ModelErrorEvent:
+		l.progress("  model error: %s", ev.Error)
 	}
 }
 
@@ -550,11 +545,11 @@ func (l *live) finish(ctx context.Context, out outcome) {
 		l.receipt.Stage = bundle.StageFailed
 	}
 	if out.failure != nil {
-		l.rec.event("stage.failed", map[string]any{"stage": out.failure.Stage, "domain": out.failure.Domain, "code": out.failure.Code, "message": out.failure.Message})
+		l.rec.event(bundle.StageFailedEvent{Stage: out.failure.Stage, Domain: out.failure.Domain, Code: out.failure.Code, Message: out.failure.Message})
 	} else if out.status == bundle.StatusInterrupted {
-		l.rec.event("run.interrupted", map[string]any{"stage": l.receipt.Stage})
+		l.rec.event(bundle.RunInterruptedEvent{Stage: l.receipt.Stage})
 	} else {
-		l.rec.event("stage.finished", map[string]any{"stage": l.receipt.Stage, "status": out.status})
+		l.rec.event(bundle.StageFinishedEvent{Stage: l.receipt.Stage, Status: out.status})
 	}
 	if out.loop != nil {
 		if err := l.rec.text(bundle.TranscriptFile, Transcript(out.loop.Messages, l.notes, out.errText)); err != nil {

@@ -20,7 +20,7 @@ func (l *live) verify(ctx context.Context, ws *workspace.Workspace, res agent.Ou
 	v := &bundle.Verify{Verdict: "pass", Confidence: 1}
 	var failures []string
 	if len(l.spec.Checks) > 0 {
-		l.stage(ctx, bundle.StageChecking, map[string]any{"checks": len(l.spec.Checks)})
+		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageChecking, Checks: len(l.spec.Checks)})
 		limit := l.spec.CheckTimeout
 		if limit <= 0 {
 			limit = 10 * time.Minute
@@ -41,7 +41,7 @@ func (l *live) verify(ctx context.Context, ws *workspace.Workspace, res agent.Ou
 				r.Detail += "\n" + out
 			}
 			r.Detail = l.redact.String(r.Detail)
-			l.rec.event("check.result", map[string]any{"phase": r.Phase, "name": r.Name, "passed": r.Passed, "broken": r.Broken})
+			l.rec.event(bundle.CheckResultEvent{Phase: r.Phase, Name: r.Name, Passed: r.Passed, Broken: r.Broken})
 			l.progress("    check %s: %s", cmd, map[bool]string{true: "passed", false: "failed"}[r.Passed])
 			v.Checks = append(v.Checks, r)
 			if !r.Passed {
@@ -53,7 +53,7 @@ func (l *live) verify(ctx context.Context, ws *workspace.Workspace, res agent.Ou
 		}
 	}
 	if l.spec.Verifier != nil && ctx.Err() == nil {
-		l.stage(ctx, bundle.StageVerifying, map[string]any{"model": l.spec.Verifier.name()})
+		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageVerifying, Model: l.spec.Verifier.name()})
 		opinion := l.askVerifier(ctx, ws)
 		v.Model = opinion.Model
 		v.ParseOK = opinion.ParseOK
@@ -121,23 +121,12 @@ func (l *live) askVerifier(ctx context.Context, ws *workspace.Workspace) bundle.
 	if err != nil || (answer.Verdict != "pass" && answer.Verdict != "fail") || answer.Confidence == nil || *answer.Confidence < 0 || *answer.Confidence > 1 {
 		v.ParseOK = &no
 		v.Issues = []string{"the verifier's answer is not the JSON asked for: " + clip(resp.Message.Content, 300)}
-		l.rec.event("verify.unparseable", map[string]any{"answer": clip(resp.Message.Content, 1000)})
+		l.rec.event(bundle.VerifyUnparseableEvent{Answer: clip(resp.Message.Content, 1000)})
 		return v
 	}
 	v.ParseOK = &yes
 	v.Verdict, v.Issues, v.Confidence = answer.Verdict, answer.Issues, *answer.Confidence
-	l.rec.event("verify.result", map[string]any{"verdict": v.Verdict, "issues": len(v.Issues), "confidence": v.Confidence})
+	l.rec.event(bundle.VerifyResultEvent{Verdict: v.Verdict, Issues: len(v.Issues), Confidence: v.Confidence})
 	return v
 }
 
-// jsonText shows a value compactly.
-func jsonText(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(data)
-}

@@ -305,7 +305,7 @@ func (s *Server) runEvents(c echo.Context) error {
 					return nil
 				}
 				fmt.Fprintf(w, "id: %d\nevent: ev\ndata: %s\n\n", ev.Seq, strings.ReplaceAll(html.String(), "\n", ""))
-				if ev.Type == "approval.requested" || ev.Type == "approval.decided" {
+				if ev.Type == bundle.EventApprovalRequested || ev.Type == bundle.EventApprovalDecided {
 					// The page shows or hides the Approve / Deny buttons.
 					fmt.Fprintf(w, "event: approval\ndata: %d\n\n", ev.Seq)
 				}
