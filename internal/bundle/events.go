@@ -187,8 +187,8 @@ type ReviewRolledBackEvent struct {
 	Reason string `json:"reason"`
 }
 
-func (ReviewDecidedEvent) EventType() string    { return EventReviewDecided }
-func (ReviewRolledBackEvent) EventType() string { return EventReviewRolledBack }
+func (ReviewDecidedEvent) EventType() string          { return EventReviewDecided }
+func (ReviewRolledBackEvent) EventType() string       { return EventReviewRolledBack }
 func (StageStartedEvent) EventType() string           { return EventStageStarted }
 func (StageFinishedEvent) EventType() string          { return EventStageFinished }
 func (StageFailedEvent) EventType() string            { return EventStageFailed }

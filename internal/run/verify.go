@@ -129,4 +129,3 @@ func (l *live) askVerifier(ctx context.Context, ws *workspace.Workspace) bundle.
 	l.rec.event(bundle.VerifyResultEvent{Verdict: v.Verdict, Issues: len(v.Issues), Confidence: v.Confidence})
 	return v
 }
-
