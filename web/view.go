@@ -303,14 +303,6 @@ func shortSHA(s string) string {
 	return s
 }
 
-// eventOffset is how long after the first event ev happened.
-func eventOffset(events []bundle.Event, ev bundle.Event) string {
-	if len(events) == 0 {
-		return ""
-	}
-	return offsetFrom(events[0].Time, ev)
-}
-
 func offsetFrom(first time.Time, ev bundle.Event) string {
 	d := ev.Time.Sub(first)
 	if d <= 0 {
@@ -398,14 +390,6 @@ func linePrefix(k patch.LineKind) string {
 		return ""
 	}
 	return string(rune(k))
-}
-
-func fileLines(f patch.File) int {
-	n := 0
-	for _, h := range f.Hunks {
-		n += len(h.Lines)
-	}
-	return n
 }
 
 // bigFile is the number of diff lines above which a file starts collapsed.

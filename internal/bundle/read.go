@@ -147,23 +147,6 @@ func ReadSession(path string, lim Limits) (*Session, error) {
 	return &s, nil
 }
 
-// ReadVerdict reads and validates the verdict.json of the bundle in dir.
-func ReadVerdict(dir string, lim Limits) (*Verdict, error) {
-	path := filepath.Join(dir, VerdictFile)
-	data, err := ReadFile(dir, VerdictFile, lim.MaxJSONBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	var v Verdict
-	if err := decodeJSON(path, data, &v); err != nil {
-		return nil, err
-	}
-	if err := v.Validate(path); err != nil {
-		return nil, err
-	}
-	return &v, nil
-}
-
 // ReadEvents reads events.jsonl from the bundle in dir. Lines that are not
 // valid events are skipped and reported; a missing file is no events.
 func ReadEvents(dir string, lim Limits) ([]Event, Problems, error) {

@@ -89,15 +89,6 @@ func WriteReceipt(dir string, r *Receipt) error {
 	return WriteJSON(path, r)
 }
 
-// WriteVerdict validates v and writes it as verdict.json in dir.
-func WriteVerdict(dir string, v *Verdict) error {
-	path := filepath.Join(dir, VerdictFile)
-	if err := v.Validate(path); err != nil {
-		return fmt.Errorf("write verdict: %w", err)
-	}
-	return WriteJSON(path, v)
-}
-
 // WriteSession validates s and writes it as <sessions>/<session_id>.json.
 func WriteSession(sessionsDir string, s *Session) error {
 	path := filepath.Join(sessionsDir, s.SessionID+".json")

@@ -36,13 +36,6 @@ func New(st *store.Store) *Indexer {
 	return &Indexer{store: st, limits: bundle.DefaultLimits(), batchSize: 256, workers: 2}
 }
 
-// WithLimits returns a copy of the indexer that reads bundles under lim.
-func (ix *Indexer) WithLimits(lim bundle.Limits) *Indexer {
-	c := *ix
-	c.limits = lim
-	return &c
-}
-
 // Report says what one Index call did.
 type Report struct {
 	Indexed   int // bundles read and written (new or changed)

@@ -2,12 +2,10 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -200,19 +198,4 @@ func (r *Runner) saveSession(l *live) error {
 		return err
 	}
 	return bundle.WriteSession(r.sessionsDir(), s)
-}
-
-// SessionOf returns the session id a finished run belongs to.
-func SessionOf(runDir string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(runDir, bundle.ReceiptFile))
-	if err != nil {
-		return "", err
-	}
-	var r struct {
-		SessionID string `json:"session_id"`
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(r.SessionID), nil
 }

@@ -72,19 +72,6 @@ func (s *Store) LiveRunPaths(ctx context.Context, root string) (map[string]bool,
 	return out, rows.Err()
 }
 
-// SealPack gives the runs indexed from the pack at path with the
-// fingerprint from the fingerprint to: a pack indexed while it was being
-// written takes its finished fingerprint. Runs with problems keep their
-// mark, so they are read again on every pass.
-func (s *Store) SealPack(ctx context.Context, pack, from, to string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE bundles SET fingerprint = CASE WHEN fingerprint = ?1 THEN ?2 ELSE 'problem:' || ?2 END
-		WHERE path >= ?3 AND path < ?4 AND fingerprint IN (?1, 'problem:' || ?1)`, from, to, pack+"#", pack+"$")
-	if err != nil {
-		return fmt.Errorf("seal the index of %s: %w", pack, err)
-	}
-	return nil
-}
-
 // RunBundlePath returns the bundle path a run id is indexed from, or "" when
 // the run is not indexed.
 func (s *Store) RunBundlePath(ctx context.Context, runID string) (string, error) {

@@ -94,9 +94,6 @@ func lockMigrations(path string) (func(), error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Path is the database file's path.
-func (s *Store) Path() string { return s.path }
-
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
