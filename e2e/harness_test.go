@@ -130,7 +130,7 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 	}
 	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e",
 		SourceRoots: []string{roots}, Profiles: profiles,
-		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope"}, Background: ctx})
+		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope"}})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {

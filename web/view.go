@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -590,20 +591,7 @@ func waitedFor(t time.Time) string {
 }
 
 // LaunchValues are the launch form's fields as typed.
-type LaunchValues struct {
-	Root         string `form:"root"`
-	Path         string `form:"path"`
-	Task         string `form:"task"`
-	Criteria     string `form:"criteria"`
-	OutOfScope   string `form:"out_of_scope"`
-	Model        string `form:"model"`
-	Checks       string `form:"checks"`
-	Allow        string `form:"allow"`
-	MaxTurns     string `form:"max_turns"`
-	MaxToolCalls string `form:"max_tool_calls"`
-	Verifier     string `form:"verifier"`
-	Script       string `form:"script"`
-}
+type LaunchValues = launch.Task
 
 // LaunchPage is the view model of the launch form.
 type LaunchPage struct {

@@ -187,7 +187,7 @@ clear. See docs/security.md.`)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		ScenarioRoots: absScenarioRoots, Background: ctx, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
+		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
 	// Reviews a stopped process left half done are finished or rolled back
 	// before anyone can review again.
 	settled, rerrs := srv.RecoverReviews(ctx)

@@ -87,7 +87,7 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 		v.MaxToolCalls = itoa(in.MaxToolCalls)
 	}
 	v.Verifier = in.Verifier
-	id, errs := s.launch(v)
+	id, errs := s.launcher.Launch(v)
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not launched", errs)
 	}

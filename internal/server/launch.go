@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,9 +19,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/approval"
-	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -37,34 +34,10 @@ func (s *Server) startDemo(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "This server cannot launch runs.")
 	}
 	id := run.NewRunID(time.Now())
-	if err := s.launchDemo(id); err != nil {
+	if err := s.launcher.Demo(id); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
-}
-
-func (s *Server) launchDemo(id string) error {
-	sc, err := demo.Script()
-	if err != nil {
-		return err
-	}
-	src := filepath.Join(s.cfg.Runner.DataDir, "demo", id, "invoice")
-	if _, err := os.Stat(src); err != nil {
-		if err := demo.WriteFixture(src); err != nil {
-			return err
-		}
-	}
-	// In the dashboard the demo's command waits for a person to approve it,
-	// so the demo shows approval requests as well as the diff review.
-	var approver agent.Approver = agent.Policy{Allow: demo.AllowedCommands}
-	if s.cfg.Board != nil {
-		approver = s.cfg.Board.For(id)
-	}
-	forget := s.remember(queuedRecord{RunID: id, Kind: "demo"})
-	s.cfg.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,
-		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: approver,
-		Started: forget, Dropped: forget}, "The demo: "+demo.Task)
-	return nil
 }
 
 // stopRun cancels a queued run or stops a running one.

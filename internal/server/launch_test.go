@@ -66,7 +66,7 @@ func liveServerWith(t *testing.T, workers int) (*httptest.Server, string, *store
 	}
 	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: board, Reviewer: "tester",
 		SourceRoots: []string{roots}, Profiles: profiles, Getenv: func(string) string { return "" },
-		ScenarioRoots: []string{"../../examples/scenarios"}, Background: ctx}).Handler())
+		ScenarioRoots: []string{"../../examples/scenarios"}}).Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()

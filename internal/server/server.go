@@ -20,6 +20,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -61,20 +62,17 @@ type Config struct {
 	SigninLimit  int
 	SigninWindow time.Duration
 	Now          func() time.Time // the clock for sessions and limits; nil: time.Now
-	// Background is the server's lifetime, for work that outlives a request
-	// (a suite); nil: never cancelled.
-	Background context.Context
 }
 
 // Server is the dashboard and API.
 type Server struct {
 	cacheMu    sync.Mutex
 	suiteCache map[string]cachedMatrix
-	started    map[string]bool // suites this server launched (guarded by cacheMu)
-	facets     cachedFacets    // the runs list's filter choices (guarded by cacheMu)
-	doneLinger time.Duration   // how long an event stream stays open after "done"
+	facets     cachedFacets  // the runs list's filter choices (guarded by cacheMu)
+	doneLinger time.Duration // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config
+	launcher   *launch.Launcher // nil: the server cannot launch runs
 	limits     bundle.Limits
 	log        *slog.Logger
 	echo       *echo.Echo
@@ -90,7 +88,11 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}, started: map[string]bool{}}
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}}
+	if cfg.Runner != nil && cfg.Queue != nil {
+		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,
+			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Getenv: cfg.Getenv, Log: log}
+	}
 	s.key = cfg.Key
 	if len(s.key) == 0 {
 		s.key = make([]byte, auth.KeySize)
@@ -343,4 +345,13 @@ func cacheFor(d time.Duration, h http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(d.Seconds())))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// ResumeQueued launches again the runs that were queued when the server
+// stopped, in the order they were queued. It returns how many.
+func (s *Server) ResumeQueued() (int, error) {
+	if s.launcher == nil {
+		return 0, nil
+	}
+	return s.launcher.Resume()
 }

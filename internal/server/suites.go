@@ -2,10 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,9 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
-	"github.com/proctor-dev/proctor/internal/suite"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -57,122 +52,11 @@ func (s *Server) launchSuite(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
 	}
 	k, _ := strconv.Atoi(v.Repeat)
-	id, errs := s.startSuite(v.Scenarios, splitTags(v.Tags), k, v.Model)
+	id, errs := s.launcher.Suite(v.Scenarios, splitTags(v.Tags), k, v.Model)
 	if len(errs) > 0 {
 		return s.renderSuites(c, v, errs, http.StatusUnprocessableEntity)
 	}
 	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
-}
-
-// startSuite validates a suite launch and queues its runs: every chosen
-// scenario k times, each a job of the launch queue (so --workers bounds
-// them, each can be stopped, the server waits for them at shutdown, and one
-// not started yet is launched again after a restart).
-func (s *Server) startSuite(ids, tags []string, k int, model string) (string, map[string]string) {
-	errs := map[string]string{}
-	if k < 1 || k > 100 {
-		errs["repeat"] = "want a whole number from 1 to 100"
-	}
-	chosen := map[string]bool{}
-	for _, id := range ids {
-		chosen[id] = true
-	}
-	found, _ := scenario.Discover(s.cfg.ScenarioRoots...)
-	var picked []*scenario.Scenario
-	for _, sc := range found {
-		tagged := false
-		for _, t := range tags {
-			tagged = tagged || sc.HasTag(t)
-		}
-		if chosen[sc.ID] || tagged {
-			picked = append(picked, sc)
-		}
-	}
-	if len(picked) == 0 {
-		errs["scenarios"] = "choose at least one scenario (or a tag that one has)"
-	}
-	if model != "" {
-		if _, msg := s.profile(model); msg != "" {
-			errs["model"] = msg
-		}
-	}
-	if len(errs) > 0 {
-		return "", errs
-	}
-	id := suite.NewID(time.Now())
-	var recs []queuedRecord
-	for _, sc := range picked {
-		for i := 1; i <= k; i++ {
-			rec := queuedRecord{RunID: run.NewRunID(time.Now()), Kind: "scenario", Scenario: &queuedScenario{Dir: sc.Dir, Repeat: i, Suite: id, Model: model}}
-			if _, err := s.scenarioSpec(rec); err != nil {
-				errs["scenarios"] = fmt.Sprintf("%s cannot run: %v", sc.ID, err)
-				return "", errs
-			}
-			recs = append(recs, rec)
-		}
-	}
-	s.cacheMu.Lock()
-	s.started[id] = true
-	s.cacheMu.Unlock()
-	for _, rec := range recs {
-		if err := s.launchScenario(rec); err != nil {
-			s.log.Warn("queue a run of a suite", "suite", id, "run", rec.RunID, "err", err)
-		}
-	}
-	return id, nil
-}
-
-// scenarioSpec is the spec of a queued scenario run.
-func (s *Server) scenarioSpec(rec queuedRecord) (run.Spec, error) {
-	q := rec.Scenario
-	sc, err := scenario.Load(q.Dir)
-	if err != nil {
-		return run.Spec{}, err
-	}
-	opt := run.ScenarioOptions{Repeat: q.Repeat, Suite: q.Suite, Profile: func(name string) (run.ModelChoice, error) {
-		m, msg := s.profile(name)
-		if msg != "" {
-			return m, errors.New(msg)
-		}
-		return m, nil
-	}}
-	if q.Model != "" {
-		m, err := opt.Profile(q.Model)
-		if err != nil {
-			return run.Spec{}, err
-		}
-		opt.Model = &m
-	}
-	spec, err := s.cfg.Runner.ScenarioSpec(sc, opt)
-	spec.RunID = rec.RunID
-	return spec, err
-}
-
-// launchScenario queues one run of a suite, remembered on disk until it
-// starts.
-func (s *Server) launchScenario(rec queuedRecord) error {
-	spec, err := s.scenarioSpec(rec)
-	if err != nil {
-		return err
-	}
-	spec.Started = s.remember(rec)
-	spec.Dropped = spec.Started
-	s.cfg.Queue.Submit(spec, fmt.Sprintf("%s #%d (suite %s)", filepath.Base(rec.Scenario.Dir), rec.Scenario.Repeat, rec.Scenario.Suite))
-	return nil
-}
-
-// suiteQueued is how many runs of suite id wait in the launch queue.
-func (s *Server) suiteQueued(id string) int {
-	if s.cfg.Queue == nil {
-		return 0
-	}
-	n := 0
-	for _, j := range s.cfg.Queue.Queued() {
-		if j.Suite == id {
-			n++
-		}
-	}
-	return n
 }
 
 func (s *Server) apiLaunchSuite(c echo.Context) error {
@@ -190,7 +74,7 @@ func (s *Server) apiLaunchSuite(c echo.Context) error {
 	if err := readJSON(c, &in, `{"scenarios": ["id"], "repeat": 3}`); err != nil {
 		return err
 	}
-	id, errs := s.startSuite(in.Scenarios, in.Tags, in.Repeat, in.Model)
+	id, errs := s.launcher.Suite(in.Scenarios, in.Tags, in.Repeat, in.Model)
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the suite was not launched", errs)
 	}
@@ -206,7 +90,7 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if m.Total == 0 && !s.launchedSuite(id) {
+	if m.Total == 0 && !s.launched(id) {
 		return apiError(c, http.StatusNotFound, "no suite "+id+" is indexed, and this server has not launched one", nil)
 	}
 	rows := m.Rows
@@ -257,7 +141,7 @@ func (s *Server) showSuite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if m.Total == 0 && !s.launchedSuite(id) {
+	if m.Total == 0 && !s.launched(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite "+id+" is indexed. If its runs are on disk, run proctor index on their folder.")
 	}
 	f := web.MatrixFilter{Status: c.QueryParam("status"), Name: c.QueryParam("name"), Tag: c.QueryParam("tag")}
@@ -286,14 +170,6 @@ func (s *Server) showScenario(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "Scenario "+id+" has no indexed runs.")
 	}
 	return render(c, http.StatusOK, web.ScenarioView(web.ScenarioPage{Meta: s.meta(c, "Scenario "+id, web.NavSuites), Scenario: id, Cells: cells, Chart: web.BuildChart(cells)}))
-}
-
-// launchedSuite reports whether this server launched suite id (which may
-// have no indexed run yet).
-func (s *Server) launchedSuite(id string) bool {
-	s.cacheMu.Lock()
-	defer s.cacheMu.Unlock()
-	return s.started[id]
 }
 
 // suiteMatrix returns a suite's matrix, reading the index and building it
@@ -334,4 +210,16 @@ func splitTags(s string) []string {
 		}
 	}
 	return out
+}
+
+// launched reports whether this server launched suite id (which may have no
+// indexed run yet).
+func (s *Server) launched(id string) bool { return s.launcher != nil && s.launcher.Launched(id) }
+
+// suiteQueued is how many runs of suite id wait in the launch queue.
+func (s *Server) suiteQueued(id string) int {
+	if s.launcher == nil {
+		return 0
+	}
+	return s.launcher.SuiteQueued(id)
 }

@@ -1,0 +1,546 @@
+// Package launch owns launching runs from the dashboard and the API: it
+// checks a task, demo, session or suite launch field by field, builds each
+// run's spec and approver (the request's allowed commands first, then a
+// person on the approval board), queues it, and remembers queued runs on
+// disk (<data>/queue) until they start, so that a restarted server launches
+// them again. The server's handlers parse requests into its types and
+// render what it answers.
+package launch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/suite"
+)
+
+// Launcher launches runs with Runner through Queue.
+type Launcher struct {
+	Runner *run.Runner
+	Queue  *jobs.Queue
+	Board  *approval.Board // a person decides gated calls there; nil: the allowed commands only
+	// SourceRoots are the folders (absolute) launched runs may work on, and
+	// ScenarioRoots the folders suites are launched from.
+	SourceRoots, ScenarioRoots []string
+	Profiles                   func() (*model.Profiles, error) // models.yaml, read fresh; nil: none
+	Getenv                     func(string) string             // where provider keys come from; nil: the process environment
+	Log                        *slog.Logger                    // nil logs nothing
+
+	mu     sync.Mutex
+	suites map[string]bool // suites launched here
+}
+
+// Task is a task launch, as the Launch form and the API send it: text
+// fields, one item a line for the lists.
+type Task struct {
+	Root         string `form:"root"` // the index of the source root
+	Path         string `form:"path"` // the folder under it
+	Task         string `form:"task"`
+	Criteria     string `form:"criteria"`
+	OutOfScope   string `form:"out_of_scope"`
+	Model        string `form:"model"` // a profile of models.yaml…
+	Checks       string `form:"checks"`
+	Allow        string `form:"allow"` // commands allowed without asking, prefixes
+	MaxTurns     string `form:"max_turns"`
+	MaxToolCalls string `form:"max_tool_calls"`
+	Verifier     string `form:"verifier"`
+	Script       string `form:"script"` // …or a model script under the source root
+}
+
+func (l *Launcher) log() *slog.Logger {
+	if l.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l.Log
+}
+
+// approver is who decides a run's gated calls: the allowed commands, then a
+// person on the board.
+func (l *Launcher) approver(id, allow string) agent.Approver {
+	policy := agent.Policy{Allow: lines(allow)}
+	if l.Board == nil {
+		return policy
+	}
+	return agent.Chain{Policy: policy, Next: l.Board.For(id)}
+}
+
+// Continue queues the next run of a session: its next message, over the
+// same workspace and conversation, with the model of t. It returns the run
+// id, or the problems by field.
+func (l *Launcher) Continue(session string, t Task) (string, map[string]string) {
+	errs := map[string]string{}
+	if strings.TrimSpace(t.Task) == "" {
+		errs["task"] = "write the next message"
+	}
+	choice, field, msg := l.modelChoice(t)
+	if msg != "" {
+		errs[field] = msg
+	}
+	if len(errs) > 0 {
+		return "", errs
+	}
+	id := run.NewRunID(time.Now())
+	l.Queue.Submit(run.Spec{RunID: id, Session: session, Task: strings.TrimSpace(t.Task), Model: choice, Bounds: bounds.Defaults(),
+		Approver: l.approver(id, t.Allow)}, strings.TrimSpace(t.Task))
+	return id, nil
+}
+
+// sourceDir resolves the chosen folder under a source root, refusing
+// anything that leads outside the root (absolute paths, "..", symlinks).
+func (l *Launcher) sourceDir(rootField, rel string) (string, string, string) {
+	root, rel, field, msg := l.openRoot(rootField, rel)
+	if msg != "" {
+		return "", field, msg
+	}
+	defer root.Close()
+	info, err := root.Stat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "path", "no such folder under " + root.Name()
+	case err != nil:
+		return "", "path", "that folder leads outside the root (a symlink); choose a folder inside it"
+	case !info.IsDir():
+		return "", "path", "not a folder"
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root.Name(), rel))
+	if err != nil {
+		return "", "path", err.Error()
+	}
+	return real, "", ""
+}
+
+// readUnderRoot reads a file under a source root through an os.Root: a
+// symlink out of the root is not followed.
+func (l *Launcher) readUnderRoot(rootField, rel string) (string, []byte, string, string) {
+	root, rel, field, msg := l.openRoot(rootField, rel)
+	if msg != "" {
+		return "", nil, field, msg
+	}
+	defer root.Close()
+	data, err := root.ReadFile(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil, "script", "no such file under " + root.Name()
+	case err != nil:
+		return "", nil, "script", "cannot read it (a file must be inside the root): " + err.Error()
+	}
+	return filepath.Join(root.Name(), rel), data, "", ""
+}
+
+// openRoot opens the chosen source root and checks that rel is a plain
+// path inside it. It returns the field at fault and why.
+func (l *Launcher) openRoot(rootField, rel string) (*os.Root, string, string, string) {
+	i, err := strconv.Atoi(rootField)
+	if err != nil || i < 0 || i >= len(l.SourceRoots) {
+		return nil, "", "root", "choose one of the source roots"
+	}
+	rel = strings.TrimSpace(rel)
+	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
+		return nil, "", "path", "give a folder relative to the root, not an absolute path"
+	}
+	if rel == "" {
+		rel = "."
+	}
+	if !filepath.IsLocal(rel) {
+		return nil, "", "path", `".." is not allowed: the folder must be inside the root`
+	}
+	root, err := os.OpenRoot(l.SourceRoots[i])
+	if err != nil {
+		return nil, "", "root", "the root cannot be read: " + err.Error()
+	}
+	return root, rel, "", ""
+}
+
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Launch checks a task launch and queues the run; it returns the run
+// id, or the problems by field.
+func (l *Launcher) Launch(v Task) (string, map[string]string) {
+	return l.LaunchAs(run.NewRunID(time.Now()), v)
+}
+
+// LaunchAs is Launch under a given run id.
+func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
+	errs := map[string]string{}
+	src, field, msg := l.sourceDir(v.Root, v.Path)
+	if msg != "" {
+		errs[field] = msg
+	}
+	if strings.TrimSpace(v.Task) == "" {
+		errs["task"] = "say what the agent should do"
+	} else if len(v.Task) > 20000 {
+		errs["task"] = "at most 20,000 characters"
+	}
+	b := bounds.Defaults()
+	for key, val := range map[string]string{"max_turns": v.MaxTurns, "max_tool_calls": v.MaxToolCalls} {
+		if strings.TrimSpace(val) != "" {
+			if err := bounds.Set(&b, key, val, "form"); err != nil {
+				errs[key] = strings.TrimPrefix(err.Error(), "form: "+key+": ")
+			}
+		}
+	}
+	choice, field, msg := l.modelChoice(v)
+	if msg != "" {
+		errs[field] = msg
+	}
+	var verifier *run.ModelChoice
+	if v.Verifier != "" {
+		m, msg := l.Profile(v.Verifier)
+		if msg != "" {
+			errs["verifier"] = msg
+		}
+		verifier = &m
+	}
+	if len(errs) > 0 {
+		return "", errs
+	}
+	approver := l.approver(id, v.Allow)
+	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
+	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
+		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver,
+		Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
+	return id, nil
+}
+
+// modelChoice is the model a form asks for: a model script under a source
+// root (v.Root, v.Script), or else the profile v.Model. A message names the
+// field at fault.
+func (l *Launcher) modelChoice(v Task) (run.ModelChoice, string, string) {
+	if strings.TrimSpace(v.Script) == "" {
+		choice, msg := l.Profile(v.Model)
+		return choice, "model", msg
+	}
+	if len(l.SourceRoots) == 0 {
+		return run.ModelChoice{}, "script", "a model script is read from under a source root, and this server has none: start it with proctor serve --source-root DIR"
+	}
+	path, data, field, msg := l.readUnderRoot(v.Root, v.Script)
+	switch {
+	case msg != "" && field == "root":
+		return run.ModelChoice{}, "root", msg
+	case msg != "":
+		return run.ModelChoice{}, "script", msg
+	}
+	sc, err := script.Parse(path, data)
+	if err != nil {
+		return run.ModelChoice{}, "script", err.Error()
+	}
+	return run.ModelChoice{Script: sc}, "", ""
+}
+
+// Profile resolves a model profile with its key; a message says what is
+// wrong.
+func (l *Launcher) Profile(name string) (run.ModelChoice, string) {
+	if l.Profiles == nil {
+		return run.ModelChoice{}, "no models.yaml is configured"
+	}
+	ps, err := l.Profiles()
+	if err != nil {
+		return run.ModelChoice{}, err.Error()
+	}
+	p, err := ps.Find(name)
+	if err != nil {
+		return run.ModelChoice{}, err.Error()
+	}
+	getenv := l.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	ep, err := p.Endpoint(getenv)
+	if err != nil {
+		return run.ModelChoice{}, err.Error()
+	}
+	return run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}, ""
+}
+
+func (l *Launcher) Demo(id string) error {
+	sc, err := demo.Script()
+	if err != nil {
+		return err
+	}
+	src := filepath.Join(l.Runner.DataDir, "demo", id, "invoice")
+	if _, err := os.Stat(src); err != nil {
+		if err := demo.WriteFixture(src); err != nil {
+			return err
+		}
+	}
+	// In the dashboard the demo's command waits for a person to approve it,
+	// so the demo shows approval requests as well as the diff review.
+	var approver agent.Approver = agent.Policy{Allow: demo.AllowedCommands}
+	if l.Board != nil {
+		approver = l.Board.For(id)
+	}
+	forget := l.remember(queuedRecord{RunID: id, Kind: "demo"})
+	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,
+		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: approver,
+		Started: forget, Dropped: forget}, "The demo: "+demo.Task)
+	return nil
+}
+
+// queuedRecord is a launched run that has not started yet, kept on disk so
+// that a restart of the server launches it again.
+type queuedRecord struct {
+	RunID    string          `json:"run_id"`
+	Kind     string          `json:"kind"` // demo, task or scenario
+	Values   Task            `json:"values,omitempty"`
+	Scenario *queuedScenario `json:"scenario,omitempty"`
+	Queued   time.Time       `json:"queued"`
+}
+
+// queuedScenario is a run of a suite launched from the dashboard.
+type queuedScenario struct {
+	Dir    string `json:"dir"` // the scenario folder, under a scenario root
+	Repeat int    `json:"repeat"`
+	Suite  string `json:"suite"`
+	Model  string `json:"model,omitempty"` // a profile instead of the scenario's own model
+}
+
+func (l *Launcher) queueDir() string {
+	if l.Runner == nil {
+		return ""
+	}
+	return filepath.Join(l.Runner.DataDir, "queue")
+}
+
+// remember records a queued run and returns the hook that forgets it once
+// the run has started.
+func (l *Launcher) remember(rec queuedRecord) func() {
+	dir := l.queueDir()
+	if dir == "" {
+		return nil
+	}
+	path := filepath.Join(dir, rec.RunID+".json")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		rec.Queued = time.Now().UTC()
+		if err := bundle.WriteJSON(path, rec); err != nil {
+			l.log().Warn("remember a queued run", "run", rec.RunID, "err", err)
+		}
+	}
+	return func() { os.Remove(path) }
+}
+
+// Resume launches again the runs that were queued when the server
+// stopped, in the order they were queued. It returns how many.
+func (l *Launcher) Resume() (int, error) {
+	dir := l.queueDir()
+	if dir == "" || l.Queue == nil {
+		return 0, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("read the queue %s: %w", dir, err)
+	}
+	n := 0
+	for _, e := range entries { // ReadDir sorts by name, and run ids sort by time
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		var rec queuedRecord
+		data, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(data, &rec)
+		}
+		if err != nil || !bundle.ValidID(rec.RunID) {
+			l.log().Warn("skip an unreadable queued run", "file", path, "err", err)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(l.Runner.DataDir, "runs", rec.RunID, bundle.ReceiptFile)); err == nil {
+			os.Remove(path) // it had started; recovery marks it interrupted
+			continue
+		}
+		switch rec.Kind {
+		case "demo":
+			err = l.Demo(rec.RunID)
+		case "scenario":
+			if rec.Scenario == nil || !bundle.ValidID(rec.Scenario.Suite) || !l.underScenarioRoot(rec.Scenario.Dir) {
+				err = errors.New("not a scenario of this server's scenario roots")
+				break
+			}
+			l.launched(rec.Scenario.Suite)
+			err = l.launchScenario(rec)
+		default:
+			if _, errs := l.LaunchAs(rec.RunID, rec.Values); len(errs) > 0 {
+				err = fmt.Errorf("%v", errs)
+			}
+		}
+		if err != nil {
+			l.log().Warn("cannot launch a queued run again", "run", rec.RunID, "err", err)
+			os.Remove(path)
+			continue
+		}
+		n++
+	}
+	return n, nil
+}
+
+// underScenarioRoot reports whether dir is a folder inside one of the
+// server's scenario roots (a queue file names it; it is not trusted).
+func (l *Launcher) underScenarioRoot(dir string) bool {
+	for _, root := range l.ScenarioRoots {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(abs, dir); err == nil && filepath.IsLocal(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// Suite checks a suite launch and queues its runs: every chosen
+// scenario k times, each a job of the launch queue (so --workers bounds
+// them, each can be stopped, the server waits for them at shutdown, and one
+// not started yet is launched again after a restart).
+func (l *Launcher) Suite(ids, tags []string, k int, model string) (string, map[string]string) {
+	errs := map[string]string{}
+	if k < 1 || k > 100 {
+		errs["repeat"] = "want a whole number from 1 to 100"
+	}
+	chosen := map[string]bool{}
+	for _, id := range ids {
+		chosen[id] = true
+	}
+	found, _ := scenario.Discover(l.ScenarioRoots...)
+	var picked []*scenario.Scenario
+	for _, sc := range found {
+		tagged := false
+		for _, t := range tags {
+			tagged = tagged || sc.HasTag(t)
+		}
+		if chosen[sc.ID] || tagged {
+			picked = append(picked, sc)
+		}
+	}
+	if len(picked) == 0 {
+		errs["scenarios"] = "choose at least one scenario (or a tag that one has)"
+	}
+	if model != "" {
+		if _, msg := l.Profile(model); msg != "" {
+			errs["model"] = msg
+		}
+	}
+	if len(errs) > 0 {
+		return "", errs
+	}
+	id := suite.NewID(time.Now())
+	var recs []queuedRecord
+	for _, sc := range picked {
+		for i := 1; i <= k; i++ {
+			rec := queuedRecord{RunID: run.NewRunID(time.Now()), Kind: "scenario", Scenario: &queuedScenario{Dir: sc.Dir, Repeat: i, Suite: id, Model: model}}
+			if _, err := l.scenarioSpec(rec); err != nil {
+				errs["scenarios"] = fmt.Sprintf("%s cannot run: %v", sc.ID, err)
+				return "", errs
+			}
+			recs = append(recs, rec)
+		}
+	}
+	l.launched(id)
+	for _, rec := range recs {
+		if err := l.launchScenario(rec); err != nil {
+			l.log().Warn("queue a run of a suite", "suite", id, "run", rec.RunID, "err", err)
+		}
+	}
+	return id, nil
+}
+
+// scenarioSpec is the spec of a queued scenario run.
+func (l *Launcher) scenarioSpec(rec queuedRecord) (run.Spec, error) {
+	q := rec.Scenario
+	sc, err := scenario.Load(q.Dir)
+	if err != nil {
+		return run.Spec{}, err
+	}
+	opt := run.ScenarioOptions{Repeat: q.Repeat, Suite: q.Suite, Profile: func(name string) (run.ModelChoice, error) {
+		m, msg := l.Profile(name)
+		if msg != "" {
+			return m, errors.New(msg)
+		}
+		return m, nil
+	}}
+	if q.Model != "" {
+		m, err := opt.Profile(q.Model)
+		if err != nil {
+			return run.Spec{}, err
+		}
+		opt.Model = &m
+	}
+	spec, err := l.Runner.ScenarioSpec(sc, opt)
+	spec.RunID = rec.RunID
+	return spec, err
+}
+
+// launchScenario queues one run of a suite, remembered on disk until it
+// starts.
+func (l *Launcher) launchScenario(rec queuedRecord) error {
+	spec, err := l.scenarioSpec(rec)
+	if err != nil {
+		return err
+	}
+	spec.Started = l.remember(rec)
+	spec.Dropped = spec.Started
+	l.Queue.Submit(spec, fmt.Sprintf("%s #%d (suite %s)", filepath.Base(rec.Scenario.Dir), rec.Scenario.Repeat, rec.Scenario.Suite))
+	return nil
+}
+
+// SuiteQueued is how many runs of suite id wait in the launch queue.
+func (l *Launcher) SuiteQueued(id string) int {
+	if l.Queue == nil {
+		return 0
+	}
+	n := 0
+	for _, j := range l.Queue.Queued() {
+		if j.Suite == id {
+			n++
+		}
+	}
+	return n
+}
+
+// launched notes that suite id was launched here.
+func (l *Launcher) launched(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.suites == nil {
+		l.suites = map[string]bool{}
+	}
+	l.suites[id] = true
+}
+
+// Launched reports whether this launcher launched suite id (which may
+// have no indexed run yet).
+func (l *Launcher) Launched(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.suites[id]
+}

@@ -1,0 +1,96 @@
+package launch_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/launch"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/testutil"
+)
+
+func launcher(t *testing.T) (*launch.Launcher, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	data, root := t.TempDir(), t.TempDir()
+	demo.WriteFixture(filepath.Join(root, "invoice"))
+	os.Symlink(t.TempDir(), filepath.Join(root, "escape"))
+	script, _ := os.ReadFile("../demo/demo.yaml")
+	os.WriteFile(filepath.Join(root, "demo.yaml"), script, 0o644)
+	r := &run.Runner{DataDir: data, Environ: os.Environ()}
+	q := jobs.New(ctx, r, 1)
+	t.Cleanup(func() { cancel(); q.Wait(context.Background()) })
+	return &launch.Launcher{Runner: r, Queue: q, SourceRoots: []string{root}, ScenarioRoots: []string{"../../examples/scenarios"}}, data
+}
+
+// Every field of a task launch is checked, each problem beside its field.
+func TestLaunchChecksEachField(t *testing.T) {
+	l, _ := launcher(t)
+	ok := launch.Task{Root: "0", Path: "invoice", Task: "Fix the rounding bug", Script: "demo.yaml", Allow: "go test"}
+	tests := []struct {
+		name  string
+		edit  func(*launch.Task)
+		field string
+		want  string
+	}{
+		{"no such root", func(v *launch.Task) { v.Root = "7" }, "root", "choose one of the source roots"},
+		{"absolute", func(v *launch.Task) { v.Path = "/etc" }, "path", "not an absolute path"},
+		{"dot dot", func(v *launch.Task) { v.Path = "../x" }, "path", `".." is not allowed`},
+		{"symlink out", func(v *launch.Task) { v.Path = "escape" }, "path", "leads outside the root"},
+		{"missing folder", func(v *launch.Task) { v.Path = "nope" }, "path", "no such folder"},
+		{"a file, not a folder", func(v *launch.Task) { v.Path = "demo.yaml" }, "path", "not a folder"},
+		{"no task", func(v *launch.Task) { v.Task = " " }, "task", "say what the agent should do"},
+		{"bad bound", func(v *launch.Task) { v.MaxTurns = "many" }, "max_turns", "not a positive integer"},
+		{"no models file", func(v *launch.Task) { v.Script, v.Model = "", "gpt" }, "model", "no models.yaml"},
+		{"script missing", func(v *launch.Task) { v.Script = "nope.yaml" }, "script", "no such file under"},
+		{"script out", func(v *launch.Task) { v.Script = "escape/x.yaml" }, "script", "cannot read it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := ok
+			tc.edit(&v)
+			id, errs := l.Launch(v)
+			if id != "" || !strings.Contains(errs[tc.field], tc.want) {
+				t.Fatalf("errors %v, want %s: %q", errs, tc.field, tc.want)
+			}
+		})
+	}
+	id, errs := l.Launch(ok)
+	if len(errs) > 0 || id == "" {
+		t.Fatalf("a good launch: %v", errs)
+	}
+	if _, known := l.Queue.Get(id); !known {
+		t.Fatal("the run is not in the queue")
+	}
+}
+
+// A suite's runs are queued jobs carrying the suite; a suite with nothing
+// to run or a bad repeat is refused by field.
+func TestSuiteQueuesItsRuns(t *testing.T) {
+	l, data := launcher(t)
+	if _, errs := l.Suite([]string{"nope"}, nil, 0, ""); errs["repeat"] == "" || errs["scenarios"] == "" {
+		t.Fatalf("errors %v", errs)
+	}
+	id, errs := l.Suite(nil, []string{"refactor"}, 2, "")
+	if len(errs) > 0 || !l.Launched(id) {
+		t.Fatalf("launch: %q %v", id, errs)
+	}
+	testutil.Eventually(t, 30*time.Second, "both runs of the suite ending", func() bool {
+		n := 0
+		entries, _ := os.ReadDir(filepath.Join(data, "runs"))
+		for _, e := range entries {
+			if rb, err := bundle.ReadRun(filepath.Join(data, "runs", e.Name()), bundle.DefaultLimits()); err == nil && rb.Receipt.EndedAt != nil &&
+				rb.Receipt.Scenario != nil && rb.Receipt.Scenario.Suite == id {
+				n++
+			}
+		}
+		return n == 2 && l.SuiteQueued(id) == 0
+	})
+}
