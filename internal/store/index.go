@@ -119,11 +119,6 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 			return err
 		}
 	}
-	for _, p := range []*pendingRows{&tx.bundles, &tx.transcripts, &tx.verdicts, &tx.checks} {
-		if err := tx.flush(ctx, p); err != nil {
-			return err
-		}
-	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
 	}
@@ -135,44 +130,15 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 type batchTx struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
-	// Rows waiting to be inserted a hundred at a time when the batch ends:
-	// a statement costs more than a row, and the full-text index flushes
-	// its pending terms at every statement that writes to it. (Runs are
-	// inserted one by one: their row ids are needed, and a duplicate run id
-	// is reported per bundle.)
-	bundles, transcripts, verdicts, checks pendingRows
 }
 
-func newBatchTx(tx *sql.Tx) *batchTx {
-	return &batchTx{tx: tx, stmts: map[string]*sql.Stmt{},
-		bundles:     pendingRows{table: "bundles (path, kind, fingerprint, ok, indexed_at)", cols: 5},
-		transcripts: pendingRows{table: "transcripts (rowid, body)", cols: 2},
-		verdicts:    pendingRows{table: "verdicts (run_id, scenario, passed, first_failure, aborted, exchanges, checks_passed, checks_failed, checks_broken)", cols: 9},
-		checks:      pendingRows{table: "check_results (run_id, ord, phase, name, passed, broken, detail)", cols: 7},
-	}
-}
+func newBatchTx(tx *sql.Tx) *batchTx { return &batchTx{tx: tx, stmts: map[string]*sql.Stmt{}} }
 
-// pendingRows are rows of one table waiting to be inserted.
-type pendingRows struct {
-	table string // "name (columns)"
-	cols  int
-	args  []any
-}
-
-func (p *pendingRows) add(args ...any) { p.args = append(p.args, args...) }
-
-// rowsPerStatement is how many pending rows one INSERT writes.
-const rowsPerStatement = 100
-
-func (b *batchTx) flush(ctx context.Context, p *pendingRows) error {
-	row := "(" + strings.Repeat("?, ", p.cols-1) + "?)"
-	for len(p.args) > 0 {
-		n := min(len(p.args)/p.cols, rowsPerStatement)
-		q := "INSERT INTO " + p.table + " VALUES " + row + strings.Repeat(", "+row, n-1)
-		if _, err := b.ExecContext(ctx, q, p.args[:n*p.cols]...); err != nil {
-			return fmt.Errorf("index into %s: %w", p.table, err)
-		}
-		p.args = p.args[n*p.cols:]
+// insert adds one row to table ("name (columns)").
+func (b *batchTx) insert(ctx context.Context, table string, args ...any) error {
+	q := "INSERT INTO " + table + " VALUES (" + strings.Repeat("?, ", len(args)-1) + "?)"
+	if _, err := b.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("index into %s: %w", table, err)
 	}
 	return nil
 }
@@ -244,7 +210,9 @@ func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64) er
 		}
 	}
 	ok := u.Run != nil || u.Session != nil
-	tx.bundles.add(u.Path, string(u.Kind), u.Fingerprint, ok, now)
+	if err := tx.insert(ctx, "bundles (path, kind, fingerprint, ok, indexed_at)", u.Path, string(u.Kind), u.Fingerprint, ok, now); err != nil {
+		return err
+	}
 	runID := ""
 	switch {
 	case u.Run != nil:
@@ -352,7 +320,9 @@ func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) e
 		return fmt.Errorf("index run %s: %w", r.RunID, err)
 	}
 	if run.Transcript != "" {
-		tx.transcripts.add(id, run.Transcript)
+		if err := tx.insert(ctx, "transcripts (rowid, body)", id, run.Transcript); err != nil {
+			return err
+		}
 	}
 	if rv := r.Review; rv != nil {
 		changed, _ := json.Marshal(nonNil(rv.Changed))
@@ -373,9 +343,14 @@ func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) e
 				failed++
 			}
 		}
-		tx.verdicts.add(r.RunID, v.Scenario, v.Passed, v.FirstFailure, v.Aborted, v.Exchanges, passed, failed, broken)
+		if err := tx.insert(ctx, "verdicts (run_id, scenario, passed, first_failure, aborted, exchanges, checks_passed, checks_failed, checks_broken)",
+			r.RunID, v.Scenario, v.Passed, v.FirstFailure, v.Aborted, v.Exchanges, passed, failed, broken); err != nil {
+			return err
+		}
 		for i, c := range v.Results {
-			tx.checks.add(r.RunID, i, c.Phase, c.Name, c.Passed, c.Broken, c.Detail)
+			if err := tx.insert(ctx, "check_results (run_id, ord, phase, name, passed, broken, detail)", r.RunID, i, c.Phase, c.Name, c.Passed, c.Broken, c.Detail); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
