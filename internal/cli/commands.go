@@ -89,32 +89,11 @@ clear. See docs/security.md.`)
 	if err != nil {
 		return usagef("serve", "%v", err)
 	}
-	if (*tlsCert == "") != (*tlsKey == "") {
-		return usagef("serve", "--tls-cert and --tls-key go together; give both or neither")
-	}
-	var tlsConfig *tls.Config
-	if *tlsCert != "" {
-		pair, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
-		if err != nil {
-			return usagef("serve", "--tls-cert %s / --tls-key %s: %v", *tlsCert, *tlsKey, err)
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
-	}
-	// Out of the box, Launch works on folders under the one serve starts
-	// in, and Suites on the example scenarios when they are there.
-	if len(roots) == 0 {
-		roots = stringList{"."}
-	}
-	if len(scenarioRoots) == 0 {
-		if info, err := os.Stat(filepath.Join("examples", "scenarios")); err == nil && info.IsDir() {
-			scenarioRoots = stringList{filepath.Join("examples", "scenarios")}
-		}
-	}
-	absRoots, err := resolveRoots("--source-root", roots)
+	tlsConfig, err := serveTLS(*tlsCert, *tlsKey)
 	if err != nil {
 		return err
 	}
-	absScenarioRoots, err := resolveRoots("--scenarios", scenarioRoots)
+	absRoots, absScenarioRoots, err := serveRoots(roots, scenarioRoots)
 	if err != nil {
 		return err
 	}
@@ -159,8 +138,76 @@ clear. See docs/security.md.`)
 
 	modelsFile := modelsPath(*models, env.Getenv)
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile)}
-	// Runs left working by a process that stopped (a crash, a restart) end
-	// interrupted, with their bundles kept.
+	if err := recoverDataDir(ctx, log, runner, st); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
+	}
+	queue := jobs.New(ctx, runner, *workers)
+	board := approval.NewBoard(*approvalTimeout, nil)
+	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
+		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
+		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
+	resumeServer(ctx, log, srv)
+	scheme := "http"
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+		scheme = "https"
+	}
+	fmt.Fprintf(env.Stdout, "proctor %s serving %s://%s (data: %s) — Ctrl-C stops it\n", Version, scheme, ln.Addr(), dir)
+	fmt.Fprintf(env.Stdout, "  Launch works on folders under %s (--source-root); Suites on %s (--scenarios)\n", strings.Join(absRoots, ", "), orNone(absScenarioRoots))
+	err = srv.Serve(ctx, ln)
+	// Runs still working end interrupted with their bundles kept.
+	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	queue.Wait(waitCtx)
+	return err
+}
+
+// serveTLS is the TLS configuration of --tls-cert and --tls-key; nil serves
+// plain HTTP.
+func serveTLS(cert, key string) (*tls.Config, error) {
+	if (cert == "") != (key == "") {
+		return nil, usagef("serve", "--tls-cert and --tls-key go together; give both or neither")
+	}
+	if cert == "" {
+		return nil, nil
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, usagef("serve", "--tls-cert %s / --tls-key %s: %v", cert, key, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// serveRoots are the absolute source and scenario roots. Out of the box,
+// Launch works on folders under the one serve starts in, and Suites on the
+// example scenarios when they are there.
+func serveRoots(roots, scenarioRoots stringList) ([]string, []string, error) {
+	if len(roots) == 0 {
+		roots = stringList{"."}
+	}
+	if len(scenarioRoots) == 0 {
+		if info, err := os.Stat(filepath.Join("examples", "scenarios")); err == nil && info.IsDir() {
+			scenarioRoots = stringList{filepath.Join("examples", "scenarios")}
+		}
+	}
+	absRoots, err := resolveRoots("--source-root", roots)
+	if err != nil {
+		return nil, nil, err
+	}
+	absScenarioRoots, err := resolveRoots("--scenarios", scenarioRoots)
+	return absRoots, absScenarioRoots, err
+}
+
+// recoverDataDir settles what a stopped process left in the data folder —
+// scratch folders of suites, runs still marked working (they end
+// interrupted, their bundles kept) — and indexes it.
+func recoverDataDir(ctx context.Context, log *slog.Logger, runner *run.Runner, st *store.Store) error {
+	dir := runner.DataDir
 	if removed, kept, err := suite.CleanScratch(dir); err != nil {
 		log.Warn("clean scratch folders", "err", err)
 	} else if len(removed) > 0 {
@@ -178,20 +225,15 @@ clear. See docs/security.md.`)
 		return fmt.Errorf("index the data folder: %w", err)
 	}
 	log.Info("indexed the data folder", "indexed", rep.Indexed, "unchanged", rep.Unchanged, "removed", rep.Removed, "problems", len(rep.Problems))
+	return nil
+}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
-	}
-	queue := jobs.New(ctx, runner, *workers)
-	board := approval.NewBoard(*approvalTimeout, nil)
-	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
-		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
-	// Reviews a stopped process left half done are finished or rolled back
-	// before anyone can review again.
-	settled, rerrs := srv.RecoverReviews(ctx)
-	for _, err := range rerrs {
+// resumeServer finishes or rolls back the reviews a stopped process left
+// journaled, before anyone can review again, and launches again the runs
+// that were queued.
+func resumeServer(ctx context.Context, log *slog.Logger, srv *server.Server) {
+	settled, errs := srv.RecoverReviews(ctx)
+	for _, err := range errs {
 		log.Warn("recover a review", "err", err)
 	}
 	if settled > 0 {
@@ -202,19 +244,6 @@ clear. See docs/security.md.`)
 	} else if n > 0 {
 		log.Info("launched again the runs queued when the server stopped", "runs", n)
 	}
-	scheme := "http"
-	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
-		scheme = "https"
-	}
-	fmt.Fprintf(env.Stdout, "proctor %s serving %s://%s (data: %s) — Ctrl-C stops it\n", Version, scheme, ln.Addr(), dir)
-	fmt.Fprintf(env.Stdout, "  Launch works on folders under %s (--source-root); Suites on %s (--scenarios)\n", strings.Join(absRoots, ", "), orNone(absScenarioRoots))
-	err = srv.Serve(ctx, ln)
-	// Runs still working end interrupted with their bundles kept.
-	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	queue.Wait(waitCtx)
-	return err
 }
 
 func orNone(dirs []string) string {
