@@ -67,121 +67,151 @@ type candidate struct {
 // are written in shared batches, so indexing many single bundles at once
 // (a suite's runs) costs a few transactions, not one each.
 func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
-	var rep Report
-	var todo []candidate
-	var ready []store.BundleUpdate // runs read from packs in the first pass
-	var removed []string
-	fingerprints := map[string]string{}
+	p := &pass{fingerprints: map[string]string{}}
 	seenRoot := map[string]bool{}
 	for _, root := range roots {
 		abs, err := filepath.Abs(root)
-		if err != nil {
-			return rep, fmt.Errorf("index %s: %w", root, err)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
 		}
-		if abs, err = filepath.EvalSymlinks(abs); err != nil {
-			return rep, fmt.Errorf("index %s: %w", root, err)
+		if err != nil {
+			return p.rep, fmt.Errorf("index %s: %w", root, err)
 		}
 		if seenRoot[abs] {
 			continue
 		}
 		seenRoot[abs] = true
-		cands, walkProblems, err := walk(ctx, abs)
-		if err != nil {
-			return rep, fmt.Errorf("index %s: %w", root, err)
-		}
-		for _, p := range walkProblems {
-			rep.Problems = append(rep.Problems, PathProblem{Bundle: abs, Problem: p})
-		}
-		known, err := ix.store.Fingerprints(ctx, abs)
-		if err != nil {
-			return rep, err
-		}
-		live, err := ix.store.LiveRunPaths(ctx, abs)
-		if err != nil {
-			return rep, err
-		}
-		seen := make(map[string]bool, len(cands))
-		packs := map[string]string{} // pack path → fingerprint, for packs that have not changed
-		for _, c := range cands {
-			seen[c.path] = true
-			if _, dup := fingerprints[c.path]; dup {
-				continue // under two roots
-			}
-			fp, err := fingerprint(c)
-			if err != nil {
-				fp = "unreadable"
-			}
-			if !c.pack && c.kind == store.BundleRun && (known[c.path] != fp || live[c.path]) && bundle.Orphaned(c.path) {
-				if err := bundle.MarkInterrupted(c.path, OrphanReason, time.Now()); err != nil {
-					rep.Problems = append(rep.Problems, PathProblem{Bundle: c.path, Problem: bundle.Problem{File: bundle.ReceiptFile, Message: "marking the orphaned run interrupted failed: " + err.Error()}})
-				} else {
-					rep.Interrupted++
-					if fp, err = fingerprint(c); err != nil {
-						fp = "unreadable"
-					}
-				}
-			}
-			fingerprints[c.path] = fp
-			if c.pack {
-				if ix.packUnchanged(c.path, fp, known) {
-					packs[c.path] = fp
-					continue
-				}
-				updates, err := ix.readPack(ctx, c.path, fp)
-				if err != nil {
-					return rep, err
-				}
-				for _, u := range updates {
-					seen[u.Path] = true
-					fingerprints[u.Path] = fp
-				}
-				ready = append(ready, updates...)
-				continue
-			}
-			if old, ok := known[c.path]; ok && old == fp {
-				rep.Unchanged++
-				continue
-			}
-			todo = append(todo, c)
-		}
-		for p := range known {
-			if pack, _, ok := bundle.SplitPackRef(p); ok && packs[pack] != "" {
-				seen[p] = true
-				rep.Unchanged++
-			}
-		}
-		for p := range known {
-			if !seen[p] {
-				removed = append(removed, p)
-			}
+		if err := ix.scan(ctx, abs, p); err != nil {
+			return p.rep, err
 		}
 	}
+	err := ix.write(ctx, p)
+	return p.rep, err
+}
+
+// pass is what one Index call has found so far.
+type pass struct {
+	rep          Report
+	todo         []candidate          // bundle folders and session files to read
+	ready        []store.BundleUpdate // runs read from packs while scanning
+	removed      []string             // indexed paths that are gone
+	fingerprints map[string]string    // path → fingerprint, of every bundle seen
+}
+
+// scan walks one root: it compares each bundle's fingerprint with the
+// index's, marks orphaned runs interrupted, reads changed packs, and notes
+// what is new, changed or gone.
+func (ix *Indexer) scan(ctx context.Context, abs string, p *pass) error {
+	cands, walkProblems, err := walk(ctx, abs)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", abs, err)
+	}
+	for _, wp := range walkProblems {
+		p.rep.Problems = append(p.rep.Problems, PathProblem{Bundle: abs, Problem: wp})
+	}
+	known, err := ix.store.Fingerprints(ctx, abs)
+	if err != nil {
+		return err
+	}
+	live, err := ix.store.LiveRunPaths(ctx, abs)
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(cands))
+	packs := map[string]string{} // pack path → fingerprint, for packs that have not changed
+	for _, c := range cands {
+		seen[c.path] = true
+		if _, dup := p.fingerprints[c.path]; dup {
+			continue // under two roots
+		}
+		fp := ix.fingerprint(c, known[c.path], live[c.path], &p.rep)
+		p.fingerprints[c.path] = fp
+		switch {
+		case c.pack && ix.packUnchanged(c.path, fp, known):
+			packs[c.path] = fp
+		case c.pack:
+			updates, err := ix.readPack(ctx, c.path, fp)
+			if err != nil {
+				return err
+			}
+			for _, u := range updates {
+				seen[u.Path] = true
+				p.fingerprints[u.Path] = fp
+			}
+			p.ready = append(p.ready, updates...)
+		case known[c.path] == fp:
+			p.rep.Unchanged++
+		default:
+			p.todo = append(p.todo, c)
+		}
+	}
+	for path := range known {
+		if pack, _, ok := bundle.SplitPackRef(path); ok && packs[pack] != "" {
+			seen[path] = true
+			p.rep.Unchanged++
+		}
+	}
+	for path := range known {
+		if !seen[path] {
+			p.removed = append(p.removed, path)
+		}
+	}
+	return nil
+}
+
+// fingerprint is a candidate's fingerprint. A run folder that changed (or
+// is indexed as working) and that says it works with no process holding it
+// is marked interrupted first, so the index reads what it says now.
+func (ix *Indexer) fingerprint(c candidate, known string, live bool, rep *Report) string {
+	fp, err := fingerprint(c)
+	if err != nil {
+		fp = "unreadable"
+	}
+	if c.pack || c.kind != store.BundleRun || (known == fp && !live) || !bundle.Orphaned(c.path) {
+		return fp
+	}
+	if err := bundle.MarkInterrupted(c.path, OrphanReason, time.Now()); err != nil {
+		rep.Problems = append(rep.Problems, PathProblem{Bundle: c.path, Problem: bundle.Problem{File: bundle.ReceiptFile, Message: "marking the orphaned run interrupted failed: " + err.Error()}})
+		return fp
+	}
+	rep.Interrupted++
+	if fp, err = fingerprint(c); err != nil {
+		fp = "unreadable"
+	}
+	return fp
+}
+
+// write reads what the pass found and writes it to the store a batch at a
+// time, the runs read from packs first; the removed paths go with the
+// first batch.
+func (ix *Indexer) write(ctx context.Context, p *pass) error {
+	removed := p.removed
 	sort.Strings(removed)
-	rep.Removed += len(removed)
+	p.rep.Removed += len(removed)
 	removedSet := make(map[string]bool, len(removed))
-	for _, p := range removed {
-		removedSet[p] = true
+	for _, path := range removed {
+		removedSet[path] = true
 	}
 	owners := map[string]string{} // run or session id → bundle path, within this pass
 	bs := ix.batchSize
-	readyBatches, todoBatches := (len(ready)+bs-1)/bs, (len(todo)+bs-1)/bs
+	readyBatches, todoBatches := (len(p.ready)+bs-1)/bs, (len(p.todo)+bs-1)/bs
 	for b := 0; b < readyBatches+todoBatches || len(removed) > 0; b++ {
 		if err := ctx.Err(); err != nil {
-			return rep, err
+			return err
 		}
 		var updates []store.BundleUpdate
 		if b < readyBatches {
-			updates = ready[b*bs : min((b+1)*bs, len(ready))]
+			updates = p.ready[b*bs : min((b+1)*bs, len(p.ready))]
 		} else {
 			from := (b - readyBatches) * bs
-			updates = ix.readAll(ctx, todo[min(from, len(todo)):min(from+bs, len(todo))], fingerprints)
+			updates = ix.readAll(ctx, p.todo[min(from, len(p.todo)):min(from+bs, len(p.todo))], p.fingerprints)
 		}
-		if err := ix.apply(ctx, updates, removed, owners, removedSet, &rep); err != nil {
-			return rep, err
+		if err := ix.apply(ctx, updates, removed, owners, removedSet, &p.rep); err != nil {
+			return err
 		}
 		removed = nil
 	}
-	return rep, nil
+	return nil
 }
 
 // apply writes one batch: every update claims its run or session id, is
