@@ -9,10 +9,22 @@ import (
 
 // DiffFile is one file of a diff as the page shows it.
 type DiffFile struct {
-	patch.File
-	Index int
-	Hunks []DiffHunk
-	Lines int
+	Path, OldPath  string // the path after the change (before it when deleted); the old path of a rename
+	Mode           string // "new", "deleted", "renamed" or ""
+	Binary         bool
+	Added, Deleted int
+	Index          int
+	Lines          int        // diff lines, highlighted or not
+	Hunks          []DiffHunk // highlighted; none in a listed file not loaded yet
+}
+
+// newDiffFile is the page's view of file number index, not highlighted.
+func newDiffFile(f patch.File, index int) DiffFile {
+	df := DiffFile{Path: f.Path(), OldPath: f.OldPath, Mode: f.Mode, Binary: f.Binary, Added: f.Added, Deleted: f.Deleted, Index: index}
+	for _, h := range f.Hunks {
+		df.Lines += len(h.Lines)
+	}
+	return df
 }
 
 // DiffHunk is a hunk with its lines highlighted, and the same lines paired
@@ -66,7 +78,7 @@ func Inline(files []patch.File) bool {
 func ListDiff(files []patch.File) []DiffFile {
 	out := make([]DiffFile, 0, min(len(files), ListedFiles))
 	for i, f := range files[:min(len(files), ListedFiles)] {
-		out = append(out, DiffFile{File: f, Index: i})
+		out = append(out, newDiffFile(f, i))
 	}
 	return out
 }
@@ -82,8 +94,8 @@ func BuildFile(f patch.File, index int) DiffFile {
 func BuildDiff(files []patch.File) []DiffFile {
 	var out []DiffFile
 	for i, f := range files {
-		df := DiffFile{File: f, Index: i}
-		h := highlight.For(f.Path())
+		df := newDiffFile(f, i)
+		h := highlight.For(df.Path)
 		for _, hk := range f.Hunks {
 			texts := make([]string, len(hk.Lines))
 			for j, l := range hk.Lines {
@@ -98,7 +110,6 @@ func BuildDiff(files []patch.File) []DiffFile {
 				dh.Lines = append(dh.Lines, DiffLine{Kind: l.Kind, OldNo: l.OldNo, NewNo: l.NewNo, Tokens: toks[j]})
 			}
 			dh.Rows = pair(dh.Lines)
-			df.Lines += len(dh.Lines)
 			df.Hunks = append(df.Hunks, dh)
 		}
 		out = append(out, df)

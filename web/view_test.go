@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -115,5 +116,18 @@ func TestMatrixPutsWhatNeedsALookFirstAndPages(t *testing.T) {
 	}
 	if m.Total != 250 || m.Running != 1 || m.Passed != 245 || m.AllPass != 122 {
 		t.Errorf("totals: %d runs, %d running, %d passed, pass^k %d", m.Total, m.Running, m.Passed, m.AllPass)
+	}
+}
+
+// A listed file of a large diff (not highlighted yet) said it had 0 lines:
+// its line count came from highlighted hunks only.
+func TestListedDiffFilesCountTheirLines(t *testing.T) {
+	files, err := patch.Parse("diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,2 +1,2 @@\n-x\n+y\n z\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, built := ListDiff(files)[0], BuildDiff(files)[0]
+	if listed.Lines != 3 || built.Lines != 3 || listed.Path != "a.go" || listed.Added != 1 || len(listed.Hunks) != 0 || len(built.Hunks) != 1 {
+		t.Fatalf("listed %+v, built %+v", listed, built)
 	}
 }

@@ -267,7 +267,7 @@ func (s *Server) runDiffFile(c echo.Context) error {
 	if isHTMX(c) {
 		return render(c, http.StatusOK, web.DiffFileBody(f, split))
 	}
-	return render(c, http.StatusOK, web.DiffFileView(web.DiffFilePage{Meta: s.meta(c, f.Path()+" — run "+id, web.NavRuns), RunID: id, File: f, Split: split}))
+	return render(c, http.StatusOK, web.DiffFileView(web.DiffFilePage{Meta: s.meta(c, f.Path+" — run "+id, web.NavRuns), RunID: id, File: f, Split: split}))
 }
 
 // runDiff reads and parses an indexed run's diff.patch.
