@@ -120,52 +120,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 			return out
 		}
 
-		roundMalformed := true
-		stopAfter := Stop("")
-		for _, call := range msg.ToolCalls {
-			if stopAfter == StopMaxToolCalls || stopAfter == StopBound || ctx.Err() != nil {
-				out.Messages = append(out.Messages, toolMessage(call, "not run: the run is stopping"))
-				continue
-			}
-			if cfg.MaxToolCalls > 0 && out.ToolCalls >= cfg.MaxToolCalls {
-				stopAfter = StopMaxToolCalls
-				out.Err = fmt.Errorf("the agent made %d tool calls (max_tool_calls) without a final answer", cfg.MaxToolCalls)
-				out.Messages = append(out.Messages, toolMessage(call, "not run: max_tool_calls reached"))
-				continue
-			}
-			out.ToolCalls++
-			emit(bundle.ToolCallEvent{ID: call.ID, Name: call.Name, Args: argsForEvent(call.Arguments)})
-			result, isErr := "", true
-			switch {
-			case !names[call.Name]:
-				result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", call.Name, strings.Join(toolNames(specs), ", "))
-			case !json.Valid([]byte(orEmptyObject(call.Arguments))):
-				result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, clip(call.Arguments, 200))
-			case call.Name == AskUserTool:
-				roundMalformed = false
-				var a struct {
-					Question string `json:"question"`
-				}
-				json.Unmarshal([]byte(call.Arguments), &a)
-				if strings.TrimSpace(a.Question) == "" {
-					result = "error: question: missing"
-					break
-				}
-				out.Question = a.Question
-				stopAfter = StopAskUser
-				result, isErr = "the question was sent to the user; their answer comes in the next message", false
-				emit(bundle.AgentQuestionEvent{ID: call.ID, Question: a.Question})
-			default:
-				roundMalformed = false
-				var bound error
-				result, isErr, bound = runTool(ctx, cfg, call, emit)
-				if bound != nil && stopAfter == "" {
-					stopAfter, out.Err = StopBound, bound
-				}
-			}
-			emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result))})
-			out.Messages = append(out.Messages, toolMessage(call, result))
-		}
+		stopAfter, roundMalformed := runCalls(ctx, cfg, msg.ToolCalls, specs, names, &out, emit)
 		if roundMalformed {
 			malformed++
 			if malformed >= maxMalformed {
@@ -186,6 +141,58 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 			return out
 		}
 	}
+}
+
+// runCalls runs one turn's tool calls in order, adding their results to
+// out. It returns the stop the turn ends with ("" to go on) and whether
+// every call was malformed (invalid JSON arguments or an unknown tool).
+func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []model.ToolSpec, names map[string]bool, out *Outcome, emit func(bundle.EventData)) (stopAfter Stop, roundMalformed bool) {
+	roundMalformed = true
+	for _, call := range calls {
+		if stopAfter == StopMaxToolCalls || stopAfter == StopBound || ctx.Err() != nil {
+			out.Messages = append(out.Messages, toolMessage(call, "not run: the run is stopping"))
+			continue
+		}
+		if cfg.MaxToolCalls > 0 && out.ToolCalls >= cfg.MaxToolCalls {
+			stopAfter = StopMaxToolCalls
+			out.Err = fmt.Errorf("the agent made %d tool calls (max_tool_calls) without a final answer", cfg.MaxToolCalls)
+			out.Messages = append(out.Messages, toolMessage(call, "not run: max_tool_calls reached"))
+			continue
+		}
+		out.ToolCalls++
+		emit(bundle.ToolCallEvent{ID: call.ID, Name: call.Name, Args: argsForEvent(call.Arguments)})
+		result, isErr := "", true
+		switch {
+		case !names[call.Name]:
+			result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", call.Name, strings.Join(toolNames(specs), ", "))
+		case !json.Valid([]byte(orEmptyObject(call.Arguments))):
+			result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, clip(call.Arguments, 200))
+		case call.Name == AskUserTool:
+			roundMalformed = false
+			var a struct {
+				Question string `json:"question"`
+			}
+			json.Unmarshal([]byte(call.Arguments), &a)
+			if strings.TrimSpace(a.Question) == "" {
+				result = "error: question: missing"
+				break
+			}
+			out.Question = a.Question
+			stopAfter = StopAskUser
+			result, isErr = "the question was sent to the user; their answer comes in the next message", false
+			emit(bundle.AgentQuestionEvent{ID: call.ID, Question: a.Question})
+		default:
+			roundMalformed = false
+			var bound error
+			result, isErr, bound = runTool(ctx, cfg, call, emit)
+			if bound != nil && stopAfter == "" {
+				stopAfter, out.Err = StopBound, bound
+			}
+		}
+		emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result))})
+		out.Messages = append(out.Messages, toolMessage(call, result))
+	}
+	return stopAfter, roundMalformed
 }
 
 // runTool asks for approval when the tool is gated, then runs it. It returns
