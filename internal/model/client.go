@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // RetryPolicy bounds how a call is retried: on 429, 5xx, timeouts,
@@ -86,14 +87,14 @@ func (c *Client) Model() string { return c.endpoint.Model }
 // Complete sends the request, retrying what is worth retrying, and returns
 // the reply or an *Error.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	body, err := encodeRequest(c.endpoint.Model, req)
+	params, err := c.params(req)
 	if err != nil {
 		return nil, err
 	}
 	attempts := max(c.retry.MaxAttempts, 1)
 	var last *Error
 	for attempt := 1; attempt <= attempts; attempt++ {
-		resp, err := c.attempt(ctx, body, req.Stream, attempt)
+		resp, err := c.attempt(ctx, params, req.Stream, attempt)
 		if err == nil {
 			return resp, nil
 		}
@@ -145,7 +146,7 @@ type retryAfter struct {
 func (r retryAfter) Error() string { return r.err.Error() }
 func (r retryAfter) Unwrap() error { return r.err }
 
-func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (*Response, error) {
+func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewParams, stream bool, n int) (*Response, error) {
 	actx := ctx
 	if c.retry.AttemptTimeout > 0 {
 		var cancel context.CancelFunc
@@ -153,24 +154,38 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (
 		defer cancel()
 	}
 	start := time.Now()
+	// What went on the wire is what is recorded: the middleware keeps the
+	// request's bytes as the SDK sent them.
+	var sent []byte
+	keep := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if r.GetBody != nil {
+			if b, err := r.GetBody(); err == nil {
+				sent, _ = io.ReadAll(b)
+				b.Close()
+			}
+		}
+		return next(r)
+	})
 	var raw []byte
 	var resp *Response
 	var err error
 	if stream {
-		resp, raw, err = c.streamed(actx, body)
+		resp, raw, err = c.streamed(actx, params, keep)
 	} else {
-		var httpResp *http.Response
-		err = c.sdk.Post(actx, "chat/completions", nil, &raw,
-			option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))
-		if err == nil {
-			resp, err = decodeResponse(raw)
+		var cc *openai.ChatCompletion
+		if cc, err = c.sdk.Chat.Completions.New(actx, params, keep); err == nil {
+			raw = []byte(cc.RawJSON())
+			resp, err = fromCompletion(cc)
 		}
 	}
 	if err != nil && actx.Err() != nil && ctx.Err() == nil {
 		err = &Error{Domain: DomainModel, Code: CodeTimeout, Retryable: true,
 			Message: fmt.Sprintf("%s did not answer within %s", c.endpoint.BaseURL, c.retry.AttemptTimeout)}
 	}
-	ex := Exchange{Time: start.UTC(), Duration: time.Since(start), Attempt: n, Request: body}
+	if len(sent) == 0 { // not sent at all
+		sent, _ = json.Marshal(params)
+	}
+	ex := Exchange{Time: start.UTC(), Duration: time.Since(start), Attempt: n, Request: sent}
 	if len(raw) > 0 && json.Valid(raw) {
 		ex.Response = raw
 	}
@@ -182,12 +197,78 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (
 	return resp, err
 }
 
+// params is req as the SDK's typed request.
+func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
+	p := openai.ChatCompletionNewParams{Model: c.endpoint.Model}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleSystem:
+			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
+		case RoleUser:
+			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+		case RoleTool:
+			p.Messages = append(p.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
+		case RoleAssistant:
+			a := openai.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				a.Content.OfString = openai.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments}}})
+			}
+			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		default:
+			return p, fmt.Errorf("encode chat request: message role %q is not system, user, assistant or tool", m.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
+				return p, fmt.Errorf("encode chat request: the parameters of tool %s are not a JSON object: %w", t.Name, err)
+			}
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	if req.Stream {
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	}
+	return p, nil
+}
+
+// fromCompletion checks a reply for what the loop needs and names what is
+// missing.
+func fromCompletion(cc *openai.ChatCompletion) (*Response, error) {
+	bad := func(format string, args ...any) error {
+		return &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf(format, args...)}
+	}
+	if len(cc.Choices) == 0 {
+		return nil, bad("the reply has no choices")
+	}
+	ch := cc.Choices[0]
+	msg := Message{Role: RoleAssistant, Content: ch.Message.Content}
+	for i, tc := range ch.Message.ToolCalls {
+		if strings.TrimSpace(tc.ID) == "" {
+			return nil, bad("tool call %d (%s) has no id", i+1, tc.Function.Name)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	u := Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens, TotalTokens: cc.Usage.TotalTokens}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return &Response{Message: msg, FinishReason: ch.FinishReason, Model: cc.Model, Usage: u}, nil
+}
+
 // streamed sends a streaming request and folds the chunks into one reply.
 // The raw record is the folded reply as a chat completion object.
-func (c *Client) streamed(ctx context.Context, body []byte) (*Response, []byte, error) {
+func (c *Client) streamed(ctx context.Context, params openai.ChatCompletionNewParams, keep option.RequestOption) (*Response, []byte, error) {
 	var httpResp *http.Response
-	stream := c.sdk.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{},
-		option.WithRequestBody("application/json", body), option.WithResponseInto(&httpResp))
+	stream := c.sdk.Chat.Completions.NewStreaming(ctx, params, keep, option.WithResponseInto(&httpResp))
 	defer stream.Close()
 	var content strings.Builder
 	var calls []ToolCall

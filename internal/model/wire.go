@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// The wire format of OpenAI-compatible chat completions. Requests are
-// encoded here so that what is sent is exactly what is recorded.
+// The wire format of OpenAI-compatible chat completions, as the scripted
+// endpoint and the readers of recorded exchanges see it (the client sends
+// the SDK's typed requests).
 
 type wireRequest struct {
 	Model         string         `json:"model"`
@@ -63,24 +64,6 @@ type wireChoice struct {
 	Index        int         `json:"index"`
 	Message      wireMessage `json:"message"`
 	FinishReason string      `json:"finish_reason"`
-}
-
-func encodeRequest(model string, req Request) ([]byte, error) {
-	w := wireRequest{Model: model, Stream: req.Stream}
-	if req.Stream {
-		w.StreamOptions = &streamOptions{IncludeUsage: true}
-	}
-	for _, m := range req.Messages {
-		w.Messages = append(w.Messages, wireMessage{Role: m.Role, Content: m.Content, ToolCalls: toWireCalls(m.ToolCalls), ToolCallID: m.ToolCallID, Name: m.Name})
-	}
-	for _, t := range req.Tools {
-		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireFunctionDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
-	}
-	data, err := json.Marshal(w)
-	if err != nil {
-		return nil, fmt.Errorf("encode chat request: %w", err)
-	}
-	return data, nil
 }
 
 func toWireCalls(calls []ToolCall) []wireToolCall {

@@ -376,9 +376,11 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 	if rc := endedRun(t, data, id); rc.SessionID != sid {
 		t.Fatalf("the run is not in the session: %+v", rc)
 	}
-	if s, _ := r.LoadSession(sid); len(s.Runs) != 2 || s.Runs[1] != id {
-		t.Fatalf("session runs %v", s.Runs)
-	}
+	// The receipt ends before the session file names the run.
+	testutil.Eventually(t, 10*time.Second, "the session naming its second run", func() bool {
+		s, _ := r.LoadSession(sid)
+		return len(s.Runs) == 2 && s.Runs[1] == id
+	})
 }
 
 // restartable returns a data folder and a func that starts a server on it
