@@ -68,58 +68,9 @@ func writeCalls(in Input) {
 
 // One runs a single check.
 func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
-	r := bundle.CheckResult{Name: s.Name}
-	held := func(ok bool, detail string, args ...any) bundle.CheckResult {
-		r.Passed, r.Detail = ok, fmt.Sprintf(detail, args...)
-		return r
-	}
-	broken := func(detail string, args ...any) bundle.CheckResult {
-		r.Broken, r.Detail = true, fmt.Sprintf(detail, args...)
-		return r
-	}
-	// file reads s.Path through an os.Root of the workspace: a symlink out
-	// of it is not followed.
-	file := func(read bool) ([]byte, error) {
-		root, err := os.OpenRoot(in.Workspace)
-		if err != nil {
-			return nil, err
-		}
-		defer root.Close()
-		if read {
-			return root.ReadFile(filepath.FromSlash(s.Path))
-		}
-		_, err = root.Stat(filepath.FromSlash(s.Path))
-		return nil, err
-	}
 	switch s.Kind {
-	case KindFileExists, KindFileAbsent:
-		_, err := file(false)
-		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return broken("%s: %v", s.Path, err)
-		}
-		if s.Kind == KindFileExists {
-			return held(exists, "%s %s", s.Path, map[bool]string{true: "exists", false: "does not exist"}[exists])
-		}
-		return held(!exists, "%s %s", s.Path, map[bool]string{true: "exists", false: "is absent"}[exists])
-	case KindFileContains, KindFileMatches:
-		data, err := file(true)
-		if errors.Is(err, fs.ErrNotExist) {
-			return held(false, "%s does not exist", s.Path)
-		}
-		if err != nil {
-			return broken("%s: %v", s.Path, err)
-		}
-		if s.Kind == KindFileContains {
-			if i := bytes.Index(data, []byte(s.Text)); i >= 0 {
-				return held(true, "%s contains %q at line %d", s.Path, s.Text, bytes.Count(data[:i], []byte("\n"))+1)
-			}
-			return held(false, "%s does not contain %q", s.Path, s.Text)
-		}
-		if loc := s.Pattern.FindIndex(data); loc != nil {
-			return held(true, "%s matches /%s/ at line %d", s.Path, s.Pattern, bytes.Count(data[:loc[0]], []byte("\n"))+1)
-		}
-		return held(false, "%s does not match /%s/", s.Path, s.Pattern)
+	case KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches:
+		return fileCheck(s, in)
 	case KindOnlyPathsChanged:
 		var outside []string
 		for _, c := range in.Changed {
@@ -128,14 +79,14 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 			}
 		}
 		if len(outside) > 0 {
-			return held(false, "changed outside %v: %s", s.Paths, strings.Join(outside, ", "))
+			return held(s, false, "changed outside %v: %s", s.Paths, strings.Join(outside, ", "))
 		}
-		return held(true, "%d changed path(s), all within %v", len(in.Changed), s.Paths)
+		return held(s, true, "%d changed path(s), all within %v", len(in.Changed), s.Paths)
 	case KindFinalMessage:
 		if strings.Contains(in.Final, s.Text) {
-			return held(true, "the final message contains %q", s.Text)
+			return held(s, true, "the final message contains %q", s.Text)
 		}
-		return held(false, "the final message does not contain %q: %s", s.Text, clip(in.Final, 200))
+		return held(s, false, "the final message does not contain %q: %s", s.Text, clip(in.Final, 200))
 	case KindToolCalled, KindToolNotCalled:
 		n := 0
 		for _, c := range in.Calls {
@@ -147,30 +98,76 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		if s.Args != nil {
 			what += fmt.Sprintf(" with arguments matching /%s/", s.Args)
 		}
-		if s.Kind == KindToolCalled {
-			return held(n > 0, "%s called %d time(s)", what, n)
-		}
-		return held(n == 0, "%s called %d time(s)", what, n)
+		return held(s, (n > 0) == (s.Kind == KindToolCalled), "%s called %d time(s)", what, n)
 	case KindBudgetNotExceeded:
 		if in.Aborted != "" {
-			return held(false, "budget exceeded: %s", in.Aborted)
+			return held(s, false, "budget exceeded: %s", in.Aborted)
 		}
-		return held(true, "no budget exceeded")
+		return held(s, true, "no budget exceeded")
 	case KindCommand:
 		res := runProc(ctx, in, []string{"bash", "-c", s.Command}, s.Timeout)
 		switch {
 		case res.err != nil:
-			return broken("command %q: %v", s.Command, res.err)
+			return broken(s, "command %q: %v", s.Command, res.err)
 		case res.timedOut:
-			return broken("command %q: no answer within %s", s.Command, res.limit)
+			return broken(s, "command %q: no answer within %s", s.Command, res.limit)
 		case res.code == 0:
-			return held(true, "command %q: exit 0", s.Command)
+			return held(s, true, "command %q: exit 0", s.Command)
 		}
-		return held(false, "command %q: exit %d%s", s.Command, res.code, outputTail(res.out))
+		return held(s, false, "command %q: exit %d%s", s.Command, res.code, outputTail(res.out))
 	case KindExecutable:
 		return runExecutable(ctx, s, in)
 	}
-	return broken("unknown kind %q", s.Kind)
+	return broken(s, "unknown kind %q", s.Kind)
+}
+
+// held is the result of check s that could judge: passed or not, and why.
+func held(s Spec, ok bool, detail string, args ...any) bundle.CheckResult {
+	return bundle.CheckResult{Name: s.Name, Passed: ok, Detail: fmt.Sprintf(detail, args...)}
+}
+
+// broken is the result of check s that could not judge.
+func broken(s Spec, detail string, args ...any) bundle.CheckResult {
+	return bundle.CheckResult{Name: s.Name, Broken: true, Detail: fmt.Sprintf(detail, args...)}
+}
+
+// fileCheck judges a file of the workspace, read through an os.Root of it
+// (a symlink out is not followed).
+func fileCheck(s Spec, in Input) bundle.CheckResult {
+	root, err := os.OpenRoot(in.Workspace)
+	if err != nil {
+		return broken(s, "%s: %v", s.Path, err)
+	}
+	defer root.Close()
+	path := filepath.FromSlash(s.Path)
+	if s.Kind == KindFileExists || s.Kind == KindFileAbsent {
+		_, err := root.Stat(path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return broken(s, "%s: %v", s.Path, err)
+		}
+		if s.Kind == KindFileExists {
+			return held(s, exists, "%s %s", s.Path, map[bool]string{true: "exists", false: "does not exist"}[exists])
+		}
+		return held(s, !exists, "%s %s", s.Path, map[bool]string{true: "exists", false: "is absent"}[exists])
+	}
+	data, err := root.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return held(s, false, "%s does not exist", s.Path)
+	}
+	if err != nil {
+		return broken(s, "%s: %v", s.Path, err)
+	}
+	if s.Kind == KindFileContains {
+		if i := bytes.Index(data, []byte(s.Text)); i >= 0 {
+			return held(s, true, "%s contains %q at line %d", s.Path, s.Text, bytes.Count(data[:i], []byte("\n"))+1)
+		}
+		return held(s, false, "%s does not contain %q", s.Path, s.Text)
+	}
+	if loc := s.Pattern.FindIndex(data); loc != nil {
+		return held(s, true, "%s matches /%s/ at line %d", s.Path, s.Pattern, bytes.Count(data[:loc[0]], []byte("\n"))+1)
+	}
+	return held(s, false, "%s does not match /%s/", s.Path, s.Pattern)
 }
 
 func runExecutable(ctx context.Context, s Spec, in Input) bundle.CheckResult {
