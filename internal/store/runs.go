@@ -136,75 +136,13 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 		limit = 50
 	}
 	limit = min(limit, 500)
-	var where []string
-	var args []any
-	add := func(cond string, v any) {
-		where = append(where, cond)
-		args = append(args, v)
-	}
-	if f.Status != "" {
-		add("r.status = ?", f.Status)
-	}
-	if f.Kind != "" {
-		add("r.kind = ?", f.Kind)
-	}
-	if f.Scenario != "" {
-		add("r.scenario_id = ?", f.Scenario)
-	}
-	if f.Model != "" {
-		add("r.model_name = ?", f.Model)
-	}
-	if f.Review != "" {
-		add("r.review_state = ?", f.Review)
-	}
-	if f.Session != "" {
-		add("r.session_id = ?", f.Session)
-	}
-	if f.Suite != "" {
-		add("r.suite = ?", f.Suite)
-	}
-	if !f.From.IsZero() {
-		add("r.started_at >= ?", f.From.UnixMilli())
-	}
-	if !f.To.IsZero() {
-		add("r.started_at < ?", f.To.UnixMilli())
-	}
 	// A page before the cursor is read backwards from it, then turned
 	// round.
 	backwards := f.Before != "" && f.After == ""
-	if mark := f.After + f.Before; mark != "" && (f.After == "" || f.Before == "") {
-		c, err := parseCursor(mark)
-		if err != nil {
-			return RunPage{}, err
-		}
-		// A row-value comparison lets SQLite start the index scan at the
-		// cursor instead of filtering from the top.
-		op := "<"
-		if f.Oldest != backwards {
-			op = ">"
-		}
-		where = append(where, "(r.started_at, r.run_id) "+op+" (?, ?)")
-		args = append(args, c.ms, c.id)
+	q, args, err := f.query(limit, backwards)
+	if err != nil {
+		return RunPage{}, err
 	}
-	q := "SELECT " + runSummaryColumns
-	from := " FROM runs r"
-	if query := ftsQuery(f.Query); query != "" {
-		q += ", snippet(transcripts, 0, '«', '»', ' … ', 16)"
-		from += " JOIN transcripts t ON t.rowid = r.id"
-		where = append([]string{"transcripts MATCH ?"}, where...)
-		args = append([]any{query}, args...)
-	}
-	q += from
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	if f.Oldest != backwards {
-		q += " ORDER BY r.started_at ASC, r.run_id ASC LIMIT ?"
-	} else {
-		q += " ORDER BY r.started_at DESC, r.run_id DESC LIMIT ?"
-	}
-	args = append(args, limit+1)
-
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return RunPage{}, fmt.Errorf("list runs: %w", err)
@@ -252,6 +190,76 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunPage, error) {
 		}
 	}
 	return page, nil
+}
+
+// query is the SQL of a page of the runs list and its arguments: limit+1
+// rows after (or, backwards, before) the filter's cursor.
+func (f RunFilter) query(limit int, backwards bool) (string, []any, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	if f.Status != "" {
+		add("r.status = ?", f.Status)
+	}
+	if f.Kind != "" {
+		add("r.kind = ?", f.Kind)
+	}
+	if f.Scenario != "" {
+		add("r.scenario_id = ?", f.Scenario)
+	}
+	if f.Model != "" {
+		add("r.model_name = ?", f.Model)
+	}
+	if f.Review != "" {
+		add("r.review_state = ?", f.Review)
+	}
+	if f.Session != "" {
+		add("r.session_id = ?", f.Session)
+	}
+	if f.Suite != "" {
+		add("r.suite = ?", f.Suite)
+	}
+	if !f.From.IsZero() {
+		add("r.started_at >= ?", f.From.UnixMilli())
+	}
+	if !f.To.IsZero() {
+		add("r.started_at < ?", f.To.UnixMilli())
+	}
+	if mark := f.After + f.Before; mark != "" && (f.After == "" || f.Before == "") {
+		c, err := parseCursor(mark)
+		if err != nil {
+			return "", nil, err
+		}
+		// A row-value comparison lets SQLite start the index scan at the
+		// cursor instead of filtering from the top.
+		op := "<"
+		if f.Oldest != backwards {
+			op = ">"
+		}
+		where = append(where, "(r.started_at, r.run_id) "+op+" (?, ?)")
+		args = append(args, c.ms, c.id)
+	}
+	q := "SELECT " + runSummaryColumns
+	from := " FROM runs r"
+	if query := ftsQuery(f.Query); query != "" {
+		q += ", snippet(transcripts, 0, '«', '»', ' … ', 16)"
+		from += " JOIN transcripts t ON t.rowid = r.id"
+		where = append([]string{"transcripts MATCH ?"}, where...)
+		args = append([]any{query}, args...)
+	}
+	q += from
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Oldest != backwards {
+		q += " ORDER BY r.started_at ASC, r.run_id ASC LIMIT ?"
+	} else {
+		q += " ORDER BY r.started_at DESC, r.run_id DESC LIMIT ?"
+	}
+	return q, append(args, limit+1), nil
 }
 
 // ftsQuery turns what a person typed into an FTS5 query that cannot be a
