@@ -326,7 +326,7 @@ func (c *Client) streamed(ctx context.Context, params openai.ChatCompletionNewPa
 		Message:      wireMessage{Role: RoleAssistant, Content: content.String(), ToolCalls: toWireCalls(calls)},
 	}}, Usage: &usage}
 	raw, _ := json.Marshal(folded)
-	resp, err := decodeResponse(raw)
+	resp, err := DecodeResponse(raw)
 	return resp, raw, err
 }
 

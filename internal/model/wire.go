@@ -3,7 +3,8 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
+
+	"github.com/openai/openai-go/v3"
 )
 
 // The wire format of OpenAI-compatible chat completions, as the scripted
@@ -104,36 +105,13 @@ func EncodeResponse(id, model string, resp Response) ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// decodeResponse checks a reply for what the loop needs and names what is
-// missing.
-func decodeResponse(raw []byte) (*Response, error) {
-	bad := func(format string, args ...any) error {
-		return &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf(format, args...)}
+// DecodeResponse reads a non-streamed reply (a recorded one, or a stream
+// folded into one) as the SDK's ChatCompletion, and checks it as a live
+// reply is checked.
+func DecodeResponse(raw []byte) (*Response, error) {
+	var cc openai.ChatCompletion
+	if err := json.Unmarshal(raw, &cc); err != nil {
+		return nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("the reply is not a chat completion: %v", err)}
 	}
-	var w wireResponse
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, bad("the reply is not a chat completion: %v", err)
-	}
-	if len(w.Choices) == 0 {
-		return nil, bad("the reply has no choices")
-	}
-	ch := w.Choices[0]
-	msg := Message{Role: RoleAssistant, Content: ch.Message.Content}
-	for i, c := range ch.Message.ToolCalls {
-		if strings.TrimSpace(c.ID) == "" {
-			return nil, bad("tool call %d (%s) has no id", i+1, c.Function.Name)
-		}
-		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-	}
-	resp := &Response{Message: msg, FinishReason: ch.FinishReason, Model: w.Model}
-	if w.Usage != nil {
-		resp.Usage = *w.Usage
-		if resp.Usage.TotalTokens == 0 {
-			resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
-		}
-	}
-	return resp, nil
+	return fromCompletion(&cc)
 }
-
-// DecodeResponse reads a recorded non-streamed reply.
-func DecodeResponse(raw []byte) (*Response, error) { return decodeResponse(raw) }
