@@ -82,69 +82,7 @@ on stdin (one line). 'proctor serve' on a non-loopback address needs an admin.
 	if err := auth.ValidName(user); err != nil {
 		return usagef(name, "%v", err)
 	}
-	switch verb {
-	case "add":
-		pw, err := readNewPassword(env, user)
-		if err != nil {
-			return err
-		}
-		hash, err := auth.HashPassword(pw, auth.DefaultParams())
-		if err != nil {
-			return err
-		}
-		if err := st.AddUser(ctx, store.User{Name: user, Role: string(r), PasswordHash: hash}); err != nil {
-			if errors.Is(err, store.ErrUserExists) {
-				return fmt.Errorf("user %s already exists; use 'proctor user passwd %s' or 'proctor user role %s --role %s'", user, user, user, r)
-			}
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "added %s (%s)\n", user, r)
-		return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "user-add", Object: user, Detail: "role " + string(r)})
-	case "remove":
-		if err := lastAdminGuard(ctx, st, user, "remove"); err != nil {
-			return err
-		}
-		if err := st.RemoveUser(ctx, user); err != nil {
-			return noUser(err, user)
-		}
-		fmt.Fprintf(env.Stdout, "removed %s\n", user)
-		return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "user-remove", Object: user})
-	}
-	u, err := st.GetUser(ctx, user)
-	if err != nil {
-		return noUser(err, user)
-	}
-	detail := ""
-	switch verb {
-	case "passwd":
-		pw, err := readNewPassword(env, user)
-		if err != nil {
-			return err
-		}
-		if u.PasswordHash, err = auth.HashPassword(pw, auth.DefaultParams()); err != nil {
-			return err
-		}
-	case "role":
-		if u.Role == string(auth.Admin) && r != auth.Admin {
-			if err := lastAdminGuard(ctx, st, user, "demote"); err != nil {
-				return err
-			}
-		}
-		detail = u.Role + " → " + string(r)
-		u.Role = string(r)
-	case "disable":
-		if err := lastAdminGuard(ctx, st, user, "disable"); err != nil {
-			return err
-		}
-		u.Disabled = true
-	case "enable":
-		u.Disabled = false
-	}
-	if err := st.UpdateUser(ctx, u); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "%s: done (%s)\n", user, verb)
-	return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "user-" + verb, Object: user, Detail: detail})
+	return changeUser(ctx, env, st, verb, user, r, actor)
 }
 
 func noUser(err error, user string) error {
@@ -336,4 +274,72 @@ func openData(ctx context.Context, env Env, data string) (*store.Store, error) {
 		return nil, err
 	}
 	return store.Open(ctx, dbPath(dir))
+}
+
+// changeUser does verb (add, remove, passwd, role, disable, enable) to the
+// account user, and records it in the audit log as actor.
+func changeUser(ctx context.Context, env Env, st *store.Store, verb, user string, r auth.Role, actor string) error {
+	switch verb {
+	case "add":
+		pw, err := readNewPassword(env, user)
+		if err != nil {
+			return err
+		}
+		hash, err := auth.HashPassword(pw, auth.DefaultParams())
+		if err != nil {
+			return err
+		}
+		if err := st.AddUser(ctx, store.User{Name: user, Role: string(r), PasswordHash: hash}); err != nil {
+			if errors.Is(err, store.ErrUserExists) {
+				return fmt.Errorf("user %s already exists; use 'proctor user passwd %s' or 'proctor user role %s --role %s'", user, user, user, r)
+			}
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "added %s (%s)\n", user, r)
+		return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "user-add", Object: user, Detail: "role " + string(r)})
+	case "remove":
+		if err := lastAdminGuard(ctx, st, user, "remove"); err != nil {
+			return err
+		}
+		if err := st.RemoveUser(ctx, user); err != nil {
+			return noUser(err, user)
+		}
+		fmt.Fprintf(env.Stdout, "removed %s\n", user)
+		return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "user-remove", Object: user})
+	}
+	u, err := st.GetUser(ctx, user)
+	if err != nil {
+		return noUser(err, user)
+	}
+	detail := ""
+	switch verb {
+	case "passwd":
+		pw, err := readNewPassword(env, user)
+		if err != nil {
+			return err
+		}
+		if u.PasswordHash, err = auth.HashPassword(pw, auth.DefaultParams()); err != nil {
+			return err
+		}
+	case "role":
+		if u.Role == string(auth.Admin) && r != auth.Admin {
+			if err := lastAdminGuard(ctx, st, user, "demote"); err != nil {
+				return err
+			}
+		}
+		detail = u.Role + " → " + string(r)
+		u.Role = string(r)
+	case "disable":
+		if err := lastAdminGuard(ctx, st, user, "disable"); err != nil {
+			return err
+		}
+		u.Disabled = true
+	case "enable":
+		u.Disabled = false
+	}
+	if err := st.UpdateUser(ctx, u); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s: done (%s)\n", user, verb)
+	return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "user-" + verb, Object: user, Detail: detail})
 }
