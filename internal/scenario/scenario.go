@@ -144,25 +144,11 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 		case "continue_message":
 			s.Continue = d.Str(v, key)
 		case "model":
-			d.Fields(v, key, modelFields, func(mk string, _, mv *yaml.Node) {
-				if mk == "script" {
-					s.Model.Script = d.Str(mv, "model.script")
-				} else {
-					s.Model.Profile = d.Str(mv, "model.profile")
-				}
-			})
-			if s.Model.Script != "" && s.Model.Profile != "" {
-				d.Add(v, key, "give script or profile, not both")
-			}
+			d.model(v, s)
 		case "env":
 			d.env(v, s)
 		case "pass_env":
-			s.PassEnv = d.Strs(v, key)
-			for i, n := range s.PassEnv {
-				if !envName.MatchString(n) {
-					d.Add(v, fmt.Sprintf("pass_env[%d]", i), "%q is not an environment variable name", n)
-				}
-			}
+			d.passEnv(v, s)
 		case "context":
 			s.Context = d.Str(v, key)
 			if bad := unknownVars(s.Context); len(bad) > 0 {
@@ -200,6 +186,28 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+func (d *decoder) model(n *yaml.Node, s *Scenario) {
+	d.Fields(n, "model", modelFields, func(key string, _, v *yaml.Node) {
+		if key == "script" {
+			s.Model.Script = d.Str(v, "model.script")
+		} else {
+			s.Model.Profile = d.Str(v, "model.profile")
+		}
+	})
+	if s.Model.Script != "" && s.Model.Profile != "" {
+		d.Add(n, "model", "give script or profile, not both")
+	}
+}
+
+func (d *decoder) passEnv(n *yaml.Node, s *Scenario) {
+	s.PassEnv = d.Strs(n, "pass_env")
+	for i, name := range s.PassEnv {
+		if !envName.MatchString(name) {
+			d.Add(n, fmt.Sprintf("pass_env[%d]", i), "%q is not an environment variable name", name)
+		}
+	}
 }
 
 func (d *decoder) budgets(n *yaml.Node, s *Scenario) {
