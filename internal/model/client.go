@@ -323,7 +323,7 @@ func (c *Client) streamed(ctx context.Context, params openai.ChatCompletionNewPa
 	}
 	folded := wireResponse{Model: modelName, Object: "chat.completion", Choices: []wireChoice{{
 		FinishReason: finish,
-		Message:      wireMessage{Role: RoleAssistant, Content: content.String(), ToolCalls: toWireCalls(calls)},
+		Message:      wireMessage{Role: RoleAssistant, Content: wireContent(content.String()), ToolCalls: toWireCalls(calls)},
 	}}, Usage: &usage}
 	raw, _ := json.Marshal(folded)
 	resp, err := DecodeResponse(raw)

@@ -43,6 +43,9 @@ type Request struct {
 	Messages []Message
 	Tools    []ToolSpec
 	Stream   bool
+	// IncludeUsage is stream_options.include_usage of a decoded request:
+	// whether a streamed reply ends with a usage chunk.
+	IncludeUsage bool
 }
 
 // Usage counts the tokens of one call.

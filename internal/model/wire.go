@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -25,10 +26,40 @@ type streamOptions struct {
 
 type wireMessage struct {
 	Role       string         `json:"role"`
-	Content    string         `json:"content"`
+	Content    wireContent    `json:"content"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 	Name       string         `json:"name,omitempty"`
+}
+
+// wireContent is a message's content: a text, or (as clients may send for
+// system, user and tool messages) an array of content parts, whose text
+// parts are joined; other parts (images, files) are left out.
+type wireContent string
+
+func (c *wireContent) UnmarshalJSON(data []byte) error {
+	var text *string
+	if err := json.Unmarshal(data, &text); err == nil {
+		if text != nil {
+			*c = wireContent(*text)
+		}
+		return nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(data, &parts); err != nil {
+		return fmt.Errorf("content: want a text or an array of content parts: %w", err)
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "input_text" || p.Type == "output_text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	*c = wireContent(strings.Join(texts, "\n"))
+	return nil
 }
 
 type wireToolCall struct {
@@ -54,9 +85,11 @@ type wireFunctionDef struct {
 }
 
 type wireResponse struct {
-	ID      string       `json:"id,omitempty"`
-	Object  string       `json:"object,omitempty"`
-	Model   string       `json:"model,omitempty"`
+	ID                string       `json:"id,omitempty"`
+	Object            string       `json:"object,omitempty"`
+	Created           int64        `json:"created,omitempty"`
+	Model             string       `json:"model,omitempty"`
+	SystemFingerprint string       `json:"system_fingerprint,omitempty"`
 	Choices []wireChoice `json:"choices"`
 	Usage   *Usage       `json:"usage,omitempty"`
 }
@@ -75,16 +108,16 @@ func toWireCalls(calls []ToolCall) []wireToolCall {
 	return out
 }
 
-// DecodeRequest reads a request body as EncodeRequest writes it (the
-// scripted model's side of the wire).
+// DecodeRequest reads a chat completion request (the scripted model's side
+// of the wire, and recorded exchanges): the model asked for and the request.
 func DecodeRequest(body []byte) (string, Request, error) {
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return "", Request{}, fmt.Errorf("request body is not a chat completion request: %w", err)
 	}
-	req := Request{Stream: w.Stream}
+	req := Request{Stream: w.Stream, IncludeUsage: w.StreamOptions != nil && w.StreamOptions.IncludeUsage}
 	for _, m := range w.Messages {
-		msg := Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		msg := Message{Role: m.Role, Content: string(m.Content), ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, c := range m.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}
@@ -96,11 +129,12 @@ func DecodeRequest(body []byte) (string, Request, error) {
 	return w.Model, req, nil
 }
 
-// EncodeResponse is the JSON body of a non-streamed reply.
-func EncodeResponse(id, model string, resp Response) ([]byte, error) {
-	w := wireResponse{ID: id, Object: "chat.completion", Model: model, Choices: []wireChoice{{
+// EncodeResponse is the JSON body of a non-streamed reply, created at the
+// given Unix time, from a system named fingerprint.
+func EncodeResponse(id, model string, created int64, fingerprint string, resp Response) ([]byte, error) {
+	w := wireResponse{ID: id, Object: "chat.completion", Created: created, Model: model, SystemFingerprint: fingerprint, Choices: []wireChoice{{
 		FinishReason: resp.FinishReason,
-		Message:      wireMessage{Role: RoleAssistant, Content: resp.Message.Content, ToolCalls: toWireCalls(resp.Message.ToolCalls)},
+		Message:      wireMessage{Role: RoleAssistant, Content: wireContent(resp.Message.Content), ToolCalls: toWireCalls(resp.Message.ToolCalls)},
 	}}, Usage: &resp.Usage}
 	return json.Marshal(w)
 }

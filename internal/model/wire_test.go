@@ -34,3 +34,25 @@ func TestDecodeRequest(t *testing.T) {
 		})
 	}
 }
+
+// Content may be a text, null, or an array of content parts (system, user
+// and tool messages); the text parts are joined.
+func TestDecodeRequestContentParts(t *testing.T) {
+	for _, tc := range []struct{ content, want, err string }{
+		{`"plain"`, "plain", ""},
+		{`null`, "", ""},
+		{`[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"b"}]`, "a\nb", ""},
+		{`7`, "", "content: want a text or an array of content parts"},
+	} {
+		_, req, err := DecodeRequest([]byte(`{"model":"m","messages":[{"role":"tool","tool_call_id":"c","content":` + tc.content + `}],"stream":true,"stream_options":{"include_usage":true}}`))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err %v", tc.content, err)
+			}
+			continue
+		}
+		if err != nil || req.Messages[0].Content != tc.want || !req.IncludeUsage {
+			t.Errorf("%s: %+v %v", tc.content, req, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,15 +43,29 @@ func (s *Server) Remaining() int {
 	return len(s.script.Steps) - s.next
 }
 
+// fingerprint is the system_fingerprint of every reply.
+const fingerprint = "proctor-script"
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := "/" + strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1"), "/")
 	switch {
-	case r.Method == http.MethodGet && (r.URL.Path == "/v1/models" || r.URL.Path == "/models"):
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{"id": s.script.Model, "object": "model", "owned_by": "proctor-script"}}})
-	case r.Method == http.MethodPost && (r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/chat/completions"):
+	case r.Method == http.MethodGet && path == "/models":
+		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelObject()}})
+	case r.Method == http.MethodGet && strings.HasPrefix(path, "/models/"):
+		if id := strings.TrimPrefix(path, "/models/"); id != s.script.Model {
+			writeError(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("the model %q does not exist here; this scripted endpoint serves %q", id, s.script.Model))
+			return
+		}
+		writeJSON(w, http.StatusOK, s.modelObject())
+	case r.Method == http.MethodPost && path == "/chat/completions":
 		s.complete(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served; this is a scripted model: POST /v1/chat/completions, GET /v1/models", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served; this is a scripted model: POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id}", r.Method, r.URL.Path))
 	}
+}
+
+func (s *Server) modelObject() map[string]any {
+	return map[string]any{"id": s.script.Model, "object": "model", "created": 0, "owned_by": "proctor-script"}
 }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +74,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 		return
 	}
-	_, req, err := model.DecodeRequest(body)
+	asked, req, err := model.DecodeRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
@@ -91,11 +106,16 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		resp.FinishReason = "tool_calls"
 	}
 	id := fmt.Sprintf("chatcmpl-script-%d", i+1)
+	name := s.script.Model // the reply names the model asked for, as providers do
+	if asked != "" {
+		name = asked
+	}
+	created := time.Now().Unix()
 	if req.Stream {
-		s.stream(w, id, resp)
+		s.stream(w, id, name, created, req.IncludeUsage, resp)
 		return
 	}
-	data, err := model.EncodeResponse(id, s.script.Model, resp)
+	data, err := model.EncodeResponse(id, name, created, fingerprint, resp)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "internal", err.Error())
 		return
@@ -105,8 +125,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 }
 
 // stream sends the reply as server-sent chunks, the way OpenAI does: the
-// role and text, then each tool call, then the finish reason and the usage.
-func (s *Server) stream(w http.ResponseWriter, id string, resp model.Response) {
+// role and text, then each tool call, then the finish reason and — when the
+// request asked for it (stream_options.include_usage) — the usage.
+func (s *Server) stream(w http.ResponseWriter, id, name string, created int64, usage bool, resp model.Response) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
@@ -118,7 +139,7 @@ func (s *Server) stream(w http.ResponseWriter, id string, resp model.Response) {
 		}
 	}
 	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": id, "object": "chat.completion.chunk", "model": s.script.Model,
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": name, "system_fingerprint": fingerprint,
 			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": resp.Message.Content}, nil))
@@ -127,7 +148,9 @@ func (s *Server) stream(w http.ResponseWriter, id string, resp model.Response) {
 			"function": map[string]any{"name": c.Name, "arguments": c.Arguments}}}}, nil))
 	}
 	send(chunk(map[string]any{}, resp.FinishReason))
-	send(map[string]any{"id": id, "object": "chat.completion.chunk", "model": s.script.Model, "choices": []any{}, "usage": resp.Usage})
+	if usage {
+		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": name, "system_fingerprint": fingerprint, "choices": []any{}, "usage": resp.Usage})
+	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()
@@ -141,6 +164,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	if status == http.StatusConflict {
+		// Asking again cannot make a request match its step: no SDK
+		// should retry it (openai-node and openai-go honour this header).
+		w.Header().Set("x-should-retry", "false")
+	}
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code, "param": nil}})
 }
 

@@ -1,0 +1,113 @@
+package script_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/proctor-dev/proctor/internal/script"
+)
+
+// sdkEndpoint serves a script and returns an official openai-go client for
+// it, with the SDK's default retries, and a count of the requests it got.
+func sdkEndpoint(t *testing.T, src string) (openai.Client, *atomic.Int32) {
+	t.Helper()
+	s, err := script.Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := script.Start(s, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	var n atomic.Int32
+	target, _ := url.Parse(ep.URL)
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		r.URL.Scheme, r.URL.Host, r.RequestURI = target.Scheme, target.Host, ""
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		buf := make([]byte, 32<<10)
+		for {
+			k, err := resp.Body.Read(buf)
+			w.Write(buf[:k])
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(counting.Close)
+	return openai.NewClient(option.WithBaseURL(counting.URL+"/v1/"), option.WithAPIKey("none")), &n
+}
+
+// What real clients sent proctor's scripted endpoint: content-part arrays,
+// models.retrieve, a stream without include_usage, a mismatch that the SDK
+// retried.
+func TestOfficialSDKAgainstTheScriptedEndpoint(t *testing.T) {
+	ctx := context.Background()
+	c, calls := sdkEndpoint(t, "model: scripted-m\nsteps:\n  - expect: {last_contains: hello}\n    reply: {content: hi there}\n  - reply: {content: streamed}\n  - expect: {last_contains: nothing like it}\n    reply: {content: never}\n")
+
+	m, err := c.Models.Get(ctx, "scripted-m")
+	if err != nil || m.ID != "scripted-m" {
+		t.Fatalf("models.retrieve: %+v %v", m, err)
+	}
+	if _, err := c.Models.Get(ctx, "gpt-nope"); err == nil {
+		t.Fatal("an unknown model was found")
+	}
+
+	// A user message made of content parts.
+	parts := []openai.ChatCompletionContentPartUnionParam{openai.TextContentPart("hello"), openai.TextContentPart("again")}
+	cc, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-x", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(parts)}})
+	if err != nil {
+		t.Fatalf("content parts: %v", err)
+	}
+	if cc.Choices[0].Message.Content != "hi there" || cc.Model != "gpt-x" || cc.Created == 0 || cc.SystemFingerprint == "" || cc.ID == "" {
+		t.Fatalf("reply %+v", cc)
+	}
+
+	// A stream that did not ask for usage gets no usage chunk.
+	stream := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "gpt-x", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("go on")}})
+	text, usageChunks := "", 0
+	for stream.Next() {
+		ch := stream.Current()
+		if ch.JSON.Usage.Valid() && ch.Usage.TotalTokens > 0 || len(ch.Choices) == 0 {
+			usageChunks++
+		}
+		for _, choice := range ch.Choices {
+			text += choice.Delta.Content
+		}
+	}
+	if err := stream.Err(); err != nil || text != "streamed" || usageChunks != 0 {
+		t.Fatalf("stream: %q, %d usage chunks, %v", text, usageChunks, err)
+	}
+
+	// A mismatch is answered once: the SDK does not retry it.
+	before := calls.Load()
+	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-x", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("something else")}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusConflict || apiErr.Code != "script_mismatch" {
+		t.Fatalf("mismatch: %v", err)
+	}
+	if got := calls.Load() - before; got != 1 {
+		t.Fatalf("the SDK sent the mismatching request %d times; want 1 (x-should-retry: false)", got)
+	}
+}
