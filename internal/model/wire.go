@@ -90,8 +90,8 @@ type wireResponse struct {
 	Created           int64        `json:"created,omitempty"`
 	Model             string       `json:"model,omitempty"`
 	SystemFingerprint string       `json:"system_fingerprint,omitempty"`
-	Choices []wireChoice `json:"choices"`
-	Usage   *Usage       `json:"usage,omitempty"`
+	Choices           []wireChoice `json:"choices"`
+	Usage             *Usage       `json:"usage,omitempty"`
 }
 
 type wireChoice struct {
