@@ -20,6 +20,10 @@ type Script struct {
 	Name  string
 	Model string // the model name the endpoint reports
 	Steps []Step
+	// Anytime are steps that answer whenever a request matches them, before
+	// the ordered steps and without moving on (side requests such as a
+	// title for the conversation). Each has at least one expectation.
+	Anytime []Step
 }
 
 // Step is one expected request and its reply.
@@ -67,7 +71,7 @@ func Parse(path string, data []byte) (*Script, error) {
 	d := &yamldoc.Decoder{File: path}
 	s := &Script{Path: path, Model: "scripted"}
 	var steps *yaml.Node
-	d.Fields(doc, "", []string{"name", "model", "steps"}, func(key string, _, v *yaml.Node) {
+	d.Fields(doc, "", []string{"name", "model", "steps", "anytime"}, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "name":
 			s.Name = d.Str(v, key)
@@ -75,6 +79,15 @@ func Parse(path string, data []byte) (*Script, error) {
 			s.Model = d.Str(v, key)
 		case "steps":
 			steps = v
+		case "anytime":
+			for i, sn := range d.List(v, key) {
+				field := fmt.Sprintf("anytime[%d]", i)
+				st := step(d, sn, field, i)
+				if st.Expect.empty() {
+					d.Add(sn, field+".expect", "an any-time step needs an expectation (last_contains, last_matches, last_role or tools_offered), or it would answer every request")
+				}
+				s.Anytime = append(s.Anytime, st)
+			}
 		}
 	})
 	switch {
@@ -209,7 +222,29 @@ func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) m
 // Check reports how req differs from what step i expects, or "" when it
 // matches.
 func (s *Script) Check(i int, req model.Request) string {
-	e := s.Steps[i].Expect
+	diffs := s.Steps[i].Expect.differences(req)
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: step %d: %s", s.Path, s.Steps[i].Line, i+1, strings.Join(diffs, "; "))
+}
+
+// AnytimeFor is the any-time step that answers req, if one does.
+func (s *Script) AnytimeFor(req model.Request) (Step, bool) {
+	for _, st := range s.Anytime {
+		if len(st.Expect.differences(req)) == 0 {
+			return st, true
+		}
+	}
+	return Step{}, false
+}
+
+func (e Expect) empty() bool {
+	return e.LastRole == "" && e.LastContains == "" && e.LastMatches == nil && len(e.ToolsOffered) == 0
+}
+
+// differences says how req differs from e; none when it matches.
+func (e Expect) differences(req model.Request) []string {
 	var diffs []string
 	var last model.Message
 	if n := len(req.Messages); n > 0 {
@@ -229,10 +264,7 @@ func (s *Script) Check(i int, req model.Request) string {
 			diffs = append(diffs, fmt.Sprintf("expected tool %s to be offered; it was not", t))
 		}
 	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d: step %d: %s", s.Path, s.Steps[i].Line, i+1, strings.Join(diffs, "; "))
+	return diffs
 }
 
 func orNone(s string) string {

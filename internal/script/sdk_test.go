@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -109,5 +110,29 @@ func TestOfficialSDKAgainstTheScriptedEndpoint(t *testing.T) {
 	}
 	if got := calls.Load() - before; got != 1 {
 		t.Fatalf("the SDK sent the mismatching request %d times; want 1 (x-should-retry: false)", got)
+	}
+}
+
+// A side request (a client titling the conversation in parallel with its
+// first turn) is answered by an any-time step, whenever it comes, and the
+// ordered steps go on as if it had not been asked.
+func TestAnytimeStepsAnswerSideRequests(t *testing.T) {
+	ctx := context.Background()
+	c, _ := sdkEndpoint(t, "steps:\n  - expect: {last_contains: fix}\n    reply: {content: first}\n  - reply: {content: second}\nanytime:\n  - expect: {last_contains: Generate a title}\n    reply: {content: A title}\n")
+	ask := func(text string) string {
+		t.Helper()
+		cc, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(text)}})
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		return cc.Choices[0].Message.Content
+	}
+	for _, tc := range [][2]string{{"Generate a title for: fix it", "A title"}, {"please fix the bug", "first"}, {"Generate a title again", "A title"}, {"go on", "second"}} {
+		if got := ask(tc[0]); got != tc[1] {
+			t.Fatalf("%q answered %q, want %q", tc[0], got, tc[1])
+		}
+	}
+	if _, err := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: x}\nanytime:\n  - reply: {content: y}\n")); err == nil || !strings.Contains(err.Error(), "anytime[0].expect: an any-time step needs an expectation") {
+		t.Fatalf("an any-time step without expectations: %v", err)
 	}
 }

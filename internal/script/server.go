@@ -79,6 +79,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
 	}
+	if st, ok := s.script.AnytimeFor(req); ok { // a side request: answered, the script does not move on
+		s.reply(w, "chatcmpl-script-anytime", asked, req, st.Reply)
+		return
+	}
 	s.mu.Lock()
 	if s.failed != "" {
 		s.mu.Unlock()
@@ -99,13 +103,15 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	s.next++
 	s.mu.Unlock()
+	s.reply(w, fmt.Sprintf("chatcmpl-script-%d", i+1), asked, req, s.script.Steps[i].Reply)
+}
 
-	reply := s.script.Steps[i].Reply
+// reply answers req with a step's reply.
+func (s *Server) reply(w http.ResponseWriter, id, asked string, req model.Request, reply Reply) {
 	resp := model.Response{Message: model.Message{Role: model.RoleAssistant, Content: reply.Content, ToolCalls: reply.ToolCalls}, Usage: reply.Usage, FinishReason: "stop"}
 	if len(reply.ToolCalls) > 0 {
 		resp.FinishReason = "tool_calls"
 	}
-	id := fmt.Sprintf("chatcmpl-script-%d", i+1)
 	name := s.script.Model // the reply names the model asked for, as providers do
 	if asked != "" {
 		name = asked
