@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -134,5 +135,52 @@ func TestAnytimeStepsAnswerSideRequests(t *testing.T) {
 	}
 	if _, err := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: x}\nanytime:\n  - reply: {content: y}\n")); err == nil || !strings.Contains(err.Error(), "anytime[0].expect: an any-time step needs an expectation") {
 		t.Fatalf("an any-time step without expectations: %v", err)
+	}
+}
+
+// Codex CLI speaks only the Responses API. The scripted endpoint answers
+// it, streamed and not, with function calls and their outputs, through the
+// official SDK.
+func TestResponsesAPIWithTheOfficialSDK(t *testing.T) {
+	ctx := context.Background()
+	c, _ := sdkEndpoint(t, `steps:
+  - expect: {last_role: user, last_contains: rounding, tools_offered: [read_file]}
+    reply:
+      content: I will read it.
+      tool_calls: [{name: read_file, arguments: {path: money.go}, id: call_1}]
+      usage: {prompt_tokens: 10, completion_tokens: 5}
+  - expect: {last_role: tool, last_contains: package money}
+    reply: {content: Fixed., usage: {prompt_tokens: 20, completion_tokens: 2}}
+`)
+	tools := []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{Name: "read_file", Parameters: map[string]any{"type": "object"}}}}
+	user := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{responses.ResponseInputContentParamOfInputText("Fix the rounding bug")}, responses.EasyInputMessageRoleUser)
+	first, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-5-codex", Instructions: openai.String("be careful"), Tools: tools,
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{user}}})
+	if err != nil {
+		t.Fatalf("first turn: %v", err)
+	}
+	if first.OutputText() != "I will read it." || len(first.Output) != 2 || first.Output[1].Type != "function_call" || first.Output[1].CallID != "call_1" ||
+		first.Output[1].Name != "read_file" || first.Usage.InputTokens != 10 || first.Model != "gpt-5-codex" {
+		t.Fatalf("first turn: %+v", first)
+	}
+	out := responses.ResponseInputItemParamOfFunctionCallOutput("package money\n")
+	out.OfFunctionCallOutput.CallID = openai.String("call_1")
+	call := responses.ResponseInputItemParamOfFunctionCall(`{"path":"money.go"}`, "call_1", "read_file")
+	stream := c.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "gpt-5-codex", Tools: tools,
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{user, call, out}}})
+	var deltas string
+	var done *responses.Response
+	for stream.Next() {
+		ev := stream.Current()
+		switch ev.Type {
+		case "response.output_text.delta":
+			deltas += ev.Delta
+		case "response.completed":
+			r := ev.Response
+			done = &r
+		}
+	}
+	if err := stream.Err(); err != nil || deltas != "Fixed." || done == nil || done.OutputText() != "Fixed." || done.Usage.TotalTokens != 22 {
+		t.Fatalf("streamed turn: %q %+v %v", deltas, done, err)
 	}
 }

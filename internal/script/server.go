@@ -59,8 +59,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.modelObject())
 	case r.Method == http.MethodPost && path == "/chat/completions":
 		s.complete(w, r)
+	case r.Method == http.MethodPost && path == "/responses":
+		s.respond(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served; this is a scripted model: POST /v1/chat/completions, GET /v1/models, GET /v1/models/{id}", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served; this is a scripted model: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}", r.Method, r.URL.Path))
 	}
 }
 
@@ -79,31 +81,37 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
 	}
-	if st, ok := s.script.AnytimeFor(req); ok { // a side request: answered, the script does not move on
-		s.reply(w, "chatcmpl-script-anytime", asked, req, st.Reply)
-		return
+	id, reply, ok := s.answer(w, req)
+	if ok {
+		s.reply(w, "chatcmpl-"+id, asked, req, reply)
+	}
+}
+
+// answer picks the reply to req: an any-time step that matches it (the
+// script does not move on), else the next step when it matches. When none
+// does, it writes the 409 and ok is false. id names the step.
+func (s *Server) answer(w http.ResponseWriter, req model.Request) (id string, reply Reply, ok bool) {
+	if st, found := s.script.AnytimeFor(req); found {
+		return "script-anytime", st.Reply, true
 	}
 	s.mu.Lock()
-	if s.failed != "" {
-		s.mu.Unlock()
-		writeError(w, http.StatusConflict, model.CodeScriptMismatch, s.failed)
-		return
-	}
+	defer s.mu.Unlock()
 	i := s.next
-	if i >= len(s.script.Steps) {
-		s.mu.Unlock()
+	switch {
+	case s.failed != "":
+		writeError(w, http.StatusConflict, model.CodeScriptMismatch, s.failed)
+	case i >= len(s.script.Steps):
 		writeError(w, http.StatusConflict, model.CodeScriptEnded, fmt.Sprintf("%s: request %d came after the last step (%d); the script has no reply for it", s.script.Path, i+1, len(s.script.Steps)))
-		return
+	default:
+		if diff := s.script.Check(i, req); diff != "" {
+			s.failed = diff
+			writeError(w, http.StatusConflict, model.CodeScriptMismatch, diff)
+			return "", Reply{}, false
+		}
+		s.next++
+		return fmt.Sprintf("script-%d", i+1), s.script.Steps[i].Reply, true
 	}
-	if diff := s.script.Check(i, req); diff != "" {
-		s.failed = diff
-		s.mu.Unlock()
-		writeError(w, http.StatusConflict, model.CodeScriptMismatch, diff)
-		return
-	}
-	s.next++
-	s.mu.Unlock()
-	s.reply(w, fmt.Sprintf("chatcmpl-script-%d", i+1), asked, req, s.script.Steps[i].Reply)
+	return "", Reply{}, false
 }
 
 // reply answers req with a step's reply.
