@@ -46,7 +46,16 @@ type Request struct {
 	// IncludeUsage is stream_options.include_usage of a decoded request:
 	// whether a streamed reply ends with a usage chunk.
 	IncludeUsage bool
+	// API is the API a decoded request came through: APIChat or
+	// APIResponses.
+	API string
 }
+
+// The APIs a scripted endpoint answers.
+const (
+	APIChat      = "chat"      // POST /v1/chat/completions
+	APIResponses = "responses" // POST /v1/responses
+)
 
 // Usage counts the tokens of one call.
 type Usage struct {

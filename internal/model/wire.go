@@ -115,7 +115,7 @@ func DecodeRequest(body []byte) (string, Request, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return "", Request{}, fmt.Errorf("request body is not a chat completion request: %w", err)
 	}
-	req := Request{Stream: w.Stream, IncludeUsage: w.StreamOptions != nil && w.StreamOptions.IncludeUsage}
+	req := Request{Stream: w.Stream, IncludeUsage: w.StreamOptions != nil && w.StreamOptions.IncludeUsage, API: APIChat}
 	for _, m := range w.Messages {
 		msg := Message{Role: m.Role, Content: string(m.Content), ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, c := range m.ToolCalls {

@@ -48,7 +48,7 @@ func decodeResponses(body []byte) (string, model.Request, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return "", model.Request{}, fmt.Errorf("request body is not a Responses API request: %w", err)
 	}
-	req := model.Request{Stream: in.Stream, IncludeUsage: true}
+	req := model.Request{Stream: in.Stream, IncludeUsage: true, API: model.APIResponses}
 	if in.Instructions != "" {
 		req.Messages = append(req.Messages, model.Message{Role: model.RoleSystem, Content: in.Instructions})
 	}

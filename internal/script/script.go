@@ -40,6 +40,7 @@ type Expect struct {
 	LastContains string         // the last message's content contains this
 	LastMatches  *regexp.Regexp // the last message's content matches this
 	ToolsOffered []string       // these tools are offered
+	API          string         // the request came through this API (model.APIChat or model.APIResponses); "" either
 }
 
 // Reply is what the scripted model answers.
@@ -130,7 +131,7 @@ func step(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Step {
 
 func expect(d *yamldoc.Decoder, n *yaml.Node, field string) Expect {
 	var e Expect
-	d.Fields(n, field, []string{"last_role", "last_contains", "last_matches", "tools_offered"}, func(key string, _, v *yaml.Node) {
+	d.Fields(n, field, []string{"last_role", "last_contains", "last_matches", "tools_offered", "api"}, func(key string, _, v *yaml.Node) {
 		f := field + "." + key
 		switch key {
 		case "last_role":
@@ -144,6 +145,10 @@ func expect(d *yamldoc.Decoder, n *yaml.Node, field string) Expect {
 			e.LastMatches = d.Regex(v, f)
 		case "tools_offered":
 			e.ToolsOffered = d.Strs(v, f)
+		case "api":
+			if e.API = d.Str(v, f); e.API != model.APIChat && e.API != model.APIResponses {
+				d.Add(v, f, "%q is not chat or responses", e.API)
+			}
 		}
 	})
 	return e
@@ -240,12 +245,15 @@ func (s *Script) AnytimeFor(req model.Request) (Step, bool) {
 }
 
 func (e Expect) empty() bool {
-	return e.LastRole == "" && e.LastContains == "" && e.LastMatches == nil && len(e.ToolsOffered) == 0
+	return e.LastRole == "" && e.LastContains == "" && e.LastMatches == nil && len(e.ToolsOffered) == 0 && e.API == ""
 }
 
 // differences says how req differs from e; none when it matches.
 func (e Expect) differences(req model.Request) []string {
 	var diffs []string
+	if e.API != "" && req.API != e.API {
+		diffs = append(diffs, fmt.Sprintf("expected a request through the %s API, got one through %s", e.API, req.API))
+	}
 	var last model.Message
 	if n := len(req.Messages); n > 0 {
 		last = req.Messages[n-1]

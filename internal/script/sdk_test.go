@@ -184,3 +184,23 @@ func TestResponsesAPIWithTheOfficialSDK(t *testing.T) {
 		t.Fatalf("streamed turn: %q %+v %v", deltas, done, err)
 	}
 }
+
+// A step may say which API it expects; a request through the other is a
+// mismatch that says so.
+func TestAStepMayExpectAnAPI(t *testing.T) {
+	ctx := context.Background()
+	c, _ := sdkEndpoint(t, "steps:\n  - expect: {api: responses}\n    reply: {content: via responses}\n")
+	_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, "expected a request through the responses API, got one through chat") {
+		t.Fatalf("chat request to a responses step: %v", err)
+	}
+	if _, err := script.Parse("s.yaml", []byte("steps:\n  - expect: {api: soap}\n    reply: {content: x}\n")); err == nil || !strings.Contains(err.Error(), `"soap" is not chat or responses`) {
+		t.Fatalf("a bad api: %v", err)
+	}
+	c2, _ := sdkEndpoint(t, "steps:\n  - expect: {api: responses}\n    reply: {content: via responses}\n")
+	r, err := c2.Responses.New(ctx, responses.ResponseNewParams{Model: "m", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
+	if err != nil || r.OutputText() != "via responses" {
+		t.Fatalf("responses request: %v", err)
+	}
+}
