@@ -14,9 +14,9 @@ func TestDecodeRequest(t *testing.T) {
 		err        string
 	}{
 		{"messages and tools", `{"model":"m","stream":true,"messages":[{"role":"system","content":"be careful"},{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]}],"tools":[{"type":"function","function":{"name":"read_file","description":"d","parameters":{"type":"object"}}}]}`,
-			Request{Stream: true, Messages: []Message{{Role: "system", Content: "be careful"}, {Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a"}`}}}},
+			Request{Stream: true, API: APIChat, Messages: []Message{{Role: "system", Content: "be careful"}, {Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a"}`}}}},
 				Tools: []ToolSpec{{Name: "read_file", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`)}}}, ""},
-		{"no messages", `{"model":"m","messages":[]}`, Request{}, ""},
+		{"no messages", `{"model":"m","messages":[]}`, Request{API: APIChat}, ""},
 		{"not JSON", `{"model":`, Request{}, "not a chat completion request"},
 		{"a bad last message", `{"messages":[{"role":"user","content":"x"},{"role":7}]}`, Request{}, "messages.role"},
 	} {
