@@ -38,19 +38,28 @@ type wireMessage struct {
 type wireContent string
 
 func (c *wireContent) UnmarshalJSON(data []byte) error {
-	var text *string
-	if err := json.Unmarshal(data, &text); err == nil {
-		if text != nil {
-			*c = wireContent(*text)
-		}
-		return nil
+	text, err := ContentText(data)
+	*c = wireContent(text)
+	return err
+}
+
+// ContentText is a message content sent as a text, null, or a list of
+// content parts, whose text parts (text, input_text, output_text) are
+// joined with newlines.
+func ContentText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		return text, nil
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if err := json.Unmarshal(data, &parts); err != nil {
-		return fmt.Errorf("content: want a text or an array of content parts: %w", err)
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("content: want a text or an array of content parts: %w", err)
 	}
 	var texts []string
 	for _, p := range parts {
@@ -58,8 +67,7 @@ func (c *wireContent) UnmarshalJSON(data []byte) error {
 			texts = append(texts, p.Text)
 		}
 	}
-	*c = wireContent(strings.Join(texts, "\n"))
-	return nil
+	return strings.Join(texts, "\n"), nil
 }
 
 type wireToolCall struct {

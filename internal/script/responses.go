@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/model"
@@ -71,13 +70,13 @@ func decodeResponses(body []byte) (string, model.Request, error) {
 				req.Messages = append(req.Messages, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{call}})
 			}
 		case it.Type == "function_call_output":
-			out, err := contentText(it.Output)
+			out, err := model.ContentText(it.Output)
 			if err != nil {
 				return "", model.Request{}, fmt.Errorf("input[%d].output: %w", i, err)
 			}
 			req.Messages = append(req.Messages, model.Message{Role: model.RoleTool, ToolCallID: it.CallID, Content: out})
 		case it.Type == "message" || (it.Type == "" && it.Role != ""):
-			content, err := contentText(it.Content)
+			content, err := model.ContentText(it.Content)
 			if err != nil {
 				return "", model.Request{}, fmt.Errorf("input[%d].content: %w", i, err)
 			}
@@ -95,31 +94,6 @@ func decodeResponses(body []byte) (string, model.Request, error) {
 		}
 	}
 	return in.Model, req, nil
-}
-
-// contentText is a content given as a text or as a list of parts, whose
-// text parts are joined.
-func contentText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var text string
-	if err := json.Unmarshal(raw, &text); err == nil {
-		return text, nil
-	}
-	var parts []struct {
-		Type, Text string
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("want a text or a list of content parts: %w", err)
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "input_text" || p.Type == "output_text" || p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n"), nil
 }
 
 func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
