@@ -388,12 +388,7 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 // it and start another on the same folder.
 func restartable(t *testing.T, scenarioRoots ...string) (string, func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server)) {
 	t.Helper()
-	data := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	data, st := dataStore(t)
 	return data, func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server) {
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
 		q := jobs.New(ctx, r, 1)
@@ -538,12 +533,7 @@ func TestContinueSessionWithAModelScript(t *testing.T) {
 func TestContinueWithAScriptAndNoSourceRootSaysWhatToPass(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	data := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	data, st := dataStore(t)
 	r, sid := oneRunSession(t, data, st)
 	q := jobs.New(ctx, r, 1)
 	defer q.Wait(context.Background())
@@ -562,12 +552,7 @@ func TestContinueWithAScriptAndNoSourceRootSaysWhatToPass(t *testing.T) {
 func TestLaunchFormWithoutProfilesSaysHowToAddOne(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	data := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	data, st := dataStore(t)
 	r := &run.Runner{DataDir: data}
 	q := jobs.New(ctx, r, 1)
 	defer q.Wait(context.Background())
@@ -635,12 +620,7 @@ func TestDenialIsWordedInTheTranscript(t *testing.T) {
 // says "no changes" and names the tool calls that failed.
 func TestARunThatChangedNothingSaysSoAndShowsItsErrors(t *testing.T) {
 	ctx := context.Background()
-	data := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(data, "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	data, st := dataStore(t)
 	src := t.TempDir()
 	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
 	sc, _ := script.Parse("s.yaml", []byte("steps:\n  - reply:\n      tool_calls: [{name: edit_file, arguments: {path: a.txt, search: missing, replace: x}}]\n  - reply: {content: done}\n"))
@@ -709,4 +689,16 @@ func TestSuiteRunsAreJobsOfTheQueue(t *testing.T) {
 	}
 	stop2()
 	q2.Wait(context.Background())
+}
+
+// dataStore is a new data folder with its index open until the test ends.
+func dataStore(t *testing.T) (string, *store.Store) {
+	t.Helper()
+	data := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return data, st
 }
