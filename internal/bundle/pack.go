@@ -341,8 +341,7 @@ func Unpack(pack, id, dest string) error {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
 	}
-	type link struct{ name, target string }
-	var links []link
+	var links []packLink
 	found, done := false, false
 	budget := int64(MaxUnpackBytes)
 	tr := tar.NewReader(bufio.NewReader(f))
@@ -372,36 +371,12 @@ func Unpack(pack, id, dest string) error {
 		if !validRelPath(rest) {
 			return fail(fmt.Errorf("entry %q is not a path inside the run folder", hdr.Name))
 		}
-		target := filepath.FromSlash(rest)
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := root.MkdirAll(target, 0o755); err != nil {
-				return fail(fmt.Errorf("entry %q: %w", hdr.Name, err))
-			}
-		case tar.TypeReg:
-			if hdr.Size > budget {
-				return fail(fmt.Errorf("entry %q: the run would take more than %s unpacked", hdr.Name, humanBytes(MaxUnpackBytes)))
-			}
-			budget -= hdr.Size
-			if err := root.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return fail(fmt.Errorf("entry %q: %w", hdr.Name, err))
-			}
-			out, err := root.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(hdr.Mode)&0o755|0o600)
-			if err != nil {
-				return fail(fmt.Errorf("entry %q: %w", hdr.Name, err))
-			}
-			_, err = io.CopyN(out, tr, hdr.Size)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fail(err)
-			}
-		case tar.TypeSymlink:
-			if filepath.IsAbs(hdr.Linkname) || hdr.Linkname == "" {
-				return fail(fmt.Errorf("entry %q: a symlink to %q, which is not a path inside the run folder", hdr.Name, hdr.Linkname))
-			}
-			links = append(links, link{target, hdr.Linkname})
+		l, err := unpackEntry(root, tr, hdr, filepath.FromSlash(rest), &budget)
+		if err != nil {
+			return fail(err)
+		}
+		if l != nil {
+			links = append(links, *l)
 		}
 	}
 	if !found {
@@ -410,25 +385,70 @@ func Unpack(pack, id, dest string) error {
 	if _, err := root.Lstat(ReceiptFile); err != nil {
 		return fail(errors.New("run.json: missing (the pack was cut short while this run was added)"))
 	}
-	for _, l := range links {
-		if err := root.MkdirAll(filepath.Dir(l.name), 0o755); err != nil {
-			return fail(fmt.Errorf("symlink %q: %w", filepath.ToSlash(l.name), err))
-		}
-		if err := root.Symlink(l.target, l.name); err != nil {
-			return fail(fmt.Errorf("symlink %q: %w", filepath.ToSlash(l.name), err))
-		}
-	}
-	// Each link, followed through the root: one that leads out of the
-	// folder (directly or through another link) is an error there; one
-	// that leads nowhere inside it is only dangling.
-	for _, l := range links {
-		if _, err := root.Stat(l.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fail(fmt.Errorf("symlink %q -> %q leads out of the run folder", filepath.ToSlash(l.name), l.target))
-		}
+	if err := makeLinks(root, links); err != nil {
+		return fail(err)
 	}
 	root.Close()
 	if err := os.Rename(tmp, dest); err != nil {
 		return fail(err)
+	}
+	return nil
+}
+
+// packLink is a symlink of an unpacked run, made once every file is there.
+type packLink struct{ name, target string }
+
+// unpackEntry writes one entry of a run through root (target is its path
+// in the run folder), within budget bytes; a symlink is returned to be made
+// last.
+func unpackEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, target string, budget *int64) (*packLink, error) {
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if err := root.MkdirAll(target, 0o755); err != nil {
+			return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+		}
+	case tar.TypeReg:
+		if hdr.Size > *budget {
+			return nil, fmt.Errorf("entry %q: the run would take more than %s unpacked", hdr.Name, humanBytes(MaxUnpackBytes))
+		}
+		*budget -= hdr.Size
+		if err := root.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+		}
+		out, err := root.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fs.FileMode(hdr.Mode)&0o755|0o600)
+		if err != nil {
+			return nil, fmt.Errorf("entry %q: %w", hdr.Name, err)
+		}
+		_, err = io.CopyN(out, tr, hdr.Size)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		return nil, err
+	case tar.TypeSymlink:
+		if filepath.IsAbs(hdr.Linkname) || hdr.Linkname == "" {
+			return nil, fmt.Errorf("entry %q: a symlink to %q, which is not a path inside the run folder", hdr.Name, hdr.Linkname)
+		}
+		return &packLink{target, hdr.Linkname}, nil
+	}
+	return nil, nil
+}
+
+// makeLinks makes an unpacked run's symlinks, then follows each through
+// root: one that leads out of the folder (directly or through another link)
+// is an error there; one that leads nowhere inside it is only dangling.
+func makeLinks(root *os.Root, links []packLink) error {
+	for _, l := range links {
+		if err := root.MkdirAll(filepath.Dir(l.name), 0o755); err != nil {
+			return fmt.Errorf("symlink %q: %w", filepath.ToSlash(l.name), err)
+		}
+		if err := root.Symlink(l.target, l.name); err != nil {
+			return fmt.Errorf("symlink %q: %w", filepath.ToSlash(l.name), err)
+		}
+	}
+	for _, l := range links {
+		if _, err := root.Stat(l.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("symlink %q -> %q leads out of the run folder", filepath.ToSlash(l.name), l.target)
+		}
 	}
 	return nil
 }
