@@ -276,9 +276,10 @@ func NewScratch(dataDir string) (dir string, cleanup func() error, err error) {
 
 // CleanScratch removes the scratch folders of <dataDir>/scratch that no
 // process holds (their suite was killed). A run in one that has a receipt
-// was written out when its pack could not take it: it is moved to
-// <dataDir>/runs (when no run of its id is there) rather than lost; the
-// rest is half-made work nobody reported. It returns what it removed and
+// (one the suite was working on when it was killed, or one its pack could
+// not take) is moved to <dataDir>/runs (when no run of its id is there)
+// rather than lost, where recovery marks it interrupted; the rest is
+// half-made work nobody reported. It returns what it removed and
 // what it kept.
 func CleanScratch(dataDir string) (removed, kept []string, err error) {
 	base := filepath.Join(dataDir, "scratch")
