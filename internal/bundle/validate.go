@@ -73,20 +73,7 @@ func (r *Receipt) Validate(file, folder string) error {
 	if !slices.Contains(validStages, r.Stage) {
 		l.add("stage", "%q is not one of %s", r.Stage, quoted(validStages))
 	}
-	if f := r.Failure; f != nil {
-		if !slices.Contains(validDomains, f.Domain) {
-			l.add("failure.domain", "%q is not one of %s", f.Domain, quoted(validDomains))
-		}
-		if f.Stage != "" && !slices.Contains(validStages, f.Stage) {
-			l.add("failure.stage", "%q is not one of %s", f.Stage, quoted(validStages))
-		}
-		if f.Code == "" {
-			l.add("failure.code", "missing")
-		}
-		if f.Message == "" {
-			l.add("failure.message", "missing")
-		}
-	}
+	validateFailure(l, r.Failure)
 	if !slices.Contains(validSources, r.Source.Kind) {
 		l.add("source.kind", "%q is not one of %s", r.Source.Kind, quoted(validSources))
 	}
@@ -110,45 +97,77 @@ func (r *Receipt) Validate(file, folder string) error {
 			l.add(fieldIndex("changed", i), "%q is not a clean relative path inside the workspace", p)
 		}
 	}
-	if v := r.Verify; v != nil {
-		if !slices.Contains(validVerdicts, v.Verdict) {
-			l.add("verify.verdict", "%q is not one of %s", v.Verdict, quoted(validVerdicts))
-		}
-		if v.Confidence < 0 || v.Confidence > 1 {
-			l.add("verify.confidence", "must be between 0 and 1, got %g", v.Confidence)
-		}
-	}
-	if rv := r.Review; rv != nil {
-		if rv.ReviewedBy == "" {
-			l.add("review.reviewed_by", "missing")
-		}
-		if rv.ReviewedAt.IsZero() {
-			l.add("review.reviewed_at", "missing")
-		}
-		if rv.Applied && !rv.Approved {
-			l.add("review.applied", "true on a review that did not approve")
-		}
-		for i, p := range rv.Changed {
-			if !validRelPath(p) {
-				l.add(fieldIndex("review.changed", i), "%q is not a clean relative path inside the source tree", p)
-			}
-		}
-	}
-	switch {
-	case r.Kind == KindScenario && r.Scenario == nil:
-		l.add("scenario", "missing on a scenario run")
-	case r.Scenario != nil:
-		if !ValidID(r.Scenario.ID) {
-			l.add("scenario.id", "%q is not a safe folder name", r.Scenario.ID)
-		}
-		if r.Scenario.Suite != "" && !ValidID(r.Scenario.Suite) {
-			l.add("scenario.suite", "%q is not a suite id (letters, digits, '.', '_' and '-')", r.Scenario.Suite)
-		}
-		if r.Scenario.Repeat < 1 {
-			l.add("scenario.repeat", "must be 1 or more, got %d", r.Scenario.Repeat)
-		}
-	}
+	validateVerify(l, r.Verify)
+	validateReview(l, r.Review)
+	validateScenario(l, r.Kind, r.Scenario)
 	return l.err()
+}
+
+func validateFailure(l *problemList, f *Failure) {
+	if f == nil {
+		return
+	}
+	if !slices.Contains(validDomains, f.Domain) {
+		l.add("failure.domain", "%q is not one of %s", f.Domain, quoted(validDomains))
+	}
+	if f.Stage != "" && !slices.Contains(validStages, f.Stage) {
+		l.add("failure.stage", "%q is not one of %s", f.Stage, quoted(validStages))
+	}
+	if f.Code == "" {
+		l.add("failure.code", "missing")
+	}
+	if f.Message == "" {
+		l.add("failure.message", "missing")
+	}
+}
+
+func validateVerify(l *problemList, v *Verify) {
+	if v == nil {
+		return
+	}
+	if !slices.Contains(validVerdicts, v.Verdict) {
+		l.add("verify.verdict", "%q is not one of %s", v.Verdict, quoted(validVerdicts))
+	}
+	if v.Confidence < 0 || v.Confidence > 1 {
+		l.add("verify.confidence", "must be between 0 and 1, got %g", v.Confidence)
+	}
+}
+
+func validateReview(l *problemList, rv *Review) {
+	if rv == nil {
+		return
+	}
+	if rv.ReviewedBy == "" {
+		l.add("review.reviewed_by", "missing")
+	}
+	if rv.ReviewedAt.IsZero() {
+		l.add("review.reviewed_at", "missing")
+	}
+	if rv.Applied && !rv.Approved {
+		l.add("review.applied", "true on a review that did not approve")
+	}
+	for i, p := range rv.Changed {
+		if !validRelPath(p) {
+			l.add(fieldIndex("review.changed", i), "%q is not a clean relative path inside the source tree", p)
+		}
+	}
+}
+
+func validateScenario(l *problemList, kind Kind, sc *ScenarioRef) {
+	switch {
+	case kind == KindScenario && sc == nil:
+		l.add("scenario", "missing on a scenario run")
+	case sc != nil:
+		if !ValidID(sc.ID) {
+			l.add("scenario.id", "%q is not a safe folder name", sc.ID)
+		}
+		if sc.Suite != "" && !ValidID(sc.Suite) {
+			l.add("scenario.suite", "%q is not a suite id (letters, digits, '.', '_' and '-')", sc.Suite)
+		}
+		if sc.Repeat < 1 {
+			l.add("scenario.repeat", "must be 1 or more, got %d", sc.Repeat)
+		}
+	}
 }
 
 // checkSchema records a problem when got is not want, and reports whether the
