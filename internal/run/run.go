@@ -209,13 +209,19 @@ func (l *live) stage(ctx context.Context, ev bundle.StageStartedEvent) {
 	l.saveReceipt(ctx)
 }
 
+// now is the runner's clock (Now, else the wall clock). A runner is shared
+// by concurrent runs, so Run never writes to it.
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
 // Run runs spec to the end. It returns a *SetupError, with nothing written,
 // when the spec cannot start; otherwise a Result whose bundle holds
 // everything, whatever happened.
 func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
-	if r.Now == nil {
-		r.Now = time.Now
-	}
 	if err := validate(spec); err != nil {
 		return nil, &SetupError{err}
 	}
@@ -226,7 +232,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil, &SetupError{err}
 		}
 	}
-	start := r.Now()
+	start := r.now()
 	id := spec.RunID
 	if id == "" {
 		id = NewRunID(start)
@@ -250,7 +256,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if r.OnEvent != nil {
 		onEvent = func(ev bundle.Event) { r.OnEvent(id, ev) }
 	}
-	rec, err := newRecorder(dir, r.Packed, red, r.Now, onEvent)
+	rec, err := newRecorder(dir, r.Packed, red, r.now, onEvent)
 	if err != nil {
 		return nil, &SetupError{err}
 	}
@@ -532,7 +538,7 @@ func (l *live) note(callID, text string) {
 // finish records how the run ended: receipt, transcript, logs, index.
 func (l *live) finish(ctx context.Context, out outcome) {
 	ctx = context.WithoutCancel(ctx)
-	end := l.r.Now().UTC()
+	end := l.r.now().UTC()
 	l.receipt.EndedAt = &end
 	l.receipt.Status = out.status
 	l.receipt.Failure = out.failure

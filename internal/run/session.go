@@ -43,7 +43,7 @@ func (r *Runner) LoadSession(id string) (*bundle.Session, error) {
 
 func (r *Runner) openSession(spec Spec) (*sessionState, error) {
 	if spec.Session == "new" {
-		now := r.Now().UTC()
+		now := r.now().UTC()
 		id := "sess-" + NewRunID(now)
 		return &sessionState{isNew: true, session: &bundle.Session{Schema: bundle.SessionSchema, SessionID: id,
 			Title: clip(redact.FromEnv(r.Environ, spec.Model.Endpoint.APIKey).String(spec.Task), 80), Workspace: r.WorkspaceDir(id), Source: spec.SourceDir, CreatedAt: now, UpdatedAt: now, Bounds: spec.Bounds}}, nil
