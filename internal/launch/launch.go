@@ -382,12 +382,7 @@ func (l *Launcher) Resume() (int, error) {
 		case "demo":
 			err = l.Demo(rec.RunID)
 		case "scenario":
-			if rec.Scenario == nil || !bundle.ValidID(rec.Scenario.Suite) || !l.underScenarioRoot(rec.Scenario.Dir) {
-				err = errors.New("not a scenario of this server's scenario roots")
-				break
-			}
-			l.launched(rec.Scenario.Suite)
-			err = l.launchScenario(rec)
+			err = l.resumeScenario(rec)
 		default:
 			if _, errs := l.LaunchAs(rec.RunID, rec.Values); len(errs) > 0 {
 				err = fmt.Errorf("%v", errs)
@@ -454,33 +449,31 @@ func (l *Launcher) Suite(ids, tags []string, k int, model string) (string, map[s
 		return "", errs
 	}
 	id := suite.NewID(time.Now())
+	// Every run's spec is made before any is queued: a suite that cannot
+	// run whole is not launched.
 	var recs []queuedRecord
+	var specs []run.Spec
 	for _, sc := range picked {
 		for i := 1; i <= k; i++ {
 			rec := queuedRecord{RunID: run.NewRunID(time.Now()), Kind: "scenario", Scenario: &queuedScenario{Dir: sc.Dir, Repeat: i, Suite: id, Model: model}}
-			if _, err := l.scenarioSpec(rec); err != nil {
+			spec, err := l.scenarioSpec(sc, rec)
+			if err != nil {
 				errs["scenarios"] = fmt.Sprintf("%s cannot run: %v", sc.ID, err)
 				return "", errs
 			}
-			recs = append(recs, rec)
+			recs, specs = append(recs, rec), append(specs, spec)
 		}
 	}
 	l.launched(id)
-	for _, rec := range recs {
-		if err := l.launchScenario(rec); err != nil {
-			l.log().Warn("queue a run of a suite", "suite", id, "run", rec.RunID, "err", err)
-		}
+	for i, rec := range recs {
+		l.submitScenario(specs[i], rec)
 	}
 	return id, nil
 }
 
-// scenarioSpec is the spec of a queued scenario run.
-func (l *Launcher) scenarioSpec(rec queuedRecord) (run.Spec, error) {
+// scenarioSpec is the spec of the queued run rec of scenario sc.
+func (l *Launcher) scenarioSpec(sc *scenario.Scenario, rec queuedRecord) (run.Spec, error) {
 	q := rec.Scenario
-	sc, err := scenario.Load(q.Dir)
-	if err != nil {
-		return run.Spec{}, err
-	}
 	opt := run.ScenarioOptions{Repeat: q.Repeat, Suite: q.Suite, Profile: func(name string) (run.ModelChoice, error) {
 		m, msg := l.Profile(name)
 		if msg != "" {
@@ -500,17 +493,31 @@ func (l *Launcher) scenarioSpec(rec queuedRecord) (run.Spec, error) {
 	return spec, err
 }
 
-// launchScenario queues one run of a suite, remembered on disk until it
-// starts.
-func (l *Launcher) launchScenario(rec queuedRecord) error {
-	spec, err := l.scenarioSpec(rec)
+// resumeScenario queues again a run of a suite from its queue record, whose
+// scenario folder must be under a scenario root (the file is not trusted).
+func (l *Launcher) resumeScenario(rec queuedRecord) error {
+	if rec.Scenario == nil || !bundle.ValidID(rec.Scenario.Suite) || !l.underScenarioRoot(rec.Scenario.Dir) {
+		return errors.New("not a scenario of this server's scenario roots")
+	}
+	l.launched(rec.Scenario.Suite)
+	sc, err := scenario.Load(rec.Scenario.Dir)
 	if err != nil {
 		return err
 	}
+	spec, err := l.scenarioSpec(sc, rec)
+	if err != nil {
+		return err
+	}
+	l.submitScenario(spec, rec)
+	return nil
+}
+
+// submitScenario queues one run of a suite, remembered on disk until it
+// starts.
+func (l *Launcher) submitScenario(spec run.Spec, rec queuedRecord) {
 	spec.Started = l.remember(rec)
 	spec.Dropped = spec.Started
-	l.Queue.Submit(spec, fmt.Sprintf("%s #%d (suite %s)", filepath.Base(rec.Scenario.Dir), rec.Scenario.Repeat, rec.Scenario.Suite))
-	return nil
+	l.Queue.Submit(spec, fmt.Sprintf("%s #%d (suite %s)", spec.Scenario.ID, rec.Scenario.Repeat, rec.Scenario.Suite))
 }
 
 // SuiteQueued is how many runs of suite id wait in the launch queue.
