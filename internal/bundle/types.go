@@ -221,6 +221,7 @@ type Exchange struct {
 	Time       time.Time       `json:"time"`
 	DurationMS int64           `json:"duration_ms"`
 	Attempt    int             `json:"attempt,omitempty"` // 1 for a call's first try, 2 for its first retry, …
+	API        string          `json:"api,omitempty"`     // chat (also when empty) or responses: how to read request and response
 	Request    json.RawMessage `json:"request"`
 	Response   json.RawMessage `json:"response,omitempty"`
 	Error      string          `json:"error,omitempty"`

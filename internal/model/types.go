@@ -78,6 +78,7 @@ type Exchange struct {
 	Time     time.Time
 	Duration time.Duration
 	Attempt  int
+	API      string // APIChat ("" too) or APIResponses
 	Request  json.RawMessage
 	Response json.RawMessage
 	Error    string

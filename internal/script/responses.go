@@ -11,90 +11,10 @@ import (
 )
 
 // The Responses API (POST /v1/responses), which Codex CLI and other newer
-// agents speak: the request's input items become the same model.Request the
-// chat completions endpoint checks against the script's steps, and a step's
+// agents speak: the request (model.DecodeResponsesRequest) is checked
+// against the script's steps as a chat completion request is, and a step's
 // reply is answered as a response object, or as the event stream the SDKs
 // expect.
-
-type responsesRequest struct {
-	Model        string          `json:"model"`
-	Instructions string          `json:"instructions"`
-	Input        json.RawMessage `json:"input"` // a text, or a list of items
-	Tools        []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"tools"`
-	Stream bool `json:"stream"`
-}
-
-// responsesItem is one input item: a message (typed "message", or untyped
-// with a role), a function call the model made, or its output.
-type responsesItem struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
-	Output    json.RawMessage `json:"output"`
-}
-
-// decodeResponses reads a Responses API request as a model.Request.
-func decodeResponses(body []byte) (string, model.Request, error) {
-	var in responsesRequest
-	if err := json.Unmarshal(body, &in); err != nil {
-		return "", model.Request{}, fmt.Errorf("request body is not a Responses API request: %w", err)
-	}
-	req := model.Request{Stream: in.Stream, IncludeUsage: true, API: model.APIResponses}
-	if in.Instructions != "" {
-		req.Messages = append(req.Messages, model.Message{Role: model.RoleSystem, Content: in.Instructions})
-	}
-	var text string
-	var items []responsesItem
-	if err := json.Unmarshal(in.Input, &text); err == nil {
-		items = []responsesItem{{Type: "message", Role: model.RoleUser, Content: in.Input}}
-	} else if len(in.Input) > 0 {
-		if err := json.Unmarshal(in.Input, &items); err != nil {
-			return "", model.Request{}, fmt.Errorf("input: want a text or a list of input items: %w", err)
-		}
-	}
-	for i, it := range items {
-		switch {
-		case it.Type == "function_call":
-			call := model.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments}
-			if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == model.RoleAssistant {
-				req.Messages[n-1].ToolCalls = append(req.Messages[n-1].ToolCalls, call)
-			} else {
-				req.Messages = append(req.Messages, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{call}})
-			}
-		case it.Type == "function_call_output":
-			out, err := model.ContentText(it.Output)
-			if err != nil {
-				return "", model.Request{}, fmt.Errorf("input[%d].output: %w", i, err)
-			}
-			req.Messages = append(req.Messages, model.Message{Role: model.RoleTool, ToolCallID: it.CallID, Content: out})
-		case it.Type == "message" || (it.Type == "" && it.Role != ""):
-			content, err := model.ContentText(it.Content)
-			if err != nil {
-				return "", model.Request{}, fmt.Errorf("input[%d].content: %w", i, err)
-			}
-			role := it.Role
-			if role == "developer" {
-				role = model.RoleSystem
-			}
-			req.Messages = append(req.Messages, model.Message{Role: role, Content: content})
-		}
-		// Other items (reasoning and the like) say nothing a step checks.
-	}
-	for _, t := range in.Tools {
-		if t.Type == "function" {
-			req.Tools = append(req.Tools, model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-		}
-	}
-	return in.Model, req, nil
-}
 
 func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<20))
@@ -102,7 +22,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 		return
 	}
-	asked, req, err := decodeResponses(body)
+	asked, req, err := model.DecodeResponsesRequest(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", err.Error())
 		return

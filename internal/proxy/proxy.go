@@ -1,0 +1,333 @@
+// Package proxy is the recording proxy an external agent talks to: a
+// loopback OpenAI-compatible endpoint (chat completions, the Responses API,
+// the models list) that forwards each call to the run's model — a scripted
+// endpoint or a live provider — with the model's real key, which the agent
+// never sees (it holds a placeholder key that is good for this proxy only).
+// Every call is recorded, refused and failed ones included, and calls past
+// the run's bounds are refused with an error that says which bound.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/model"
+)
+
+// Limits are the bounds the proxy holds the agent to; a zero field is no
+// limit.
+type Limits struct {
+	MaxCalls  int       // model calls (both APIs), the run's max_turns
+	MaxTokens int64     // total tokens the replies reported, the run's max_tokens
+	Deadline  time.Time // the run's wall clock
+}
+
+// Config is what a proxy forwards to and how it records.
+type Config struct {
+	Upstream model.Endpoint // base URL (ending in /v1) and key of the run's model
+	Limits   Limits
+	// Record receives every model call once it has ended, with its reply
+	// decoded (nil when there is none). Calls may end concurrently.
+	Record func(x model.Exchange, reply *model.Response)
+	// Timeout bounds one forwarded call; 0 is 10 minutes.
+	Timeout time.Duration
+	Now     func() time.Time // nil: the wall clock
+}
+
+// Proxy is a running proxy on loopback.
+type Proxy struct {
+	URL string // base URL, ending in /v1
+	Key string // the placeholder key the agent presents
+
+	cfg    Config
+	client *http.Client
+	srv    *http.Server
+	done   chan error
+
+	mu       sync.Mutex
+	calls    int
+	tokens   int64
+	exceeded string
+}
+
+// MaxBody is the largest request or response body the proxy passes on and
+// records.
+const MaxBody = 64 << 20
+
+// Start serves a proxy on a loopback port until Close.
+func Start(cfg Config) (*Proxy, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Record == nil {
+		cfg.Record = func(model.Exchange, *model.Response) {}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start the model proxy: %w", err)
+	}
+	key := make([]byte, 16)
+	rand.Read(key)
+	p := &Proxy{URL: "http://" + ln.Addr().String() + "/v1", Key: "proctor-proxy-" + hex.EncodeToString(key), cfg: cfg,
+		client: &http.Client{Transport: http.DefaultTransport}, done: make(chan error, 1)}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { p.done <- p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// Close stops the proxy, waiting a little for calls in flight.
+func (p *Proxy) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := p.srv.Shutdown(ctx)
+	if serr := <-p.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
+
+// Exceeded is the first bound the proxy refused a call for ("" for none),
+// e.g. "max_turns=30".
+func (p *Proxy) Exceeded() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exceeded
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); got != p.Key {
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", "this is proctor's model proxy for one run: use the key in OPENAI_API_KEY that proctor gave the agent")
+		return
+	}
+	path := "/" + strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1"), "/")
+	api := model.APIOfPath(path)
+	switch {
+	case r.Method == http.MethodPost && api != "":
+		p.call(w, r, api, path)
+	case r.Method == http.MethodGet && (path == "/models" || strings.HasPrefix(path, "/models/")):
+		p.forward(w, r, path, nil, nil) // not a model call: passed on, not recorded
+	default:
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}", r.Method, r.URL.Path))
+	}
+}
+
+// call forwards one model call and records it.
+func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
+	start := p.cfg.Now()
+	x := model.Exchange{Time: start.UTC(), API: api, Attempt: 1}
+	if n, err := strconv.Atoi(r.Header.Get("X-Stainless-Retry-Count")); err == nil && n >= 0 {
+		x.Attempt = n + 1 // the official SDKs say which retry this is
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
+		return
+	}
+	x.Request = body
+	if bound := p.admit(start); bound != "" {
+		msg := fmt.Sprintf("proctor refused this model call: the run's bound %s is reached; the run is over", bound)
+		x.Response, x.Error = writeError(w, http.StatusBadRequest, "proctor_bound_exceeded", msg), msg
+		x.Duration = p.cfg.Now().Sub(start)
+		p.cfg.Record(x, nil)
+		return
+	}
+	var kept bytes.Buffer
+	status, ctype, err := p.forward(w, r, path, body, &kept)
+	x.Duration = p.cfg.Now().Sub(start)
+	var reply *model.Response
+	switch {
+	case err != nil:
+		x.Error = err.Error()
+	case status/100 != 2:
+		x.Error = fmt.Sprintf("HTTP %d from the model", status)
+		if json.Valid(kept.Bytes()) {
+			x.Response = kept.Bytes()
+			x.Error += ": " + errorMessage(kept.Bytes())
+		}
+	default:
+		raw := kept.Bytes()
+		if ctype == "text/event-stream" {
+			if raw, err = model.FoldStream(api, raw); err != nil {
+				x.Error = "the model's stream: " + err.Error()
+				break
+			}
+		}
+		if !json.Valid(raw) {
+			x.Error = "the model's reply is not JSON"
+			break
+		}
+		x.Response = raw
+		if reply, err = model.DecodeReply(api, raw); err != nil {
+			x.Error = err.Error()
+			reply = nil
+		} else {
+			p.spent(reply.Usage.TotalTokens)
+		}
+	}
+	p.cfg.Record(x, reply)
+}
+
+// admit counts a model call, or names the bound it would pass.
+func (p *Proxy) admit(now time.Time) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lim := p.cfg.Limits
+	bound := ""
+	switch {
+	case !lim.Deadline.IsZero() && !now.Before(lim.Deadline):
+		bound = "wall_clock_s (the run's time is up)"
+	case lim.MaxCalls > 0 && p.calls >= lim.MaxCalls:
+		bound = fmt.Sprintf("max_turns=%d (model calls)", lim.MaxCalls)
+	case lim.MaxTokens > 0 && p.tokens >= lim.MaxTokens:
+		bound = fmt.Sprintf("max_tokens=%d (%d tokens spent)", lim.MaxTokens, p.tokens)
+	}
+	if bound != "" {
+		if p.exceeded == "" {
+			p.exceeded = bound
+		}
+		return bound
+	}
+	p.calls++
+	return ""
+}
+
+func (p *Proxy) spent(tokens int64) {
+	p.mu.Lock()
+	p.tokens += tokens
+	p.mu.Unlock()
+}
+
+// forward passes a request on to the upstream with its key and copies the
+// answer back as it comes (an event stream chunk by chunk), keeping a copy
+// of the body in keep when keep is not nil. It answers 502 itself when the
+// upstream cannot be reached, and returns the upstream's status and media
+// type, or the error.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, body []byte, keep *bytes.Buffer) (int, string, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.Timeout)
+	defer cancel()
+	url := strings.TrimSuffix(p.cfg.Upstream.BaseURL, "/") + path
+	if r.URL.RawQuery != "" {
+		url += "?" + r.URL.RawQuery
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, "", fmt.Errorf("forward to %s: %w", p.cfg.Upstream.BaseURL, err)
+	}
+	for k, vs := range r.Header {
+		if !dropped(k) {
+			out.Header[k] = vs
+		}
+	}
+	if p.cfg.Upstream.APIKey != "" {
+		out.Header.Set("Authorization", "Bearer "+p.cfg.Upstream.APIKey)
+	}
+	resp, err := p.client.Do(out)
+	if err != nil {
+		msg := fmt.Sprintf("the model at %s did not answer: %v", p.cfg.Upstream.BaseURL, err)
+		if ctx.Err() != nil && r.Context().Err() == nil {
+			msg = fmt.Sprintf("the model at %s did not answer within %s", p.cfg.Upstream.BaseURL, p.cfg.Timeout)
+		}
+		writeError(w, http.StatusBadGateway, "upstream_unavailable", msg)
+		return 0, "", errors.New(msg)
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		if !dropped(k) && k != "Content-Length" {
+			w.Header()[k] = vs
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	var sink io.Writer = io.Discard
+	if keep != nil {
+		sink = &capped{buf: keep, left: MaxBody}
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			sink.Write(buf[:n])
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return resp.StatusCode, mediaType(resp), fmt.Errorf("the agent hung up in the middle of the reply: %w", werr)
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if rerr == io.EOF {
+			return resp.StatusCode, mediaType(resp), nil
+		}
+		if rerr != nil {
+			return resp.StatusCode, mediaType(resp), fmt.Errorf("the model's reply was cut: %w", rerr)
+		}
+	}
+}
+
+// dropped are the headers not passed on: the key, hop-by-hop headers and
+// those the transport sets itself.
+func dropped(k string) bool {
+	switch http.CanonicalHeaderKey(k) {
+	case "Authorization", "Host", "Content-Length", "Connection", "Keep-Alive", "Proxy-Authorization", "Proxy-Connection",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Accept-Encoding", "Content-Encoding", "Cookie", "Set-Cookie":
+		return true
+	}
+	return false
+}
+
+func mediaType(r *http.Response) string {
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// capped keeps at most left bytes.
+type capped struct {
+	buf  *bytes.Buffer
+	left int
+}
+
+func (c *capped) Write(b []byte) (int, error) {
+	n := min(len(b), c.left)
+	c.buf.Write(b[:n])
+	c.left -= n
+	return len(b), nil
+}
+
+// errorMessage is the message of an OpenAI-style error body, or "".
+func errorMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	json.Unmarshal(body, &e)
+	return e.Error.Message
+}
+
+// writeError answers an OpenAI-style error, and returns its body. Only an
+// unreachable model (502) is worth asking again: the others say so to the
+// SDKs that honour x-should-retry.
+func writeError(w http.ResponseWriter, status int, code, msg string) []byte {
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code, "param": nil}})
+	w.Header().Set("Content-Type", "application/json")
+	if status != http.StatusBadGateway {
+		w.Header().Set("x-should-retry", "false")
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+	return body
+}

@@ -1,0 +1,254 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/proxy"
+	"github.com/proctor-dev/proctor/internal/script"
+)
+
+// recorded keeps what a proxy recorded.
+type recorded struct {
+	mu      sync.Mutex
+	xs      []model.Exchange
+	replies []*model.Response
+}
+
+func (r *recorded) record(x model.Exchange, reply *model.Response) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.xs = append(r.xs, x)
+	r.replies = append(r.replies, reply)
+}
+
+func (r *recorded) all() ([]model.Exchange, []*model.Response) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]model.Exchange(nil), r.xs...), append([]*model.Response(nil), r.replies...)
+}
+
+// scripted starts a proxy in front of a scripted endpoint.
+func scripted(t *testing.T, src string, lim proxy.Limits) (*proxy.Proxy, *recorded) {
+	t.Helper()
+	s, err := script.Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := script.Start(s, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	return start(t, model.Endpoint{BaseURL: ep.URL, Model: s.Model}, lim)
+}
+
+func start(t *testing.T, up model.Endpoint, lim proxy.Limits) (*proxy.Proxy, *recorded) {
+	t.Helper()
+	rec := &recorded{}
+	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: rec.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p, rec
+}
+
+func sdk(p *proxy.Proxy, key string) openai.Client {
+	return openai.NewClient(option.WithBaseURL(p.URL+"/"), option.WithAPIKey(key), option.WithMaxRetries(0))
+}
+
+// The official SDK through the proxy: both APIs, streamed and not,
+// models.retrieve; each call recorded with its API, the stream folded into
+// one reply, tool calls decoded.
+func TestOfficialSDKThroughTheProxy(t *testing.T) {
+	ctx := context.Background()
+	p, rec := scripted(t, `model: m1
+steps:
+  - expect: {api: chat, last_contains: hello}
+    reply: {content: hi, usage: {prompt_tokens: 3, completion_tokens: 1, total_tokens: 4}}
+  - expect: {api: chat}
+    reply: {content: "", tool_calls: [{id: c1, name: read_file, arguments: {path: a.txt}}, {id: c2, name: read_file, arguments: {path: b.txt}}]}
+  - expect: {api: responses, last_contains: go on}
+    reply: {content: "", tool_calls: [{id: c3, name: write_file, arguments: {path: a.txt, content: new}}]}
+  - expect: {api: responses}
+    reply: {content: done}
+`, proxy.Limits{})
+	c := sdk(p, p.Key)
+
+	if m, err := c.Models.Get(ctx, "m1"); err != nil || m.ID != "m1" {
+		t.Fatalf("models.retrieve through the proxy: %+v %v", m, err)
+	}
+	cc, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m1",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{openai.TextContentPart("hello")})}})
+	if err != nil || cc.Choices[0].Message.Content != "hi" {
+		t.Fatalf("chat: %+v %v", cc, err)
+	}
+	stream := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "m1", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("read both")}})
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil || len(acc.Choices) == 0 || len(acc.Choices[0].Message.ToolCalls) != 2 {
+		t.Fatalf("streamed chat: %+v %v", acc.ChatCompletion, err)
+	}
+	rs := c.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "m1", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("go on")}})
+	var calls []string
+	for rs.Next() {
+		if ev := rs.Current(); ev.Type == "response.output_item.done" && ev.Item.Type == "function_call" {
+			calls = append(calls, ev.Item.Name)
+		}
+	}
+	if err := rs.Err(); err != nil || len(calls) != 1 || calls[0] != "write_file" {
+		t.Fatalf("streamed responses: %v %v", calls, err)
+	}
+	r, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "m1", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("and now")}})
+	if err != nil || r.OutputText() != "done" {
+		t.Fatalf("responses: %+v %v", r, err)
+	}
+
+	xs, replies := rec.all()
+	if len(xs) != 4 {
+		t.Fatalf("recorded %d exchanges, want the 4 model calls (models.retrieve is not one)", len(xs))
+	}
+	wantAPI := []string{model.APIChat, model.APIChat, model.APIResponses, model.APIResponses}
+	for i, x := range xs {
+		if x.API != wantAPI[i] || x.Error != "" || !json.Valid(x.Response) || replies[i] == nil || x.Attempt != 1 {
+			t.Errorf("exchange %d: api %q error %q reply %+v attempt %d", i+1, x.API, x.Error, replies[i], x.Attempt)
+		}
+	}
+	if replies[0].Usage.TotalTokens != 4 {
+		t.Errorf("usage of the first reply: %+v", replies[0].Usage)
+	}
+	if got := replies[1].Message.ToolCalls; len(got) != 2 || got[1].ID != "c2" || !strings.Contains(got[1].Arguments, "b.txt") {
+		t.Errorf("folded chat stream's tool calls: %+v", got)
+	}
+	if got := replies[2].Message.ToolCalls; len(got) != 1 || got[0].ID != "c3" || got[0].Name != "write_file" {
+		t.Errorf("folded responses stream's tool calls: %+v", got)
+	}
+	if _, req, err := model.DecodeAnyRequest(xs[2].API, xs[2].Request); err != nil || req.Messages[len(req.Messages)-1].Content != "go on" {
+		t.Errorf("recorded responses request: %+v %v", req, err)
+	}
+}
+
+// The agent holds a placeholder key; the live provider gets the real one,
+// and never the placeholder.
+func TestTheRealKeyStaysInTheProxy(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer sk-real-123" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"x","object":"chat.completion","created":1,"model":"live","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"from live"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`))
+	}))
+	defer live.Close()
+	p, rec := start(t, model.Endpoint{BaseURL: live.URL + "/v1", APIKey: "sk-real-123", Model: "live"}, proxy.Limits{})
+	if strings.Contains(p.Key, "sk-real") || !strings.HasPrefix(p.Key, "proctor-proxy-") {
+		t.Fatalf("placeholder key %q", p.Key)
+	}
+	ctx := context.Background()
+	params := openai.ChatCompletionNewParams{Model: "live", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+	wrong := sdk(p, "sk-real-123")
+	if _, err := wrong.Chat.Completions.New(ctx, params); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("a call without the placeholder key was let through: %v", err)
+	}
+	right := sdk(p, p.Key)
+	cc, err := right.Chat.Completions.New(ctx, params)
+	if err != nil || cc.Choices[0].Message.Content != "from live" {
+		t.Fatalf("forwarded call: %+v %v", cc, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "Bearer sk-real-123" {
+		t.Fatalf("the provider saw %q", seen)
+	}
+	xs, _ := rec.all()
+	if len(xs) != 1 || strings.Contains(string(xs[0].Request), p.Key) {
+		t.Fatalf("recorded %d exchanges: %+v", len(xs), xs)
+	}
+}
+
+// Past a bound every call is refused with a 400 that names it, which the
+// SDK does not retry; refused calls are recorded too.
+func TestBoundsAreEnforcedByTheProxy(t *testing.T) {
+	const steps = "model: m\nsteps:\n  - reply: {content: one, usage: {prompt_tokens: 40, completion_tokens: 20, total_tokens: 60}}\n  - reply: {content: two}\n  - reply: {content: three}\n"
+	now := time.Now()
+	for _, tc := range []struct {
+		name  string
+		lim   proxy.Limits
+		okays int
+		want  string
+	}{
+		{"max calls", proxy.Limits{MaxCalls: 2}, 2, "max_turns=2"},
+		{"max tokens", proxy.Limits{MaxTokens: 50}, 1, "max_tokens=50 (60 tokens spent)"},
+		{"wall clock", proxy.Limits{Deadline: now.Add(-time.Second)}, 0, "wall_clock_s"},
+		{"none reached", proxy.Limits{MaxCalls: 5, MaxTokens: 1000, Deadline: now.Add(time.Hour)}, 3, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, rec := scripted(t, steps, tc.lim)
+			c := openai.NewClient(option.WithBaseURL(p.URL+"/"), option.WithAPIKey(p.Key)) // the SDK's default retries
+			okays := 0
+			var last error
+			for range 3 {
+				_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
+				if err == nil {
+					okays++
+				} else {
+					last = err
+				}
+			}
+			xs, _ := rec.all()
+			if okays != tc.okays || len(xs) != 3 || !strings.HasPrefix(p.Exceeded(), tc.want) || (tc.want == "") != (p.Exceeded() == "") {
+				t.Fatalf("%d calls answered, %d recorded, exceeded %q, last error %v", okays, len(xs), p.Exceeded(), last)
+			}
+			if tc.want == "" {
+				return
+			}
+			var apiErr *openai.Error
+			if !errors.As(last, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || !strings.Contains(apiErr.Message, tc.want) || !strings.Contains(xs[2].Error, tc.want) {
+				t.Fatalf("refusal %v, recorded %q; want a 400 that names %q", last, xs[2].Error, tc.want)
+			}
+		})
+	}
+}
+
+// A provider that cannot be reached is a 502 the agent may retry, and the
+// attempt numbers come from the SDK's retry header.
+func TestAnUnreachableProviderIsRecordedPerAttempt(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	url := gone.URL
+	gone.Close()
+	p, rec := start(t, model.Endpoint{BaseURL: url + "/v1", Model: "m"}, proxy.Limits{})
+	c := openai.NewClient(option.WithBaseURL(p.URL+"/"), option.WithAPIKey(p.Key), option.WithMaxRetries(2), option.WithRequestTimeout(5*time.Second))
+	_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
+	if err == nil || !strings.Contains(err.Error(), "502") {
+		t.Fatalf("err = %v, want a 502", err)
+	}
+	xs, _ := rec.all()
+	if len(xs) != 3 {
+		t.Fatalf("recorded %d attempts, want 3", len(xs))
+	}
+	for i, x := range xs {
+		if x.Attempt != i+1 || !strings.Contains(x.Error, "did not answer") {
+			t.Errorf("attempt %d recorded as %d: %q", i+1, x.Attempt, x.Error)
+		}
+	}
+}
