@@ -160,7 +160,7 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 			continue
 		}
 		out.ToolCalls++
-		emit(bundle.ToolCallEvent{ID: call.ID, Name: call.Name, Args: argsForEvent(call.Arguments)})
+		emit(bundle.ToolCallEvent{ID: call.ID, Name: call.Name, Args: EventArgs(call.Arguments)})
 		result, isErr := "", true
 		switch {
 		case !names[call.Name]:
@@ -201,7 +201,7 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(bundle.EventData)) (string, bool, error) {
 	if tools.Gated(call.Name) {
 		req := ApprovalRequest{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
-		emit(bundle.ApprovalRequestedEvent{ID: call.ID, Tool: call.Name, Args: argsForEvent(call.Arguments)})
+		emit(bundle.ApprovalRequestedEvent{ID: call.ID, Tool: call.Name, Args: EventArgs(call.Arguments)})
 		var d Decision
 		var err error
 		if cfg.Approver == nil {
@@ -240,9 +240,9 @@ func orEmptyObject(s string) string {
 	return s
 }
 
-// argsForEvent is the call's arguments as JSON when they are valid, else as
+// EventArgs is a tool call's arguments as JSON when they are valid, else as
 // text, with long values shortened so events stay small.
-func argsForEvent(args string) json.RawMessage {
+func EventArgs(args string) json.RawMessage {
 	var v map[string]any
 	if json.Unmarshal([]byte(args), &v) != nil {
 		out, _ := json.Marshal(clip(args, 300))

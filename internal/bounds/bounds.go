@@ -19,10 +19,11 @@ import (
 
 // Keys are the bound names, as in files and on the receipt.
 func Keys() []string {
-	return []string{"max_turns", "max_tool_calls", "max_tool_output_chars", "max_files", "max_workspace_bytes", "max_file_bytes"}
+	return []string{"max_turns", "max_tool_calls", "max_tool_output_chars", "max_files", "max_workspace_bytes", "max_file_bytes", "wall_clock_s", "max_tokens"}
 }
 
-// Defaults are the bounds when nothing else is said.
+// Defaults are the bounds when nothing else is said; wall_clock_s and
+// max_tokens are unset (no limit).
 func Defaults() bundle.Bounds {
 	return bundle.Bounds{
 		MaxTurns:           30,
@@ -36,7 +37,7 @@ func Defaults() bundle.Bounds {
 
 // maxBound is the largest value a bound may take.
 func maxBound(key string) int64 {
-	if key == "max_workspace_bytes" || key == "max_file_bytes" {
+	if key == "max_workspace_bytes" || key == "max_file_bytes" || key == "max_tokens" {
 		return 1<<63 - 1
 	}
 	return 1<<31 - 1
@@ -91,6 +92,10 @@ func field(b *bundle.Bounds, key string) (func(int64), bool) {
 		return func(n int64) { b.MaxWorkspaceBytes = n }, true
 	case "max_file_bytes":
 		return func(n int64) { b.MaxFileBytes = n }, true
+	case "wall_clock_s":
+		return func(n int64) { b.WallClockS = int(n) }, true
+	case "max_tokens":
+		return func(n int64) { b.MaxTokens = n }, true
 	}
 	return nil, false
 }

@@ -19,6 +19,7 @@ const (
 	ReceiptFile    = "run.json"
 	EventsFile     = "events.jsonl"
 	ExchangesFile  = "exchanges.jsonl"
+	AgentLogFile   = "agent.log" // an external agent's stdout and stderr
 	TranscriptFile = "transcript.md"
 	DiffFile       = "diff.patch"
 	VerdictFile    = "verdict.json"
@@ -27,7 +28,7 @@ const (
 // FileNames are the files a run bundle may hold, in the order people read
 // them.
 func FileNames() []string {
-	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, VerdictFile}
+	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, VerdictFile, AgentLogFile}
 }
 
 // Present lists the files of FileNames that the bundle folder dir holds and
@@ -118,6 +119,7 @@ type Receipt struct {
 	OutOfScope []string     `json:"out_of_scope,omitempty"`
 	Source     Source       `json:"source"`
 	Model      Model        `json:"model"`
+	Agent      *Agent       `json:"agent,omitempty"` // nil: proctor's own agent
 	Bounds     Bounds       `json:"bounds"`
 	Usage      Usage        `json:"usage"`
 	StartedAt  time.Time    `json:"started_at"`
@@ -153,6 +155,15 @@ type Model struct {
 	BaseURL string `json:"base_url,omitempty"`
 }
 
+// Agent is the agent that did a run's work, when it was not proctor's own.
+type Agent struct {
+	Kind    string   `json:"kind"` // native | codex | command
+	Name    string   `json:"name"`
+	Version string   `json:"version,omitempty"`
+	Command []string `json:"command,omitempty"` // as configured ({{task}} not filled in)
+	Log     string   `json:"log,omitempty"`     // the file of its output in the bundle: agent.log
+}
+
 // Bounds are the limits a run was held to.
 type Bounds struct {
 	MaxTurns           int   `json:"max_turns"`
@@ -161,6 +172,8 @@ type Bounds struct {
 	MaxFiles           int   `json:"max_files"`
 	MaxWorkspaceBytes  int64 `json:"max_workspace_bytes"`
 	MaxFileBytes       int64 `json:"max_file_bytes"`
+	WallClockS         int   `json:"wall_clock_s,omitempty"` // the whole run; 0 no limit
+	MaxTokens          int64 `json:"max_tokens,omitempty"`   // total tokens of the model's replies; 0 no limit
 }
 
 // Usage counts what a run spent on its model.

@@ -34,6 +34,7 @@ var (
 	validKinds    = []Kind{KindTask, KindScenario}
 	validStages   = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
 	validDomains  = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure}
+	validAgents   = []string{"native", "codex", "command"}
 	validSources  = []string{"local", "git", "fixture"}
 	validVerdicts = []string{"pass", "fail", "unsure"}
 )
@@ -79,6 +80,14 @@ func (r *Receipt) Validate(file, folder string) error {
 	}
 	if r.Model.Name == "" {
 		l.add("model.name", "missing")
+	}
+	if a := r.Agent; a != nil {
+		if !slices.Contains(validAgents, a.Kind) {
+			l.add("agent.kind", "%q is not one of %s", a.Kind, quoted(validAgents))
+		}
+		if a.Log != "" && a.Log != AgentLogFile {
+			l.add("agent.log", "%q: the agent's log is %s", a.Log, AgentLogFile)
+		}
 	}
 	validateBounds(l, "bounds", r.Bounds)
 	for name, v := range map[string]int64{"prompt_tokens": r.Usage.PromptTokens, "completion_tokens": r.Usage.CompletionTokens, "total_tokens": r.Usage.TotalTokens, "model_calls": r.Usage.ModelCalls} {

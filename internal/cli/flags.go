@@ -32,18 +32,28 @@ func isTerminal(r any) bool {
 // modelsPath resolves models.yaml: the flag, else $PROCTOR_MODELS, else
 // $XDG_CONFIG_HOME/proctor/models.yaml, else ~/.config/proctor/models.yaml.
 func modelsPath(flagValue string, getenv func(string) string) string {
+	return configPath(flagValue, "PROCTOR_MODELS", "models.yaml", getenv)
+}
+
+// agentsPath is agents.yaml: the flag, else $PROCTOR_AGENTS, else beside
+// models.yaml.
+func agentsPath(flagValue string, getenv func(string) string) string {
+	return configPath(flagValue, "PROCTOR_AGENTS", "agents.yaml", getenv)
+}
+
+func configPath(flagValue, envName, file string, getenv func(string) string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := getenv("PROCTOR_MODELS"); v != "" {
+	if v := getenv(envName); v != "" {
 		return v
 	}
 	if x := getenv("XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "proctor", "models.yaml")
+		return filepath.Join(x, "proctor", file)
 	}
 	home := getenv("HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	return filepath.Join(home, ".config", "proctor", "models.yaml")
+	return filepath.Join(home, ".config", "proctor", file)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -36,6 +37,8 @@ type runFlags struct {
 	allow      stringList
 	approve    *string
 	stream     *bool
+	agent      *string
+	agents     *string
 	bounds     map[string]*string
 }
 
@@ -54,6 +57,8 @@ func addRunFlags(fs *flagSet) *runFlags {
 	fs.Var(&f.allow, "allow", "command `prefix` run_command may use without asking (repeatable)")
 	f.approve = fs.String("approve", "", "how gated tools are decided: ask (a terminal prompt for what --allow does not cover) or policy (--allow only; default when there is no terminal)")
 	f.stream = fs.Bool("stream", false, "stream model replies")
+	f.agent = fs.String("agent", "", "the `agent` doing the work: native (proctor's own, default), codex, command (the command after --), or a name from agents.yaml")
+	f.agents = fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
 	for _, k := range bounds.Keys() {
 		f.bounds[k] = fs.String(bounds.FlagName(k), "", "bound "+k+" (overrides env and --bounds)")
 	}
@@ -110,6 +115,11 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 		}
 		spec.Verifier = &m
 	}
+	a, err := f.externalAgent(env, name)
+	if err != nil {
+		return spec, err
+	}
+	spec.Agent = a
 	policy := agent.Policy{Allow: f.allow}
 	mode := *f.approve
 	if mode == "" {
@@ -130,6 +140,27 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 		return spec, usagef(name, "--approve %q: want ask or policy", mode)
 	}
 	return spec, nil
+}
+
+// externalAgent is the agent --agent names; for "command", the command is
+// the arguments after --.
+func (f *runFlags) externalAgent(env Env, name string) (external.Agent, error) {
+	rest := f.fs.Args()
+	if *f.agent == external.KindCommand {
+		if len(rest) == 0 {
+			return external.Agent{}, usagef(name, "--agent command: give the agent's command after --, e.g. -- ./my-agent \"{{task}}\"")
+		}
+		return external.Agent{Name: filepath.Base(rest[0]), Kind: external.KindCommand, Command: rest}, nil
+	}
+	file, err := external.Load(agentsPath(*f.agents, env.Getenv))
+	if err != nil {
+		return external.Agent{}, usagef(name, "%v", err)
+	}
+	a, err := file.Find(*f.agent)
+	if err != nil {
+		return external.Agent{}, usagef(name, "--agent: %v", err)
+	}
+	return a, nil
 }
 
 func (f *runFlags) liveModel(env Env, profile, name string) (run.ModelChoice, error) {
@@ -232,8 +263,8 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 	if err := parseFlags(fs, "run", args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("run", "unexpected argument %q (the task goes in --task)", fs.Arg(0))
+	if fs.NArg() > 0 && *f.agent != external.KindCommand {
+		return usagef("run", "unexpected argument %q (the task goes in --task; an agent's command goes after --agent command --)", fs.Arg(0))
 	}
 	r, err := newRunner(env, *f.data)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -53,6 +54,7 @@ type Spec struct {
 	CheckTimeout time.Duration // per check command; default 10 minutes
 	Verifier     *ModelChoice  // a verifier model, optional
 	Approver     agent.Approver
+	Agent        external.Agent // the agent doing the work; the zero value is proctor's own
 	Scenario     *bundle.ScenarioRef
 	Session      string // "" for none, "new", or a session id to continue
 
@@ -318,6 +320,9 @@ func validate(spec Spec) error {
 	if spec.Model.Script == nil && spec.Model.Profile == nil {
 		problems = append(problems, "model: name a profile or a script")
 	}
+	if !spec.Agent.IsNative() && (spec.Session != "" || len(spec.Turns) > 0) {
+		problems = append(problems, fmt.Sprintf("agent %s: sessions and scenario turns need proctor's own agent; an external agent runs once on the task", spec.Agent.Name))
+	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
@@ -349,17 +354,46 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	if failed != nil {
 		return *failed
 	}
+	var res agent.Outcome
+	if l.spec.Agent.IsNative() {
+		var failed *outcome
+		if res, failed = l.native(ctx, ws, history); failed != nil {
+			return *failed
+		}
+	} else {
+		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageRunning, Model: l.spec.Model.name()})
+		res = l.runExternal(ctx, ws)
+	}
+	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
+		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls)}
+	if sess != nil {
+		sess.ws = ws
+	}
+	// Whatever happened, the diff so far is part of the record.
+	l.recordDiff(context.WithoutCancel(ctx), ws)
+	if l.spec.ScenarioChecks != nil {
+		return l.judge(context.WithoutCancel(ctx), ws, res)
+	}
+	if out, ended := l.loopEnded(ctx, res); ended {
+		return out
+	}
+	return l.verdictOf(ctx, ws, res)
+}
+
+// native runs proctor's own agent loop on the workspace.
+func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []model.Message) (agent.Outcome, *outcome) {
+	failed := func(o outcome) (agent.Outcome, *outcome) { return agent.Outcome{}, &o }
 	tb, err := tools.New(ws.Dir, tools.Limits{
 		MaxToolOutputChars: l.spec.Bounds.MaxToolOutputChars, MaxFiles: l.spec.Bounds.MaxFiles,
 		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes,
 	}, l.env(ws.Dir))
 	if err != nil {
-		return l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false)
+		return failed(l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false))
 	}
 	defer tb.Close()
 	client, closeModel, err := l.client(l.spec.Model)
 	if err != nil {
-		return l.fail(ctx, bundle.DomainScenario, "script", err, false)
+		return failed(l.fail(ctx, bundle.DomainScenario, "script", err, false))
 	}
 	defer closeModel()
 
@@ -374,22 +408,17 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		}
 		history = []model.Message{{Role: model.RoleSystem, Content: prompt}}
 	}
+	if wall := time.Duration(l.spec.Bounds.WallClockS) * time.Second; wall > 0 && (l.spec.Conversation.WallClock == 0 || wall < l.spec.Conversation.WallClock) {
+		l.spec.Conversation.WallClock = wall
+	}
 	cfg := agent.Config{Model: client, Tools: tb, Approver: l.showWaiting(l.spec.Approver), MaxTurns: l.spec.Bounds.MaxTurns,
 		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit}
-	res := l.converse(ctx, cfg, history)
-	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
-		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls)}
-	if sess != nil {
-		sess.ws = ws
-	}
-	// Whatever happened, the diff so far is part of the record.
-	l.recordDiff(context.WithoutCancel(ctx), ws)
-	if l.spec.ScenarioChecks != nil {
-		return l.judge(context.WithoutCancel(ctx), ws, res)
-	}
-	if out, ended := l.loopEnded(ctx, res); ended {
-		return out
-	}
+	return l.converse(ctx, cfg, history), nil
+}
+
+// verdictOf is the outcome of a loop that ended with a final answer: the
+// checks and the verifier decide, then the diff awaits review.
+func (l *live) verdictOf(ctx context.Context, ws *workspace.Workspace, res agent.Outcome) outcome {
 	out := outcome{loop: &res}
 	// Checks and the verifier.
 	if len(l.spec.Checks) > 0 || l.spec.Verifier != nil {
@@ -609,20 +638,29 @@ func (l *live) client(m ModelChoice) (*model.Client, func(), error) {
 	if l.r.Retry != nil {
 		retry = *l.r.Retry
 	}
+	endpoint, stop, err := l.endpoint(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return model.NewClient(endpoint, retry, l.rec.exchange), stop, nil
+}
+
+// endpoint is where the model is reached: the profile's endpoint, or the
+// script served on loopback until stop.
+func (l *live) endpoint(m ModelChoice) (model.Endpoint, func(), error) {
 	if m.Script == nil {
-		return model.NewClient(m.Endpoint, retry, l.rec.exchange), func() {}, nil
+		return m.Endpoint, func() {}, nil
 	}
 	host, stop := l.r.Scripts, func() {}
 	if host == nil { // a run of its own: a host for its script alone
 		h, err := script.NewHost("127.0.0.1:0")
 		if err != nil {
-			return nil, nil, err
+			return model.Endpoint{}, nil, err
 		}
 		host, stop = h, func() { h.Close() }
 	}
 	url, _, remove := host.Add(m.Script)
-	endpoint := model.Endpoint{BaseURL: url, Model: m.Script.Model}
-	return model.NewClient(endpoint, retry, l.rec.exchange), func() { remove(); stop() }, nil
+	return model.Endpoint{BaseURL: url, Model: m.Script.Model}, func() { remove(); stop() }, nil
 }
 
 // CommandEnv is env without the variables named in KeyEnvNames.

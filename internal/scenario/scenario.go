@@ -85,7 +85,7 @@ type Model struct {
 
 var (
 	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "env", "pass_env", "context", "git", "checks", "repeat"}
-	budgetFields   = append([]string{"max_messages", "wall_clock_s", "max_yield_replies", "max_continues"}, bounds.Keys()...)
+	budgetFields   = append([]string{"max_messages", "max_yield_replies", "max_continues"}, bounds.Keys()...) // wall_clock_s is a bound
 	approvalFields = []string{"default", "rules", "max_decisions"}
 	ruleFields     = []string{"tool", "args", "decision"}
 	modelFields    = []string{"script", "profile"}
@@ -217,7 +217,8 @@ func (d *decoder) budgets(n *yaml.Node, s *Scenario) {
 		case "max_messages":
 			s.Budgets.MaxMessages = d.PosInt(v, field)
 		case "wall_clock_s":
-			s.Budgets.WallClock = time.Duration(d.PosInt(v, field)) * time.Second
+			s.Budgets.Bounds.WallClockS = d.PosInt(v, field)
+			s.Budgets.WallClock = time.Duration(s.Budgets.Bounds.WallClockS) * time.Second
 		case "max_yield_replies":
 			s.Budgets.MaxYieldReplies = d.Count(v, field)
 		case "max_continues":

@@ -1,5 +1,6 @@
 // Package testutil holds what proctor's tests share across packages: waiting
-// for something that happens in the background.
+// for something that happens in the background, and building the test
+// agents.
 package testutil
 
 import (

@@ -1,0 +1,265 @@
+// Package external owns agents that are not proctor's own loop: Codex CLI
+// and any agent command that speaks the OpenAI API. It reads their
+// definitions (agents.yaml, a scenario's agent:), runs one in a workspace —
+// non-interactive, in its own process group, with an environment that
+// points it at the run's model proxy and holds no provider key — and reads
+// the conversation back from the calls the proxy recorded.
+package external
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/model"
+)
+
+// The kinds of agent.
+const (
+	KindNative  = "native"  // proctor's own agent loop
+	KindCodex   = "codex"   // OpenAI Codex CLI, `codex exec`
+	KindCommand = "command" // any command that speaks the OpenAI API
+)
+
+// Agent is an agent a run can use.
+type Agent struct {
+	Name string // how receipts and pages name it
+	Kind string
+	// Command is the argv of a command agent; "{{task}}" in an argument is
+	// replaced by the task. For codex it is the codex binary (default
+	// "codex" from PATH) and extra arguments of `codex exec`.
+	Command []string
+	Env     map[string]string // added to the agent's environment
+	// Version is the argv that prints the agent's version; empty: codex
+	// asks `codex --version`, a command agent is named by the SHA-256 of
+	// its executable.
+	Version []string
+	Config  string // codex: more config.toml, after the lines proctor writes
+}
+
+// Native is proctor's own agent.
+func Native() Agent { return Agent{Name: KindNative, Kind: KindNative} }
+
+// IsNative says whether the agent is proctor's own loop.
+func (a Agent) IsNative() bool { return a.Kind == "" || a.Kind == KindNative }
+
+// Options are what a run gives its agent.
+type Options struct {
+	Dir     string   // the workspace: the agent's working folder
+	Env     []string // the environment, already without provider keys
+	Task    string
+	BaseURL string // the model proxy, ending in /v1
+	Key     string // the proxy's placeholder key
+	Model   string
+	Home    string // a private folder of the run for the agent's own files (CODEX_HOME)
+}
+
+// MaxLog is how much of an agent's output is kept.
+const MaxLog = 1 << 20
+
+// Result is how an agent command ended.
+type Result struct {
+	Argv     []string
+	Version  string
+	ExitCode int    // -1 when it did not exit by itself
+	Log      []byte // stdout and stderr as they came, the first MaxLog bytes
+	Cut      int64  // bytes of output past MaxLog, not kept
+	Err      error  // it could not start, or it failed: what to tell the user
+}
+
+// Run runs the agent to its end or until ctx is done, when its whole
+// process group is stopped (SIGTERM, then SIGKILL after five seconds).
+func Run(ctx context.Context, a Agent, o Options) Result {
+	argv, env, err := prepare(a, o)
+	if err != nil {
+		return Result{ExitCode: -1, Err: err}
+	}
+	res := Result{Argv: argv, ExitCode: -1}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		res.Err = fmt.Errorf("agent %s: %w%s", a.Name, err, installHint(a))
+		return res
+	}
+	res.Version = version(ctx, a, path, env, o.Dir)
+	log := &boundedLog{max: MaxLog}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Dir, env, nil, log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Start()
+	if err != nil {
+		res.Err = fmt.Errorf("start agent %s: %w", a.Name, err)
+		return res
+	}
+	err = cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left running
+	res.Log, res.Cut = log.buf.Bytes(), log.cut
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		res.Err = fmt.Errorf("agent %s was stopped: %w", a.Name, context.Cause(ctx))
+	case errors.As(err, &exit) && exit.Exited():
+		res.ExitCode = exit.ExitCode()
+		res.Err = fmt.Errorf("agent %s exited with status %d (its output is in agent.log)", a.Name, res.ExitCode)
+	case err != nil:
+		res.Err = fmt.Errorf("agent %s: %w", a.Name, err)
+	default:
+		res.ExitCode = 0
+	}
+	return res
+}
+
+// prepare is the argv and environment of the agent.
+func prepare(a Agent, o Options) ([]string, []string, error) {
+	env := append([]string{}, o.Env...)
+	env = append(env, "OPENAI_BASE_URL="+o.BaseURL, "OPENAI_API_BASE="+o.BaseURL, "OPENAI_API_KEY="+o.Key,
+		"OPENAI_MODEL="+o.Model, "PROCTOR_MODEL="+o.Model, "CI=1", "NO_COLOR=1", "TERM=dumb")
+	for k, v := range a.Env {
+		env = append(env, k+"="+v)
+	}
+	if err := os.MkdirAll(o.Home, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("agent %s: make its home folder: %w", a.Name, err)
+	}
+	switch a.Kind {
+	case KindCodex:
+		if err := os.WriteFile(filepath.Join(o.Home, "config.toml"), []byte(codexConfig(o, a.Config)), 0o600); err != nil {
+			return nil, nil, fmt.Errorf("agent %s: write its config: %w", a.Name, err)
+		}
+		env = append(env, "CODEX_HOME="+o.Home)
+		bin := "codex"
+		var extra []string
+		if len(a.Command) > 0 {
+			bin, extra = a.Command[0], a.Command[1:]
+		}
+		argv := append([]string{bin, "exec", "--skip-git-repo-check", "--color", "never", "--model", o.Model}, extra...)
+		return append(argv, "--", o.Task), env, nil
+	case KindCommand:
+		if len(a.Command) == 0 || a.Command[0] == "" {
+			return nil, nil, fmt.Errorf("agent %s: no command to run", a.Name)
+		}
+		argv := make([]string, len(a.Command))
+		for i, arg := range a.Command {
+			argv[i] = strings.ReplaceAll(arg, "{{task}}", o.Task)
+		}
+		return argv, env, nil
+	}
+	return nil, nil, fmt.Errorf("agent %s: kind %q is not an external agent", a.Name, a.Kind)
+}
+
+// codexConfig is the config.toml of a codex run: the proxy as its only
+// model provider, over the Responses API, never asking for approval.
+func codexConfig(o Options, more string) string {
+	return fmt.Sprintf(`# Written by proctor for one run.
+model = %q
+model_provider = "proctor"
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+
+[model_providers.proctor]
+name = "proctor"
+base_url = %q
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+`, o.Model, o.BaseURL) + more
+}
+
+// version is what the agent says its version is, or the digest of its
+// executable.
+func version(ctx context.Context, a Agent, path string, env []string, dir string) string {
+	argv := a.Version
+	if len(argv) == 0 && a.Kind == KindCodex {
+		argv = []string{path, "--version"}
+	}
+	if len(argv) == 0 {
+		f, err := os.Open(path)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		h := sha256.New()
+		io.Copy(h, f)
+		return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	v := strings.TrimSpace(string(out))
+	if i := strings.IndexByte(v, '\n'); i >= 0 {
+		v = v[:i]
+	}
+	if len(v) > 200 {
+		v = v[:200]
+	}
+	return v
+}
+
+func installHint(a Agent) string {
+	if a.Kind == KindCodex {
+		return "; install Codex CLI (npm install -g @openai/codex) or set its path in agents.yaml (command: [/path/to/codex])"
+	}
+	return ""
+}
+
+// boundedLog keeps the first max bytes written and counts the rest.
+type boundedLog struct {
+	buf bytes.Buffer
+	max int
+	cut int64
+}
+
+func (l *boundedLog) Write(p []byte) (int, error) {
+	n := min(len(p), l.max-l.buf.Len())
+	l.buf.Write(p[:n])
+	l.cut += int64(len(p) - n)
+	return len(p), nil
+}
+
+// Call is one recorded model call, decoded.
+type Call struct {
+	Request model.Request
+	Reply   *model.Response // nil when the call failed
+}
+
+// Conversation is what the agent and its model said, read from its calls:
+// the longest conversation the agent sent (its main loop — side requests
+// such as a title are shorter; later ones win a tie) and the reply to it.
+func Conversation(calls []Call) []model.Message {
+	best := -1
+	for i, c := range calls {
+		if c.Reply != nil && (best < 0 || len(c.Request.Messages) >= len(calls[best].Request.Messages)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	msgs := append(append([]model.Message{}, calls[best].Request.Messages...), calls[best].Reply.Message)
+	names := map[string]string{}
+	for i, m := range msgs {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+		}
+		if m.Role == model.RoleTool && m.Name == "" {
+			msgs[i].Name = names[m.ToolCallID]
+		}
+	}
+	return msgs
+}

@@ -1,0 +1,163 @@
+package external
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/proctor-dev/proctor/internal/yamldoc"
+)
+
+// File is agents.yaml: the agents a user can pick by name, beside the
+// built-in native and codex.
+//
+//	agents:
+//	  - name: my-agent
+//	    kind: command
+//	    command: [./bin/my-agent, --task, "{{task}}"]
+//	    env: {MY_AGENT_QUIET: "1"}
+type File struct {
+	Path   string
+	Agents []Agent
+}
+
+// Fields are the fields of an agent, in agents.yaml and a scenario's
+// agent:.
+var Fields = []string{"name", "kind", "command", "env", "version", "config"}
+
+var (
+	agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Load reads agents.yaml at path; a file that does not exist has no agents.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Path: path}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read agents: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse reads agents.yaml from data, reporting every problem as
+// file:line:col: field: problem.
+func Parse(path string, data []byte) (*File, error) {
+	doc, err := yamldoc.Parse(path, data)
+	if err != nil || doc == nil {
+		return &File{Path: path}, err
+	}
+	out := &File{Path: path}
+	d := &yamldoc.Decoder{File: path}
+	d.Fields(doc, "", []string{"agents"}, func(_ string, _, v *yaml.Node) {
+		seen := map[string]bool{KindNative: true, KindCodex: true}
+		for i, n := range d.List(v, "agents") {
+			field := fmt.Sprintf("agents[%d]", i)
+			a := Decode(d, n, field)
+			switch {
+			case n.Kind != yaml.MappingNode:
+				continue
+			case a.Name == "":
+				d.Add(n, field+".name", "missing")
+			case seen[a.Name]:
+				d.Add(n, field+".name", "%q is defined twice (native and codex are built in)", a.Name)
+			}
+			seen[a.Name] = true
+			out.Agents = append(out.Agents, a)
+		}
+	})
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Decode reads one agent (an agents.yaml entry, or a scenario's agent:).
+// A codex or native agent without a name is named after its kind.
+func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
+	var a Agent
+	d.Fields(n, field, Fields, func(key string, _, v *yaml.Node) {
+		f := yamldoc.Join(field, key)
+		switch key {
+		case "name":
+			if a.Name = d.Str(v, f); a.Name != "" && !agentName.MatchString(a.Name) {
+				d.Add(v, f, "%q: want 1-64 letters, digits, '.', '_' or '-'", a.Name)
+			}
+		case "kind":
+			if a.Kind = d.Str(v, f); !slices.Contains([]string{KindNative, KindCodex, KindCommand}, a.Kind) {
+				d.Add(v, f, "%q: want native, codex or command", a.Kind)
+			}
+		case "command":
+			a.Command = d.Strs(v, f)
+		case "version":
+			a.Version = d.Strs(v, f)
+		case "config":
+			a.Config = d.Str(v, f)
+		case "env":
+			if v.Kind != yaml.MappingNode {
+				d.Add(v, f, "want a mapping of NAME: value, got %s", yamldoc.KindName(v))
+				return
+			}
+			a.Env = map[string]string{}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				k := v.Content[i].Value
+				if !envName.MatchString(k) || strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "PROCTOR_") {
+					d.Add(v.Content[i], f+"."+k, "not a variable an agent may be given (a name, not OPENAI_* or PROCTOR_*, which proctor sets)")
+					continue
+				}
+				a.Env[k] = d.Str(v.Content[i+1], f+"."+k)
+			}
+		}
+	})
+	if n.Kind != yaml.MappingNode {
+		return a
+	}
+	switch {
+	case a.Kind == "":
+		d.Add(n, yamldoc.Join(field, "kind"), "missing; want native, codex or command")
+	case a.Kind == KindCommand && len(a.Command) == 0:
+		d.Add(n, yamldoc.Join(field, "command"), "missing; a command agent needs the command to run, e.g. [./my-agent, \"{{task}}\"]")
+	case a.Kind == KindNative && (len(a.Command) > 0 || len(a.Env) > 0):
+		d.Add(n, field, "the native agent takes no command or env")
+	}
+	if a.Name == "" && a.Kind != KindCommand {
+		a.Name = a.Kind
+	}
+	return a
+}
+
+// Find is the agent called name: native, codex (as built in, unless the
+// file says otherwise), or one of the file's.
+func (f *File) Find(name string) (Agent, error) {
+	for _, a := range f.Agents {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	switch name {
+	case "", KindNative:
+		return Native(), nil
+	case KindCodex:
+		return Agent{Name: KindCodex, Kind: KindCodex}, nil
+	}
+	return Agent{}, fmt.Errorf("no agent %q: the agents are %s (add one to %s)", name, strings.Join(f.Names(), ", "), f.Path)
+}
+
+// Names are the agents one can pick, native first.
+func (f *File) Names() []string {
+	names := []string{KindNative, KindCodex}
+	for _, a := range f.Agents {
+		if !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}

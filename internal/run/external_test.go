@@ -1,0 +1,172 @@
+package run_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/external"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/testutil"
+)
+
+// twoWrites is a script for either API: two tool calls in one reply, then
+// a final answer once both results are in.
+func twoWrites(api string) string {
+	return `model: test-model
+steps:
+  - expect: {api: ` + api + `, last_contains: "Write new"}
+    reply: {content: "", tool_calls: [{id: c1, name: write_file, arguments: {path: a.txt, content: "new\n"}}, {id: c2, name: write_file, arguments: {path: b.txt, content: "bee\n"}}], usage: {prompt_tokens: 10, completion_tokens: 5, total_tokens: 15}}
+  - expect: {api: ` + api + `, last_contains: "wrote b.txt"}
+    reply: {content: "Wrote a.txt and b.txt.", usage: {prompt_tokens: 20, completion_tokens: 5, total_tokens: 25}}
+`
+}
+
+func externalSpec(t *testing.T, src string, a external.Agent) run.Spec {
+	t.Helper()
+	s, err := script.Parse("model.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "src")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return run.Spec{SourceDir: dir, Task: "Write new into a.txt", Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults(), Agent: a}
+}
+
+// Both test agents (Chat Completions with parallel tool calls and
+// content-part arrays; the Responses API with function calls) run under
+// the proxy: their changes are the diff, their calls the exchanges and
+// events, their conversation the transcript, their output agent.log.
+func TestExternalAgentsRunUnderTheProxy(t *testing.T) {
+	for _, tc := range []struct{ agent, api string }{{"chatagent", model.APIChat}, {"responsesagent", model.APIResponses}} {
+		t.Run(tc.agent, func(t *testing.T) {
+			bin := testutil.TestAgent(t, tc.agent)
+			a := external.Agent{Name: tc.agent, Kind: external.KindCommand, Command: []string{bin, "{{task}}"}}
+			res, err := newRunner(t).Run(context.Background(), externalSpec(t, twoWrites(tc.api), a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc := res.Receipt
+			if rc.Status != bundle.StatusAwaitingReview || strings.Join(rc.Changed, ",") != "a.txt,b.txt" {
+				t.Fatalf("status %s changed %v failure %+v", rc.Status, rc.Changed, rc.Failure)
+			}
+			if rc.Agent == nil || rc.Agent.Kind != external.KindCommand || rc.Agent.Name != tc.agent || !strings.HasPrefix(rc.Agent.Version, "sha256:") {
+				t.Fatalf("receipt agent %+v", rc.Agent)
+			}
+			if rc.Usage.ModelCalls != 2 || rc.Usage.TotalTokens != 40 {
+				t.Fatalf("usage %+v", rc.Usage)
+			}
+			b, err := bundle.ReadRun(res.Dir, bundle.DefaultLimits())
+			if err != nil || len(b.Problems) > 0 {
+				t.Fatalf("bundle: %v %v", err, b.Problems)
+			}
+			xs, _, err := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
+			if err != nil || len(xs) != 2 || xs[0].API != tc.api || xs[1].API != tc.api {
+				t.Fatalf("exchanges %d %v", len(xs), err)
+			}
+			transcript, _ := os.ReadFile(filepath.Join(res.Dir, bundle.TranscriptFile))
+			for _, want := range []string{"Write new into a.txt", "`write_file` (c2)", "wrote b.txt", "Wrote a.txt and b.txt."} {
+				if !strings.Contains(string(transcript), want) {
+					t.Errorf("transcript lacks %q:\n%s", want, transcript)
+				}
+			}
+			log, _ := os.ReadFile(filepath.Join(res.Dir, bundle.AgentLogFile))
+			if !strings.Contains(string(log), "final: Wrote a.txt and b.txt.") {
+				t.Errorf("agent.log: %q", log)
+			}
+			events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
+			if n := strings.Count(string(events), `"type":"tool.call"`); n != 2 || strings.Count(string(events), `"type":"tool.result"`) != 2 {
+				t.Errorf("%d tool_call events, want 2 and 2 results:\n%s", n, events)
+			}
+		})
+	}
+}
+
+// The agent's environment points at the proxy with a placeholder key: the
+// provider's key and its variable never reach it.
+func TestAnExternalAgentNeverHoldsTheProviderKey(t *testing.T) {
+	t.Setenv("LIVE_KEY_FOR_TEST", "sk-live-not-for-agents")
+	spec := externalSpec(t, twoWrites(model.APIChat), external.Agent{Name: "env", Kind: external.KindCommand,
+		Command: []string{"sh", "-c", "env > env.txt"}})
+	spec.Model = run.ModelChoice{Profile: &model.Profile{Name: "live", APIKeyEnv: "LIVE_KEY_FOR_TEST"},
+		Endpoint: model.Endpoint{BaseURL: "http://127.0.0.1:9/v1", Model: "m", APIKey: "sk-live-not-for-agents"}}
+	res, err := newRunner(t).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff, _ := os.ReadFile(filepath.Join(res.Dir, bundle.DiffFile))
+	if !strings.Contains(string(diff), "OPENAI_API_KEY=proctor-proxy-") || !strings.Contains(string(diff), "OPENAI_BASE_URL=http://127.0.0.1:") {
+		t.Fatalf("the agent's environment does not point at the proxy:\n%s", diff)
+	}
+	ws := filepath.Join(res.Dir, "workspace", "env.txt")
+	env, _ := os.ReadFile(ws)
+	if len(env) == 0 || strings.Contains(string(env), "sk-live-not-for-agents") || strings.Contains(string(env), "LIVE_KEY_FOR_TEST") {
+		t.Fatalf("the agent's environment holds the provider key (or its variable):\n%s", env)
+	}
+}
+
+// An agent that fails, one refused past max_turns, and one stopped by the
+// wall clock (with the children it started) each end the run with a
+// failure that says so; the bundle keeps what happened.
+func TestExternalAgentsThatFailOrRunPastTheirBounds(t *testing.T) {
+	chat := testutil.TestAgent(t, "chatagent")
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	for _, tc := range []struct {
+		name    string
+		command []string
+		bound   func(*bundle.Bounds)
+		code    string
+		aborted string
+	}{
+		{"exits 3", []string{"sh", "-c", "echo broken >&2; exit 3"}, nil, "agent_error", ""},
+		{"past max_turns", []string{chat, "{{task}}"}, func(b *bundle.Bounds) { b.MaxTurns = 1 }, "max_turns", "max_turns=1"},
+		{"past the wall clock", []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}, func(b *bundle.Bounds) { b.WallClockS = 1 }, "wall_clock", "wall_clock_s=1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := externalSpec(t, twoWrites(model.APIChat), external.Agent{Name: "a", Kind: external.KindCommand, Command: tc.command})
+			if tc.bound != nil {
+				tc.bound(&spec.Bounds)
+			}
+			start := time.Now()
+			res, err := newRunner(t).Run(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := res.Receipt.Failure
+			if res.Receipt.Status != bundle.StatusFailed || f == nil || f.Code != tc.code {
+				t.Fatalf("status %s failure %+v", res.Receipt.Status, f)
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("the run took %s", time.Since(start))
+			}
+			events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
+			if tc.aborted != "" && !strings.Contains(string(events), tc.aborted) {
+				t.Errorf("no event names %s:\n%s", tc.aborted, events)
+			}
+		})
+	}
+	// The wall clock stopped the agent's whole process group.
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	json.Unmarshal([]byte(strings.TrimSpace(string(data))), &pid)
+	testutil.Eventually(t, 10*time.Second, "the agent's child to be gone", func() bool {
+		return pid > 0 && syscall.Kill(pid, 0) != nil
+	})
+}
