@@ -84,7 +84,9 @@ func TestPrepare(t *testing.T) {
 
 func TestConversationIsTheLongestOneTheAgentSent(t *testing.T) {
 	user := func(s string) model.Message { return model.Message{Role: model.RoleUser, Content: s} }
-	reply := func(s string) *model.Response { return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: s}} }
+	reply := func(s string) *model.Response {
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: s}}
+	}
 	calls := []Call{
 		{Request: model.Request{Messages: []model.Message{user("task")}}, Reply: &model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file"}}}}},
 		{Request: model.Request{Messages: []model.Message{user("title this")}}, Reply: reply("A title")},
