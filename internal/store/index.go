@@ -273,8 +273,8 @@ const insertRunSQL = `INSERT INTO runs (
 	source_kind, source_location, source_commit, scenario_id, scenario_repeat,
 	failure_domain, failure_code, failure_message, started_at, ended_at,
 	prompt_tokens, completion_tokens, total_tokens, model_calls, changed_count, diff_bytes,
-	verify_verdict, review_state, receipt, suite)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	verify_verdict, review_state, receipt, suite, agent)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func runArgs(path string, run *bundle.Run) ([]any, error) {
 	r := &run.Receipt
@@ -298,8 +298,16 @@ func runArgs(path string, run *bundle.Run) ([]any, error) {
 		r.Source.Kind, sourceLocation(r.Source), r.Source.CommitSHA, scenario, repeat,
 		fdomain, fcode, fmsg, r.StartedAt.UnixMilli(), msOrNil(r.EndedAt),
 		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.ModelCalls, len(r.Changed), run.DiffBytes,
-		verdict, reviewState(r), string(receipt), suite,
+		verdict, reviewState(r), string(receipt), suite, agentName(r),
 	}, nil
+}
+
+// agentName is how the index names a run's agent: native for proctor's own.
+func agentName(r *bundle.Receipt) string {
+	if r.Agent == nil || r.Agent.Name == "" {
+		return "native"
+	}
+	return r.Agent.Name
 }
 
 func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) error {

@@ -25,6 +25,7 @@ type RunSummary struct {
 	Task           string
 	ModelProfile   string
 	ModelName      string
+	Agent          string // native, codex, or an agent command's name
 	ScenarioID     string
 	ScenarioRepeat int
 	SourceLocation string
@@ -53,6 +54,7 @@ type RunFilter struct {
 	Kind     string
 	Scenario string
 	Model    string
+	Agent    string
 	Review   string
 	Session  string
 	Suite    string
@@ -107,7 +109,7 @@ func parseCursor(s string) (cursor, error) {
 	return cursor{ms: n, id: id}, nil
 }
 
-const runSummaryColumns = `r.run_id, r.session_id, r.kind, r.status, r.stage, r.task, r.model_profile, r.model_name,
+const runSummaryColumns = `r.run_id, r.session_id, r.kind, r.status, r.stage, r.task, r.model_profile, r.model_name, r.agent,
 	r.scenario_id, r.scenario_repeat, r.source_location, r.failure_domain, r.failure_code,
 	r.started_at, r.ended_at, r.total_tokens, r.model_calls, r.changed_count, r.review_state`
 
@@ -115,7 +117,7 @@ func scanRunSummary(sc interface{ Scan(...any) error }, extra ...any) (RunSummar
 	var r RunSummary
 	var started int64
 	var ended sql.NullInt64
-	dest := []any{&r.RunID, &r.SessionID, &r.Kind, &r.Status, &r.Stage, &r.Task, &r.ModelProfile, &r.ModelName,
+	dest := []any{&r.RunID, &r.SessionID, &r.Kind, &r.Status, &r.Stage, &r.Task, &r.ModelProfile, &r.ModelName, &r.Agent,
 		&r.ScenarioID, &r.ScenarioRepeat, &r.SourceLocation, &r.FailureDomain, &r.FailureCode,
 		&started, &ended, &r.TotalTokens, &r.ModelCalls, &r.ChangedCount, &r.ReviewState}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
@@ -212,6 +214,9 @@ func (f RunFilter) query(limit int, backwards bool) (string, []any, error) {
 	}
 	if f.Model != "" {
 		add("r.model_name = ?", f.Model)
+	}
+	if f.Agent != "" {
+		add("r.agent = ?", f.Agent)
 	}
 	if f.Review != "" {
 		add("r.review_state = ?", f.Review)
@@ -343,16 +348,21 @@ func (s *Store) GetRun(ctx context.Context, runID string) (*RunDetail, error) {
 // Facets lists the values the runs list can be filtered by.
 type Facets struct {
 	Models    []string
+	Agents    []string
 	Scenarios []string
 }
 
-// RunFacets returns the distinct models and scenarios, at most 200 of each.
+// RunFacets returns the distinct models, agents and scenarios, at most 200
+// of each.
 // It walks the column indexes one value at a time, so its cost grows with the
 // number of distinct values rather than the number of runs.
 func (s *Store) RunFacets(ctx context.Context) (Facets, error) {
 	var f Facets
 	var err error
 	if f.Models, err = s.distinct(ctx, "model_name"); err != nil {
+		return f, err
+	}
+	if f.Agents, err = s.distinct(ctx, "agent"); err != nil {
 		return f, err
 	}
 	if f.Scenarios, err = s.distinct(ctx, "scenario_id"); err != nil {

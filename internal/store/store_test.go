@@ -448,3 +448,24 @@ func TestSuiteCellsCarryTheScenarioTags(t *testing.T) {
 		t.Fatalf("tags by run: %v", got)
 	}
 }
+
+func TestRunsAreFilteredAndCellsKeyedByAgent(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	native, codex := run(1, bundle.StatusPassed, bundle.KindScenario, "m"), run(2, bundle.StatusPassed, bundle.KindScenario, "m")
+	native.Receipt.Scenario.Suite, codex.Receipt.Scenario.Suite = "suite-a", "suite-a"
+	codex.Receipt.Agent = &bundle.Agent{Kind: "codex", Name: "codex", Version: "codex-cli 0.1"}
+	apply(t, st, native, codex)
+	page, err := st.ListRuns(ctx, store.RunFilter{Agent: "codex"})
+	if err != nil || len(page.Runs) != 1 || page.Runs[0].RunID != "run-00002" || page.Runs[0].Agent != "codex" {
+		t.Fatalf("runs of codex: %+v %v", page.Runs, err)
+	}
+	f, err := st.RunFacets(ctx)
+	if err != nil || strings.Join(f.Agents, ",") != "codex,native" {
+		t.Fatalf("agent facets %v %v", f.Agents, err)
+	}
+	cells, err := st.SuiteCells(ctx, "suite-a")
+	if err != nil || len(cells) != 2 || cells[0].Agent != "native" || cells[1].Agent != "codex" {
+		t.Fatalf("cells %+v %v", cells, err)
+	}
+}

@@ -51,6 +51,7 @@ type Cell struct {
 	Scenario   string
 	Repeat     int
 	Model      string
+	Agent      string
 	Status     string
 	Started    time.Time
 	HasVerdict bool
@@ -61,7 +62,7 @@ type Cell struct {
 	Tags       []string // the scenario's tags, from the receipt
 }
 
-const cellQuery = `SELECT r.run_id, r.scenario_id, r.scenario_repeat, r.model_name, r.status, r.started_at, r.suite,
+const cellQuery = `SELECT r.run_id, r.scenario_id, r.scenario_repeat, r.model_name, r.agent, r.status, r.started_at, r.suite,
 	v.run_id IS NOT NULL, coalesce(v.passed, 0), coalesce(v.checks_broken, 0) > 0, coalesce(v.aborted, ''),
 	coalesce(json_extract(r.receipt, '$.scenario.tags'), '')
 	FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id `
@@ -77,7 +78,7 @@ func (s *Store) cells(ctx context.Context, what, where string, args ...any) ([]C
 		var c Cell
 		var started int64
 		var tags string
-		if err := rows.Scan(&c.RunID, &c.Scenario, &c.Repeat, &c.Model, &c.Status, &started, &c.Suite, &c.HasVerdict, &c.Passed, &c.Broken, &c.Aborted, &tags); err != nil {
+		if err := rows.Scan(&c.RunID, &c.Scenario, &c.Repeat, &c.Model, &c.Agent, &c.Status, &started, &c.Suite, &c.HasVerdict, &c.Passed, &c.Broken, &c.Aborted, &tags); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if tags != "" {
@@ -91,9 +92,10 @@ func (s *Store) cells(ctx context.Context, what, where string, args ...any) ([]C
 	return out, rows.Err()
 }
 
-// SuiteCells returns every run of a suite, by scenario, model and repeat.
+// SuiteCells returns every run of a suite, by scenario, agent, model and
+// repeat.
 func (s *Store) SuiteCells(ctx context.Context, suite string) ([]Cell, error) {
-	return s.cells(ctx, "runs of suite "+suite, `WHERE r.suite = ? ORDER BY r.scenario_id, r.model_name, r.scenario_repeat, r.started_at LIMIT 20000`, suite)
+	return s.cells(ctx, "runs of suite "+suite, `WHERE r.suite = ? ORDER BY r.scenario_id, r.agent, r.model_name, r.scenario_repeat, r.started_at LIMIT 20000`, suite)
 }
 
 // ScenarioHistory returns a scenario's most recent runs, oldest first.

@@ -1,0 +1,72 @@
+//go:build interop
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Codex CLI, installed from npm by e2e/install-codex.sh, runs under
+// `proctor run --agent codex` against a model script: it must reach the
+// proxy over the Responses API, run the command the script asks for in the
+// workspace, and leave its change as the run's diff, with its version on
+// the receipt. Run with `go tool task interop`.
+func TestCodexUnderProctor(t *testing.T) {
+	bin := os.Getenv("CODEX_BIN_DIR")
+	if bin == "" {
+		t.Fatal("CODEX_BIN_DIR is not set: run this through `go tool task interop`")
+	}
+	dir := t.TempDir()
+	proctor := filepath.Join(dir, "proctor")
+	if out, err := exec.Command("go", "build", "-o", proctor, "../cmd/proctor").CombinedOutput(); err != nil {
+		t.Fatalf("build proctor: %v\n%s", err, out)
+	}
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "greeting.txt"), []byte("hello\n"), 0o644)
+	script := filepath.Join(dir, "codex.yaml")
+	os.WriteFile(script, []byte(`model: test-model
+steps:
+  - expect: {api: responses, last_contains: "greeting.txt"}
+    reply: {content: "", tool_calls: [{id: call-1, name: exec_command, arguments: {cmd: "printf 'hello, codex\\n' > greeting.txt"}}]}
+  - expect: {api: responses}
+    reply: {content: "I changed greeting.txt."}
+`), 0o644)
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(proctor, "run", "--dir", src, "--task", "Change greeting.txt to say hello, codex.", "--script", script, "--agent", "codex", "--wall-clock-s", "120")
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PROCTOR_DATA="+data)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("proctor run --agent codex: %v\n%s", err, out)
+	}
+	runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "run.json"))
+	if len(runs) != 1 {
+		t.Fatalf("%d runs\n%s", len(runs), out)
+	}
+	runDir := filepath.Dir(runs[0])
+	var receipt struct {
+		Status string
+		Agent  struct{ Kind, Version string }
+		Usage  struct {
+			ModelCalls int64 `json:"model_calls"`
+		}
+		Changed []string
+	}
+	raw, _ := os.ReadFile(runs[0])
+	json.Unmarshal(raw, &receipt)
+	diff, _ := os.ReadFile(filepath.Join(runDir, "diff.patch"))
+	if receipt.Status != "awaiting_review" || receipt.Agent.Kind != "codex" || !strings.HasPrefix(receipt.Agent.Version, "codex-cli ") ||
+		strings.Join(receipt.Changed, ",") != "greeting.txt" || !strings.Contains(string(diff), "+hello, codex") {
+		log, _ := os.ReadFile(filepath.Join(runDir, "agent.log"))
+		t.Fatalf("receipt %s\ndiff:\n%s\nagent.log:\n%s\n%s", raw, diff, log, out)
+	}
+	t.Logf("%s: %d model calls, %s wall", receipt.Agent.Version, receipt.Usage.ModelCalls, took.Round(time.Millisecond))
+}
