@@ -145,8 +145,8 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 // externalAgent is the agent --agent names; for "command", the command is
 // the arguments after --.
 func (f *runFlags) externalAgent(env Env, name string) (external.Agent, error) {
-	rest := f.fs.Args()
 	if *f.agent == external.KindCommand {
+		rest := f.fs.Args()
 		if len(rest) == 0 {
 			return external.Agent{}, usagef(name, "--agent command: give the agent's command after --, e.g. -- ./my-agent \"{{task}}\"")
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -62,6 +63,8 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	parallel := fs.Int("parallel", 1, "runs at a time")
 	profile := fs.String("model", "", "run every scenario against this model `profile` instead of its own model")
 	models := fs.String("models", "", "models.yaml `file`")
+	agentName := fs.String("agent", "", "run every scenario with this `agent` instead of its own: native, codex, or a name from agents.yaml")
+	agents := fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
 	var tags stringList
 	fs.Var(&tags, "filter", "only scenarios with this `tag` (repeatable: any of them)")
 	junit := fs.String("junit", "", "write JUnit XML to `file`")
@@ -97,7 +100,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	if len(scenarios) == 0 && len(problems) == 0 {
 		return usagef("scenario run", "no scenarios found under %s", strings.Join(fs.Args(), ", "))
 	}
-	rf := &runFlags{models: models}
+	rf := &runFlags{models: models, agent: agentName, agents: agents}
 	resolve := func(name string) (run.ModelChoice, error) { return rf.liveModel(env, name, "scenario run") }
 	opt := suite.Options{Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Profile: resolve, Quiet: *quiet}
 	if *profile != "" {
@@ -106,6 +109,16 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 			return err
 		}
 		opt.Model = &m
+	}
+	if *agentName != "" {
+		if *agentName == external.KindCommand {
+			return usagef("scenario run", "--agent command takes no command here: name an agent of agents.yaml")
+		}
+		a, err := rf.externalAgent(env, "scenario run")
+		if err != nil {
+			return err
+		}
+		opt.Agent = &a
 	}
 	if *pack && len(scenarios) > 0 { // nothing to run, no pack
 		cleanup, err := opt.UsePack(r.DataDir)

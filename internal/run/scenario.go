@@ -12,6 +12,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -21,9 +22,10 @@ import (
 
 // ScenarioOptions say how a scenario is run.
 type ScenarioOptions struct {
-	Repeat int          // 1-based repetition number
-	Suite  string       // the suite run it belongs to
-	Model  *ModelChoice // overrides the scenario's model
+	Repeat int             // 1-based repetition number
+	Suite  string          // the suite run it belongs to
+	Model  *ModelChoice    // overrides the scenario's model
+	Agent  *external.Agent // overrides the scenario's agent
 	// Profile resolves a scenario's model profile; nil refuses profiles.
 	Profile func(name string) (ModelChoice, error)
 }
@@ -45,6 +47,13 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 	}
 	if spec.ScenarioChecks == nil {
 		spec.ScenarioChecks = []check.Spec{}
+	}
+	spec.Agent = s.Agent
+	if opt.Agent != nil {
+		spec.Agent = *opt.Agent
+	} else if len(spec.Agent.Command) > 0 && (strings.HasPrefix(spec.Agent.Command[0], "./") || strings.HasPrefix(spec.Agent.Command[0], "../")) {
+		// The scenario's own agent program is found beside scenario.yaml.
+		spec.Agent.Command = append([]string{filepath.Join(s.Dir, spec.Agent.Command[0])}, spec.Agent.Command[1:]...)
 	}
 	if s.Context != "" {
 		spec.ContextFunc = s.ExpandContext

@@ -19,6 +19,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
@@ -46,6 +47,7 @@ type Scenario struct {
 	YieldReply  string
 	Continue    string
 	Model       Model
+	Agent       external.Agent    // the zero value is proctor's own agent
 	Env         map[string]string // applied over a scrubbed environment
 	PassEnv     []string          // process variables passed by name (secrets included)
 	Context     string            // session context template: $RUN_DIR, $WORKSPACE
@@ -84,7 +86,7 @@ type Model struct {
 }
 
 var (
-	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "env", "pass_env", "context", "git", "checks", "repeat"}
+	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "agent", "env", "pass_env", "context", "git", "checks", "repeat"}
 	budgetFields   = append([]string{"max_messages", "max_yield_replies", "max_continues"}, bounds.Keys()...) // wall_clock_s is a bound
 	approvalFields = []string{"default", "rules", "max_decisions"}
 	ruleFields     = []string{"tool", "args", "decision"}
@@ -145,6 +147,11 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 			s.Continue = d.Str(v, key)
 		case "model":
 			d.model(v, s)
+		case "agent":
+			s.Agent = external.Decode(&d.Decoder, v, "agent")
+			if s.Agent.Kind == external.KindCommand && s.Agent.Name == "" && len(s.Agent.Command) > 0 {
+				s.Agent.Name = "command"
+			}
 		case "env":
 			d.env(v, s)
 		case "pass_env":
@@ -169,6 +176,9 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 		s.Turns = []string{task}
 	case len(s.Turns) == 0:
 		d.Add(doc, "task", "missing; give task (one message) or turns (a list)")
+	}
+	if !s.Agent.IsNative() && len(s.Turns) > 1 {
+		d.Add(doc, "agent", "turns need proctor's own agent; an external agent runs once on the task")
 	}
 	if s.ID == "" {
 		d.Add(doc, "id", "missing")

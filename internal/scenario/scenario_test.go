@@ -49,6 +49,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad rule regex", "id: x\ntask: t\napprovals:\n  rules:\n    - tool: run_command\n      args: \"(\"\n", "approvals.rules[0].args: not a regular expression"},
 		{"duplicate check names", "id: x\ntask: t\nchecks:\n  - {name: a, kind: budget_not_exceeded}\n  - {name: a, kind: budget_not_exceeded}\n", `"a" is used twice`},
 		{"empty", "", "empty"},
+		{"agent kind", "id: x\ntask: t\nagent: {kind: shell}\n", `agent.kind: "shell": want native, codex or command`},
+		{"agent without a command", "id: x\ntask: t\nagent: {kind: command}\n", "agent.command: missing"},
+		{"external agent with turns", "id: x\nturns: [a, b]\nagent: {kind: codex}\n", "agent: turns need proctor's own agent"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

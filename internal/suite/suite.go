@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -32,6 +33,7 @@ type Options struct {
 	Repeat   int    // runs per scenario; 0 uses each scenario's repeat
 	Parallel int    // runs at a time; default 1
 	Model    *run.ModelChoice
+	Agent    *external.Agent // overrides each scenario's agent
 	Profile  func(name string) (run.ModelChoice, error)
 	Out      io.Writer // one line per result and verdict, then the summary
 	// Quiet prints only the cases that did not pass (their results and
@@ -161,7 +163,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 // it; it returns a warning to print when the pack could not take it.
 func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) string {
 	t0 := time.Now()
-	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Profile: opt.Profile})
+	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Agent: opt.Agent, Profile: opt.Profile})
 	if err == nil {
 		c.Result, err = rr.Run(ctx, spec)
 	}

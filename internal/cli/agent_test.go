@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/testutil"
+)
+
+// writeTree writes files (path → content) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const agentScript = `steps:
+  - expect: {api: chat, last_contains: "Write new"}
+    reply: {content: "", tool_calls: [{id: c1, name: write_file, arguments: {path: a.txt, content: "new\n"}}]}
+  - expect: {api: chat, last_contains: "wrote a.txt"}
+    reply: {content: "Wrote a.txt."}
+`
+
+// A scenario names its agent (a command beside scenario.yaml), or
+// scenario run --agent picks one from agents.yaml for every scenario; the
+// runs, their receipts and the verdicts say which agent did the work.
+func TestScenariosRunWithAnAgentCommand(t *testing.T) {
+	bin := testutil.TestAgent(t, "chatagent")
+	data, cfg, in := t.TempDir(), t.TempDir(), t.TempDir()
+	scenarioYAML := func(id, agent string) string {
+		return "id: " + id + "\ntask: Write new into a.txt.\ngit: false\n" + agent +
+			"checks:\n  - {kind: file_contains, path: a.txt, text: new}\n  - {kind: only_paths_changed, paths: [a.txt]}\n"
+	}
+	writeTree(t, in, map[string]string{
+		"own-agent/scenario.yaml": scenarioYAML("own-agent", "agent: {kind: command, name: chat, command: [./agent, \"{{task}}\"]}\n"),
+		"own-agent/model.yaml":    agentScript,
+		"own-agent/fixture/a.txt": "old\n",
+		"no-agent/scenario.yaml":  scenarioYAML("no-agent", ""),
+		"no-agent/model.yaml":     agentScript,
+		"no-agent/fixture/a.txt":  "old\n",
+		"agents.yaml":             "agents:\n  - {name: chat-cmd, kind: command, command: [" + bin + ", \"{{task}}\"]}\n",
+	})
+	agentBin, _ := os.ReadFile(bin)
+	if err := os.WriteFile(filepath.Join(in, "own-agent", "agent"), agentBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PROCTOR_DATA": data, "XDG_CONFIG_HOME": cfg, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	r := invoke(t, env, "scenario", "run", filepath.Join(in, "own-agent"))
+	if r.code != ExitOK || !strings.Contains(r.stdout, "1 passed, 0 failed") {
+		t.Fatalf("a scenario with its own agent: %+v", r)
+	}
+	r = invoke(t, env, "scenario", "run", "--agent", "chat-cmd", "--agents", filepath.Join(in, "agents.yaml"), filepath.Join(in, "no-agent"))
+	if r.code != ExitOK || !strings.Contains(r.stdout, "1 passed, 0 failed") {
+		t.Fatalf("scenario run --agent: %+v", r)
+	}
+	agents := map[string]string{}
+	receipts, _ := filepath.Glob(filepath.Join(data, "runs", "*", bundle.ReceiptFile))
+	for _, p := range receipts {
+		var rc bundle.Receipt
+		raw, _ := os.ReadFile(p)
+		if err := json.Unmarshal(raw, &rc); err != nil || rc.Agent == nil {
+			t.Fatalf("%s: %v agent %+v", p, err, rc.Agent)
+		}
+		agents[rc.Scenario.ID] = rc.Agent.Name
+	}
+	if agents["own-agent"] != "chat" || agents["no-agent"] != "chat-cmd" {
+		t.Fatalf("agents by scenario: %v", agents)
+	}
+	if r = invoke(t, env, "scenario", "run", "--agent", "nobody", "--agents", filepath.Join(in, "agents.yaml"), filepath.Join(in, "no-agent")); r.code != ExitUsage || !strings.Contains(r.stderr, `no agent "nobody"`) {
+		t.Fatalf("an unknown agent: %+v", r)
+	}
+}
+
+// proctor run --agent command runs the command after --; without one, or
+// with stray arguments for another agent, it says what to do.
+func TestRunWithAnAgentCommand(t *testing.T) {
+	bin := testutil.TestAgent(t, "responsesagent")
+	data, src, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": strings.ReplaceAll(agentScript, "api: chat", "api: responses")})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
+	script := filepath.Join(dir, "model.yaml")
+	r := invoke(t, env, "run", "--dir", src, "--task", "Write new into a.txt", "--script", script, "--agent", "command", "--", bin, "{{task}}")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "status: awaiting review") || !strings.Contains(r.stdout, "tool write_file") {
+		t.Fatalf("run --agent command: %+v", r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", "command"}, "give the agent's command after --"},
+		{[]string{"--agent", "native", "--", bin}, "unexpected argument"},
+		{[]string{"--agent", "nobody"}, `no agent "nobody"`},
+	} {
+		args := append([]string{"run", "--dir", src, "--task", "x", "--script", script}, tc.args...)
+		if r := invoke(t, env, args...); r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: %+v, want %q", tc.args, r, tc.want)
+		}
+	}
+}
