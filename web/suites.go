@@ -17,6 +17,7 @@ type SuitesPage struct {
 	Suites    []store.SuiteSummary
 	Scenarios []string // scenario folders the server may launch
 	Models    Models   // profiles a suite may be run against instead of each scenario's own
+	Agents    []string // agents a suite may be run with instead of each scenario's own
 	Values    SuiteValues
 	Errors    map[string]string
 }
@@ -29,6 +30,7 @@ type SuiteValues struct {
 	Tags      string   `form:"tags"`
 	Repeat    string   `form:"repeat"`
 	Model     string   `form:"model"`
+	Agent     string   `form:"agent"`
 }
 
 // Chosen reports whether scenario id is selected: all of them on a first
@@ -204,9 +206,11 @@ func (p SuitePage) PageURL(n int) string {
 	return suiteURL(p.Suite) + "?" + q.Encode()
 }
 
-// MatrixRow is one scenario (with one model) across its repeats.
+// MatrixRow is one scenario (with one agent and one model) across its
+// repeats.
 type MatrixRow struct {
 	Scenario string
+	Agent    string
 	Model    string
 	Cells    []store.Cell // by repeat; a zero RunID is a repeat not run
 	Passed   int
@@ -227,10 +231,10 @@ func BuildMatrix(cells []store.Cell) ([]MatrixRow, int) {
 	var keys []string
 	repeats := 0
 	for _, c := range cells {
-		k := c.Scenario + "\x00" + c.Model
+		k := c.Scenario + "\x00" + c.Agent + "\x00" + c.Model
 		r := byKey[k]
 		if r == nil {
-			r = &MatrixRow{Scenario: c.Scenario, Model: c.Model}
+			r = &MatrixRow{Scenario: c.Scenario, Agent: c.Agent, Model: c.Model}
 			byKey[k] = r
 			keys = append(keys, k)
 		}

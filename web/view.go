@@ -141,6 +141,7 @@ func filterQuery(f store.RunFilter, param, cursor string) url.Values {
 	set("kind", f.Kind)
 	set("scenario", f.Scenario)
 	set("model", f.Model)
+	set("agent", f.Agent)
 	set("review", f.Review)
 	set("suite", f.Suite)
 	if !f.From.IsZero() {
@@ -181,6 +182,7 @@ type RunPage struct {
 	Diff          []DiffFile // Files, highlighted and paired; for a large diff, the listed files only
 	DiffLazy      bool       // a large diff: each file of Diff is loaded when opened
 	BundleFiles   []string   // the bundle's files that exist, for links
+	AgentLog      string     // the end of an external agent's output (agent.log)
 	Split         bool       // show the diff side by side
 	DiffErr       string
 	ReceiptJSON   string
@@ -598,8 +600,20 @@ type LaunchPage struct {
 	Meta   Meta
 	Roots  []string
 	Models Models
+	Agents []string // the agents one may pick, native first
 	Values LaunchValues
 	Errors map[string]string // by field name
+}
+
+// AgentLabel is how a form names an agent.
+func AgentLabel(name string) string {
+	switch name {
+	case "native":
+		return "native — proctor's own agent"
+	case "codex":
+		return "codex — Codex CLI (codex on the server's PATH)"
+	}
+	return name
 }
 
 // Models are the model profiles a form offers, and the models.yaml they

@@ -17,6 +17,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -73,6 +74,7 @@ clear. See docs/security.md.`)
 	tlsCert := fs.String("tls-cert", "", "PEM certificate `file` to serve HTTPS with (with --tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key `file` of --tls-cert")
 	models := fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
+	agents := fs.String("agents", "", "agents.yaml `file`: the agents the Launch form offers besides native and codex (default $PROCTOR_AGENTS, else beside models.yaml)")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return err
 	}
@@ -136,7 +138,7 @@ clear. See docs/security.md.`)
 		return err
 	}
 
-	modelsFile := modelsPath(*models, env.Getenv)
+	modelsFile, agentsFile := modelsPath(*models, env.Getenv), agentsPath(*agents, env.Getenv)
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile)}
 	if err := recoverDataDir(ctx, log, runner, st); err != nil {
 		return err
@@ -150,6 +152,7 @@ clear. See docs/security.md.`)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
+		Agents:        func() (*external.File, error) { return external.Load(agentsFile) },
 		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
 	resumeServer(ctx, log, srv)
 	scheme := "http"

@@ -25,6 +25,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -42,6 +43,7 @@ type Launcher struct {
 	// ScenarioRoots the folders suites are launched from.
 	SourceRoots, ScenarioRoots []string
 	Profiles                   func() (*model.Profiles, error) // models.yaml, read fresh; nil: none
+	Agents                     func() (*external.File, error)  // agents.yaml, read fresh; nil: native and codex only
 	Getenv                     func(string) string             // where provider keys come from; nil: the process environment
 	Log                        *slog.Logger                    // nil logs nothing
 
@@ -58,6 +60,7 @@ type Task struct {
 	Criteria     string `form:"criteria"`
 	OutOfScope   string `form:"out_of_scope"`
 	Model        string `form:"model"` // a profile of models.yaml…
+	Agent        string `form:"agent"` // native (""), codex, or an agents.yaml name
 	Checks       string `form:"checks"`
 	Allow        string `form:"allow"` // commands allowed without asking, prefixes
 	MaxTurns     string `form:"max_turns"`
@@ -210,6 +213,10 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	if msg != "" {
 		errs[field] = msg
 	}
+	agent, msg := l.Agent(v.Agent)
+	if msg != "" {
+		errs["agent"] = msg
+	}
 	var verifier *run.ModelChoice
 	if v.Verifier != "" {
 		m, msg := l.Profile(v.Verifier)
@@ -224,7 +231,7 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	approver := l.approver(id, v.Allow)
 	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
 	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
-		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver,
+		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver, Agent: agent,
 		Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
 	return id, nil
 }
@@ -252,6 +259,37 @@ func (l *Launcher) modelChoice(v Task) (run.ModelChoice, string, string) {
 		return run.ModelChoice{}, "script", err.Error()
 	}
 	return run.ModelChoice{Script: sc}, "", ""
+}
+
+// Agent resolves an agent by name: native, codex, or one of agents.yaml
+// (a browser can pick only what the server's owner configured, never a
+// command of its own). A message says what is wrong.
+func (l *Launcher) Agent(name string) (external.Agent, string) {
+	file := &external.File{Path: "agents.yaml"}
+	if l.Agents != nil {
+		f, err := l.Agents()
+		if err != nil {
+			return external.Agent{}, err.Error()
+		}
+		file = f
+	}
+	a, err := file.Find(strings.TrimSpace(name))
+	if err != nil {
+		return external.Agent{}, err.Error()
+	}
+	return a, ""
+}
+
+// AgentNames are the agents a form offers, native first.
+func (l *Launcher) AgentNames() ([]string, error) {
+	if l.Agents == nil {
+		return (&external.File{}).Names(), nil
+	}
+	f, err := l.Agents()
+	if err != nil {
+		return (&external.File{}).Names(), err
+	}
+	return f.Names(), nil
 }
 
 // Profile resolves a model profile with its key; a message says what is
@@ -319,6 +357,7 @@ type queuedScenario struct {
 	Repeat int    `json:"repeat"`
 	Suite  string `json:"suite"`
 	Model  string `json:"model,omitempty"` // a profile instead of the scenario's own model
+	Agent  string `json:"agent,omitempty"` // an agent instead of the scenario's own
 }
 
 func (l *Launcher) queueDir() string {
@@ -417,7 +456,8 @@ func (l *Launcher) underScenarioRoot(dir string) bool {
 // scenario k times, each a job of the launch queue (so --workers bounds
 // them, each can be stopped, the server waits for them at shutdown, and one
 // not started yet is launched again after a restart).
-func (l *Launcher) Suite(ids, tags []string, k int, model string) (string, map[string]string) {
+func (l *Launcher) Suite(req SuiteRequest) (string, map[string]string) {
+	ids, tags, k, model := req.Scenarios, req.Tags, req.Repeat, req.Model
 	errs := map[string]string{}
 	if k < 1 || k > 100 {
 		errs["repeat"] = "want a whole number from 1 to 100"
@@ -445,6 +485,11 @@ func (l *Launcher) Suite(ids, tags []string, k int, model string) (string, map[s
 			errs["model"] = msg
 		}
 	}
+	if req.Agent != "" {
+		if _, msg := l.Agent(req.Agent); msg != "" {
+			errs["agent"] = msg
+		}
+	}
 	if len(errs) > 0 {
 		return "", errs
 	}
@@ -455,7 +500,7 @@ func (l *Launcher) Suite(ids, tags []string, k int, model string) (string, map[s
 	var specs []run.Spec
 	for _, sc := range picked {
 		for i := 1; i <= k; i++ {
-			rec := queuedRecord{RunID: run.NewRunID(time.Now()), Kind: "scenario", Scenario: &queuedScenario{Dir: sc.Dir, Repeat: i, Suite: id, Model: model}}
+			rec := queuedRecord{RunID: run.NewRunID(time.Now()), Kind: "scenario", Scenario: &queuedScenario{Dir: sc.Dir, Repeat: i, Suite: id, Model: model, Agent: req.Agent}}
 			spec, err := l.scenarioSpec(sc, rec)
 			if err != nil {
 				errs["scenarios"] = fmt.Sprintf("%s cannot run: %v", sc.ID, err)
@@ -469,6 +514,15 @@ func (l *Launcher) Suite(ids, tags []string, k int, model string) (string, map[s
 		l.submitScenario(specs[i], rec)
 	}
 	return id, nil
+}
+
+// SuiteRequest is a suite launch: the scenarios chosen by id and by tag,
+// K repeats of each, and a model profile and an agent that replace each
+// scenario's own when given.
+type SuiteRequest struct {
+	Scenarios, Tags []string
+	Repeat          int
+	Model, Agent    string
 }
 
 // scenarioSpec is the spec of the queued run rec of scenario sc.
@@ -487,6 +541,13 @@ func (l *Launcher) scenarioSpec(sc *scenario.Scenario, rec queuedRecord) (run.Sp
 			return run.Spec{}, err
 		}
 		opt.Model = &m
+	}
+	if q.Agent != "" {
+		a, msg := l.Agent(q.Agent)
+		if msg != "" {
+			return run.Spec{}, errors.New(msg)
+		}
+		opt.Agent = &a
 	}
 	spec, err := l.Runner.ScenarioSpec(sc, opt)
 	spec.RunID = rec.RunID

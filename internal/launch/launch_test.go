@@ -10,6 +10,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -75,10 +76,10 @@ func TestLaunchChecksEachField(t *testing.T) {
 // to run or a bad repeat is refused by field.
 func TestSuiteQueuesItsRuns(t *testing.T) {
 	l, data := launcher(t)
-	if _, errs := l.Suite([]string{"nope"}, nil, 0, ""); errs["repeat"] == "" || errs["scenarios"] == "" {
+	if _, errs := l.Suite(launch.SuiteRequest{Scenarios: []string{"nope"}}); errs["repeat"] == "" || errs["scenarios"] == "" {
 		t.Fatalf("errors %v", errs)
 	}
-	id, errs := l.Suite(nil, []string{"refactor"}, 2, "")
+	id, errs := l.Suite(launch.SuiteRequest{Tags: []string{"refactor"}, Repeat: 2})
 	if len(errs) > 0 || !l.Launched(id) {
 		t.Fatalf("launch: %q %v", id, errs)
 	}
@@ -93,4 +94,39 @@ func TestSuiteQueuesItsRuns(t *testing.T) {
 		}
 		return n == 2 && l.SuiteQueued(id) == 0
 	})
+}
+
+// A task launch picks its agent by name from agents.yaml (the browser never
+// gives a command); the run is done by that agent, and an unknown name is
+// refused beside its field.
+func TestLaunchWithAnAgentOfAgentsYAML(t *testing.T) {
+	l, data := launcher(t)
+	bin := testutil.TestAgent(t, "chatagent")
+	agents := filepath.Join(t.TempDir(), "agents.yaml")
+	os.WriteFile(agents, []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644)
+	l.Agents = func() (*external.File, error) { return external.Load(agents) }
+	root := l.SourceRoots[0]
+	os.WriteFile(filepath.Join(root, "invoice", "a.txt"), []byte("old\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "chat.yaml"), []byte("steps:\n  - expect: {api: chat}\n    reply: {content: \"\", tool_calls: [{id: c1, name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n"), 0o644)
+	v := launch.Task{Root: "0", Path: "invoice", Task: "Write new into a.txt", Script: "chat.yaml", Agent: "nobody"}
+	if _, errs := l.Launch(v); !strings.Contains(errs["agent"], `no agent "nobody"`) {
+		t.Fatalf("errors %v", errs)
+	}
+	if names, err := l.AgentNames(); err != nil || strings.Join(names, ",") != "native,codex,chat" {
+		t.Fatalf("agent names %v %v", names, err)
+	}
+	v.Agent = "chat"
+	id, errs := l.Launch(v)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var rb *bundle.Run
+	testutil.Eventually(t, 30*time.Second, "the run ending", func() bool {
+		b, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+		rb = b
+		return err == nil && b.Receipt.EndedAt != nil
+	})
+	if rb.Receipt.Agent == nil || rb.Receipt.Agent.Name != "chat" || rb.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("status %s agent %+v failure %+v", rb.Receipt.Status, rb.Receipt.Agent, rb.Receipt.Failure)
+	}
 }

@@ -22,6 +22,7 @@ type apiRun struct {
 	Task           string     `json:"task"`
 	Model          string     `json:"model"`
 	ModelProfile   string     `json:"model_profile,omitempty"`
+	Agent          string     `json:"agent"`
 	Scenario       string     `json:"scenario,omitempty"`
 	ScenarioRepeat int        `json:"scenario_repeat,omitempty"`
 	Source         string     `json:"source"`
@@ -41,7 +42,7 @@ type apiRun struct {
 func toAPIRun(r store.RunSummary) apiRun {
 	return apiRun{
 		RunID: r.RunID, SessionID: r.SessionID, Kind: r.Kind, Status: r.Status, Stage: r.Stage, Task: r.Task,
-		Model: r.ModelName, ModelProfile: r.ModelProfile, Scenario: r.ScenarioID, ScenarioRepeat: r.ScenarioRepeat,
+		Model: r.ModelName, ModelProfile: r.ModelProfile, Agent: r.Agent, Scenario: r.ScenarioID, ScenarioRepeat: r.ScenarioRepeat,
 		Source: r.SourceLocation, FailureDomain: r.FailureDomain, FailureCode: r.FailureCode,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, DurationMS: r.Duration().Milliseconds(),
 		TotalTokens: r.TotalTokens, ModelCalls: r.ModelCalls, ChangedFiles: r.ChangedCount, ReviewState: r.ReviewState,

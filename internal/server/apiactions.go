@@ -23,6 +23,7 @@ type apiLaunch struct {
 	Criteria     []string `json:"criteria"`
 	OutOfScope   []string `json:"out_of_scope"`
 	Model        string   `json:"model"`
+	Agent        string   `json:"agent"` // native (default), codex, or an agents.yaml name
 	Checks       []string `json:"checks"`
 	Allow        []string `json:"allow"`
 	MaxTurns     int      `json:"max_turns"`
@@ -79,7 +80,7 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 		return err
 	}
 	v := web.LaunchValues{Root: itoa(in.Root), Path: in.Path, Task: in.Task, Criteria: strings.Join(in.Criteria, "\n"),
-		OutOfScope: strings.Join(in.OutOfScope, "\n"), Model: in.Model, Checks: strings.Join(in.Checks, "\n"), Allow: strings.Join(in.Allow, "\n")}
+		OutOfScope: strings.Join(in.OutOfScope, "\n"), Model: in.Model, Agent: in.Agent, Checks: strings.Join(in.Checks, "\n"), Allow: strings.Join(in.Allow, "\n")}
 	if in.MaxTurns != 0 {
 		v.MaxTurns = itoa(in.MaxTurns)
 	}

@@ -25,6 +25,12 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 		}
 		p.Errors["model"] = err.Error()
 	}
+	if p.Agents, err = s.launcher.AgentNames(); err != nil && (errs == nil || errs["agent"] == "") {
+		if p.Errors == nil {
+			p.Errors = map[string]string{}
+		}
+		p.Errors["agent"] = err.Error()
+	}
 	return render(c, status, web.LaunchView(p))
 }
 

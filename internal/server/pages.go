@@ -35,6 +35,7 @@ func runFilter(c echo.Context) (store.RunFilter, error) {
 		Kind:     c.QueryParam("kind"),
 		Scenario: c.QueryParam("scenario"),
 		Model:    c.QueryParam("model"),
+		Agent:    c.QueryParam("agent"),
 		Review:   c.QueryParam("review"),
 		Session:  c.QueryParam("session"),
 		Suite:    c.QueryParam("suite"),
@@ -221,6 +222,13 @@ func (s *Server) readRunFiles(p *web.RunPage, dir string) {
 		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})
 	}
 	p.Events, p.EventProblems = events, probs
+	if data, err := bundle.ReadFile(dir, bundle.AgentLogFile, s.limits.MaxTextBytes); err == nil {
+		const tail = 16 << 10 // the end is what says how the agent stopped
+		if len(data) > tail {
+			data = append([]byte("…\n"), data[len(data)-tail:]...)
+		}
+		p.AgentLog = strings.ToValidUTF8(string(data), "\uFFFD")
+	}
 
 	switch data, err := bundle.ReadFile(dir, bundle.TranscriptFile, s.limits.MaxTextBytes); {
 	case errors.Is(err, fs.ErrNotExist):

@@ -19,6 +19,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -41,6 +42,9 @@ type Config struct {
 	// Profiles reads models.yaml, fresh for every form, so edits apply.
 	Profiles func() (*model.Profiles, error)
 	Getenv   func(string) string // where provider keys come from; nil: the process environment
+	// Agents reads agents.yaml, fresh for every form: the agents one may
+	// launch besides native and codex. nil: none.
+	Agents func() (*external.File, error)
 	// ScenarioRoots are the folders of scenarios suites may be launched from.
 	ScenarioRoots []string
 	// RequireAuth turns sign-in on even before any account exists (serving
@@ -91,7 +95,7 @@ func New(st *store.Store, cfg Config) *Server {
 	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}}
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,
-			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Getenv: cfg.Getenv, Log: log}
+			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Agents: cfg.Agents, Getenv: cfg.Getenv, Log: log}
 	}
 	s.key = cfg.Key
 	if len(s.key) == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -38,6 +39,9 @@ func (s *Server) renderSuites(c echo.Context, v web.SuiteValues, errs map[string
 	}
 	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Values: v, Errors: errs}
 	p.Models, _ = s.models()
+	if s.launcher != nil {
+		p.Agents, _ = s.launcher.AgentNames()
+	}
 	return render(c, status, web.SuitesView(p))
 }
 
@@ -52,7 +56,7 @@ func (s *Server) launchSuite(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
 	}
 	k, _ := strconv.Atoi(v.Repeat)
-	id, errs := s.launcher.Suite(v.Scenarios, splitTags(v.Tags), k, v.Model)
+	id, errs := s.launcher.Suite(launch.SuiteRequest{Scenarios: v.Scenarios, Tags: splitTags(v.Tags), Repeat: k, Model: v.Model, Agent: v.Agent})
 	if len(errs) > 0 {
 		return s.renderSuites(c, v, errs, http.StatusUnprocessableEntity)
 	}
@@ -70,11 +74,12 @@ func (s *Server) apiLaunchSuite(c echo.Context) error {
 		Tags      []string `json:"tags"`
 		Repeat    int      `json:"repeat"`
 		Model     string   `json:"model"`
+		Agent     string   `json:"agent"`
 	}{Repeat: 1}
 	if err := readJSON(c, &in, `{"scenarios": ["id"], "repeat": 3}`); err != nil {
 		return err
 	}
-	id, errs := s.launcher.Suite(in.Scenarios, in.Tags, in.Repeat, in.Model)
+	id, errs := s.launcher.Suite(launch.SuiteRequest{Scenarios: in.Scenarios, Tags: in.Tags, Repeat: in.Repeat, Model: in.Model, Agent: in.Agent})
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the suite was not launched", errs)
 	}
