@@ -170,3 +170,33 @@ func TestExternalAgentsThatFailOrRunPastTheirBounds(t *testing.T) {
 		return pid > 0 && syscall.Kill(pid, 0) != nil
 	})
 }
+
+// A replay of an external agent's run runs the same agent again, its
+// model answering from the recording, and makes the same change.
+func TestAnExternalAgentsRunReplays(t *testing.T) {
+	bin := testutil.TestAgent(t, "responsesagent")
+	r := newRunner(t)
+	a := external.Agent{Name: "responsesagent", Kind: external.KindCommand, Command: []string{bin, "{{task}}"}}
+	first, err := r.Run(context.Background(), externalSpec(t, twoWrites(model.APIResponses), a))
+	if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("first run: %v %+v", err, first.Receipt.Failure)
+	}
+	spec, cleanup, err := r.ReplaySpec(context.Background(), first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	again, err := r.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := again.Receipt
+	if rc.Status != bundle.StatusAwaitingReview || rc.Agent == nil || rc.Agent.Name != "responsesagent" || strings.Join(rc.Changed, ",") != "a.txt,b.txt" {
+		t.Fatalf("replay: status %s agent %+v changed %v failure %+v", rc.Status, rc.Agent, rc.Changed, rc.Failure)
+	}
+	d1, _ := os.ReadFile(filepath.Join(first.Dir, bundle.DiffFile))
+	d2, _ := os.ReadFile(filepath.Join(again.Dir, bundle.DiffFile))
+	if string(d1) != string(d2) {
+		t.Fatalf("the replay's diff differs:\n%s\n---\n%s", d1, d2)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
@@ -99,6 +100,10 @@ func (r *Runner) ReplaySpec(ctx context.Context, runID string) (Spec, func(), er
 	}
 	spec := Spec{Kind: rc.Kind, Task: rc.Task, Criteria: rc.Criteria, OutOfScope: rc.OutOfScope, Bounds: rc.Bounds,
 		Model: ModelChoice{Script: s}, Approver: recorded, Scenario: rc.Scenario, SourceKind: rc.Source.Kind}
+	if a := rc.Agent; a != nil && a.Kind != external.KindNative {
+		// The same agent again, its model answering from the recording.
+		spec.Agent = external.Agent{Name: a.Name, Kind: a.Kind, Command: a.Command}
+	}
 	repo := workspace.Open(r.BaseRepo(dir, &rc), rc.Source.CommitSHA)
 	if rc.Source.CommitSHA != "" && repo.HasCommit(ctx, rc.Source.CommitSHA) {
 		tmp, err := os.MkdirTemp("", "proctor-replay-*")

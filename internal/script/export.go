@@ -13,7 +13,8 @@ import (
 // Export turns the recorded exchanges of a run into a model script that
 // replays the run: one step per answered call, with the reply exactly as
 // recorded (tool call ids included) and the last message's role as its
-// expectation. Failed attempts are left out.
+// expectation (and, for the Responses API, the API). Failed attempts are
+// left out.
 func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 	type call struct {
 		ID        string `yaml:"id"`
@@ -31,6 +32,7 @@ func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 		Usage     usage  `yaml:"usage"`
 	}
 	type expect struct {
+		API      string `yaml:"api,omitempty"`
 		LastRole string `yaml:"last_role,omitempty"`
 	}
 	type step struct {
@@ -44,21 +46,24 @@ func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 	}
 	out := file{Name: name, Model: "replay"}
 	for _, x := range xs {
-		if len(x.Response) == 0 {
+		if len(x.Response) == 0 || x.Error != "" {
 			continue
 		}
-		modelName, req, err := model.DecodeRequest(x.Request)
+		modelName, req, err := model.DecodeAnyRequest(x.API, x.Request)
 		if err != nil {
 			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
 		}
 		if modelName != "" {
 			out.Model = modelName
 		}
-		resp, err := model.DecodeResponse(x.Response)
+		resp, err := model.DecodeReply(x.API, x.Response)
 		if err != nil {
 			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
 		}
 		st := step{Reply: reply{Content: resp.Message.Content, Usage: usage(resp.Usage)}}
+		if x.API == model.APIResponses {
+			st.Expect.API = x.API // an external agent's run: replayed through the same API
+		}
 		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role != model.RoleAssistant {
 			st.Expect.LastRole = req.Messages[n-1].Role
 		}
