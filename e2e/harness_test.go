@@ -18,6 +18,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -91,6 +92,7 @@ func TestMain(m *testing.M) {
 type app struct {
 	URL     string
 	DataDir string
+	Roots   string // the source root launched runs work under
 	Store   *store.Store
 }
 
@@ -130,6 +132,7 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 	}
 	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e",
 		SourceRoots: []string{roots}, Profiles: profiles,
+		Agents:        func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
 		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope"}})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
@@ -146,7 +149,7 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 		queue.Wait(context.Background())
 		st.Close()
 	})
-	return &app{URL: "http://" + ln.Addr().String(), DataDir: dataDir, Store: st}
+	return &app{URL: "http://" + ln.Addr().String(), DataDir: dataDir, Roots: roots, Store: st}
 }
 
 // newPage opens a page in a fresh browser context. Console errors (a

@@ -1,0 +1,65 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/proctor-dev/proctor/internal/testutil"
+)
+
+// A person picks an agent command (configured in agents.yaml) on the Launch
+// form, watches it work through the recording proxy, reads what it did —
+// its version, its output, the transcript built from its model calls —
+// and approves its diff, which then reaches the source folder. The runs
+// list filters by that agent.
+func TestLaunchAnAgentCommandFromTheBrowserAndApprove(t *testing.T) {
+	a := startApp(t)
+	bin := testutil.TestAgent(t, "chatagent")
+	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "invoice", "notes.txt"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "chat.yaml"), []byte(`steps:
+  - expect: {api: chat, last_contains: "notes.txt"}
+    reply: {content: "", tool_calls: [{id: c1, name: write_file, arguments: {path: notes.txt, content: "new\n"}}, {id: c2, name: write_file, arguments: {path: extra.txt, content: "two\n"}}]}
+  - expect: {api: chat, last_contains: "wrote extra.txt"}
+    reply: {content: "Wrote notes.txt and extra.txt."}
+`), 0o644))
+
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	_, err := page.Locator("#agent").SelectOption(playwright.SelectOptionValues{Values: &[]string{"chat"}})
+	must(t, err)
+	must(t, page.Locator("#path").Fill("invoice"))
+	must(t, page.Locator("#task").Fill("Write new into notes.txt."))
+	must(t, page.Locator("#script").Fill("chat.yaml"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#run-agent")).ToContainText("chat"))
+	must(t, expect.Locator(page.Locator("#run-agent")).ToContainText("command"))
+	must(t, expect.Locator(page.Locator("#agent-version")).ToContainText("sha256:"))
+	must(t, expect.Locator(page.Locator("#agent-log")).ToContainText("final: Wrote notes.txt and extra.txt."))
+	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "tool.call"})).ToHaveCount(2))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("extra.txt"))
+	must(t, expect.Locator(page.Locator("#bundle-files + ul")).ToContainText("agent.log"))
+	screenshot(t, page, "agent-command-awaiting-review")
+
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#approve").Click())
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("applied to the source tree"))
+	notes, err := os.ReadFile(filepath.Join(a.Roots, "invoice", "notes.txt"))
+	must(t, err)
+	if strings.TrimSpace(string(notes)) != "new" {
+		t.Fatalf("notes.txt after approval: %q", notes)
+	}
+
+	goTo(t, page, a.URL+"/runs")
+	_, err = page.Locator("select[name=agent]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"chat"}})
+	must(t, err)
+	must(t, expect.Locator(page.Locator("table.runs tbody tr")).ToHaveCount(1))
+	must(t, expect.Locator(page.Locator("table.runs tbody tr").First()).ToContainText("chat"))
+}
