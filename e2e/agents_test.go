@@ -63,3 +63,26 @@ func TestLaunchAnAgentCommandFromTheBrowserAndApprove(t *testing.T) {
 	must(t, expect.Locator(page.Locator("table.runs tbody tr")).ToHaveCount(1))
 	must(t, expect.Locator(page.Locator("table.runs tbody tr").First()).ToContainText("chat"))
 }
+
+// The Suites page runs a suite with the agent chosen there instead of each
+// scenario's own; the matrix has a row per scenario and agent.
+func TestLaunchASuiteWithAnAgentCommand(t *testing.T) {
+	a := startApp(t)
+	bin := testutil.TestAgent(t, "chatagent")
+	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/suites")
+	_, err := page.Locator("#scenarios").SelectOption(playwright.SelectOptionValues{Values: &[]string{"agent-writes"}})
+	must(t, err)
+	must(t, page.Locator("#repeat").Fill("2"))
+	_, err = page.Locator("#agent").SelectOption(playwright.SelectOptionValues{Values: &[]string{"chat"}})
+	must(t, err)
+	must(t, page.Locator("#launch-suite").Click())
+	matrix := page.Locator("#matrix")
+	must(t, expect.Locator(page.Locator("#passk")).ToContainText("pass^k: 1 of 1 scenarios", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	row := matrix.Locator(`tr[data-scenario="agent-writes"]`)
+	must(t, expect.Locator(row).ToHaveCount(1))
+	must(t, expect.Locator(row).ToContainText("chat"))
+	must(t, expect.Locator(row.Locator("td.cell-pass")).ToHaveCount(2))
+	screenshot(t, page, "suite-with-agent")
+}

@@ -133,7 +133,7 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e",
 		SourceRoots: []string{roots}, Profiles: profiles,
 		Agents:        func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
-		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope"}})
+		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
