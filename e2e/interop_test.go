@@ -70,3 +70,50 @@ steps:
 	}
 	t.Logf("%s: %d model calls, %s wall", receipt.Agent.Version, receipt.Usage.ModelCalls, took.Round(time.Millisecond))
 }
+
+// A scenario of two turns with agent codex: the second turn resumes Codex's
+// conversation (codex exec resume --last) in the same workspace.
+func TestCodexScenarioOfTwoTurns(t *testing.T) {
+	bin := os.Getenv("CODEX_BIN_DIR")
+	if bin == "" {
+		t.Fatal("CODEX_BIN_DIR is not set: run this through `go tool task interop`")
+	}
+	dir := t.TempDir()
+	proctor := filepath.Join(dir, "proctor")
+	if out, err := exec.Command("go", "build", "-o", proctor, "../cmd/proctor").CombinedOutput(); err != nil {
+		t.Fatalf("build proctor: %v\n%s", err, out)
+	}
+	sc := filepath.Join(dir, "two-turns")
+	os.MkdirAll(filepath.Join(sc, "fixture"), 0o755)
+	os.WriteFile(filepath.Join(sc, "fixture", "a.txt"), []byte("old\n"), 0o644)
+	os.WriteFile(filepath.Join(sc, "scenario.yaml"), []byte(`id: two-turns
+turns:
+  - Write new into a.txt.
+  - Now write more into b.txt.
+agent: {kind: codex}
+budgets: {wall_clock_s: 120}
+checks:
+  - {kind: file_contains, path: a.txt, text: new}
+  - {kind: file_contains, path: b.txt, text: more}
+  - {kind: final_message_contains, text: b.txt}
+`), 0o644)
+	os.WriteFile(filepath.Join(sc, "model.yaml"), []byte(`model: test-model
+steps:
+  - expect: {api: responses, last_contains: "Write new"}
+    reply: {tool_calls: [{id: c1, name: exec_command, arguments: {cmd: "echo new > a.txt"}}]}
+  - expect: {api: responses}
+    reply: {content: "Wrote a.txt."}
+  - expect: {api: responses, last_contains: "write more"}
+    reply: {tool_calls: [{id: c2, name: exec_command, arguments: {cmd: "echo more > b.txt"}}]}
+  - expect: {api: responses}
+    reply: {content: "Wrote b.txt."}
+`), 0o644)
+	cmd := exec.Command(proctor, "scenario", "run", sc)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PROCTOR_DATA="+filepath.Join(dir, "data"))
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "1 passed, 0 failed") {
+		t.Fatalf("scenario run: %v\n%s", err, out)
+	}
+	t.Logf("two turns of codex in %s", time.Since(start).Round(time.Millisecond))
+}

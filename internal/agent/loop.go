@@ -200,25 +200,36 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 // call breached.
 func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(bundle.EventData)) (string, bool, error) {
 	if tools.Gated(call.Name) {
-		req := ApprovalRequest{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
-		emit(bundle.ApprovalRequestedEvent{ID: call.ID, Tool: call.Name, Args: EventArgs(call.Arguments)})
-		var d Decision
-		var err error
-		if cfg.Approver == nil {
-			d = Decision{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
-		} else if d, err = cfg.Approver.Approve(ctx, req); err != nil {
-			d = Decision{By: "error", Reason: "the approver failed, so the call is denied: " + err.Error()}
-		}
-		emit(bundle.ApprovalDecidedEvent{ID: call.ID, Approved: d.Approved, By: d.By, Reason: d.Reason})
+		d := Decide(ctx, cfg.Approver, ApprovalRequest{CallID: call.ID, Tool: call.Name, Args: call.Arguments}, emit)
 		if !d.Approved {
 			if ctx.Err() != nil {
 				return "not run: the run was interrupted", true, nil
 			}
-			return fmt.Sprintf("error: %s was denied by %s: %s", call.Name, d.By, d.Reason), true, nil
+			return DeniedText(call.Name, d), true, nil
 		}
 	}
 	r := cfg.Tools.Run(ctx, call.Name, call.Arguments)
 	return r.Output, r.IsError, r.Bound
+}
+
+// Decide asks the approver about a gated call, failing closed (no approver,
+// or one that fails, denies), and emits the request and the decision.
+func Decide(ctx context.Context, a Approver, req ApprovalRequest, emit func(bundle.EventData)) Decision {
+	emit(bundle.ApprovalRequestedEvent{ID: req.CallID, Tool: req.Tool, Args: EventArgs(req.Args)})
+	var d Decision
+	var err error
+	if a == nil {
+		d = Decision{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
+	} else if d, err = a.Approve(ctx, req); err != nil {
+		d = Decision{By: "error", Reason: "the approver failed, so the call is denied: " + err.Error()}
+	}
+	emit(bundle.ApprovalDecidedEvent{ID: req.CallID, Approved: d.Approved, By: d.By, Reason: d.Reason})
+	return d
+}
+
+// DeniedText is what the model is told about a denied call.
+func DeniedText(tool string, d Decision) string {
+	return fmt.Sprintf("error: %s was denied by %s: %s", tool, d.By, d.Reason)
 }
 
 func toolMessage(call model.ToolCall, content string) model.Message {

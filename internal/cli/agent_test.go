@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,5 +108,29 @@ func TestRunWithAnAgentCommand(t *testing.T) {
 		if r := invoke(t, env, args...); r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: %+v, want %q", tc.args, r, tc.want)
 		}
+	}
+}
+
+// The five example scenarios pass with an agent command as with proctor's
+// own agent: the test chatagent offers proctor's tools, continues its
+// conversation for the next turn and for the answer to its question
+// (resume:), and asks proctor before a gated command (POST
+// /v1/proctor/approvals), which the scenario's approval rules decide.
+func TestTheExampleScenariosRunWithAnAgentCommand(t *testing.T) {
+	bin := testutil.TestAgent(t, "chatagent")
+	agents := filepath.Join(t.TempDir(), "agents.yaml")
+	writeTree(t, filepath.Dir(agents), map[string]string{"agents.yaml": "agents:\n  - name: chat\n    kind: command\n    command: [" + bin + ", \"{{task}}\"]\n    resume: [" + bin + ", --resume, \"{{task}}\"]\n"})
+	env := map[string]string{"PROCTOR_DATA": t.TempDir(), "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	r := invoke(t, env, "scenario", "run", "--agent", "chat", "--agents", agents, "../../examples/scenarios")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "5 cases") || !strings.Contains(r.stdout, "5 passed, 0 failed, 0 broken") {
+		t.Fatalf("the examples with an agent command: %+v", r)
+	}
+	m := regexp.MustCompile(`verdict needs-approval #1: passed \(\S+\) (\S+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no needs-approval run:\n%s", r.stdout)
+	}
+	events, _ := os.ReadFile(filepath.Join(m[1], bundle.EventsFile))
+	if strings.Count(string(events), `"type":"approval.decided"`) != 2 || !strings.Contains(string(events), `"approved":false`) || !strings.Contains(string(events), `"approved":true`) {
+		t.Fatalf("the scenario's rules did not decide the agent's two commands:\n%s", events)
 	}
 }

@@ -45,7 +45,15 @@ type Agent struct {
 	// its executable.
 	Version []string
 	Config  string // codex: more config.toml, after the lines proctor writes
+	// Resume is the argv of a later turn, which continues the agent's
+	// conversation ("{{task}}": the next message): a scenario's next turn,
+	// the answer to its question, a session's next run. Codex resumes with
+	// `codex exec resume --last`; a command agent without Resume runs once.
+	Resume []string
 }
+
+// CanResume says whether the agent can continue a conversation.
+func (a Agent) CanResume() bool { return a.Kind == KindCodex || len(a.Resume) > 0 }
 
 // Native is proctor's own agent.
 func Native() Agent { return Agent{Name: KindNative, Kind: KindNative} }
@@ -61,7 +69,8 @@ type Options struct {
 	BaseURL string // the model proxy, ending in /v1
 	Key     string // the proxy's placeholder key
 	Model   string
-	Home    string // a private folder of the run for the agent's own files (CODEX_HOME)
+	Home    string // a private folder for the agent's own files (CODEX_HOME, PROCTOR_AGENT_HOME), kept across its turns
+	Resume  bool   // a later turn: continue the conversation with Task as the next message
 }
 
 // MaxLog is how much of an agent's output is kept.
@@ -124,7 +133,7 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 func prepare(a Agent, o Options) ([]string, []string, error) {
 	env := append([]string{}, o.Env...)
 	env = append(env, "OPENAI_BASE_URL="+o.BaseURL, "OPENAI_API_BASE="+o.BaseURL, "OPENAI_API_KEY="+o.Key,
-		"OPENAI_MODEL="+o.Model, "PROCTOR_MODEL="+o.Model, "CI=1", "NO_COLOR=1", "TERM=dumb")
+		"OPENAI_MODEL="+o.Model, "PROCTOR_MODEL="+o.Model, "PROCTOR_AGENT_HOME="+o.Home, "CI=1", "NO_COLOR=1", "TERM=dumb")
 	for k, v := range a.Env {
 		env = append(env, k+"="+v)
 	}
@@ -142,14 +151,24 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 		if len(a.Command) > 0 {
 			bin, extra = a.Command[0], a.Command[1:]
 		}
-		argv := append([]string{bin, "exec", "--skip-git-repo-check", "--color", "never", "--model", o.Model}, extra...)
+		argv := []string{bin, "exec", "--color", "never"}
+		if o.Resume {
+			argv = append(argv, "resume", "--last")
+		}
+		argv = append(append(argv, "--skip-git-repo-check", "--model", o.Model), extra...)
 		return append(argv, "--", o.Task), env, nil
 	case KindCommand:
-		if len(a.Command) == 0 || a.Command[0] == "" {
+		command := a.Command
+		if o.Resume {
+			if command = a.Resume; len(command) == 0 {
+				return nil, nil, fmt.Errorf("agent %s cannot continue a conversation: give it a resume: command in agents.yaml", a.Name)
+			}
+		}
+		if len(command) == 0 || command[0] == "" {
 			return nil, nil, fmt.Errorf("agent %s: no command to run", a.Name)
 		}
-		argv := make([]string, len(a.Command))
-		for i, arg := range a.Command {
+		argv := make([]string, len(command))
+		for i, arg := range command {
 			argv[i] = strings.ReplaceAll(arg, "{{task}}", o.Task)
 		}
 		return argv, env, nil

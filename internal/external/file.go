@@ -21,6 +21,7 @@ import (
 //	  - name: my-agent
 //	    kind: command
 //	    command: [./bin/my-agent, --task, "{{task}}"]
+//	    resume: [./bin/my-agent, --continue, "{{task}}"]
 //	    env: {MY_AGENT_QUIET: "1"}
 type File struct {
 	Path   string
@@ -29,7 +30,7 @@ type File struct {
 
 // Fields are the fields of an agent, in agents.yaml and a scenario's
 // agent:.
-var Fields = []string{"name", "kind", "command", "env", "version", "config"}
+var Fields = []string{"name", "kind", "command", "resume", "env", "version", "config"}
 
 var (
 	agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -99,6 +100,8 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 			a.Command = d.Strs(v, f)
 		case "version":
 			a.Version = d.Strs(v, f)
+		case "resume":
+			a.Resume = d.Strs(v, f)
 		case "config":
 			a.Config = d.Str(v, f)
 		case "env":
@@ -125,7 +128,7 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 		d.Add(n, yamldoc.Join(field, "kind"), "missing; want native, codex or command")
 	case a.Kind == KindCommand && len(a.Command) == 0:
 		d.Add(n, yamldoc.Join(field, "command"), "missing; a command agent needs the command to run, e.g. [./my-agent, \"{{task}}\"]")
-	case a.Kind == KindNative && (len(a.Command) > 0 || len(a.Env) > 0):
+	case a.Kind == KindNative && (len(a.Command) > 0 || len(a.Env) > 0 || len(a.Resume) > 0):
 		d.Add(n, field, "the native agent takes no command or env")
 	}
 	if a.Name == "" && a.Kind != KindCommand {

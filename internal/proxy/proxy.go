@@ -29,9 +29,10 @@ import (
 // Limits are the bounds the proxy holds the agent to; a zero field is no
 // limit.
 type Limits struct {
-	MaxCalls  int       // model calls (both APIs), the run's max_turns
-	MaxTokens int64     // total tokens the replies reported, the run's max_tokens
-	Deadline  time.Time // the run's wall clock
+	MaxCalls      int       // model calls (both APIs) in one turn of the agent, the run's max_turns; NewTurn counts again
+	MaxTotalCalls int       // model calls in the whole run, a scenario's max_messages
+	MaxTokens     int64     // total tokens the replies reported, the run's max_tokens
+	Deadline      time.Time // the run's wall clock
 }
 
 // Config is what a proxy forwards to and how it records.
@@ -41,6 +42,9 @@ type Config struct {
 	// Record receives every model call once it has ended, with its reply
 	// decoded (nil when there is none). Calls may end concurrently.
 	Record func(x model.Exchange, reply *model.Response)
+	// Approve decides a gated tool call an agent asks proctor about
+	// (POST /v1/proctor/approvals); nil denies every one (fail closed).
+	Approve func(ctx context.Context, a Approval) Decision
 	// Timeout bounds one forwarded call; 0 is 10 minutes.
 	Timeout time.Duration
 	Now     func() time.Time // nil: the wall clock
@@ -56,10 +60,28 @@ type Proxy struct {
 	srv    *http.Server
 	done   chan error
 
-	mu       sync.Mutex
-	calls    int
-	tokens   int64
-	exceeded string
+	inflight sync.WaitGroup // model calls not yet recorded
+
+	mu        sync.Mutex
+	calls     int // in the run
+	turnCalls int // in this turn
+	tokens    int64
+	exceeded  string
+}
+
+// Approval is a tool call an agent asks proctor to decide before it runs
+// it: the body of POST /v1/proctor/approvals.
+type Approval struct {
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"` // the call's arguments, JSON text
+}
+
+// Decision is the answer to an Approval.
+type Decision struct {
+	Approved bool   `json:"approved"`
+	By       string `json:"by"`
+	Reason   string `json:"reason"`
 }
 
 // MaxBody is the largest request or response body the proxy passes on and
@@ -101,8 +123,16 @@ func (p *Proxy) Close() error {
 	return err
 }
 
-// Exceeded is the first bound the proxy refused a call for ("" for none),
-// e.g. "max_turns=30".
+// NewTurn starts a turn of the agent (its next invocation): the calls of a
+// turn are counted again, and Exceeded is cleared.
+func (p *Proxy) NewTurn() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.turnCalls, p.exceeded = 0, ""
+}
+
+// Exceeded is the first bound the proxy refused a call for in this turn
+// ("" for none), e.g. "max_turns=30 (model calls in a turn)".
 func (p *Proxy) Exceeded() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -121,13 +151,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.call(w, r, api, path)
 	case r.Method == http.MethodGet && (path == "/models" || strings.HasPrefix(path, "/models/")):
 		p.forward(w, r, path, nil, nil) // not a model call: passed on, not recorded
+	case r.Method == http.MethodPost && path == "/proctor/approvals":
+		p.approve(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, POST /v1/proctor/approvals", r.Method, r.URL.Path))
 	}
 }
 
+// Drain waits until every model call that has begun is recorded: an agent
+// may exit as soon as it has read its last reply, before the proxy has
+// recorded it.
+func (p *Proxy) Drain() { p.inflight.Wait() }
+
 // call forwards one model call and records it.
 func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
+	p.inflight.Add(1)
+	defer p.inflight.Done()
 	start := p.cfg.Now()
 	x := model.Exchange{Time: start.UTC(), API: api, Attempt: 1}
 	if n, err := strconv.Atoi(r.Header.Get("X-Stainless-Retry-Count")); err == nil && n >= 0 {
@@ -182,6 +221,23 @@ func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
 	p.cfg.Record(x, reply)
 }
 
+// approve answers an agent that asks whether it may run a gated tool call,
+// waiting for the run's approver (its policy, a scenario's rules, a person
+// on the dashboard).
+func (p *Proxy) approve(w http.ResponseWriter, r *http.Request) {
+	var a Approval
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&a); err != nil || a.Tool == "" {
+		writeError(w, http.StatusBadRequest, "bad_request", `want {"call_id": "…", "tool": "run_command", "arguments": "{…}"}`)
+		return
+	}
+	d := Decision{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
+	if p.cfg.Approve != nil {
+		d = p.cfg.Approve(r.Context(), a)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(d)
+}
+
 // admit counts a model call, or names the bound it would pass.
 func (p *Proxy) admit(now time.Time) string {
 	p.mu.Lock()
@@ -191,8 +247,10 @@ func (p *Proxy) admit(now time.Time) string {
 	switch {
 	case !lim.Deadline.IsZero() && !now.Before(lim.Deadline):
 		bound = "wall_clock_s (the run's time is up)"
-	case lim.MaxCalls > 0 && p.calls >= lim.MaxCalls:
-		bound = fmt.Sprintf("max_turns=%d (model calls)", lim.MaxCalls)
+	case lim.MaxTotalCalls > 0 && p.calls >= lim.MaxTotalCalls:
+		bound = fmt.Sprintf("max_messages=%d (model calls in the conversation)", lim.MaxTotalCalls)
+	case lim.MaxCalls > 0 && p.turnCalls >= lim.MaxCalls:
+		bound = fmt.Sprintf("max_turns=%d (model calls in a turn)", lim.MaxCalls)
 	case lim.MaxTokens > 0 && p.tokens >= lim.MaxTokens:
 		bound = fmt.Sprintf("max_tokens=%d (%d tokens spent)", lim.MaxTokens, p.tokens)
 	}
@@ -203,6 +261,7 @@ func (p *Proxy) admit(now time.Time) string {
 		return bound
 	}
 	p.calls++
+	p.turnCalls++
 	return ""
 }
 

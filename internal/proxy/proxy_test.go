@@ -252,3 +252,43 @@ func TestAnUnreachableProviderIsRecordedPerAttempt(t *testing.T) {
 		}
 	}
 }
+
+// An agent may ask proctor about a gated call: the run's approver decides
+// (none configured denies); the placeholder key is needed, and a body that
+// is not an approval is refused.
+func TestApprovalsThroughTheProxy(t *testing.T) {
+	ask := func(p *proxy.Proxy, key, body string) (int, proxy.Decision) {
+		req, _ := http.NewRequest(http.MethodPost, p.URL+"/proctor/approvals", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var d proxy.Decision
+		json.NewDecoder(resp.Body).Decode(&d)
+		return resp.StatusCode, d
+	}
+	closed, _ := start(t, model.Endpoint{BaseURL: "http://127.0.0.1:9/v1"}, proxy.Limits{})
+	if code, d := ask(closed, closed.Key, `{"call_id": "c1", "tool": "run_command", "arguments": "{\"command\": \"ls\"}"}`); code != 200 || d.Approved || d.By != "none" {
+		t.Fatalf("no approver: %d %+v", code, d)
+	}
+	var got proxy.Approval
+	p, err := proxy.Start(proxy.Config{Upstream: model.Endpoint{BaseURL: "http://127.0.0.1:9/v1"}, Approve: func(_ context.Context, a proxy.Approval) proxy.Decision {
+		got = a
+		return proxy.Decision{Approved: a.Arguments == `{"command": "go test"}`, By: "policy", Reason: "allowed prefix"}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if code, d := ask(p, p.Key, `{"call_id": "c2", "tool": "run_command", "arguments": "{\"command\": \"go test\"}"}`); code != 200 || !d.Approved || d.By != "policy" || got.CallID != "c2" {
+		t.Fatalf("approved: %d %+v (asked %+v)", code, d, got)
+	}
+	if code, _ := ask(p, "sk-other", `{"tool": "run_command"}`); code != http.StatusUnauthorized {
+		t.Fatalf("without the placeholder key: %d", code)
+	}
+	if code, _ := ask(p, p.Key, `not json`); code != http.StatusBadRequest {
+		t.Fatalf("a body that is not an approval: %d", code)
+	}
+}

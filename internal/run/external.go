@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -19,8 +20,10 @@ import (
 
 // runExternal lets an external agent do the run's work: it talks to the
 // run's model through a recording proxy, in the workspace, until it exits
-// or a bound stops it. What it did is read back from the recorded calls.
-func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace) agent.Outcome {
+// or a bound stops it; an agent that can resume is run again for each
+// later turn (a scenario's turns, the answer to its question). What it did
+// is read back from the recorded calls.
+func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *sessionState) agent.Outcome {
 	a := l.spec.Agent
 	l.receipt.Agent = &bundle.Agent{Kind: a.Kind, Name: a.Name, Command: a.Command, Log: bundle.AgentLogFile}
 	up, stopModel, err := l.endpoint(l.spec.Model)
@@ -28,7 +31,8 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace) agent.O
 		return agent.Outcome{Stop: agent.StopError, Err: err}
 	}
 	defer stopModel()
-	lim := proxy.Limits{MaxCalls: l.spec.Bounds.MaxTurns, MaxTokens: l.spec.Bounds.MaxTokens}
+	conv := l.spec.Conversation
+	lim := proxy.Limits{MaxCalls: l.spec.Bounds.MaxTurns, MaxTotalCalls: conv.MaxMessages, MaxTokens: l.spec.Bounds.MaxTokens}
 	if wall := l.spec.Bounds.WallClockS; wall > 0 {
 		lim.Deadline = l.r.now().Add(time.Duration(wall) * time.Second)
 		var cancel context.CancelFunc
@@ -36,39 +40,89 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace) agent.O
 		defer cancel()
 	}
 	w := &watcher{l: l, open: map[string]string{}}
-	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Now: l.r.now})
+	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Approve: w.approve(l.showWaiting(l.spec.Approver)), Now: l.r.now})
 	if err != nil {
 		return agent.Outcome{Stop: agent.StopError, Err: err}
 	}
 	defer p.Close()
 
-	l.progress("  agent %s (%s) on %s", a.Name, a.Kind, p.URL)
-	res := external.Run(ctx, a, external.Options{Dir: ws.Dir, Env: l.env(ws.Dir), Task: l.agentTask(), BaseURL: p.URL, Key: p.Key,
-		Model: l.spec.Model.name(), Home: filepath.Join(l.dir, "agent-home")})
-	l.receipt.Agent.Version = res.Version
-	log := string(res.Log)
-	if res.Cut > 0 {
-		log += fmt.Sprintf("\n[proctor: %d more bytes of output were not kept]\n", res.Cut)
+	// A session's agent keeps its own files (its conversation) beside the
+	// session's workspace, and continues from the second run on.
+	opt := external.Options{Dir: ws.Dir, Env: l.env(ws.Dir), BaseURL: p.URL, Key: p.Key, Model: l.spec.Model.name(), Home: filepath.Join(l.dir, "agent-home")}
+	if sess != nil {
+		opt.Home = l.r.WorkspaceDir(sess.session.SessionID) + ".agent"
+		opt.Resume = !sess.isNew && len(sess.session.Runs) > 0
 	}
-	if err := l.rec.text(bundle.AgentLogFile, log); err != nil {
-		l.progress("  warning: %v", err)
+	var log strings.Builder
+	defer func() {
+		if err := l.rec.text(bundle.AgentLogFile, log.String()); err != nil {
+			l.progress("  warning: %v", err)
+		}
+	}()
+	turns := append([]string{l.agentTask()}, l.spec.Turns...)
+	yields := 0
+	var out agent.Outcome
+	for i := 0; i < len(turns); i++ {
+		l.rec.event(bundle.ConversationTurnEvent{Turn: i + 1, Of: len(turns)})
+		opt.Task = turns[i]
+		for {
+			p.NewTurn()
+			l.progress("  agent %s (%s) on %s", a.Name, a.Kind, p.URL)
+			res := external.Run(ctx, a, opt)
+			p.Drain()
+			opt.Resume = true
+			if l.receipt.Agent.Version == "" {
+				l.receipt.Agent.Version = res.Version
+			}
+			if len(turns) > 1 || yields > 0 || log.Len() > 0 {
+				fmt.Fprintf(&log, "[proctor: %s]\n", strings.Join(res.Argv, " "))
+			}
+			log.Write(res.Log)
+			if res.Cut > 0 {
+				fmt.Fprintf(&log, "\n[proctor: %d more bytes of output were not kept]\n", res.Cut)
+			}
+			out = l.externalOutcome(ctx, w.outcome(), p.Exceeded(), res.Err)
+			if out.Stop == agent.StopAskUser && yields < conv.MaxYieldReplies && conv.YieldReply != "" {
+				yields++
+				l.rec.event(bundle.ConversationYieldReplyEvent{Question: out.Question, Reply: conv.YieldReply, N: yields})
+				opt.Task = conv.YieldReply
+				continue
+			}
+			break
+		}
+		if out.Stop != agent.StopFinal {
+			return out
+		}
 	}
+	return out
+}
 
-	out := w.outcome()
-	switch bound := p.Exceeded(); {
+// externalOutcome is how one invocation of an external agent ended: the
+// run's time was up, it was stopped, the proxy refused it a call past a
+// bound, it failed, it asked the user a question (its last reply calls
+// ask_user), or it finished.
+func (l *live) externalOutcome(ctx context.Context, out agent.Outcome, bound string, runErr error) agent.Outcome {
+	agentError := func(code, msg string) *model.Error {
+		return &model.Error{Domain: model.Domain(bundle.DomainAgent), Code: code, Message: msg}
+	}
+	switch {
 	case errors.Is(context.Cause(ctx), errWallClock):
 		l.abort(fmt.Sprintf("wall_clock_s=%d", l.spec.Bounds.WallClockS))
-		out.Stop, out.Err = agent.StopError, &model.Error{Domain: model.Domain(bundle.DomainAgent), Code: "wall_clock", Message: fmt.Sprintf("the agent ran past wall_clock_s=%d and was stopped", l.spec.Bounds.WallClockS)}
+		out.Stop, out.Err = agent.StopError, agentError("wall_clock", fmt.Sprintf("the agent ran past wall_clock_s=%d and was stopped", l.spec.Bounds.WallClockS))
 	case ctx.Err() != nil:
 		out.Stop = agent.StopInterrupted
 	case bound != "":
-		l.abort(strings.SplitN(bound, " ", 2)[0])
+		name, _, _ := strings.Cut(bound, " ")
+		l.abort(name)
 		out.Stop, out.Err = agent.StopMaxTurns, fmt.Errorf("the agent was refused a model call past the bound %s", bound)
-		if !strings.HasPrefix(bound, "max_turns") {
-			out.Stop, out.Err = agent.StopError, &model.Error{Domain: model.Domain(bundle.DomainAgent), Code: "bound_exceeded", Message: out.Err.Error()}
+		if !strings.HasPrefix(bound, "max_turns") && !strings.HasPrefix(bound, "max_messages") {
+			out.Stop, out.Err = agent.StopError, agentError("bound_exceeded", out.Err.Error())
 		}
-	case res.Err != nil:
-		out.Stop, out.Err = agent.StopError, res.Err
+	case runErr != nil:
+		out.Stop, out.Err = agent.StopError, runErr
+	case out.Question != "":
+		out.Stop = agent.StopAskUser
+		l.progress("  the agent asks: %s", out.Question)
 	default:
 		out.Stop, out.Final = agent.StopFinal, lastAssistant(out.Messages)
 	}
@@ -131,12 +185,33 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 			w.open[c.ID] = c.Name
 			w.tools++
 			w.l.emit(bundle.ToolCallEvent{ID: c.ID, Name: c.Name, Args: agent.EventArgs(c.Arguments)})
+			if c.Name == agent.AskUserTool {
+				var a struct {
+					Question string `json:"question"`
+				}
+				json.Unmarshal([]byte(c.Arguments), &a)
+				w.l.emit(bundle.AgentQuestionEvent{ID: c.ID, Question: a.Question})
+			}
 		}
 		w.usage.PromptTokens += reply.Usage.PromptTokens
 		w.usage.CompletionTokens += reply.Usage.CompletionTokens
 		w.usage.TotalTokens += reply.Usage.TotalTokens
 	}
 	w.calls = append(w.calls, external.Call{Request: req, Reply: reply})
+}
+
+// approve decides the gated calls an agent asks about through the proxy, as
+// the native loop decides its own, with the events and transcript notes.
+func (w *watcher) approve(a agent.Approver) func(context.Context, proxy.Approval) proxy.Decision {
+	return func(ctx context.Context, req proxy.Approval) proxy.Decision {
+		emit := func(ev bundle.EventData) {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.l.emit(ev)
+		}
+		d := agent.Decide(ctx, a, agent.ApprovalRequest{CallID: req.CallID, Tool: req.Tool, Args: req.Arguments}, emit)
+		return proxy.Decision{Approved: d.Approved, By: d.By, Reason: d.Reason}
+	}
 }
 
 // outcome is the conversation so far, read from the calls.
@@ -149,5 +224,17 @@ func (w *watcher) outcome() agent.Outcome {
 			n++
 		}
 	}
-	return agent.Outcome{Messages: external.Conversation(w.calls), Usage: w.usage, Calls: n, ToolCalls: w.tools}
+	out := agent.Outcome{Messages: external.Conversation(w.calls), Usage: w.usage, Calls: n, ToolCalls: w.tools}
+	if k := len(out.Messages); k > 0 {
+		for _, c := range out.Messages[k-1].ToolCalls {
+			if c.Name == agent.AskUserTool {
+				var a struct {
+					Question string `json:"question"`
+				}
+				json.Unmarshal([]byte(c.Arguments), &a)
+				out.Question = strings.TrimSpace(a.Question)
+			}
+		}
+	}
+	return out
 }

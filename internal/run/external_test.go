@@ -200,3 +200,34 @@ func TestAnExternalAgentsRunReplays(t *testing.T) {
 		t.Fatalf("the replay's diff differs:\n%s\n---\n%s", d1, d2)
 	}
 }
+
+// A session's next run with an agent that can resume continues the agent's
+// own conversation over the same workspace.
+func TestASessionContinuesAnExternalAgentsConversation(t *testing.T) {
+	bin := testutil.TestAgent(t, "chatagent")
+	a := external.Agent{Name: "chat", Kind: external.KindCommand, Command: []string{bin, "{{task}}"}, Resume: []string{bin, "--resume", "{{task}}"}}
+	r := newRunner(t)
+	spec := externalSpec(t, twoWrites(model.APIChat), a)
+	spec.Session = "new"
+	first, err := r.Run(context.Background(), spec)
+	if err != nil || first.Receipt.SessionID == "" || first.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("first run: %v %+v", err, first.Receipt)
+	}
+	s, _ := script.Parse("next.yaml", []byte("steps:\n  - expect: {api: chat, last_contains: \"And now c.txt\"}\n    reply: {tool_calls: [{id: c9, name: write_file, arguments: {path: c.txt, content: \"see\\n\"}}]}\n  - reply: {content: Wrote c.txt too.}\n"))
+	next, err := r.Run(context.Background(), run.Spec{Session: first.Receipt.SessionID, Task: "And now c.txt", Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults(), Agent: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Receipt.Status != bundle.StatusAwaitingReview || strings.Join(next.Receipt.Changed, ",") != "c.txt" {
+		t.Fatalf("next run: status %s changed %v failure %+v", next.Receipt.Status, next.Receipt.Changed, next.Receipt.Failure)
+	}
+	xs, _, _ := bundle.ReadExchanges(next.Dir, bundle.DefaultLimits())
+	_, req, err := model.DecodeAnyRequest(xs[0].API, xs[0].Request)
+	if err != nil || len(req.Messages) != 7 || !strings.Contains(req.Messages[3].Content, "wrote a.txt") {
+		t.Fatalf("the next run did not continue the conversation (%d messages): %+v %v", len(req.Messages), req.Messages, err)
+	}
+	log, _ := os.ReadFile(filepath.Join(next.Dir, bundle.AgentLogFile))
+	if !strings.Contains(string(log), "final: Wrote c.txt too.") {
+		t.Fatalf("agent.log: %s", log)
+	}
+}

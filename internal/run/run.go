@@ -320,8 +320,8 @@ func validate(spec Spec) error {
 	if spec.Model.Script == nil && spec.Model.Profile == nil {
 		problems = append(problems, "model: name a profile or a script")
 	}
-	if !spec.Agent.IsNative() && (spec.Session != "" || len(spec.Turns) > 0) {
-		problems = append(problems, fmt.Sprintf("agent %s: sessions and scenario turns need proctor's own agent; an external agent runs once on the task", spec.Agent.Name))
+	if !spec.Agent.IsNative() && !spec.Agent.CanResume() && (spec.Session != "" || len(spec.Turns) > 0) {
+		problems = append(problems, fmt.Sprintf("agent %s cannot continue a conversation, which sessions and scenario turns need: give it a resume: command in agents.yaml", spec.Agent.Name))
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
@@ -362,7 +362,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		}
 	} else {
 		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageRunning, Model: l.spec.Model.name()})
-		res = l.runExternal(ctx, ws)
+		res = l.runExternal(ctx, ws, sess)
 	}
 	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
 		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls)}

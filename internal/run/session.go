@@ -75,8 +75,8 @@ func (s *sessionState) prepare(ctx context.Context, l *live) (*workspace.Workspa
 		return nil, nil, err
 	}
 	ws.Base = base
-	if len(s.session.Runs) == 0 {
-		return ws, nil, nil
+	if len(s.session.Runs) == 0 || !l.spec.Agent.IsNative() {
+		return ws, nil, nil // an external agent keeps its own conversation
 	}
 	last := filepath.Join(l.r.DataDir, "runs", s.session.Runs[len(s.session.Runs)-1])
 	history, err := History(last)

@@ -177,8 +177,8 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 	case len(s.Turns) == 0:
 		d.Add(doc, "task", "missing; give task (one message) or turns (a list)")
 	}
-	if !s.Agent.IsNative() && len(s.Turns) > 1 {
-		d.Add(doc, "agent", "turns need proctor's own agent; an external agent runs once on the task")
+	if !s.Agent.IsNative() && !s.Agent.CanResume() && len(s.Turns) > 1 {
+		d.Add(doc, "agent", "turns need an agent that can continue a conversation: give it a resume: command")
 	}
 	if s.ID == "" {
 		d.Add(doc, "id", "missing")

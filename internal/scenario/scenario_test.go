@@ -51,7 +51,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", "empty"},
 		{"agent kind", "id: x\ntask: t\nagent: {kind: shell}\n", `agent.kind: "shell": want native, codex or command`},
 		{"agent without a command", "id: x\ntask: t\nagent: {kind: command}\n", "agent.command: missing"},
-		{"external agent with turns", "id: x\nturns: [a, b]\nagent: {kind: codex}\n", "agent: turns need proctor's own agent"},
+		{"external agent with turns", "id: x\nturns: [a, b]\nagent: {kind: command, command: [a]}\n", "agent: turns need an agent that can continue a conversation"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
