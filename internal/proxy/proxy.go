@@ -63,7 +63,8 @@ type Proxy struct {
 	inflight sync.WaitGroup // model calls not yet recorded
 
 	mu        sync.Mutex
-	calls     int // in the run
+	last      chan struct{} // closed once the latest call begun so far is recorded
+	calls     int           // in the run
 	turnCalls int // in this turn
 	tokens    int64
 	exceeded  string
@@ -112,11 +113,16 @@ func Start(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-// Close stops the proxy, waiting a little for calls in flight.
+// Close stops the proxy, waiting a little for calls in flight, then for
+// their recording.
 func (p *Proxy) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := p.srv.Shutdown(ctx)
+	if err != nil {
+		p.srv.Close() // a call still streaming after 5 s is cut, and recorded as cut
+	}
+	p.Drain()
 	if serr := <-p.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
 	}
@@ -165,8 +171,38 @@ func (p *Proxy) Drain() { p.inflight.Wait() }
 
 // call forwards one model call and records it.
 func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
+	// Calls are recorded in the order they began, each once it has ended:
+	// an agent may send its next call as soon as it has read a reply, before
+	// that reply's call is recorded, and a reader needs a call's tool calls
+	// before their results. The recording waits for the calls before it
+	// (never the answer to the agent); Drain waits for every recording.
 	p.inflight.Add(1)
-	defer p.inflight.Done()
+	p.mu.Lock()
+	prev, mine := p.last, make(chan struct{})
+	p.last = mine
+	p.mu.Unlock()
+	var x model.Exchange
+	var reply *model.Response
+	recorded := false
+	record := func(ex model.Exchange, r *model.Response) { x, reply, recorded = ex, r, true }
+	defer func() {
+		go func() {
+			defer p.inflight.Done()
+			defer close(mine)
+			if prev != nil {
+				<-prev
+			}
+			if recorded {
+				p.cfg.Record(x, reply)
+			}
+		}()
+	}()
+	p.serveCall(w, r, api, path, record)
+}
+
+// serveCall forwards one model call, or refuses it, and gives record what
+// is to be recorded.
+func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, api, path string, record func(model.Exchange, *model.Response)) {
 	start := p.cfg.Now()
 	x := model.Exchange{Time: start.UTC(), API: api, Attempt: 1}
 	if n, err := strconv.Atoi(r.Header.Get("X-Stainless-Retry-Count")); err == nil && n >= 0 {
@@ -182,7 +218,7 @@ func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
 		msg := fmt.Sprintf("proctor refused this model call: the run's bound %s is reached; the run is over", bound)
 		x.Response, x.Error = writeError(w, http.StatusBadRequest, "proctor_bound_exceeded", msg), msg
 		x.Duration = p.cfg.Now().Sub(start)
-		p.cfg.Record(x, nil)
+		record(x, nil)
 		return
 	}
 	var kept bytes.Buffer
@@ -218,7 +254,7 @@ func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
 			p.spent(reply.Usage.TotalTokens)
 		}
 	}
-	p.cfg.Record(x, reply)
+	record(x, reply)
 }
 
 // approve answers an agent that asks whether it may run a gated tool call,

@@ -22,6 +22,7 @@ import (
 
 // recorded keeps what a proxy recorded.
 type recorded struct {
+	p       *proxy.Proxy
 	mu      sync.Mutex
 	xs      []model.Exchange
 	replies []*model.Response
@@ -34,7 +35,14 @@ func (r *recorded) record(x model.Exchange, reply *model.Response) {
 	r.replies = append(r.replies, reply)
 }
 
+// all is what was recorded once every call that has begun is.
 func (r *recorded) all() ([]model.Exchange, []*model.Response) {
+	r.p.Drain()
+	return r.sofar()
+}
+
+// sofar is what was recorded until now.
+func (r *recorded) sofar() ([]model.Exchange, []*model.Response) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]model.Exchange(nil), r.xs...), append([]*model.Response(nil), r.replies...)
@@ -63,6 +71,7 @@ func start(t *testing.T, up model.Endpoint, lim proxy.Limits) (*proxy.Proxy, *re
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
+	rec.p = p
 	return p, rec
 }
 
@@ -290,5 +299,50 @@ func TestApprovalsThroughTheProxy(t *testing.T) {
 	}
 	if code, _ := ask(p, p.Key, `not json`); code != http.StatusBadRequest {
 		t.Fatalf("a body that is not an approval: %d", code)
+	}
+}
+
+// Calls are recorded in the order they began, even when a later call ends
+// first.
+func TestCallsAreRecordedInTheOrderTheyBegan(t *testing.T) {
+	release, arrived := make(chan struct{}), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Model string }
+		json.NewDecoder(r.Body).Decode(&body)
+		if body.Model == "slow" {
+			close(arrived)
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"x","object":"chat.completion","created":1,"model":"` + body.Model + `","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}]}`))
+	}))
+	defer slow.Close()
+	p, rec := start(t, model.Endpoint{BaseURL: slow.URL + "/v1"}, proxy.Limits{})
+	c := sdk(p, p.Key)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "slow", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("a")}})
+		done <- err
+	}()
+	<-arrived
+	fast := make(chan error, 1)
+	go func() {
+		_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "fast", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("b")}})
+		fast <- err
+	}()
+	if err := <-fast; err != nil {
+		t.Fatal(err)
+	}
+	if xs, _ := rec.sofar(); len(xs) != 0 {
+		t.Fatalf("the later call was recorded before the earlier one ended: %d", len(xs))
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	p.Drain()
+	_, replies := rec.all()
+	if len(replies) != 2 || replies[0].Model != "slow" || replies[1].Model != "fast" {
+		t.Fatalf("recorded out of order: %+v", replies)
 	}
 }
