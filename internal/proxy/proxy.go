@@ -65,7 +65,7 @@ type Proxy struct {
 	mu        sync.Mutex
 	last      chan struct{} // closed once the latest call begun so far is recorded
 	calls     int           // in the run
-	turnCalls int // in this turn
+	turnCalls int           // in this turn
 	tokens    int64
 	exceeded  string
 }
