@@ -86,3 +86,33 @@ func TestLaunchASuiteWithAnAgentCommand(t *testing.T) {
 	must(t, expect.Locator(row.Locator("td.cell-pass")).ToHaveCount(2))
 	screenshot(t, page, "suite-with-agent")
 }
+
+// An agent command that asks proctor before running a command (POST
+// /v1/proctor/approvals) waits for a person on the run page, as proctor's
+// own agent does; the approved command runs in the workspace.
+func TestAnAgentCommandWaitsForApprovalInTheBrowser(t *testing.T) {
+	a := startApp(t)
+	bin := testutil.TestAgent(t, "chatagent")
+	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "cmd.yaml"), []byte(`steps:
+  - expect: {api: chat}
+    reply: {tool_calls: [{id: c1, name: run_command, arguments: {command: "echo ran > ran.txt"}}]}
+  - expect: {api: chat, last_role: tool}
+    reply: {content: "Ran it."}
+`), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	_, err := page.Locator("#agent").SelectOption(playwright.SelectOptionValues{Values: &[]string{"chat"}})
+	must(t, err)
+	must(t, page.Locator("#path").Fill("invoice"))
+	must(t, page.Locator("#task").Fill("Leave a mark in ran.txt."))
+	must(t, page.Locator("#script").Fill("cmd.yaml"))
+	must(t, page.Locator("#launch").Click())
+	box := page.Locator("#approvals")
+	must(t, expect.Locator(box).ToContainText("echo ran > ran.txt", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting approval"))
+	must(t, box.Locator(".approve-call").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("ran.txt"))
+	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "approval.decided"})).ToHaveCount(1))
+}

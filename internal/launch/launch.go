@@ -98,13 +98,39 @@ func (l *Launcher) Continue(session string, t Task) (string, map[string]string) 
 	if msg != "" {
 		errs[field] = msg
 	}
+	name := t.Agent
+	if name == "" {
+		name = l.sessionAgent(session) // the agent of the session's last run goes on
+	}
+	a, msg := l.Agent(name)
+	if msg != "" {
+		errs["agent"] = msg
+	}
 	if len(errs) > 0 {
 		return "", errs
 	}
 	id := run.NewRunID(time.Now())
 	l.Queue.Submit(run.Spec{RunID: id, Session: session, Task: strings.TrimSpace(t.Task), Model: choice, Bounds: bounds.Defaults(),
-		Approver: l.approver(id, t.Allow)}, strings.TrimSpace(t.Task))
+		Approver: l.approver(id, t.Allow), Agent: a}, strings.TrimSpace(t.Task))
 	return id, nil
+}
+
+// sessionAgent is the name of the agent of a session's last run ("" for
+// proctor's own, or when it cannot be read).
+func (l *Launcher) sessionAgent(id string) string {
+	s, err := l.Runner.LoadSession(id)
+	if err != nil || len(s.Runs) == 0 {
+		return ""
+	}
+	dir, err := l.Runner.RunDir(s.Runs[len(s.Runs)-1])
+	if err != nil {
+		return ""
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil || b.Receipt.Agent == nil {
+		return ""
+	}
+	return b.Receipt.Agent.Name
 }
 
 // sourceDir resolves the chosen folder under a source root, refusing

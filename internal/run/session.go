@@ -151,14 +151,14 @@ func History(runDir string) ([]model.Message, error) {
 		return nil, err
 	}
 	for i := len(xs) - 1; i >= 0; i-- {
-		if len(xs[i].Response) == 0 {
+		if len(xs[i].Response) == 0 || xs[i].Error != "" {
 			continue
 		}
-		_, req, err := model.DecodeRequest(xs[i].Request)
+		_, req, err := model.DecodeAnyRequest(xs[i].API, xs[i].Request)
 		if err != nil {
 			return nil, fmt.Errorf("read the history of %s: %w", runDir, err)
 		}
-		resp, err := model.DecodeResponse(xs[i].Response)
+		resp, err := model.DecodeReply(xs[i].API, xs[i].Response)
 		if err != nil {
 			return nil, fmt.Errorf("read the history of %s: %w", runDir, err)
 		}
