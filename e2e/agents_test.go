@@ -20,8 +20,7 @@ import (
 // list filters by that agent.
 func TestLaunchAnAgentCommandFromTheBrowserAndApprove(t *testing.T) {
 	a := startApp(t)
-	bin := testutil.TestAgent(t, "chatagent")
-	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+	useChatAgent(t, a)
 	must(t, os.WriteFile(filepath.Join(a.Roots, "invoice", "notes.txt"), []byte("old\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(a.Roots, "chat.yaml"), []byte(`steps:
   - expect: {api: chat, last_contains: "notes.txt"}
@@ -68,8 +67,7 @@ func TestLaunchAnAgentCommandFromTheBrowserAndApprove(t *testing.T) {
 // scenario's own; the matrix has a row per scenario and agent.
 func TestLaunchASuiteWithAnAgentCommand(t *testing.T) {
 	a := startApp(t)
-	bin := testutil.TestAgent(t, "chatagent")
-	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+	useChatAgent(t, a)
 	page := newPage(t)
 	goTo(t, page, a.URL+"/suites")
 	_, err := page.Locator("#scenarios").SelectOption(playwright.SelectOptionValues{Values: &[]string{"agent-writes"}})
@@ -92,8 +90,7 @@ func TestLaunchASuiteWithAnAgentCommand(t *testing.T) {
 // own agent does; the approved command runs in the workspace.
 func TestAnAgentCommandWaitsForApprovalInTheBrowser(t *testing.T) {
 	a := startApp(t)
-	bin := testutil.TestAgent(t, "chatagent")
-	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+	useChatAgent(t, a)
 	must(t, os.WriteFile(filepath.Join(a.Roots, "cmd.yaml"), []byte(`steps:
   - expect: {api: chat}
     reply: {tool_calls: [{id: c1, name: run_command, arguments: {command: "echo ran > ran.txt"}}]}
@@ -115,4 +112,12 @@ func TestAnAgentCommandWaitsForApprovalInTheBrowser(t *testing.T) {
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("ran.txt"))
 	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "approval.decided"})).ToHaveCount(1))
+}
+
+// useChatAgent builds the test agent chatagent and offers it on a's forms
+// as "chat" (the server reads agents.yaml from its data folder).
+func useChatAgent(t *testing.T, a *app) {
+	t.Helper()
+	bin := testutil.TestAgent(t, "chatagent")
+	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
 }

@@ -18,15 +18,7 @@ import (
 // workspace, and leave its change as the run's diff, with its version on
 // the receipt. Run with `go tool task interop`.
 func TestCodexUnderProctor(t *testing.T) {
-	bin := os.Getenv("CODEX_BIN_DIR")
-	if bin == "" {
-		t.Fatal("CODEX_BIN_DIR is not set: run this through `go tool task interop`")
-	}
-	dir := t.TempDir()
-	proctor := filepath.Join(dir, "proctor")
-	if out, err := exec.Command("go", "build", "-o", proctor, "../cmd/proctor").CombinedOutput(); err != nil {
-		t.Fatalf("build proctor: %v\n%s", err, out)
-	}
+	bin, dir, proctor := interop(t)
 	src := filepath.Join(dir, "src")
 	os.MkdirAll(src, 0o755)
 	os.WriteFile(filepath.Join(src, "greeting.txt"), []byte("hello\n"), 0o644)
@@ -74,15 +66,7 @@ steps:
 // A scenario of two turns with agent codex: the second turn resumes Codex's
 // conversation (codex exec resume --last) in the same workspace.
 func TestCodexScenarioOfTwoTurns(t *testing.T) {
-	bin := os.Getenv("CODEX_BIN_DIR")
-	if bin == "" {
-		t.Fatal("CODEX_BIN_DIR is not set: run this through `go tool task interop`")
-	}
-	dir := t.TempDir()
-	proctor := filepath.Join(dir, "proctor")
-	if out, err := exec.Command("go", "build", "-o", proctor, "../cmd/proctor").CombinedOutput(); err != nil {
-		t.Fatalf("build proctor: %v\n%s", err, out)
-	}
+	bin, dir, proctor := interop(t)
 	sc := filepath.Join(dir, "two-turns")
 	os.MkdirAll(filepath.Join(sc, "fixture"), 0o755)
 	os.WriteFile(filepath.Join(sc, "fixture", "a.txt"), []byte("old\n"), 0o644)
@@ -116,4 +100,19 @@ steps:
 		t.Fatalf("scenario run: %v\n%s", err, out)
 	}
 	t.Logf("two turns of codex in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// interop is the folder holding codex, a temporary folder, and a proctor
+// binary built into it.
+func interop(t *testing.T) (bin, dir, proctor string) {
+	t.Helper()
+	if bin = os.Getenv("CODEX_BIN_DIR"); bin == "" {
+		t.Fatal("CODEX_BIN_DIR is not set: run this through `go tool task interop`")
+	}
+	dir = t.TempDir()
+	proctor = filepath.Join(dir, "proctor")
+	if out, err := exec.Command("go", "build", "-o", proctor, "../cmd/proctor").CombinedOutput(); err != nil {
+		t.Fatalf("build proctor: %v\n%s", err, out)
+	}
+	return bin, dir, proctor
 }
