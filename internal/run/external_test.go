@@ -56,7 +56,9 @@ func TestExternalAgentsRunUnderTheProxy(t *testing.T) {
 		t.Run(tc.agent, func(t *testing.T) {
 			bin := testutil.TestAgent(t, tc.agent)
 			a := external.Agent{Name: tc.agent, Kind: external.KindCommand, Command: []string{bin, "{{task}}"}}
-			res, err := newRunner(t).Run(context.Background(), externalSpec(t, twoWrites(tc.api), a))
+			spec := externalSpec(t, twoWrites(tc.api), a)
+			spec.Checks = []string{"grep -q new a.txt"} // the checks judge an external agent's work too
+			res, err := newRunner(t).Run(context.Background(), spec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,6 +71,9 @@ func TestExternalAgentsRunUnderTheProxy(t *testing.T) {
 			}
 			if rc.Usage.ModelCalls != 2 || rc.Usage.TotalTokens != 40 {
 				t.Fatalf("usage %+v", rc.Usage)
+			}
+			if rc.Verify == nil || rc.Verify.Verdict != "pass" || len(rc.Verify.Checks) != 1 || !rc.Verify.Checks[0].Passed {
+				t.Fatalf("verify %+v", rc.Verify)
 			}
 			b, err := bundle.ReadRun(res.Dir, bundle.DefaultLimits())
 			if err != nil || len(b.Problems) > 0 {
@@ -230,4 +235,33 @@ func TestASessionContinuesAnExternalAgentsConversation(t *testing.T) {
 	if !strings.Contains(string(log), "final: Wrote c.txt too.") {
 		t.Fatalf("agent.log: %s", log)
 	}
+}
+
+// Stopping a run (Ctrl-C, Stop) stops the agent's whole process group and
+// the run is interrupted, its bundle kept.
+func TestStoppingARunStopsTheAgentsProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	spec := externalSpec(t, twoWrites(model.APIChat), external.Agent{Name: "sleeper", Kind: external.KindCommand,
+		Command: []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { // stop the run once the agent's child is there (or after 10 s)
+		for i := 0; i < 500; i++ {
+			if _, err := os.Stat(pidFile); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res, err := newRunner(t).Run(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Receipt.Status != bundle.StatusInterrupted {
+		t.Fatalf("status %s failure %+v", res.Receipt.Status, res.Receipt.Failure)
+	}
+	data, _ := os.ReadFile(pidFile)
+	var pid int
+	json.Unmarshal([]byte(strings.TrimSpace(string(data))), &pid)
+	testutil.Eventually(t, 10*time.Second, "the agent's child to be gone", func() bool { return pid > 0 && syscall.Kill(pid, 0) != nil })
 }
