@@ -1,0 +1,199 @@
+package source_test
+
+import (
+	"context"
+	"encoding/pem"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/source"
+)
+
+const token = "ptk-test-secret-token-4f9a1c"
+
+// gitServer serves the bare repositories under a folder over smart HTTP
+// (git http-backend behind net/http/cgi, with TLS); private/ needs the
+// token in an Authorization header. It returns the base URL and the git
+// environment that trusts its certificate.
+func gitServer(t *testing.T) (string, []string, map[string]string) {
+	t.Helper()
+	root := t.TempDir()
+	commits := map[string]string{}
+	for _, repo := range []string{"public", "private"} {
+		work := filepath.Join(t.TempDir(), repo)
+		run(t, "", "init", "-q", "-b", "main", work)
+		os.WriteFile(filepath.Join(work, "a.txt"), []byte("one\n"), 0o644)
+		run(t, work, "add", "-A")
+		run(t, work, "commit", "-q", "-m", "one")
+		commits[repo+"-first"] = strings.TrimSpace(run(t, work, "rev-parse", "HEAD"))
+		os.WriteFile(filepath.Join(work, "a.txt"), []byte("two\n"), 0o644)
+		run(t, work, "commit", "-q", "-am", "two")
+		commits[repo] = strings.TrimSpace(run(t, work, "rev-parse", "HEAD"))
+		run(t, work, "branch", "release")
+		run(t, "", "clone", "-q", "--bare", work, filepath.Join(root, repo+".git"))
+	}
+	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend", Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/private.git") && r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
+	return srv.URL, []string{"GIT_SSL_CAINFO=" + ca}, commits
+}
+
+func run(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func TestTheRepositoryRefAndCommitAreChecked(t *testing.T) {
+	local := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		g    source.Git
+		code string
+	}{
+		{"https", source.Git{Repo: "https://example.com/o/n.git"}, ""},
+		{"shorthand", source.Git{Repo: "owner/name"}, ""},
+		{"local path", source.Git{Repo: local}, ""},
+		{"file url", source.Git{Repo: "file://" + local}, ""},
+		{"empty", source.Git{}, source.CodeRepositoryInvalid},
+		{"ssh", source.Git{Repo: "git@github.com:o/n.git"}, source.CodeRepositoryInvalid},
+		{"plain http", source.Git{Repo: "http://example.com/o/n.git"}, source.CodeRepositoryInvalid},
+		{"ext transport", source.Git{Repo: "ext::sh -c touch% /tmp/x"}, source.CodeRepositoryInvalid},
+		{"credentials in the URL", source.Git{Repo: "https://user:pw@example.com/o/n.git"}, source.CodeRepositoryInvalid},
+		{"an option", source.Git{Repo: "--upload-pack=touch /tmp/x"}, source.CodeRepositoryInvalid},
+		{"shorthand with dots", source.Git{Repo: "../n"}, source.CodeRepositoryInvalid},
+		{"shorthand bad chars", source.Git{Repo: "o w/n"}, source.CodeRepositoryInvalid},
+		{"ref with ..", source.Git{Repo: "o/n", Ref: "main..evil"}, source.CodeRefInvalid},
+		{"ref an option", source.Git{Repo: "o/n", Ref: "-x"}, source.CodeRefInvalid},
+		{"ref with a space", source.Git{Repo: "o/n", Ref: "my branch"}, source.CodeRefInvalid},
+		{"ref ok", source.Git{Repo: "o/n", Ref: "release/1.2"}, ""},
+		{"short commit", source.Git{Repo: "o/n", Commit: "abc123"}, source.CodeCommitInvalid},
+		{"upper-case commit", source.Git{Repo: "o/n", Commit: strings.Repeat("A", 40)}, source.CodeCommitInvalid},
+		{"commit ok", source.Git{Repo: "o/n", Commit: strings.Repeat("a", 40)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, err := tc.g.URL("github.com")
+			switch {
+			case tc.code == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.code != "" && (err == nil || err.Code != tc.code):
+				t.Fatalf("URL %q err %+v, want code %s", url, err, tc.code)
+			case err != nil && strings.Contains(err.Message, "pw@"):
+				t.Fatalf("the error shows the credentials: %s", err.Message)
+			}
+		})
+	}
+	if url, _ := (source.Git{Repo: "owner/name"}).URL("github.com"); url != "https://github.com/owner/name.git" {
+		t.Fatalf("shorthand: %s", url)
+	}
+}
+
+// A private repository clones with the token and fails clearly without
+// it; the token is in no git argv while the clones run, nor in an error.
+func TestClonesPinnedToACommitWithTheTokenOutOfArgv(t *testing.T) {
+	base, env, commits := gitServer(t)
+	ctx := context.Background()
+	var leaked atomic.Value
+	var sawGit atomic.Bool // the poll did see git's children
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // every git child's argv, while the clones run
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			for _, p := range cmdlines {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					continue
+				}
+				if strings.Contains(string(data), token) {
+					leaked.Store(strings.ReplaceAll(string(data), "\x00", " "))
+				}
+				if strings.Contains(string(data), "private.git") {
+					sawGit.Store(true)
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	clone := func(f source.Fetcher, g source.Git) (source.Pinned, *source.Error, string) {
+		url, err := g.URL("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "ws")
+		p, cerr := f.Clone(ctx, g, url, dir)
+		return p, cerr, dir
+	}
+	withToken := source.Fetcher{Token: token, Env: env}
+
+	p, err, dir := clone(withToken, source.Git{Repo: base + "/private.git"})
+	if err != nil || p.Commit != commits["private"] || len(p.Tree) != 40 {
+		t.Fatalf("private with the token: %+v %v", p, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "two\n" {
+		t.Fatalf("checked out a.txt = %q", data)
+	}
+	if out, _ := exec.Command("git", "-C", dir, "config", "--list", "--show-origin").CombinedOutput(); strings.Contains(string(out), token) {
+		t.Fatalf("the token was written into the clone's config:\n%s", out)
+	}
+	_, err, _ = clone(source.Fetcher{Env: env}, source.Git{Repo: base + "/private.git"})
+	if err == nil || err.Code != source.CodeCloneFailed || !strings.Contains(err.Message, "needs credentials; give a token that can read it: --token-env NAME") {
+		t.Fatalf("private without the token: %+v", err)
+	}
+	p, err, dir = clone(source.Fetcher{Env: env}, source.Git{Repo: base + "/public.git", Ref: "release", Commit: commits["public-first"]})
+	if err != nil || p.Commit != commits["public-first"] {
+		t.Fatalf("a pinned older commit: %+v %v", p, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "one\n" {
+		t.Fatalf("the pinned commit's a.txt = %q", data)
+	}
+	_, err, _ = clone(source.Fetcher{Env: env}, source.Git{Repo: base + "/public.git", Commit: strings.Repeat("0", 40)})
+	if err == nil || err.Code != source.CodeCommitMismatch || err.Retryable {
+		t.Fatalf("a commit the repository does not have: %+v", err)
+	}
+	_, err, _ = clone(source.Fetcher{Env: env}, source.Git{Repo: base + "/public.git", Ref: "no-such-branch"})
+	if err == nil || err.Code != source.CodeCommitResolution {
+		t.Fatalf("a branch that is not there: %+v", err)
+	}
+	_, err, _ = clone(source.Fetcher{Token: token, Env: env}, source.Git{Repo: base + "/gone.git"})
+	if err == nil || strings.Contains(err.Message, token) || len(err.Message) > source.MaxMessage+100 {
+		t.Fatalf("an error with the token in play: %+v", err)
+	}
+	close(stop)
+	wg.Wait()
+	if v := leaked.Load(); v != nil {
+		t.Fatalf("the token was in a process's argv: %s", v)
+	}
+	if !sawGit.Load() {
+		t.Fatal("the poll saw no git process at work on the private repository, so it proves nothing")
+	}
+}
