@@ -103,6 +103,7 @@ const (
 	DomainScenario       Domain = "scenario"
 	DomainCheck          Domain = "check"
 	DomainInfrastructure Domain = "infrastructure"
+	DomainSource         Domain = "source" // the run's git source could not be acquired
 )
 
 // Receipt is run.json: the summary record of one run.
@@ -146,6 +147,7 @@ type Source struct {
 	Repository string `json:"repository,omitempty"`
 	Ref        string `json:"ref,omitempty"`
 	CommitSHA  string `json:"commit_sha,omitempty"`
+	Tree       string `json:"tree,omitempty"` // git sources: the commit's tree, a digest of its content
 }
 
 // Model names the model a run talked to. It never holds a key.

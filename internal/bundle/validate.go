@@ -33,7 +33,7 @@ func validRelPath(p string) bool {
 var (
 	validKinds    = []Kind{KindTask, KindScenario}
 	validStages   = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
-	validDomains  = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure}
+	validDomains  = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure, DomainSource}
 	validAgents   = []string{"native", "codex", "command"}
 	validSources  = []string{"local", "git", "fixture"}
 	validVerdicts = []string{"pass", "fail", "unsure"}

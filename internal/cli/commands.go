@@ -75,6 +75,8 @@ clear. See docs/security.md.`)
 	tlsKey := fs.String("tls-key", "", "PEM private key `file` of --tls-cert")
 	models := fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
 	agents := fs.String("agents", "", "agents.yaml `file`: the agents the Launch form offers besides native and codex (default $PROCTOR_AGENTS, else beside models.yaml)")
+	gitTokenEnv := fs.String("git-token-env", "", "the environment `variable` holding a token that can read the git repositories runs are launched on (never shown or recorded)")
+	gitHost := fs.String("git-host", "github.com", "the `host` a repository given as owner/name is on")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return err
 	}
@@ -140,6 +142,13 @@ clear. See docs/security.md.`)
 
 	modelsFile, agentsFile := modelsPath(*models, env.Getenv), agentsPath(*agents, env.Getenv)
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile)}
+	gitToken := ""
+	if *gitTokenEnv != "" {
+		if gitToken = env.Getenv(*gitTokenEnv); gitToken == "" {
+			return usagef("serve", "--git-token-env %s: the variable is not set or empty", *gitTokenEnv)
+		}
+		runner.KeyEnvNames = append(runner.KeyEnvNames, *gitTokenEnv) // never passed to the agent's commands
+	}
 	if err := recoverDataDir(ctx, log, runner, st); err != nil {
 		return err
 	}
@@ -152,7 +161,7 @@ clear. See docs/security.md.`)
 	board := approval.NewBoard(*approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		Agents:        func() (*external.File, error) { return external.Load(agentsFile) },
+		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: *gitHost, GitToken: gitToken,
 		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
 	resumeServer(ctx, log, srv)
 	scheme := "http"

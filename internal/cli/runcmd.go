@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/agent"
@@ -18,6 +19,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -197,6 +199,8 @@ func keyEnvNames(path string) []string {
 	return names
 }
 
+var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 func osUser() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
@@ -257,6 +261,11 @@ same conversation). --replay RUN_ID runs a recorded run again, offline.
 Exit codes: 0 completed (passed, awaiting review, or a question for you);
 1 failed; 2 wrong usage or set-up error; 130 interrupted.`)
 	dir := fs.String("dir", "", "the source `folder` to work on (copied; never changed)")
+	repo := fs.String("repo", "", "a git `repository` to work on instead of --dir: an https URL, owner/name (on --git-host), a local path or file:// URL")
+	ref := fs.String("ref", "", "the `branch` or tag of --repo (default: its default branch)")
+	commit := fs.String("commit", "", "the exact `sha` of --repo to start from (40 hex); the run fails unless that is what is checked out")
+	tokenEnv := fs.String("token-env", "", "the environment `variable` holding a token that can read --repo (sent to git as an Authorization header, never recorded)")
+	gitHost := fs.String("git-host", "github.com", "the `host` owner/name stands for")
 	session := fs.String("session", "", "new, or the `id` of a session to continue")
 	replay := fs.String("replay", "", "`run_id` of a recorded run to run again offline")
 	f := addRunFlags(fs)
@@ -283,8 +292,25 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 	if err != nil {
 		return err
 	}
-	if *session == "" && *dir == "" {
-		return usagef("run", "name the folder to work on with --dir PATH")
+	if *session == "" && *dir == "" && *repo == "" {
+		return usagef("run", "name the folder to work on with --dir PATH, or a repository with --repo URL")
+	}
+	if *repo != "" {
+		if *dir != "" {
+			return usagef("run", "give --dir or --repo, not both")
+		}
+		spec.Git, spec.GitHost = &source.Git{Repo: *repo, Ref: *ref, Commit: *commit}, *gitHost
+		if *tokenEnv != "" {
+			if !envVarName.MatchString(*tokenEnv) {
+				return usagef("run", "--token-env %q: give the name of the variable that holds the token, not the token", *tokenEnv)
+			}
+			if spec.GitToken = env.Getenv(*tokenEnv); spec.GitToken == "" {
+				return usagef("run", "--token-env %s: the variable is not set or empty", *tokenEnv)
+			}
+			r.KeyEnvNames = append(r.KeyEnvNames, *tokenEnv) // never passed to the agent's commands
+		}
+	} else if *ref != "" || *commit != "" || *tokenEnv != "" {
+		return usagef("run", "--ref, --commit and --token-env go with --repo")
 	}
 	if *dir != "" {
 		abs, err := filepath.Abs(*dir)

@@ -31,6 +31,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/suite"
 )
 
@@ -46,6 +47,10 @@ type Launcher struct {
 	Agents                     func() (*external.File, error)  // agents.yaml, read fresh; nil: native and codex only
 	Getenv                     func(string) string             // where provider keys come from; nil: the process environment
 	Log                        *slog.Logger                    // nil logs nothing
+	// GitHost is what owner/name stands for (default github.com), and
+	// GitToken reads the private repositories launched runs clone (the
+	// server's --git-token-env; never shown or recorded).
+	GitHost, GitToken string
 
 	mu     sync.Mutex
 	suites map[string]bool // suites launched here
@@ -67,6 +72,10 @@ type Task struct {
 	MaxToolCalls string `form:"max_tool_calls"`
 	Verifier     string `form:"verifier"`
 	Script       string `form:"script"` // …or a model script under the source root
+	// A git repository instead of a folder under a source root.
+	Repo   string `form:"repo"`
+	Ref    string `form:"ref"`
+	Commit string `form:"commit"`
 }
 
 func (l *Launcher) log() *slog.Logger {
@@ -113,6 +122,13 @@ func (l *Launcher) Continue(session string, t Task) (string, map[string]string) 
 	l.Queue.Submit(run.Spec{RunID: id, Session: session, Task: strings.TrimSpace(t.Task), Model: choice, Bounds: bounds.Defaults(),
 		Approver: l.approver(id, t.Allow), Agent: a}, strings.TrimSpace(t.Task))
 	return id, nil
+}
+
+func (l *Launcher) gitHost() string {
+	if l.GitHost == "" {
+		return "github.com"
+	}
+	return l.GitHost
 }
 
 // sessionAgent is the name of the agent of a session's last run ("" for
@@ -218,9 +234,28 @@ func (l *Launcher) Launch(v Task) (string, map[string]string) {
 // LaunchAs is Launch under a given run id.
 func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	errs := map[string]string{}
-	src, field, msg := l.sourceDir(v.Root, v.Path)
-	if msg != "" {
-		errs[field] = msg
+	var src string
+	var git *source.Git
+	if strings.TrimSpace(v.Repo) != "" {
+		git = &source.Git{Repo: strings.TrimSpace(v.Repo), Ref: strings.TrimSpace(v.Ref), Commit: strings.TrimSpace(v.Commit)}
+		if url, err := git.URL(l.gitHost()); err == nil && strings.HasPrefix(url, "file://") {
+			// A browser may not read the server's own folders this way.
+			errs["repo"] = "from the dashboard a repository is an https URL or owner/name; a folder on this server goes in the folder field, under a source root"
+		} else if err != nil {
+			field := "repo"
+			switch err.Code {
+			case source.CodeRefInvalid:
+				field = "ref"
+			case source.CodeCommitInvalid:
+				field = "commit"
+			}
+			errs[field] = err.Message
+		}
+	} else {
+		var field, msg string
+		if src, field, msg = l.sourceDir(v.Root, v.Path); msg != "" {
+			errs[field] = msg
+		}
 	}
 	if strings.TrimSpace(v.Task) == "" {
 		errs["task"] = "say what the agent should do"
@@ -258,7 +293,7 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
 	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
 		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver, Agent: agent,
-		Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
+		Git: git, GitHost: l.gitHost(), GitToken: l.GitToken, Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
 	return id, nil
 }
 

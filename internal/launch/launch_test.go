@@ -130,3 +130,42 @@ func TestLaunchWithAnAgentOfAgentsYAML(t *testing.T) {
 		t.Fatalf("status %s agent %+v failure %+v", rb.Receipt.Status, rb.Receipt.Agent, rb.Receipt.Failure)
 	}
 }
+
+// A launch on a git repository is checked field by field (repository, ref,
+// commit), refuses the server's own folders, and runs on the clone.
+func TestLaunchOnAGitRepository(t *testing.T) {
+	l, data := launcher(t)
+	base, caEnv, commits := testutil.GitServer(t)
+	k, v, _ := strings.Cut(caEnv[0], "=")
+	t.Setenv(k, v)
+	ok := launch.Task{Root: "0", Task: "Look around", Script: "demo.yaml", Repo: base + "/public.git"}
+	for _, tc := range []struct {
+		edit        func(*launch.Task)
+		field, want string
+	}{
+		{func(v *launch.Task) { v.Repo = "git@example.com:o/n" }, "repo", "only https URLs"},
+		{func(v *launch.Task) { v.Repo = "/etc" }, "repo", "from the dashboard a repository is an https URL or owner/name"},
+		{func(v *launch.Task) { v.Repo = "file:///etc" }, "repo", "from the dashboard"},
+		{func(v *launch.Task) { v.Ref = "a..b" }, "ref", "no .."},
+		{func(v *launch.Task) { v.Commit = "abc" }, "commit", "40-character"},
+	} {
+		v := ok
+		tc.edit(&v)
+		if _, errs := l.Launch(v); !strings.Contains(errs[tc.field], tc.want) {
+			t.Errorf("%+v: errors %v, want %s: %q", v, errs, tc.field, tc.want)
+		}
+	}
+	id, errs := l.Launch(ok)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var rb *bundle.Run
+	testutil.Eventually(t, 30*time.Second, "the run ending", func() bool {
+		b, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+		rb = b
+		return err == nil && b.Receipt.EndedAt != nil
+	})
+	if src := rb.Receipt.Source; src.Kind != "git" || src.CommitSHA != commits["public"] || src.Repository != base+"/public.git" {
+		t.Fatalf("source %+v failure %+v", src, rb.Receipt.Failure)
+	}
+}

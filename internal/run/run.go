@@ -19,6 +19,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/tools"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
@@ -44,7 +45,10 @@ type Spec struct {
 	RunID        string // optional: the id to run under (a launcher that redirects to the run before it starts)
 	Kind         bundle.Kind
 	SourceDir    string
-	SourceKind   string // local (default) or fixture
+	SourceKind   string      // local (default) or fixture
+	Git          *source.Git // a git repository instead of SourceDir
+	GitHost      string      // the host owner/name stands for; "" is github.com
+	GitToken     string      // reads a private repository; a secret, never recorded
 	Task         string
 	Criteria     []string
 	OutOfScope   []string
@@ -249,7 +253,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &SetupError{fmt.Errorf("create run folder: %w", err)}
 	}
-	secrets := []string{spec.Model.Endpoint.APIKey}
+	secrets := []string{spec.Model.Endpoint.APIKey, spec.GitToken}
 	if spec.Verifier != nil {
 		secrets = append(secrets, spec.Verifier.Endpoint.APIKey)
 	}
@@ -268,7 +272,10 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		kind = bundle.KindTask
 	}
 	srcKind := spec.SourceKind
-	if srcKind == "" {
+	switch {
+	case spec.Git != nil:
+		srcKind = "git"
+	case srcKind == "":
 		srcKind = "local"
 	}
 	l.receipt = bundle.Receipt{
@@ -308,7 +315,13 @@ func validate(spec Spec) error {
 	if strings.TrimSpace(spec.Task) == "" {
 		problems = append(problems, "task: missing; say what the agent should do")
 	}
-	if spec.Session == "" || spec.Session == "new" {
+	switch {
+	case spec.Git != nil && spec.SourceDir != "":
+		problems = append(problems, "source: give a folder or a repository, not both")
+	case spec.Git != nil && spec.Session != "":
+		problems = append(problems, "source: a session works on a folder; a repository run is one run")
+	case spec.Git != nil:
+	case spec.Session == "" || spec.Session == "new":
 		if spec.SourceDir == "" {
 			problems = append(problems, "source: missing; name the folder to work on")
 		} else if info, err := os.Stat(spec.SourceDir); err != nil {
@@ -447,8 +460,14 @@ func (l *live) verdictOf(ctx context.Context, ws *workspace.Workspace, res agent
 // failure.
 func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Workspace, []model.Message, *outcome) {
 	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageAcquiringSource, Path: l.spec.SourceDir})
-	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StagePreparingWorkspace})
 	var ws *workspace.Workspace
+	if l.spec.Git != nil { // the clone is the workspace
+		var failed *outcome
+		if ws, failed = l.cloneSource(ctx); failed != nil {
+			return nil, nil, failed
+		}
+	}
+	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StagePreparingWorkspace})
 	var history []model.Message
 	if sess != nil {
 		var err error
@@ -456,7 +475,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 			o := l.fail(ctx, bundle.DomainEnvironment, "workspace", err, false)
 			return nil, nil, &o
 		}
-	} else {
+	} else if ws == nil {
 		opts := l.spec.Workspace
 		if l.spec.OriginRemote && !opts.NoGit {
 			opts.Origin = filepath.Join(l.dir, "origin.git")
@@ -481,6 +500,34 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 		}
 	}
 	return ws, history, nil
+}
+
+// cloneSource acquires a git source into the run's workspace, pinned to
+// its commit; the receipt records the URL, ref, commit and tree (never the
+// token) before the run goes on.
+func (l *live) cloneSource(ctx context.Context) (*workspace.Workspace, *outcome) {
+	g := *l.spec.Git
+	host := l.spec.GitHost
+	if host == "" {
+		host = "github.com"
+	}
+	failed := func(e *source.Error) (*workspace.Workspace, *outcome) {
+		o := l.fail(ctx, bundle.DomainSource, e.Code, errors.New(l.redact.String(e.Message)), e.Retryable)
+		return nil, &o
+	}
+	url, err := g.URL(host)
+	if err != nil {
+		return failed(err)
+	}
+	l.receipt.Source.Repository, l.receipt.Source.Ref = url, g.Ref
+	dir := filepath.Join(l.dir, "workspace")
+	p, err := source.Fetcher{Token: l.spec.GitToken}.Clone(ctx, g, url, dir)
+	if err != nil {
+		return failed(err)
+	}
+	l.receipt.Source.CommitSHA, l.receipt.Source.Tree = p.Commit, p.Tree
+	l.progress("  %s at %s", url, p.Commit)
+	return workspace.Open(dir, p.Commit), nil
 }
 
 // recordDiff writes the workspace's changes so far into the bundle.

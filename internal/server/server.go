@@ -45,6 +45,9 @@ type Config struct {
 	// Agents reads agents.yaml, fresh for every form: the agents one may
 	// launch besides native and codex. nil: none.
 	Agents func() (*external.File, error)
+	// GitHost is what a repository given as owner/name stands for, and
+	// GitToken reads private repositories (never shown or recorded).
+	GitHost, GitToken string
 	// ScenarioRoots are the folders of scenarios suites may be launched from.
 	ScenarioRoots []string
 	// RequireAuth turns sign-in on even before any account exists (serving
@@ -95,7 +98,8 @@ func New(st *store.Store, cfg Config) *Server {
 	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}}
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,
-			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Agents: cfg.Agents, Getenv: cfg.Getenv, Log: log}
+			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Agents: cfg.Agents, Getenv: cfg.Getenv, Log: log,
+			GitHost: cfg.GitHost, GitToken: cfg.GitToken}
 	}
 	s.key = cfg.Key
 	if len(s.key) == 0 {

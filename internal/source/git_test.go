@@ -2,10 +2,6 @@ package source_test
 
 import (
 	"context"
-	"encoding/pem"
-	"net/http"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,55 +12,10 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/source"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
-const token = "ptk-test-secret-token-4f9a1c"
-
-// gitServer serves the bare repositories under a folder over smart HTTP
-// (git http-backend behind net/http/cgi, with TLS); private/ needs the
-// token in an Authorization header. It returns the base URL and the git
-// environment that trusts its certificate.
-func gitServer(t *testing.T) (string, []string, map[string]string) {
-	t.Helper()
-	root := t.TempDir()
-	commits := map[string]string{}
-	for _, repo := range []string{"public", "private"} {
-		work := filepath.Join(t.TempDir(), repo)
-		run(t, "", "init", "-q", "-b", "main", work)
-		os.WriteFile(filepath.Join(work, "a.txt"), []byte("one\n"), 0o644)
-		run(t, work, "add", "-A")
-		run(t, work, "commit", "-q", "-m", "one")
-		commits[repo+"-first"] = strings.TrimSpace(run(t, work, "rev-parse", "HEAD"))
-		os.WriteFile(filepath.Join(work, "a.txt"), []byte("two\n"), 0o644)
-		run(t, work, "commit", "-q", "-am", "two")
-		commits[repo] = strings.TrimSpace(run(t, work, "rev-parse", "HEAD"))
-		run(t, work, "branch", "release")
-		run(t, "", "clone", "-q", "--bare", work, filepath.Join(root, repo+".git"))
-	}
-	backend := &cgi.Handler{Path: "/usr/lib/git-core/git-http-backend", Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/private.git") && r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, "authentication required", http.StatusUnauthorized)
-			return
-		}
-		backend.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
-	return srv.URL, []string{"GIT_SSL_CAINFO=" + ca}, commits
-}
-
-func run(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
+const token = testutil.GitToken
 
 func TestTheRepositoryRefAndCommitAreChecked(t *testing.T) {
 	local := t.TempDir()
@@ -113,7 +64,7 @@ func TestTheRepositoryRefAndCommitAreChecked(t *testing.T) {
 // A private repository clones with the token and fails clearly without
 // it; the token is in no git argv while the clones run, nor in an error.
 func TestClonesPinnedToACommitWithTheTokenOutOfArgv(t *testing.T) {
-	base, env, commits := gitServer(t)
+	base, env, commits := testutil.GitServer(t)
 	ctx := context.Background()
 	var leaked atomic.Value
 	var sawGit atomic.Bool // the poll did see git's children

@@ -1,0 +1,39 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/proctor-dev/proctor/internal/testutil"
+)
+
+// The Launch form takes a git repository instead of a folder: the run
+// clones its commit, and the run page says where the source came from.
+func TestLaunchOnAGitRepository(t *testing.T) {
+	base, caEnv, commits := testutil.GitServer(t)
+	k, v, _ := strings.Cut(caEnv[0], "=")
+	t.Setenv(k, v)
+	a := startApp(t)
+	must(t, os.WriteFile(filepath.Join(a.Roots, "repo.yaml"), []byte("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: b.txt, content: \"bee\\n\"}}]}\n  - reply: {content: Wrote b.txt.}\n"), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	must(t, page.Locator("#repo-fields summary").Click())
+	must(t, page.Locator("#repo").Fill("git@example.com:o/n.git"))
+	must(t, page.Locator("#task").Fill("Add b.txt."))
+	must(t, page.Locator("#script").Fill("repo.yaml"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator("#repo-error")).ToContainText("only https URLs"))
+	must(t, page.Locator("#repo").Fill(base+"/public.git"))
+	must(t, page.Locator("#ref").Fill("release"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#summary, .facts").First()).ToContainText("git"))
+	must(t, expect.Locator(page.Locator(".facts").First()).ToContainText(commits["public"][:12]))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("b.txt"))
+}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/testutil"
+)
+
+// proctor run --repo works on a private repository with --token-env and
+// fails clearly without it; the receipt pins the commit and tree; the token
+// is nowhere in the data folder (bundles, database), stdout or stderr.
+func TestRunOnAGitRepository(t *testing.T) {
+	base, caEnv, commits := testutil.GitServer(t)
+	k, v, _ := strings.Cut(caEnv[0], "=")
+	t.Setenv(k, v)
+	data, dir := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: b.txt, content: \"bee\\n\"}}]}\n  - reply: {content: Wrote b.txt.}\n"})
+	env := map[string]string{"PROCTOR_DATA": data, "REPO_TOKEN": testutil.GitToken}
+	args := func(more ...string) []string {
+		return append([]string{"run", "--task", "Add b.txt", "--script", filepath.Join(dir, "model.yaml"), "--repo", base + "/private.git"}, more...)
+	}
+	receipt := func(out string) bundle.Receipt {
+		t.Helper()
+		i := strings.Index(out, "bundle: ")
+		if i < 0 {
+			t.Fatalf("no bundle in %s", out)
+		}
+		path := strings.TrimSpace(strings.SplitN(out[i+len("bundle: "):], "\n", 2)[0])
+		var rc bundle.Receipt
+		raw, _ := os.ReadFile(filepath.Join(path, bundle.ReceiptFile))
+		if err := json.Unmarshal(raw, &rc); err != nil {
+			t.Fatal(err)
+		}
+		return rc
+	}
+
+	r := invoke(t, env, args("--token-env", "REPO_TOKEN")...)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "status: awaiting review") {
+		t.Fatalf("with the token: %+v", r)
+	}
+	rc := receipt(r.stdout)
+	if rc.Source.Kind != "git" || rc.Source.Repository != base+"/private.git" || rc.Source.CommitSHA != commits["private"] || len(rc.Source.Tree) != 40 || strings.Join(rc.Changed, ",") != "b.txt" {
+		t.Fatalf("source %+v changed %v", rc.Source, rc.Changed)
+	}
+	all := r.stdout + r.stderr
+
+	r = invoke(t, env, args()...)
+	if rc := receipt(r.stdout); r.code != ExitProblems || rc.Failure == nil || rc.Failure.Domain != bundle.DomainSource || rc.Failure.Code != "clone_failed" ||
+		rc.Failure.Stage != bundle.StageAcquiringSource || !strings.Contains(rc.Failure.Message, "--token-env") {
+		t.Fatalf("without the token: %+v\n%+v", r, rc.Failure)
+	}
+	r = invoke(t, env, args("--token-env", "REPO_TOKEN", "--commit", strings.Repeat("0", 40))...)
+	if rc := receipt(r.stdout); rc.Failure == nil || rc.Failure.Code != "commit_mismatch" || rc.Failure.Retryable {
+		t.Fatalf("a commit it does not have: %+v", rc.Failure)
+	}
+	all += r.stdout + r.stderr
+	for _, tc := range []struct{ repo, ref, commit, code string }{
+		{"git@example.com:o/n.git", "", "", "repository_invalid"},
+		{"o/n", "a..b", "", "ref_invalid"},
+		{"o/n", "", "abc", "commit_invalid"},
+	} {
+		a := []string{"run", "--task", "x", "--script", filepath.Join(dir, "model.yaml"), "--repo", tc.repo}
+		if tc.ref != "" {
+			a = append(a, "--ref", tc.ref)
+		}
+		if tc.commit != "" {
+			a = append(a, "--commit", tc.commit)
+		}
+		r := invoke(t, env, a...)
+		if rc := receipt(r.stdout); rc.Failure == nil || rc.Failure.Code != tc.code || rc.Failure.Domain != bundle.DomainSource {
+			t.Errorf("%v: %+v", tc, rc.Failure)
+		}
+	}
+	if r := invoke(t, env, args("--token-env", "NOT_SET")...); r.code != ExitUsage || !strings.Contains(r.stderr, "NOT_SET: the variable is not set") {
+		t.Fatalf("an unset token variable: %+v", r)
+	}
+	if strings.Contains(all, testutil.GitToken) {
+		t.Fatal("the token was printed")
+	}
+	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Type().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), testutil.GitToken) {
+				t.Errorf("the token is in %s", p)
+			}
+		}
+		return nil
+	})
+}
