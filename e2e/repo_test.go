@@ -36,4 +36,18 @@ func TestLaunchOnAGitRepository(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#summary, .facts").First()).ToContainText("git"))
 	must(t, expect.Locator(page.Locator(".facts").First()).ToContainText(commits["public"][:12]))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("b.txt"))
+	// Approving offers the change as a patch and an mbox; nothing is applied.
+	must(t, expect.Locator(page.Locator("#review-git")).ToContainText("offers the change as a patch"))
+	must(t, page.Locator("#approve").Click())
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by"))
+	must(t, expect.Locator(page.Locator("#offer")).ToContainText("proctor apply --to CHECKOUT"))
+	href, err := page.Locator("#mbox-link").GetAttribute("href")
+	must(t, err)
+	resp, err := page.Request().Get(a.URL + href)
+	must(t, err)
+	body, err := resp.Text()
+	must(t, err)
+	if resp.Status() != 200 || !strings.Contains(body, "Subject: [PATCH] Add b.txt.") || !strings.Contains(body, "+bee") {
+		t.Fatalf("patch.mbox: %d\n%s", resp.Status(), body)
+	}
 }

@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
@@ -91,4 +95,76 @@ func TestRunOnAGitRepository(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// An approved git run is offered as an mbox that git am applies on the
+// pinned commit, and proctor apply --to applies it to a checkout — only
+// when the files it touches are as they were at that commit.
+func TestAnApprovedGitRunIsOfferedAndAppliedToACheckout(t *testing.T) {
+	base, caEnv, _ := testutil.GitServer(t)
+	k, v, _ := strings.Cut(caEnv[0], "=")
+	t.Setenv(k, v)
+	data, dir := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"three\\n\"}}]}\n  - reply: {content: Changed a.txt.}\n"})
+	env := map[string]string{"PROCTOR_DATA": data}
+	r := invoke(t, env, "run", "--task", "Make a.txt say three", "--script", filepath.Join(dir, "model.yaml"), "--repo", base+"/public.git")
+	if r.code != ExitOK {
+		t.Fatalf("run: %+v", r)
+	}
+	runID := regexp.MustCompile(`runs/(\S+)`).FindStringSubmatch(r.stdout)[1]
+	checkout := filepath.Join(t.TempDir(), "checkout")
+	git := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("", "clone", "-q", base+"/public.git", checkout)
+
+	if r := invoke(t, env, "apply", "--to", checkout, runID); r.code != ExitUsage || !strings.Contains(r.stderr, "not reviewed yet") {
+		t.Fatalf("apply --to before a review, without a terminal: %+v", r)
+	}
+	rn, err := newRunner(Env{Getenv: func(k string) string { return env[k] }}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDir, _ := rn.RunDir(runID)
+	b, _ := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	rv, err := reviewRun(context.Background(), rn, runDir, &b.Receipt, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: "Dana", Reason: "good"}, nil
+	}), false)
+	if err != nil || !rv.Approved || rv.Applied {
+		t.Fatalf("the review of a git run: %+v %v (approved, applied nowhere)", rv, err)
+	}
+
+	mbox, err := rn.Mbox(context.Background(), runID)
+	if err != nil || !strings.Contains(string(mbox), "Subject: [PATCH] Make a.txt say three") {
+		t.Fatalf("mbox: %v\n%s", err, mbox)
+	}
+	am := filepath.Join(t.TempDir(), "am")
+	git("", "clone", "-q", base+"/public.git", am)
+	os.WriteFile(filepath.Join(am, "change.mbox"), mbox, 0o644)
+	git(am, "am", "-q", "change.mbox")
+	if got, _ := os.ReadFile(filepath.Join(am, "a.txt")); string(got) != "three\n" || !strings.Contains(git(am, "log", "-1", "--format=%s%n%b"), "approved by Dana") {
+		t.Fatalf("after git am: a.txt %q", got)
+	}
+
+	os.WriteFile(filepath.Join(checkout, "a.txt"), []byte("mine\n"), 0o644)
+	if r := invoke(t, env, "apply", "--to", checkout, runID); r.code == ExitOK || !strings.Contains(r.stderr, "a.txt changed in") {
+		t.Fatalf("apply --to over a local change: %+v", r)
+	}
+	if got, _ := os.ReadFile(filepath.Join(checkout, "a.txt")); string(got) != "mine\n" {
+		t.Fatalf("a refused apply changed a.txt: %q", got)
+	}
+	git(checkout, "checkout", "--", "a.txt")
+	if r := invoke(t, env, "apply", "--to", checkout, runID); r.code != ExitOK || !strings.Contains(r.stdout, "applied to") {
+		t.Fatalf("apply --to: %+v", r)
+	}
+	if got, _ := os.ReadFile(filepath.Join(checkout, "a.txt")); string(got) != "three\n" {
+		t.Fatalf("after apply --to: a.txt %q", got)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
 // runFlags are the flags shared by run and session resume.
@@ -339,11 +340,19 @@ that failed, errored or was interrupted is applied only with --force, which
 the receipt and the audit log record.`)
 	data := fs.String("data", "", "data `folder`")
 	force := fs.Bool("force", false, "apply although the run failed, errored or was interrupted (recorded)")
+	to := fs.String("to", "", "a git run (--repo): apply its approved change to this local `checkout` of the repository instead, conflict-checked against the run's pinned commit")
 	if err := parseFlags(fs, "apply", args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("apply", "name one RUN_ID")
+	}
+	if *to != "" {
+		r, err := newRunner(env, *data)
+		if err != nil {
+			return err
+		}
+		return applyTo(ctx, env, r, fs.Arg(0), *to, *force)
 	}
 	if !isTerminal(env.Stdin) {
 		return usagef("apply", "needs a terminal to ask at; without one nothing is applied (review it in the dashboard)")
@@ -353,6 +362,53 @@ the receipt and the audit log record.`)
 		return err
 	}
 	return applyRun(ctx, env, r, fs.Arg(0), env.Stdin, *force)
+}
+
+// applyTo applies a git run's change to a local checkout: an approved run
+// at once; one not yet reviewed after a person approves it at the terminal
+// (recorded through the gate like any review).
+func applyTo(ctx context.Context, env Env, r *run.Runner, runID, checkout string, force bool) error {
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return usagef("apply", "%v", err)
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	rc := &b.Receipt
+	if rc.Source.Kind != "git" {
+		return usagef("apply", "--to applies a git run (proctor run --repo); run %s worked on a %s source: use proctor apply %s", runID, rc.Source.Kind, runID)
+	}
+	if rc.Review == nil {
+		if !isTerminal(env.Stdin) {
+			return usagef("apply", "run %s is not reviewed yet: approve it in the dashboard, or run this at a terminal to approve it here", runID)
+		}
+		rv, err := reviewRun(ctx, r, dir, rc, terminalReviewer(env.Stdin, env.Stdout, osUser(), checkout), force)
+		if err != nil {
+			return err
+		}
+		r.Index(ctx, dir)
+		if !rv.Approved {
+			fmt.Fprintf(env.Stdout, "not applied: %s\n", rv.Reason)
+			return nil
+		}
+	} else if !rc.Review.Approved {
+		return usagef("apply", "run %s was rejected by %s: nothing to apply", runID, rc.Review.ReviewedBy)
+	}
+	patch, err := bundle.ReadFile(dir, bundle.DiffFile, bundle.DefaultLimits().MaxTextBytes)
+	if err != nil {
+		return fmt.Errorf("apply %s: read its diff: %w", runID, err)
+	}
+	abs, err := filepath.Abs(checkout)
+	if err != nil {
+		return usagef("apply", "--to %s: %v", checkout, err)
+	}
+	if err := workspace.ApplyTo(ctx, abs, rc.Source.CommitSHA, string(patch), rc.Changed); err != nil {
+		return fmt.Errorf("apply %s to %s: %w", runID, abs, err)
+	}
+	fmt.Fprintf(env.Stdout, "applied to %s: %s\n", abs, strings.Join(rc.Changed, ", "))
+	return nil
 }
 
 // applyRun reviews a run through the gate, asking y/n on in.

@@ -240,7 +240,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		review.ReviewedBy, review.Reason = "gate", "write not requested: the run was read-only"
 	case len(diff) == 0 || len(rc.Changed) == 0:
 		review.ReviewedBy, review.Reason = "gate", "no changes: nothing to apply"
-	case rc.Source.Kind != "local" || rc.Source.Path == "":
+	case rc.Source.Kind != "git" && (rc.Source.Kind != "local" || rc.Source.Path == ""):
 		review.ReviewedBy, review.Reason = "gate", fmt.Sprintf("a %s source has no tree to apply to", rc.Source.Kind)
 	case reviewer == nil:
 		review.ReviewedBy, review.Reason = "gate", "no reviewer: denied (fail closed)"
@@ -284,7 +284,9 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	}
 	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: forced, Actor: opt.Actor, Address: opt.Address, Source: rc.Source.Path}
 	var files map[string][]byte
-	if review.Approved {
+	// A git source's approved change is not applied here: it is offered as
+	// a patch and an mbox (proctor apply --to PATH applies it to a checkout).
+	if review.Approved && rc.Source.Kind != "git" {
 		if j.Files, files, err = prepare(ctx, rc, string(diff), opt.Workspace); err != nil {
 			var ce *ConflictError
 			if errors.As(err, &ce) && len(opt.rejectedEarlier) > 0 {

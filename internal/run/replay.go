@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -43,6 +44,36 @@ func (r *Runner) BaseRepo(runDir string, rc *bundle.Receipt) string {
 		return r.WorkspaceDir(rc.SessionID)
 	}
 	return own
+}
+
+// Mbox is an approved git run's change as an mbox for git am: one commit on
+// top of the run's pinned commit, subject the task's first line.
+func (r *Runner) Mbox(ctx context.Context, runID string) ([]byte, error) {
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return nil, err
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	rc := b.Receipt
+	switch {
+	case rc.Source.Kind != "git":
+		return nil, fmt.Errorf("run %s worked on a %s source; an mbox is offered for git runs", runID, rc.Source.Kind)
+	case rc.Review == nil || !rc.Review.Approved:
+		return nil, fmt.Errorf("run %s is not approved: its change is offered once it is", runID)
+	}
+	patch, err := bundle.ReadFile(dir, bundle.DiffFile, bundle.DefaultLimits().MaxTextBytes)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: read its diff: %w", runID, err)
+	}
+	subject, _, _ := strings.Cut(strings.TrimSpace(rc.Task), "\n")
+	if len([]rune(subject)) > 72 {
+		subject = string([]rune(subject)[:71]) + "…"
+	}
+	msg := fmt.Sprintf("%s\n\nMade by proctor run %s (model %s), approved by %s.", subject, runID, rc.Model.Name, rc.Review.ReviewedBy)
+	return workspace.Mbox(ctx, r.BaseRepo(dir, &rc), rc.Source.CommitSHA, string(patch), msg, "proctor <proctor@localhost>", rc.Review.ReviewedAt)
 }
 
 // ExportScript turns a recorded run into a model script.

@@ -348,6 +348,21 @@ func (s *Server) listProblems(c echo.Context) error {
 // runFile serves one file of a run's bundle as plain text. Only the bundle's
 // own files are served, each opened inside the bundle folder (a symlink out
 // of it is refused).
+// runMbox offers an approved git run's change as one commit on top of its
+// pinned commit, in the mbox format git am reads.
+func (s *Server) runMbox(c echo.Context) error {
+	id := c.Param("id")
+	if !bundle.ValidID(id) || s.cfg.Runner == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "No such run.")
+	}
+	mbox, err := s.cfg.Runner.Mbox(c.Request().Context(), id)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	c.Response().Header().Set("Content-Disposition", "attachment; filename=\""+id+".mbox\"")
+	return c.Blob(http.StatusOK, "application/mbox", mbox)
+}
+
 func (s *Server) runFile(c echo.Context) error {
 	id, name := c.Param("id"), c.Param("name")
 	if !bundle.ValidID(id) || !slices.Contains(bundle.FileNames(), name) {

@@ -160,6 +160,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id", s.showRun, view)
 	e.GET("/runs/:id/events", s.runEvents, view)
 	e.GET("/runs/:id/files/:name", s.runFile, view)
+	e.GET("/runs/:id/patch.mbox", s.runMbox, view)
 	e.GET("/runs/:id/diff/:n", s.runDiffFile, view)
 	e.GET("/sessions", s.listSessions, view)
 	e.GET("/sessions/:id", s.showSession, view)
