@@ -95,6 +95,13 @@ func TestRunOnAGitRepository(t *testing.T) {
 		}
 		return nil
 	})
+	// The mirror (walked above) is listed, and pruned.
+	if r := invoke(t, env, "cache", "list"); r.code != ExitOK || !strings.Contains(r.stdout, base+"/private.git") {
+		t.Fatalf("cache list: %+v", r)
+	}
+	if r := invoke(t, env, "cache", "prune", "--older-than", "0"); r.code != ExitOK || !strings.Contains(r.stdout, "1 mirror(s) removed") {
+		t.Fatalf("cache prune: %+v", r)
+	}
 }
 
 // An approved git run is offered as an mbox that git am applies on the

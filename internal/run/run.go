@@ -521,7 +521,7 @@ func (l *live) cloneSource(ctx context.Context) (*workspace.Workspace, *outcome)
 	}
 	l.receipt.Source.Repository, l.receipt.Source.Ref = url, g.Ref
 	dir := filepath.Join(l.dir, "workspace")
-	p, err := source.Fetcher{Token: l.spec.GitToken}.Clone(ctx, g, url, dir)
+	p, err := source.Fetcher{Token: l.spec.GitToken, Cache: source.DataCache(l.r.DataDir)}.Clone(ctx, g, url, dir)
 	if err != nil {
 		return failed(err)
 	}

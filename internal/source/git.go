@@ -118,6 +118,10 @@ type Fetcher struct {
 	Token   string        // sent as an Authorization: Bearer header; "" for a public repository
 	Timeout time.Duration // each git command; 0 is 10 minutes
 	Env     []string      // more of git's environment (e.g. GIT_SSL_CAINFO)
+	// Cache is the folder of bare mirrors (Cache.Dir): a commit is fetched
+	// into the repository's mirror once, and workspaces are filled from
+	// there. "" fetches straight into the workspace.
+	Cache *Cache
 }
 
 // MaxMessage is how much of git's error text an error keeps.
@@ -147,14 +151,29 @@ func (f Fetcher) Clone(ctx context.Context, g Git, gitURL, dir string) (Pinned, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return p, &Error{Code: CodeCloneFailed, Message: "make the workspace: " + err.Error()}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "proctor"}, {"fetch", "-q", "--depth", "1", "--no-tags", "--", gitURL, want}, {"checkout", "-q", "--detach", "FETCH_HEAD"}} {
-		if _, err := f.git(ctx, dir, args...); err != nil {
-			if g.Commit != "" && args[0] == "fetch" {
-				err.Code, err.Retryable = CodeCommitMismatch, false
-				err.Message = fmt.Sprintf("commit %s is not on %s of %s (its tip is %s): %s", g.Commit, ref, gitURL, tip, err.Message)
-			}
-			return p, err
+	from := gitURL
+	if f.Cache != nil {
+		mirror, unlock, err := f.Cache.lock(gitURL)
+		if err != nil {
+			return p, &Error{Code: CodeCloneUnavailable, Message: err.Error(), Retryable: true}
 		}
+		defer unlock()
+		if _, gerr := f.git(ctx, mirror, "cat-file", "-e", want+"^{commit}"); gerr != nil {
+			// Kept under a ref of its own, so that git's gc keeps it.
+			if gerr := f.fetch(ctx, mirror, gitURL, want+":refs/proctor/"+want, g, ref, tip); gerr != nil {
+				return p, gerr
+			}
+		}
+		from = "file://" + mirror
+	}
+	if _, err := f.git(ctx, dir, "init", "-q", "-b", "proctor"); err != nil {
+		return p, err
+	}
+	if err := f.fetch(ctx, dir, from, want, g, ref, tip); err != nil {
+		return p, err
+	}
+	if _, err := f.git(ctx, dir, "checkout", "-q", "--detach", "FETCH_HEAD"); err != nil {
+		return p, err
 	}
 	head, err := f.git(ctx, dir, "rev-parse", "HEAD", "HEAD^{tree}")
 	if err != nil {
@@ -166,6 +185,17 @@ func (f Fetcher) Clone(ctx context.Context, g Git, gitURL, dir string) (Pinned, 
 	}
 	p.Commit, p.Tree = fields[0], fields[1]
 	return p, nil
+}
+
+// fetch fetches the commit want alone (depth 1) from url into the
+// repository at dir; a given commit that is not there is a mismatch.
+func (f Fetcher) fetch(ctx context.Context, dir, url, want string, g Git, ref, tip string) *Error {
+	_, err := f.git(ctx, dir, "fetch", "-q", "--depth", "1", "--no-tags", "--", url, want)
+	if err != nil && g.Commit != "" {
+		err.Code, err.Retryable = CodeCommitMismatch, false
+		err.Message = fmt.Sprintf("commit %s is not on %s of %s (its tip is %s): %s", g.Commit, ref, g.Repo, tip, err.Message)
+	}
+	return err
 }
 
 func firstSHA(lsRemote string) string {

@@ -148,3 +148,54 @@ func TestClonesPinnedToACommitWithTheTokenOutOfArgv(t *testing.T) {
 		t.Fatal("the poll saw no git process at work on the private repository, so it proves nothing")
 	}
 }
+
+// Runs of one repository share its mirror: concurrent clones through the
+// cache all succeed (the mirror is locked), the mirror keeps the commit
+// under a ref of its own, and prune removes mirrors not used lately.
+func TestTheMirrorCacheIsSharedAndPruned(t *testing.T) {
+	base, env, commits := testutil.GitServer(t)
+	cache := &source.Cache{Dir: filepath.Join(t.TempDir(), "git")}
+	f := source.Fetcher{Token: token, Env: env, Cache: cache}
+	g := source.Git{Repo: base + "/private.git"}
+	url, _ := g.URL("")
+	var wg sync.WaitGroup
+	errs := make(chan *source.Error, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := f.Clone(context.Background(), g, url, filepath.Join(t.TempDir(), "ws"))
+			if err == nil && p.Commit != commits["private"] {
+				err = &source.Error{Message: "clone " + string(rune('0'+i)) + " got " + p.Commit}
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a concurrent clone: %+v", err)
+		}
+	}
+	ms, err := cache.List()
+	if err != nil || len(ms) != 1 || ms[0].URL != url || ms[0].Bytes == 0 {
+		t.Fatalf("mirrors %+v %v", ms, err)
+	}
+	if out, err := exec.Command("git", "-C", ms[0].Path, "rev-parse", "refs/proctor/"+commits["private"]).CombinedOutput(); err != nil {
+		t.Fatalf("the mirror does not keep the commit under a ref: %v %s", err, out)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(ms[0].Path, "config"))
+	if strings.Contains(string(cfg), token) {
+		t.Fatal("the token is in the mirror's config")
+	}
+	if gone, err := cache.Prune(time.Now().Add(-time.Hour)); err != nil || len(gone) != 0 {
+		t.Fatalf("pruned a mirror used just now: %+v %v", gone, err)
+	}
+	if gone, err := cache.Prune(time.Now().Add(time.Hour)); err != nil || len(gone) != 1 {
+		t.Fatalf("prune: %+v %v", gone, err)
+	}
+	if ms, _ := cache.List(); len(ms) != 0 {
+		t.Fatalf("left after prune: %+v", ms)
+	}
+}
