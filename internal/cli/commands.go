@@ -52,7 +52,49 @@ func runVersion(_ context.Context, env Env, args []string) error {
 	return nil
 }
 
-func runServe(ctx context.Context, env Env, args []string) error {
+// serveBeyondLoopback checks that a server reachable from the network has
+// an admin account to sign in with, and warns when it has no TLS.
+func serveBeyondLoopback(ctx context.Context, st *store.Store, log *slog.Logger, addr, dir string, withTLS bool) error {
+	_, admins, err := st.CountUsers(ctx)
+	if err != nil {
+		return err
+	}
+	if admins == 0 {
+		return usagef("serve", "--addr %s serves beyond this machine, which needs sign-in and so an admin account; create one first with: proctor user add NAME --role admin --data %s", addr, dir)
+	}
+	if !withTLS {
+		log.Warn("serving on " + addr + " without TLS: passwords and session cookies cross the network in clear; give --tls-cert and --tls-key to encrypt them")
+	}
+	return nil
+}
+
+// tokenFromEnv reads a git token from the variable a flag names ("" none),
+// and keeps the variable from the agent's commands.
+func tokenFromEnv(env Env, r *run.Runner, cmd, flag, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	if !envVarName.MatchString(name) {
+		return "", usagef(cmd, "%s %q: give the name of the variable that holds the token, not the token", flag, name)
+	}
+	token := env.Getenv(name)
+	if token == "" {
+		return "", usagef(cmd, "%s %s: the variable is not set or empty", flag, name)
+	}
+	r.KeyEnvNames = append(r.KeyEnvNames, name)
+	return token, nil
+}
+
+// serveFlags are serve's flags, parsed and checked.
+type serveFlags struct {
+	addr, data, reviewer, tlsCert, tlsKey, models, agents, gitTokenEnv, gitHost string
+	verbose                                                                     bool
+	workers                                                                     int
+	approvalTimeout                                                             time.Duration
+	roots, scenarioRoots, hosts                                                 stringList
+}
+
+func parseServe(env Env, args []string) (*serveFlags, error) {
 	fs := newFlags(env, "serve", "[--addr 127.0.0.1:7070] [--data DIR]", `
 Serve the dashboard and the JSON API. On start it indexes the data folder's
 runs/ and sessions/, so bundles written there by other proctor commands show up.
@@ -61,47 +103,54 @@ everything. Once an account exists ('proctor user add'), every page and API
 call needs sign-in. Serving beyond loopback (--addr 0.0.0.0:7070) needs an
 admin account; use --tls-cert/--tls-key there, or passwords cross the LAN in
 clear. See docs/security.md.`)
-	addr := fs.String("addr", "127.0.0.1:7070", "`host:port` to listen on (beyond loopback needs an admin account)")
-	data := fs.String("data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
-	verbose := fs.Bool("v", false, "log every request")
-	workers := fs.Int("workers", 2, "runs launched from the dashboard that work at once")
-	reviewer := fs.String("reviewer", osUser(), "the reviewer `name` review forms start with")
-	approvalTimeout := fs.Duration("approval-timeout", 30*time.Minute, "how long a run waits for an approval in the dashboard before the call is denied")
-	var roots, scenarioRoots, hosts stringList
-	fs.Var(&hosts, "allowed-host", "a host `name` browsers may use to reach this server besides localhost, 127.0.0.1, ::1 and the --addr host (repeatable); requests naming any other Host are refused")
-	fs.Var(&roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable; default: the folder serve starts in)")
-	fs.Var(&scenarioRoots, "scenarios", "a `folder` of scenarios suites may be launched from in the dashboard (repeatable; default: ./examples/scenarios when it exists)")
-	tlsCert := fs.String("tls-cert", "", "PEM certificate `file` to serve HTTPS with (with --tls-key)")
-	tlsKey := fs.String("tls-key", "", "PEM private key `file` of --tls-cert")
-	models := fs.String("models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
-	agents := fs.String("agents", "", "agents.yaml `file`: the agents the Launch form offers besides native and codex (default $PROCTOR_AGENTS, else beside models.yaml)")
-	gitTokenEnv := fs.String("git-token-env", "", "the environment `variable` holding a token that can read the git repositories runs are launched on (never shown or recorded)")
-	gitHost := fs.String("git-host", "github.com", "the `host` a repository given as owner/name is on")
+	f := &serveFlags{}
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:7070", "`host:port` to listen on (beyond loopback needs an admin account)")
+	fs.StringVar(&f.data, "data", "", "data `folder` (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
+	fs.BoolVar(&f.verbose, "v", false, "log every request")
+	fs.IntVar(&f.workers, "workers", 2, "runs launched from the dashboard that work at once")
+	fs.StringVar(&f.reviewer, "reviewer", osUser(), "the reviewer `name` review forms start with")
+	fs.DurationVar(&f.approvalTimeout, "approval-timeout", 30*time.Minute, "how long a run waits for an approval in the dashboard before the call is denied")
+	fs.Var(&f.hosts, "allowed-host", "a host `name` browsers may use to reach this server besides localhost, 127.0.0.1, ::1 and the --addr host (repeatable); requests naming any other Host are refused")
+	fs.Var(&f.roots, "source-root", "a `folder` whose subfolders runs may be launched on from the dashboard (repeatable; default: the folder serve starts in)")
+	fs.Var(&f.scenarioRoots, "scenarios", "a `folder` of scenarios suites may be launched from in the dashboard (repeatable; default: ./examples/scenarios when it exists)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate `file` to serve HTTPS with (with --tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` of --tls-cert")
+	fs.StringVar(&f.models, "models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
+	fs.StringVar(&f.agents, "agents", "", "agents.yaml `file`: the agents the Launch form offers besides native and codex (default $PROCTOR_AGENTS, else beside models.yaml)")
+	fs.StringVar(&f.gitTokenEnv, "git-token-env", "", "the environment `variable` holding a token that can read the git repositories runs are launched on (never shown or recorded)")
+	fs.StringVar(&f.gitHost, "git-host", "github.com", "the `host` a repository given as owner/name is on")
 	if err := parseFlags(fs, "serve", args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usagef("serve", "takes no arguments, got %q", fs.Arg(0))
+	case f.workers < 1:
+		return nil, usagef("serve", "--workers must be 1 or more, got %d", f.workers)
+	case f.approvalTimeout <= 0:
+		return nil, usagef("serve", "--approval-timeout must be positive, got %s", f.approvalTimeout)
+	}
+	return f, nil
+}
+
+func runServe(ctx context.Context, env Env, args []string) error {
+	f, err := parseServe(env, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("serve", "takes no arguments, got %q", fs.Arg(0))
-	}
-	if *workers < 1 {
-		return usagef("serve", "--workers must be 1 or more, got %d", *workers)
-	}
-	if *approvalTimeout <= 0 {
-		return usagef("serve", "--approval-timeout must be positive, got %s", *approvalTimeout)
-	}
-	loopback, err := server.IsLoopback(*addr)
+	loopback, err := server.IsLoopback(f.addr)
 	if err != nil {
 		return usagef("serve", "%v", err)
 	}
-	tlsConfig, err := serveTLS(*tlsCert, *tlsKey)
+	tlsConfig, err := serveTLS(f.tlsCert, f.tlsKey)
 	if err != nil {
 		return err
 	}
-	absRoots, absScenarioRoots, err := serveRoots(roots, scenarioRoots)
+	absRoots, absScenarioRoots, err := serveRoots(f.roots, f.scenarioRoots)
 	if err != nil {
 		return err
 	}
-	dir, err := dataDir(*data, env.Getenv)
+	dir, err := dataDir(f.data, env.Getenv)
 	if err != nil {
 		return err
 	}
@@ -109,7 +158,7 @@ clear. See docs/security.md.`)
 		return err
 	}
 	level := slog.LevelInfo
-	if *verbose {
+	if f.verbose {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
@@ -119,15 +168,8 @@ clear. See docs/security.md.`)
 	}
 	defer st.Close()
 	if !loopback {
-		_, admins, err := st.CountUsers(ctx)
-		if err != nil {
+		if err := serveBeyondLoopback(ctx, st, log, f.addr, dir, tlsConfig != nil); err != nil {
 			return err
-		}
-		if admins == 0 {
-			return usagef("serve", "--addr %s serves beyond this machine, which needs sign-in and so an admin account; create one first with: proctor user add NAME --role admin --data %s", *addr, dir)
-		}
-		if tlsConfig == nil {
-			log.Warn("serving on " + *addr + " without TLS: passwords and session cookies cross the network in clear; give --tls-cert and --tls-key to encrypt them")
 		}
 	}
 
@@ -135,33 +177,30 @@ clear. See docs/security.md.`)
 	if err != nil {
 		return err
 	}
-	allowed, err := serveHosts(*addr, hosts)
+	allowed, err := serveHosts(f.addr, f.hosts)
 	if err != nil {
 		return err
 	}
 
-	modelsFile, agentsFile := modelsPath(*models, env.Getenv), agentsPath(*agents, env.Getenv)
+	modelsFile, agentsFile := modelsPath(f.models, env.Getenv), agentsPath(f.agents, env.Getenv)
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile)}
-	gitToken := ""
-	if *gitTokenEnv != "" {
-		if gitToken = env.Getenv(*gitTokenEnv); gitToken == "" {
-			return usagef("serve", "--git-token-env %s: the variable is not set or empty", *gitTokenEnv)
-		}
-		runner.KeyEnvNames = append(runner.KeyEnvNames, *gitTokenEnv) // never passed to the agent's commands
+	gitToken, err := tokenFromEnv(env, runner, "serve", "--git-token-env", f.gitTokenEnv)
+	if err != nil {
+		return err
 	}
 	if err := recoverDataDir(ctx, log, runner, st); err != nil {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", *addr, err)
+		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", f.addr, err)
 	}
-	queue := jobs.New(ctx, runner, *workers)
-	board := approval.NewBoard(*approvalTimeout, nil)
-	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: *reviewer,
+	queue := jobs.New(ctx, runner, f.workers)
+	board := approval.NewBoard(f.approvalTimeout, nil)
+	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: f.reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: *gitHost, GitToken: gitToken,
+		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost, GitToken: gitToken,
 		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
 	resumeServer(ctx, log, srv)
 	scheme := "http"

@@ -301,14 +301,8 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 			return usagef("run", "give --dir or --repo, not both")
 		}
 		spec.Git, spec.GitHost = &source.Git{Repo: *repo, Ref: *ref, Commit: *commit}, *gitHost
-		if *tokenEnv != "" {
-			if !envVarName.MatchString(*tokenEnv) {
-				return usagef("run", "--token-env %q: give the name of the variable that holds the token, not the token", *tokenEnv)
-			}
-			if spec.GitToken = env.Getenv(*tokenEnv); spec.GitToken == "" {
-				return usagef("run", "--token-env %s: the variable is not set or empty", *tokenEnv)
-			}
-			r.KeyEnvNames = append(r.KeyEnvNames, *tokenEnv) // never passed to the agent's commands
+		if spec.GitToken, err = tokenFromEnv(env, r, "run", "--token-env", *tokenEnv); err != nil {
+			return err
 		}
 	} else if *ref != "" || *commit != "" || *tokenEnv != "" {
 		return usagef("run", "--ref, --commit and --token-env go with --repo")

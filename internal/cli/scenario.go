@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -51,6 +52,45 @@ Exit codes of run: 0 all passed; 1 any failed; 2 a setup error or any broken che
 	return usagef("scenario", "unknown verb %q; want run, prove, list or new", args[0])
 }
 
+// withAnyTag is the scenarios with one of tags (all of them for no tags).
+func withAnyTag(scenarios []*scenario.Scenario, tags []string) []*scenario.Scenario {
+	if len(tags) == 0 {
+		return scenarios
+	}
+	var kept []*scenario.Scenario
+	for _, s := range scenarios {
+		if slices.ContainsFunc(tags, s.HasTag) {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
+// suiteChoices sets a suite's model profile lookup, and the model profile
+// and agent that replace each scenario's own when given.
+func (rf *runFlags) suiteChoices(env Env, profile string, opt *suite.Options) error {
+	opt.Profile = func(name string) (run.ModelChoice, error) { return rf.liveModel(env, name, "scenario run") }
+	if profile != "" {
+		m, err := opt.Profile(profile)
+		if err != nil {
+			return err
+		}
+		opt.Model = &m
+	}
+	if *rf.agent == "" {
+		return nil
+	}
+	if *rf.agent == external.KindCommand {
+		return usagef("scenario run", "--agent command takes no command here: name an agent of agents.yaml")
+	}
+	a, err := rf.externalAgent(env, "scenario run")
+	if err != nil {
+		return err
+	}
+	opt.Agent = &a
+	return nil
+}
+
 func scenarioRun(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "scenario run", "[flags] PATH…", `
 Run every scenario found under each PATH, K times each, N at a time. Prints
@@ -85,40 +125,13 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 		return err
 	}
 	scenarios, problems := scenario.Discover(fs.Args()...)
-	if len(tags) > 0 {
-		var kept []*scenario.Scenario
-		for _, s := range scenarios {
-			for _, t := range tags {
-				if s.HasTag(t) {
-					kept = append(kept, s)
-					break
-				}
-			}
-		}
-		scenarios = kept
-	}
+	scenarios = withAnyTag(scenarios, tags)
 	if len(scenarios) == 0 && len(problems) == 0 {
 		return usagef("scenario run", "no scenarios found under %s", strings.Join(fs.Args(), ", "))
 	}
-	rf := &runFlags{models: models, agent: agentName, agents: agents}
-	resolve := func(name string) (run.ModelChoice, error) { return rf.liveModel(env, name, "scenario run") }
-	opt := suite.Options{Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Profile: resolve, Quiet: *quiet}
-	if *profile != "" {
-		m, err := resolve(*profile)
-		if err != nil {
-			return err
-		}
-		opt.Model = &m
-	}
-	if *agentName != "" {
-		if *agentName == external.KindCommand {
-			return usagef("scenario run", "--agent command takes no command here: name an agent of agents.yaml")
-		}
-		a, err := rf.externalAgent(env, "scenario run")
-		if err != nil {
-			return err
-		}
-		opt.Agent = &a
+	opt := suite.Options{Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Quiet: *quiet}
+	if err := (&runFlags{models: models, agent: agentName, agents: agents}).suiteChoices(env, *profile, &opt); err != nil {
+		return err
 	}
 	if *pack && len(scenarios) > 0 { // nothing to run, no pack
 		cleanup, err := opt.UsePack(r.DataDir)
