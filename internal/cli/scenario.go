@@ -187,6 +187,68 @@ func scenarioList(env Env, args []string) error {
 }
 
 // scenarioProve checks the rules that make a scenario trustworthy.
+// prove checks one scenario's rules (readable, deterministic, setup,
+// not-vacuous, solvable), saying each result.
+func prove(ctx context.Context, r *run.Runner, red *redact.Redactor, scratch string, s *scenario.Scenario, say func(ok bool, id, rule, detail string)) {
+	file := filepath.Join(s.Dir, scenario.File)
+	say(true, s.ID, "readable", file)
+	if len(s.Checks) == 0 {
+		say(false, s.ID, "deterministic", file+": no checks; add checks: or a checks/ executable")
+		return
+	}
+	say(true, s.ID, "deterministic", fmt.Sprintf("%d checks", len(s.Checks)))
+	spec, err := r.ScenarioSpec(s, run.ScenarioOptions{})
+	if err != nil {
+		say(false, s.ID, "solvable", err.Error())
+		return
+	}
+	// Untouched fixture: setup and ready, then the checks.
+	ws, err := workspace.CreateWith(ctx, spec.SourceDir, filepath.Join(scratch, s.ID, "untouched"), workspace.Limits{}, spec.Workspace)
+	if err != nil {
+		say(false, s.ID, "setup", err.Error())
+		return
+	}
+	if err := spec.Prepare(ctx, ws.Dir, spec.Env); err != nil {
+		say(false, s.ID, "setup", err.Error())
+		return
+	}
+	say(true, s.ID, "setup", "setup and ready succeed on the fixture")
+	runDir := filepath.Join(scratch, s.ID, "untouched-run")
+	os.MkdirAll(runDir, 0o755)
+	results := check.Run(ctx, s.Checks, check.Input{Workspace: ws.Dir, RunDir: runDir, Env: spec.Env})
+	allHold := true
+	for _, res := range results {
+		if res.Broken {
+			say(false, s.ID, "not-vacuous", fmt.Sprintf("check %s is broken on the untouched fixture: %s", res.Name, red.String(res.Detail)))
+		}
+		allHold = allHold && res.Passed
+	}
+	say(!allHold, s.ID, "not-vacuous", map[bool]string{true: file + ": every check already holds on the untouched fixture; the scenario proves nothing", false: "some checks fail on the untouched fixture"}[allHold])
+	if spec.Model.Script == nil {
+		say(true, s.ID, "solvable", "not proven: the scenario has no model script (it uses a live profile)")
+		return
+	}
+	res, err := r.Run(ctx, spec)
+	switch {
+	case err != nil:
+		say(false, s.ID, "solvable", err.Error())
+	case res.Verdict == nil || !res.Verdict.Passed:
+		detail := fmt.Sprintf("the scripted run %s", res.Receipt.Status)
+		if res.Verdict != nil {
+			detail += ": first failure " + res.Verdict.FirstFailure
+			if res.Verdict.Aborted != "" {
+				detail += ", budget exceeded: " + res.Verdict.Aborted
+			}
+		}
+		if res.Receipt.Failure != nil {
+			detail += ": " + res.Receipt.Failure.Message
+		}
+		say(false, s.ID, "solvable", detail+" ("+filepath.Join(s.Dir, s.Model.Script)+")")
+	default:
+		say(true, s.ID, "solvable", "the scripted run passes every check")
+	}
+}
+
 func scenarioProve(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "scenario prove", "PATH…", `
 Check that each scenario is sound before anyone trusts its verdicts:
@@ -223,63 +285,7 @@ Each failure names the rule and the file. Exit 1 when any rule fails.`)
 		say(false, p.Path, "readable", p.Err.Error())
 	}
 	for _, s := range scenarios {
-		file := filepath.Join(s.Dir, scenario.File)
-		say(true, s.ID, "readable", file)
-		if len(s.Checks) == 0 {
-			say(false, s.ID, "deterministic", file+": no checks; add checks: or a checks/ executable")
-			continue
-		}
-		say(true, s.ID, "deterministic", fmt.Sprintf("%d checks", len(s.Checks)))
-		spec, err := r.ScenarioSpec(s, run.ScenarioOptions{})
-		if err != nil {
-			say(false, s.ID, "solvable", err.Error())
-			continue
-		}
-		// Untouched fixture: setup and ready, then the checks.
-		ws, err := workspace.CreateWith(ctx, spec.SourceDir, filepath.Join(scratch, s.ID, "untouched"), workspace.Limits{}, spec.Workspace)
-		if err != nil {
-			say(false, s.ID, "setup", err.Error())
-			continue
-		}
-		if err := spec.Prepare(ctx, ws.Dir, spec.Env); err != nil {
-			say(false, s.ID, "setup", err.Error())
-			continue
-		}
-		say(true, s.ID, "setup", "setup and ready succeed on the fixture")
-		runDir := filepath.Join(scratch, s.ID, "untouched-run")
-		os.MkdirAll(runDir, 0o755)
-		results := check.Run(ctx, s.Checks, check.Input{Workspace: ws.Dir, RunDir: runDir, Env: spec.Env})
-		allHold := true
-		for _, res := range results {
-			if res.Broken {
-				say(false, s.ID, "not-vacuous", fmt.Sprintf("check %s is broken on the untouched fixture: %s", res.Name, red.String(res.Detail)))
-			}
-			allHold = allHold && res.Passed
-		}
-		say(!allHold, s.ID, "not-vacuous", map[bool]string{true: file + ": every check already holds on the untouched fixture; the scenario proves nothing", false: "some checks fail on the untouched fixture"}[allHold])
-		if spec.Model.Script == nil {
-			say(true, s.ID, "solvable", "not proven: the scenario has no model script (it uses a live profile)")
-			continue
-		}
-		res, err := r.Run(ctx, spec)
-		switch {
-		case err != nil:
-			say(false, s.ID, "solvable", err.Error())
-		case res.Verdict == nil || !res.Verdict.Passed:
-			detail := fmt.Sprintf("the scripted run %s", res.Receipt.Status)
-			if res.Verdict != nil {
-				detail += ": first failure " + res.Verdict.FirstFailure
-				if res.Verdict.Aborted != "" {
-					detail += ", budget exceeded: " + res.Verdict.Aborted
-				}
-			}
-			if res.Receipt.Failure != nil {
-				detail += ": " + res.Receipt.Failure.Message
-			}
-			say(false, s.ID, "solvable", detail+" ("+filepath.Join(s.Dir, s.Model.Script)+")")
-		default:
-			say(true, s.ID, "solvable", "the scripted run passes every check")
-		}
+		prove(ctx, r, red, scratch, s, say)
 	}
 	if failed > 0 {
 		return exitError{ExitProblems}

@@ -218,22 +218,7 @@ A token acts for its user with the user's role on /api/v1:
 	actor := "cli:" + osUser()
 	switch verb {
 	case "create":
-		secret, err := auth.NewSecret(auth.TokenPrefix)
-		if err != nil {
-			return err
-		}
-		if err := st.AddAPIToken(ctx, *user, *label, auth.HashSecret(secret)); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return noUser(err, *user)
-			}
-			if errors.Is(err, store.ErrTokenExists) {
-				return fmt.Errorf("%s already has a token named %s; revoke it first or pick another --name", *user, *label)
-			}
-			return err
-		}
-		fmt.Fprintf(env.Stderr, "token %s for %s — shown this once; store it now:\n", *label, *user)
-		fmt.Fprintln(env.Stdout, secret)
-		return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "token-create", Object: *user, Detail: *label})
+		return tokenCreate(ctx, env, st, actor, *user, *label)
 	case "revoke":
 		if err := st.RevokeAPIToken(ctx, *user, *label); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
@@ -244,7 +229,32 @@ A token acts for its user with the user's role on /api/v1:
 		fmt.Fprintf(env.Stdout, "revoked %s of %s\n", *label, *user)
 		return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "token-revoke", Object: *user, Detail: *label})
 	}
-	toks, err := st.ListAPITokens(ctx, *user)
+	return tokenList(ctx, env, st, *user)
+}
+
+// tokenCreate makes a token for user, prints it once, and audits it.
+func tokenCreate(ctx context.Context, env Env, st *store.Store, actor, user, label string) error {
+	secret, err := auth.NewSecret(auth.TokenPrefix)
+	if err != nil {
+		return err
+	}
+	if err := st.AddAPIToken(ctx, user, label, auth.HashSecret(secret)); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return noUser(err, user)
+		}
+		if errors.Is(err, store.ErrTokenExists) {
+			return fmt.Errorf("%s already has a token named %s; revoke it first or pick another --name", user, label)
+		}
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "token %s for %s — shown this once; store it now:\n", label, user)
+	fmt.Fprintln(env.Stdout, secret)
+	return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "token-create", Object: user, Detail: label})
+}
+
+// tokenList prints the tokens (of user, or everyone's), never their values.
+func tokenList(ctx context.Context, env Env, st *store.Store, user string) error {
+	toks, err := st.ListAPITokens(ctx, user)
 	if err != nil {
 		return err
 	}

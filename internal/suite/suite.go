@@ -450,67 +450,52 @@ func (r Report) ExitCode() int {
 	return 0
 }
 
+// The JUnit XML elements.
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
 // WriteJUnit writes the suite as JUnit XML: a testsuite per scenario, a
 // testcase per repeat; a failed check is a failure, a broken one an error.
 func (r Report) WriteJUnit(path string) error {
-	type failure struct {
-		Message string `xml:"message,attr"`
-		Type    string `xml:"type,attr"`
-		Text    string `xml:",chardata"`
-	}
-	type testcase struct {
-		Name      string   `xml:"name,attr"`
-		Classname string   `xml:"classname,attr"`
-		Time      string   `xml:"time,attr"`
-		Failure   *failure `xml:"failure,omitempty"`
-		Error     *failure `xml:"error,omitempty"`
-		SystemOut string   `xml:"system-out,omitempty"`
-	}
-	type testsuite struct {
-		Name     string     `xml:"name,attr"`
-		Tests    int        `xml:"tests,attr"`
-		Failures int        `xml:"failures,attr"`
-		Errors   int        `xml:"errors,attr"`
-		Time     string     `xml:"time,attr"`
-		Cases    []testcase `xml:"testcase"`
-	}
-	type testsuites struct {
-		XMLName  xml.Name    `xml:"testsuites"`
-		Name     string      `xml:"name,attr"`
-		Tests    int         `xml:"tests,attr"`
-		Failures int         `xml:"failures,attr"`
-		Errors   int         `xml:"errors,attr"`
-		Time     string      `xml:"time,attr"`
-		Suites   []testsuite `xml:"testsuite"`
-	}
-	doc := testsuites{Name: r.ID, Time: secs(r.Duration)}
+	doc := junitSuites{Name: r.ID, Time: secs(r.Duration)}
 	bySuite := map[string]int{}
 	for _, c := range r.Cases {
 		i, ok := bySuite[c.Scenario.ID]
 		if !ok {
-			doc.Suites = append(doc.Suites, testsuite{Name: c.Scenario.ID})
+			doc.Suites = append(doc.Suites, junitSuite{Name: c.Scenario.ID})
 			i = len(doc.Suites) - 1
 			bySuite[c.Scenario.ID] = i
 		}
 		ts := &doc.Suites[i]
-		tc := testcase{Name: fmt.Sprintf("%s #%d", c.Scenario.ID, c.Repeat), Classname: "proctor." + c.Scenario.ID, Time: secs(c.Duration)}
-		switch {
-		case c.Err != nil:
-			tc.Error = &failure{Message: c.Err.Error(), Type: "setup"}
-		case c.Broken():
-			tc.Error = &failure{Message: "a check is broken", Type: "broken", Text: details(c)}
-		case !c.Passed():
-			msg := "a check failed"
-			if c.Result.Verdict != nil && c.Result.Verdict.Aborted != "" {
-				msg = "budget exceeded: " + c.Result.Verdict.Aborted
-			} else if c.Result.Verdict == nil && c.Result.Receipt.Failure != nil {
-				msg = c.Result.Receipt.Failure.Message
-			}
-			tc.Failure = &failure{Message: msg, Type: "failed", Text: details(c)}
-		}
-		if c.Result != nil {
-			tc.SystemOut = "bundle: " + c.Result.Dir
-		}
+		tc := c.junit()
 		ts.Cases = append(ts.Cases, tc)
 		ts.Tests++
 		doc.Tests++
@@ -526,10 +511,10 @@ func (r Report) WriteJUnit(path string) error {
 		ts.Time = secs(d + c.Duration)
 	}
 	if len(r.Problems) > 0 {
-		ts := testsuite{Name: "unreadable scenarios"}
+		ts := junitSuite{Name: "unreadable scenarios"}
 		for _, p := range r.Problems {
-			ts.Cases = append(ts.Cases, testcase{Name: p.Path, Classname: "proctor.unreadable", Time: "0",
-				Error: &failure{Message: "the scenario cannot be read", Type: "setup", Text: p.Err.Error()}})
+			ts.Cases = append(ts.Cases, junitCase{Name: p.Path, Classname: "proctor.unreadable", Time: "0",
+				Error: &junitFailure{Message: "the scenario cannot be read", Type: "setup", Text: p.Err.Error()}})
 			ts.Tests++
 			ts.Errors++
 		}
@@ -542,6 +527,30 @@ func (r Report) WriteJUnit(path string) error {
 		return err
 	}
 	return bundle.WriteFileAtomic(path, append([]byte(xml.Header), append(data, '\n')...), 0o644)
+}
+
+// junit is the case as a JUnit test case: a setup problem or a broken
+// check is an error, a failed check or an exceeded budget a failure.
+func (c Case) junit() junitCase {
+	tc := junitCase{Name: fmt.Sprintf("%s #%d", c.Scenario.ID, c.Repeat), Classname: "proctor." + c.Scenario.ID, Time: secs(c.Duration)}
+	switch {
+	case c.Err != nil:
+		tc.Error = &junitFailure{Message: c.Err.Error(), Type: "setup"}
+	case c.Broken():
+		tc.Error = &junitFailure{Message: "a check is broken", Type: "broken", Text: details(c)}
+	case !c.Passed():
+		msg := "a check failed"
+		if c.Result.Verdict != nil && c.Result.Verdict.Aborted != "" {
+			msg = "budget exceeded: " + c.Result.Verdict.Aborted
+		} else if c.Result.Verdict == nil && c.Result.Receipt.Failure != nil {
+			msg = c.Result.Receipt.Failure.Message
+		}
+		tc.Failure = &junitFailure{Message: msg, Type: "failed", Text: details(c)}
+	}
+	if c.Result != nil {
+		tc.SystemOut = "bundle: " + c.Result.Dir
+	}
+	return tc
 }
 
 func details(c Case) string {
