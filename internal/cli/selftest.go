@@ -18,6 +18,48 @@ import (
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
+// verifyDemoRun checks the demo's run: its receipt, bundle, events,
+// exchanges, diff, the untouched source, the index, and an approval that
+// applies once.
+func verifyDemoRun(ctx context.Context, check func(ok bool, what string, detail ...any), scratch, src string, r *run.Runner, res *run.Result) {
+	rc := res.Receipt
+	check(rc.Status == bundle.StatusAwaitingReview, "the run finished and waits for review", "status ", rc.Status, failureText(rc.Failure))
+	check(rc.Usage.ModelCalls == 5 && rc.Usage.TotalTokens == 5845, "5 model calls over HTTP to the scripted model, 5845 tokens counted", rc.Usage)
+	b, err := bundle.ReadRun(res.Dir, bundle.DefaultLimits())
+	check(err == nil && len(b.Problems) == 0, "the bundle reads back valid (run.json, events, exchanges, transcript, diff)", err, b.Problems)
+	events, probs, _ := bundle.ReadEvents(res.Dir, bundle.DefaultLimits())
+	counts := map[string]int{}
+	for _, e := range events {
+		counts[e.Type]++
+	}
+	check(len(probs) == 0 && counts[bundle.EventToolCall] == 5 && counts[bundle.EventApprovalDecided] == 1, "events: 5 tool calls, 1 approval decided by the policy", counts)
+	xs, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
+	check(len(xs) == 5, "exchanges.jsonl records 5 requests and responses", len(xs))
+	diff, _ := os.ReadFile(filepath.Join(res.Dir, bundle.DiffFile))
+	check(strings.Contains(string(diff), "+\treturn int64(math.Round(euros * 100))") && strings.Join(rc.Changed, ",") == "money.go",
+		"the diff changes money.go to round with math.Round", rc.Changed)
+	orig, _ := os.ReadFile(filepath.Join(src, "money.go"))
+	check(!strings.Contains(string(orig), "math.Round"), "the source folder was not touched by the run")
+
+	st, err := store.Open(ctx, filepath.Join(scratch, "data", "proctor.db"))
+	if err == nil {
+		_, err = index.New(st).Index(ctx, res.Dir)
+		if err == nil {
+			_, err = st.GetRun(ctx, res.RunID)
+		}
+		st.Close()
+	}
+	check(err == nil, "the bundle is indexed and found by id", err)
+
+	rv, err := gate.Review(ctx, res.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: "selftest", Reason: "selftest approves"}, nil
+	}), gate.Options{Workspace: r.BaseRepo(res.Dir, &rc)})
+	after, _ := os.ReadFile(filepath.Join(src, "money.go"))
+	check(err == nil && rv.Applied && strings.Contains(string(after), "math.Round"), "approving applies the diff to the source copy", err)
+	_, err = gate.Review(ctx, res.Dir, nil, gate.Options{})
+	check(errors.Is(err, gate.ErrAlreadyReviewed), "a second review is refused (exactly once)", err)
+}
+
 func runSelftest(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "selftest", "[--keep]", `
 Run the built-in demo end to end — the real agent loop, model client and a
@@ -70,42 +112,7 @@ Prints each thing it verified. Exit 1 when any check fails.`)
 	if err != nil {
 		return err
 	}
-	rc := res.Receipt
-	check(rc.Status == bundle.StatusAwaitingReview, "the run finished and waits for review", "status ", rc.Status, failureText(rc.Failure))
-	check(rc.Usage.ModelCalls == 5 && rc.Usage.TotalTokens == 5845, "5 model calls over HTTP to the scripted model, 5845 tokens counted", rc.Usage)
-	b, err := bundle.ReadRun(res.Dir, bundle.DefaultLimits())
-	check(err == nil && len(b.Problems) == 0, "the bundle reads back valid (run.json, events, exchanges, transcript, diff)", err, b.Problems)
-	events, probs, _ := bundle.ReadEvents(res.Dir, bundle.DefaultLimits())
-	counts := map[string]int{}
-	for _, e := range events {
-		counts[e.Type]++
-	}
-	check(len(probs) == 0 && counts[bundle.EventToolCall] == 5 && counts[bundle.EventApprovalDecided] == 1, "events: 5 tool calls, 1 approval decided by the policy", counts)
-	xs, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
-	check(len(xs) == 5, "exchanges.jsonl records 5 requests and responses", len(xs))
-	diff, _ := os.ReadFile(filepath.Join(res.Dir, bundle.DiffFile))
-	check(strings.Contains(string(diff), "+\treturn int64(math.Round(euros * 100))") && strings.Join(rc.Changed, ",") == "money.go",
-		"the diff changes money.go to round with math.Round", rc.Changed)
-	orig, _ := os.ReadFile(filepath.Join(src, "money.go"))
-	check(!strings.Contains(string(orig), "math.Round"), "the source folder was not touched by the run")
-
-	st, err := store.Open(ctx, filepath.Join(scratch, "data", "proctor.db"))
-	if err == nil {
-		_, err = index.New(st).Index(ctx, res.Dir)
-		if err == nil {
-			_, err = st.GetRun(ctx, res.RunID)
-		}
-		st.Close()
-	}
-	check(err == nil, "the bundle is indexed and found by id", err)
-
-	rv, err := gate.Review(ctx, res.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
-		return gate.Verdict{Approved: true, By: "selftest", Reason: "selftest approves"}, nil
-	}), gate.Options{Workspace: r.BaseRepo(res.Dir, &rc)})
-	after, _ := os.ReadFile(filepath.Join(src, "money.go"))
-	check(err == nil && rv.Applied && strings.Contains(string(after), "math.Round"), "approving applies the diff to the source copy", err)
-	_, err = gate.Review(ctx, res.Dir, nil, gate.Options{})
-	check(errors.Is(err, gate.ErrAlreadyReviewed), "a second review is refused (exactly once)", err)
+	verifyDemoRun(ctx, check, scratch, src, r, res)
 
 	if failed > 0 {
 		fmt.Fprintf(env.Stdout, "\nselftest: %d check(s) failed; the run's progress was:\n%s", failed, progress.String())
