@@ -358,15 +358,21 @@ the receipt and the audit log record.`)
 	return applyRun(ctx, env, r, fs.Arg(0), env.Stdin, *force)
 }
 
+// applicable is the bundle folder of the run apply names, and its bundle.
+func applicable(r *run.Runner, runID string) (string, *bundle.Run, error) {
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return "", nil, usagef("apply", "%v", err)
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	return dir, b, err
+}
+
 // applyTo applies a git run's change to a local checkout: an approved run
 // at once; one not yet reviewed after a person approves it at the terminal
 // (recorded through the gate like any review).
 func applyTo(ctx context.Context, env Env, r *run.Runner, runID, checkout string, force bool) error {
-	dir, err := r.RunDir(runID)
-	if err != nil {
-		return usagef("apply", "%v", err)
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	dir, b, err := applicable(r, runID)
 	if err != nil {
 		return err
 	}
@@ -407,11 +413,7 @@ func applyTo(ctx context.Context, env Env, r *run.Runner, runID, checkout string
 
 // applyRun reviews a run through the gate, asking y/n on in.
 func applyRun(ctx context.Context, env Env, r *run.Runner, runID string, in io.Reader, force bool) error {
-	dir, err := r.RunDir(runID)
-	if err != nil {
-		return usagef("apply", "%v", err)
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	dir, b, err := applicable(r, runID)
 	if err != nil {
 		return err
 	}
