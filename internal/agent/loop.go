@@ -26,6 +26,9 @@ const (
 	StopError        Stop = "error"
 )
 
+// CodeTokensExceeded is the failure code of a loop stopped by max_tokens.
+const CodeTokensExceeded = "bound_exceeded"
+
 // AskUserTool is the tool the agent yields a question with.
 const AskUserTool = "ask_user"
 
@@ -40,6 +43,7 @@ type Config struct {
 	Approver     Approver // nil denies every gated call (fail closed)
 	MaxTurns     int
 	MaxToolCalls int
+	MaxTokens    int64 // the tokens the replies may report in this loop; 0 no limit, negative none left
 	Stream       bool
 	// Emit receives every event as it happens (bundle.ModelRequestEvent,
 	// bundle.ToolResultEvent, …). It must not block for long.
@@ -89,6 +93,12 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 		if cfg.MaxTurns > 0 && turn > cfg.MaxTurns {
 			out.Stop = StopMaxTurns
 			out.Err = fmt.Errorf("the agent used all %d turns (max_turns) without a final answer", cfg.MaxTurns)
+			return out
+		}
+		if cfg.MaxTokens != 0 && out.Usage.TotalTokens >= cfg.MaxTokens {
+			out.Stop = StopError
+			out.Err = &model.Error{Domain: model.DomainAgent, Code: CodeTokensExceeded,
+				Message: fmt.Sprintf("the replies reported %d tokens, past the run's bound max_tokens", out.Usage.TotalTokens)}
 			return out
 		}
 		emit(bundle.ModelRequestEvent{Turn: turn, Messages: len(out.Messages)})

@@ -58,8 +58,17 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 					c.MaxTurns = left
 				}
 			}
+			if limit := l.spec.Bounds.MaxTokens; limit > 0 {
+				if c.MaxTokens = limit - total.Usage.TotalTokens; c.MaxTokens <= 0 {
+					c.MaxTokens = -1 // spent: the loop stops before its first call
+				}
+			}
 			res := agent.Run(ctx, c, msgs)
 			add(res)
+			if me, ok := model.AsError(res.Err); ok && me.Code == agent.CodeTokensExceeded {
+				l.abort(fmt.Sprintf("max_tokens=%d", l.spec.Bounds.MaxTokens))
+				return total
+			}
 			msgs = total.Messages
 			switch {
 			case res.Stop == agent.StopInterrupted && errors.Is(context.Cause(ctx), errWallClock):

@@ -265,3 +265,26 @@ func TestStoppingARunStopsTheAgentsProcessGroup(t *testing.T) {
 	json.Unmarshal([]byte(strings.TrimSpace(string(data))), &pid)
 	testutil.Eventually(t, 10*time.Second, "the agent's child to be gone", func() bool { return pid > 0 && syscall.Kill(pid, 0) != nil })
 }
+
+// max_tokens holds proctor's own agent too: past it the next model call is
+// not made, and the run fails naming the bound.
+func TestMaxTokensStopsTheNativeAgent(t *testing.T) {
+	s, err := script.Parse("m.yaml", []byte("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}], usage: {prompt_tokens: 40, completion_tokens: 20, total_tokens: 60}}\n  - reply: {content: done}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := externalSpec(t, twoWrites(model.APIChat), external.Agent{})
+	spec.Model = run.ModelChoice{Script: s}
+	spec.Bounds.MaxTokens = 50
+	res, err := newRunner(t).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Receipt.Failure; res.Receipt.Status != bundle.StatusFailed || f == nil || f.Code != "bound_exceeded" || res.Receipt.Usage.ModelCalls != 1 {
+		t.Fatalf("status %s failure %+v usage %+v", res.Receipt.Status, f, res.Receipt.Usage)
+	}
+	events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
+	if !strings.Contains(string(events), "max_tokens=50") {
+		t.Fatalf("no event names the bound:\n%s", events)
+	}
+}
