@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
 // Exit codes.
@@ -85,6 +87,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 			return ExitUsage
 		}
 		return ExitOK
+	}
+	if args[0] == "sandbox-exec" { // proctor's own helper, run by proctor (internal/sandbox)
+		fmt.Fprintln(env.Stderr, sandbox.Main(args[1:], env.Stderr))
+		return 126 // as a shell says of a command it cannot run
 	}
 	var cmd *command
 	for _, c := range commands() {

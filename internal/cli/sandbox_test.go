@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/sandbox"
+)
+
+// Escapes fail inside the sandbox and succeed with it off; real work (go
+// test of the demo project, git in the workspace) still runs inside. The
+// test binary is the helper (proctor sandbox-exec), as the proctor binary
+// is in use.
+func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	root := t.TempDir()
+	home, data, ws, tmp, other := filepath.Join(root, "home"), filepath.Join(root, "data"), filepath.Join(root, "ws"), filepath.Join(root, "tmp"), filepath.Join(root, "data", "runs", "other", "workspace")
+	for _, d := range []string{filepath.Join(home, ".ssh"), other, ws, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(home, ".ssh", "id_test"), []byte("PRIVATE KEY\n"), 0o600)
+	os.WriteFile(filepath.Join(data, "proctor.db"), []byte("SQLite format 3\n"), 0o600)
+	os.WriteFile(filepath.Join(other, "secret.go"), []byte("package x\n"), 0o644)
+	proxy, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer proxy.Close()
+	elsewhere, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer elsewhere.Close()
+	for _, ln := range []net.Listener{proxy, elsewhere} {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	port := func(ln net.Listener) string { return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) }
+	policy := sandbox.Policy{Write: []string{ws, tmp}, Connect: []int{proxy.Addr().(*net.TCPAddr).Port}}
+	sh := func(sandboxed bool, script string, env ...string) (string, error) {
+		argv := []string{"bash", "-c", script}
+		if sandboxed {
+			argv = policy.Command(os.Args[0], argv)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = ws, append(os.Environ(), append([]string{"HOME=" + home}, env...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, tc := range []struct{ name, script string }{
+		{"write the home folder", "echo x > " + filepath.Join(home, "escaped")},
+		{"read a planted ssh key", "cat " + filepath.Join(home, ".ssh", "id_test")},
+		{"read the data folder's database", "cat " + filepath.Join(data, "proctor.db")},
+		{"list another run's workspace", "ls " + other},
+		{"connect to a loopback port that is not the proxy", "exec 3<>/dev/tcp/127.0.0.1/" + port(elsewhere)},
+		{"write outside the workspace", "echo x > " + filepath.Join(root, "escaped")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if out, err := sh(true, tc.script); err == nil {
+				t.Fatalf("escaped the sandbox: %s", out)
+			}
+			if out, err := sh(false, tc.script); err != nil {
+				t.Fatalf("fails without the sandbox too, so the test proves nothing: %v %s", err, out)
+			}
+		})
+	}
+	if out, err := sh(true, "exec 3<>/dev/tcp/127.0.0.1/"+port(proxy)); err != nil {
+		t.Fatalf("the proxy's port is refused: %v %s", err, out)
+	}
+
+	// Real work: go test of the demo project (whose test fails on the bug
+	// the demo fixes, so it must get as far as running), and git.
+	if err := demo.WriteFixture(filepath.Join(ws, "invoice")); err != nil {
+		t.Fatal(err)
+	}
+	goroot, _ := exec.Command("go", "env", "GOROOT").Output()
+	modcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	policy.Read = []string{strings.TrimSpace(string(goroot)), strings.TrimSpace(string(modcache))}
+	out, err := sh(true, "cd invoice && { go test ./... ; true; } && git init -q && git add -A && git -c user.name=t -c user.email=t@e commit -qm base && echo commits: $(git log --oneline | wc -l)",
+		"GOCACHE="+filepath.Join(tmp, "gocache"), "GOPATH="+filepath.Join(tmp, "gopath"), "GOMODCACHE="+strings.TrimSpace(string(modcache)), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "TMPDIR="+tmp)
+	if err != nil || !strings.Contains(out, "money_test.go:8: 3 x 0.29 EUR = 86 cents, want 87") || !strings.Contains(out, "commits: 1") {
+		t.Fatalf("go test and git in the sandbox: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,160 @@
+// Package sandbox confines the commands proctor starts for a run — the
+// agent's run_command, check commands, a scenario's setup and ready, and
+// external agents — with Landlock: a command may write only its workspace
+// and a private temp folder, read the system and a documented allow-list
+// (not the user's home, the data folder, other runs' workspaces or
+// proctor's config), and open TCP connections only to the ports it is
+// given (an agent's model proxy). It is applied by a small helper, proctor
+// itself re-executed as `proctor sandbox-exec`, which restricts itself,
+// sets resource limits and then executes the command, which inherits both.
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The modes.
+const (
+	ModeOff       = "off"       // no confinement
+	ModeWorkspace = "workspace" // the default: write the workspace, read the system and the allow-list
+	ModeStrict    = "strict"    // as workspace, without the read allow-list, and no network for commands
+)
+
+// Mode checks a mode given by a person.
+func Mode(s string) (string, error) {
+	switch s {
+	case "", ModeWorkspace:
+		return ModeWorkspace, nil
+	case ModeStrict, ModeOff:
+		return s, nil
+	}
+	return "", fmt.Errorf("sandbox %q: want workspace, strict or off", s)
+}
+
+// System are the folders every sandboxed command may read (and run from).
+var System = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/run"}
+
+// Policy is what one command may do.
+type Policy struct {
+	Write    []string // folders it may write (and read): the workspace, a private temp folder
+	Read     []string // folders it may read besides System: the allow-list (toolchains, module caches)
+	Connect  []int    // TCP ports it may connect to; none: no TCP at all
+	MaxFile  uint64   // bytes one file may grow to (RLIMIT_FSIZE); 0 no limit
+	CPU      uint64   // CPU seconds (RLIMIT_CPU); 0 no limit
+	MaxProcs uint64   // processes of the user (RLIMIT_NPROC; not enforced for root); 0 no limit
+}
+
+// Available says whether Landlock works on this kernel, with the reason
+// when it does not.
+func Available() error {
+	v, err := llsys.LandlockGetABIVersion()
+	switch {
+	case err != nil:
+		return fmt.Errorf("Landlock is not available on this kernel (%v)", err)
+	case v < 4:
+		return fmt.Errorf("this kernel's Landlock (ABI %d) cannot restrict TCP; proctor needs ABI 4 (Linux 6.7) or later", v)
+	}
+	return nil
+}
+
+// Command is argv run through the helper at self (the proctor binary)
+// under p.
+func (p Policy) Command(self string, argv []string) []string {
+	out := []string{self, "sandbox-exec"}
+	for _, d := range p.Write {
+		out = append(out, "--write", d)
+	}
+	for _, d := range p.Read {
+		out = append(out, "--read", d)
+	}
+	for _, port := range p.Connect {
+		out = append(out, "--connect", strconv.Itoa(port))
+	}
+	for name, v := range map[string]uint64{"--max-file": p.MaxFile, "--cpu": p.CPU, "--max-procs": p.MaxProcs} {
+		if v > 0 {
+			out = append(out, name, strconv.FormatUint(v, 10))
+		}
+	}
+	return append(append(out, "--"), argv...)
+}
+
+// Main is the helper: it parses the policy, restricts itself, sets the
+// limits and executes the command. It returns only when it cannot.
+func Main(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var p Policy
+	var write, read, connect list
+	fs.Var(&write, "write", "a `folder` the command may write")
+	fs.Var(&read, "read", "a `folder` the command may read")
+	fs.Var(&connect, "connect", "a TCP `port` the command may connect to")
+	fs.Uint64Var(&p.MaxFile, "max-file", 0, "RLIMIT_FSIZE in bytes")
+	fs.Uint64Var(&p.CPU, "cpu", 0, "RLIMIT_CPU in seconds")
+	fs.Uint64Var(&p.MaxProcs, "max-procs", 0, "RLIMIT_NPROC")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		return errors.New("sandbox-exec: no command after --")
+	}
+	p.Write, p.Read = write, read
+	for _, s := range connect {
+		port, err := strconv.Atoi(s)
+		if err != nil || port < 1 || port > 65535 {
+			return fmt.Errorf("sandbox-exec: --connect %q: want a port", s)
+		}
+		p.Connect = append(p.Connect, port)
+	}
+	if err := p.restrict(); err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	return fmt.Errorf("sandbox-exec: run %s: %w", argv[0], syscall.Exec(path, argv, os.Environ()))
+}
+
+// restrict applies the limits and the Landlock rules to this process (and
+// so to what it executes).
+func (p Policy) restrict() error {
+	for _, l := range []struct {
+		res int
+		v   uint64
+	}{{unix.RLIMIT_FSIZE, p.MaxFile}, {unix.RLIMIT_CPU, p.CPU}, {unix.RLIMIT_NPROC, p.MaxProcs}} {
+		if l.v > 0 {
+			if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.v, Max: l.v}); err != nil {
+				return fmt.Errorf("set limit %d: %w", l.res, err)
+			}
+		}
+	}
+	rules := []landlock.Rule{
+		landlock.RODirs(append(append([]string{}, System...), p.Read...)...).IgnoreIfMissing(),
+		landlock.RWDirs(p.Write...),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
+	}
+	for _, port := range p.Connect {
+		rules = append(rules, landlock.ConnectTCP(uint16(port)))
+	}
+	// Best effort down to the kernel's ABI, which Available requires to be
+	// 4 or later (files and TCP); an error means nothing runs.
+	return landlock.V5.BestEffort().Restrict(rules...)
+}
+
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
