@@ -120,7 +120,8 @@ type Receipt struct {
 	OutOfScope []string     `json:"out_of_scope,omitempty"`
 	Source     Source       `json:"source"`
 	Model      Model        `json:"model"`
-	Agent      *Agent       `json:"agent,omitempty"` // nil: proctor's own agent
+	Agent      *Agent       `json:"agent,omitempty"`   // nil: proctor's own agent
+	Sandbox    string       `json:"sandbox,omitempty"` // workspace | strict | off: how its commands were confined ("": not, before proctor had a sandbox)
 	Bounds     Bounds       `json:"bounds"`
 	Usage      Usage        `json:"usage"`
 	StartedAt  time.Time    `json:"started_at"`

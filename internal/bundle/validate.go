@@ -81,6 +81,9 @@ func (r *Receipt) Validate(file, folder string) error {
 	if r.Model.Name == "" {
 		l.add("model.name", "missing")
 	}
+	if r.Sandbox != "" && !slices.Contains([]string{"workspace", "strict", "off"}, r.Sandbox) {
+		l.add("sandbox", "%q is not one of workspace, strict, off", r.Sandbox)
+	}
 	if a := r.Agent; a != nil {
 		if !slices.Contains(validAgents, a.Kind) {
 			l.add("agent.kind", "%q is not one of %s", a.Kind, quoted(validAgents))

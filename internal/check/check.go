@@ -35,6 +35,7 @@ type Input struct {
 	Calls     []Call
 	Aborted   string // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Env       []string
+	Wrap      func(argv []string) []string // when set, the command that runs a check's argv (a sandbox)
 }
 
 // CallsFile is the file in the run folder that executable checks read the
@@ -223,6 +224,9 @@ func runProc(ctx context.Context, in Input, argv []string, limit time.Duration) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	if in.Wrap != nil {
+		argv = in.Wrap(argv)
+	}
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = in.Workspace
 	cmd.Env = append(append([]string{}, in.Env...),

@@ -15,6 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/sandbox"
+
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/external"
@@ -87,11 +89,11 @@ func tokenFromEnv(env Env, r *run.Runner, cmd, flag, name string) (string, error
 
 // serveFlags are serve's flags, parsed and checked.
 type serveFlags struct {
-	addr, data, reviewer, tlsCert, tlsKey, models, agents, gitTokenEnv, gitHost string
-	verbose                                                                     bool
-	workers                                                                     int
-	approvalTimeout                                                             time.Duration
-	roots, scenarioRoots, hosts                                                 stringList
+	addr, data, reviewer, tlsCert, tlsKey, models, agents, gitTokenEnv, gitHost, sandbox string
+	verbose                                                                              bool
+	workers                                                                              int
+	approvalTimeout                                                                      time.Duration
+	roots, scenarioRoots, hosts                                                          stringList
 }
 
 func parseServe(env Env, args []string) (*serveFlags, error) {
@@ -119,6 +121,7 @@ clear. See docs/security.md.`)
 	fs.StringVar(&f.agents, "agents", "", "agents.yaml `file`: the agents the Launch form offers besides native and codex (default $PROCTOR_AGENTS, else beside models.yaml)")
 	fs.StringVar(&f.gitTokenEnv, "git-token-env", "", "the environment `variable` holding a token that can read the git repositories runs are launched on (never shown or recorded)")
 	fs.StringVar(&f.gitHost, "git-host", "github.com", "the `host` a repository given as owner/name is on")
+	fs.StringVar(&f.sandbox, "sandbox", "workspace", "how launched runs' commands are confined: workspace, strict or off (docs/security.md)")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return nil, err
 	}
@@ -129,6 +132,9 @@ clear. See docs/security.md.`)
 		return nil, usagef("serve", "--workers must be 1 or more, got %d", f.workers)
 	case f.approvalTimeout <= 0:
 		return nil, usagef("serve", "--approval-timeout must be positive, got %s", f.approvalTimeout)
+	}
+	if _, err := sandbox.Mode(f.sandbox); err != nil {
+		return nil, usagef("serve", "--%v", err)
 	}
 	return f, nil
 }
@@ -183,7 +189,8 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	}
 
 	modelsFile, agentsFile := modelsPath(f.models, env.Getenv), agentsPath(f.agents, env.Getenv)
-	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile)}
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: newSandbox(env)}
+	runner.Sandbox.Mode, _ = sandbox.Mode(f.sandbox)
 	gitToken, err := tokenFromEnv(env, runner, "serve", "--git-token-env", f.gitTokenEnv)
 	if err != nil {
 		return err

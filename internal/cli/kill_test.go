@@ -105,16 +105,18 @@ func TestKill9DuringAPackedSuite(t *testing.T) {
 	}
 	data := t.TempDir()
 	env := []string{"PROCTOR_DATA=" + data}
+	// What is under test is durability; --sandbox off spares each run a
+	// cold Go build cache (the sandbox is tested in sandbox_test.go).
 	scenarios, _ := filepath.Abs("../../examples/scenarios")
 	start := time.Now()
-	whole := proctorChild(t, env, "scenario", "run", "--pack", "--repeat", "2", scenarios)
+	whole := proctorChild(t, env, "scenario", "run", "--sandbox", "off", "--pack", "--repeat", "2", scenarios)
 	whole.Wait()
 	took := time.Since(start)
 	verdict := regexp.MustCompile(`(?m)^verdict .* (\S+\.tar)#(\S+)$`)
 	printed := 0
 	for round := range 6 {
 		var out bytes.Buffer
-		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "scenario", "run", "--pack", "--repeat", "2", scenarios)
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "scenario", "run", "--sandbox", "off", "--pack", "--repeat", "2", scenarios)
 		cmd.Env = append(append(os.Environ(), "PROCTOR_TEST_MAIN=1"), env...)
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -136,7 +138,7 @@ func TestKill9DuringAPackedSuite(t *testing.T) {
 		}
 	}
 	// The next start cleans what the killed suites left.
-	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "scenario", "run", "--pack", "--quiet", scenarios); r.code != ExitOK {
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "scenario", "run", "--sandbox", "off", "--pack", "--quiet", scenarios); r.code != ExitOK {
 		t.Fatalf("a suite after the kills: %+v", r)
 	}
 	if left, _ := os.ReadDir(filepath.Join(data, "scratch")); len(left) != 0 {

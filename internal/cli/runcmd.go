@@ -18,6 +18,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -42,6 +43,7 @@ type runFlags struct {
 	stream     *bool
 	agent      *string
 	agents     *string
+	sandbox    *string
 	bounds     map[string]*string
 }
 
@@ -62,6 +64,7 @@ func addRunFlags(fs *flagSet) *runFlags {
 	f.stream = fs.Bool("stream", false, "stream model replies")
 	f.agent = fs.String("agent", "", "the `agent` doing the work: native (proctor's own, default), codex, command (the command after --), or a name from agents.yaml")
 	f.agents = fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
+	f.sandbox = fs.String("sandbox", "workspace", "how the run's commands are confined: workspace (write only the workspace), strict (also no read allow-list), or off (your own permissions)")
 	for _, k := range bounds.Keys() {
 		f.bounds[k] = fs.String(bounds.FlagName(k), "", "bound "+k+" (overrides env and --bounds)")
 	}
@@ -123,6 +126,9 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 		return spec, err
 	}
 	spec.Agent = a
+	if spec.Sandbox, err = sandbox.Mode(*f.sandbox); err != nil {
+		return spec, usagef(name, "--%v", err)
+	}
 	policy := agent.Policy{Allow: f.allow}
 	mode := *f.approve
 	if mode == "" {
@@ -223,6 +229,7 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 		Progress:    env.Stdout,
 		Environ:     os.Environ(),
 		KeyEnvNames: keyEnvNames(modelsPath("", env.Getenv)),
+		Sandbox:     newSandbox(env),
 		Index: func(ctx context.Context, paths ...string) error {
 			st, err := store.Open(ctx, dbPath(dir))
 			if err != nil {
@@ -233,6 +240,23 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 			return err
 		},
 	}, nil
+}
+
+// newSandbox is how the commands of runs are confined: proctor itself as the
+// helper, the read allow-list from $PROCTOR_SANDBOX_READ (folders separated
+// by ':') besides the Go toolchain and module cache.
+func newSandbox(env Env) *run.Sandbox {
+	self, err := os.Executable()
+	if err != nil {
+		self = "proctor"
+	}
+	read := run.DefaultRead(env.Getenv)
+	for _, d := range filepath.SplitList(env.Getenv("PROCTOR_SANDBOX_READ")) {
+		if d != "" {
+			read = append(read, d)
+		}
+	}
+	return &run.Sandbox{Mode: sandbox.ModeWorkspace, Helper: self, Read: read}
 }
 
 // finishRun turns a run's result into the exit code.

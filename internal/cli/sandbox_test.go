@@ -93,3 +93,37 @@ func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
 		t.Fatalf("go test and git in the sandbox: %v\n%s", err, out)
 	}
 }
+
+// proctor run confines the agent's commands by default and says so on the
+// receipt; --sandbox off runs them with the user's permissions, recorded.
+func TestRunConfinesTheAgentsCommands(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	secret := filepath.Join(t.TempDir(), "id_test")
+	os.WriteFile(secret, []byte("PLANTED-KEY\n"), 0o600)
+	src, dir := t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: \"cp " + secret + " got.txt\"}}]}\n  - reply: {content: ok}\n"})
+	for _, mode := range []string{"workspace", "off"} {
+		data := t.TempDir()
+		r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")},
+			"run", "--dir", src, "--task", "read it", "--script", filepath.Join(dir, "model.yaml"), "--allow", "cp", "--sandbox", mode)
+		if r.code != ExitOK {
+			t.Fatalf("%s: %+v", mode, r)
+		}
+		runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "run.json"))
+		raw, _ := os.ReadFile(runs[0])
+		got, _ := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), "workspace", "got.txt"))
+		if !strings.Contains(string(raw), `"sandbox": "`+mode+`"`) {
+			t.Errorf("%s: the receipt does not record the sandbox:\n%s", mode, raw)
+		}
+		if leaked := strings.Contains(string(got), "PLANTED-KEY"); leaked != (mode == "off") {
+			t.Errorf("%s: the command read the planted key: %v", mode, leaked)
+		}
+		transcript, _ := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), "transcript.md"))
+		if mode == "workspace" && !strings.Contains(string(transcript), "Permission denied") {
+			t.Errorf("the approved command did not run into the sandbox:\n%s", transcript)
+		}
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/proctor-dev/proctor/internal/sandbox"
+
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
@@ -105,6 +107,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	models := fs.String("models", "", "models.yaml `file`")
 	agentName := fs.String("agent", "", "run every scenario with this `agent` instead of its own: native, codex, or a name from agents.yaml")
 	agents := fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
+	sandboxMode := fs.String("sandbox", "workspace", "how the runs' commands are confined: workspace, strict or off (docs/security.md)")
 	var tags stringList
 	fs.Var(&tags, "filter", "only scenarios with this `tag` (repeatable: any of them)")
 	junit := fs.String("junit", "", "write JUnit XML to `file`")
@@ -123,6 +126,9 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	r, err := newRunner(env, *data)
 	if err != nil {
 		return err
+	}
+	if r.Sandbox.Mode, err = sandbox.Mode(*sandboxMode); err != nil {
+		return usagef("scenario run", "--%v", err)
 	}
 	scenarios, problems := scenario.Discover(fs.Args()...)
 	scenarios = withAnyTag(scenarios, tags)
@@ -208,7 +214,7 @@ func prove(ctx context.Context, r *run.Runner, red *redact.Redactor, scratch str
 		say(false, s.ID, "setup", err.Error())
 		return
 	}
-	if err := spec.Prepare(ctx, ws.Dir, spec.Env); err != nil {
+	if err := spec.Prepare(ctx, ws.Dir, spec.Env, nil); err != nil {
 		say(false, s.ID, "setup", err.Error())
 		return
 	}

@@ -71,6 +71,9 @@ type Options struct {
 	Model   string
 	Home    string // a private folder for the agent's own files (CODEX_HOME, PROCTOR_AGENT_HOME), kept across its turns
 	Resume  bool   // a later turn: continue the conversation with Task as the next message
+	// Wrap, when set, turns the agent's argv into the command that runs it
+	// (a sandbox).
+	Wrap func(argv []string) []string
 }
 
 // MaxLog is how much of an agent's output is kept.
@@ -101,7 +104,11 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 	}
 	res.Version = version(ctx, a, path, env, o.Dir)
 	log := &boundedLog{max: MaxLog}
-	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	run := append([]string{path}, argv[1:]...)
+	if o.Wrap != nil {
+		run = o.Wrap(run)
+	}
+	cmd := exec.CommandContext(ctx, run[0], run[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Dir, env, nil, log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }

@@ -119,7 +119,7 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 	}
 	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageChecking, Checks: len(l.spec.ScenarioChecks)})
 	results := check.Run(ctx, l.spec.ScenarioChecks, check.Input{Workspace: ws.Dir, RunDir: l.dir, Changed: l.receipt.Changed,
-		Final: lastAssistant(res.Messages), Calls: l.calls, Aborted: l.aborted, Env: l.env(ws.Dir)})
+		Final: lastAssistant(res.Messages), Calls: l.calls, Aborted: l.aborted, Env: l.env(ws.Dir), Wrap: l.wrap(ws.Dir, nil)})
 	for i := range results {
 		// A check's output (a command's, an executable's) may print a
 		// secret; the verdict is stored, printed and shown.
@@ -204,7 +204,7 @@ func (l *live) env(workspace string) []string {
 		env = append(append([]string{}, l.spec.Env...), "PROCTOR_WORKSPACE="+workspace)
 	}
 	names, keys := l.spec.modelKeys()
-	l.envCache = withoutKeys(env, append(names, l.r.KeyEnvNames...), keys)
+	l.envCache = l.sandboxEnv(withoutKeys(env, append(names, l.r.KeyEnvNames...), keys))
 	l.envFor = workspace
 	return l.envCache
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +55,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		opt.Home = l.r.WorkspaceDir(sess.session.SessionID) + ".agent"
 		opt.Resume = !sess.isNew && len(sess.session.Runs) > 0
 	}
+	opt.Wrap = l.wrap(ws.Dir, []int{proxyPort(p.URL)}, opt.Home)
 	var log strings.Builder
 	defer func() {
 		if err := l.rec.text(bundle.AgentLogFile, log.String()); err != nil {
@@ -127,6 +130,16 @@ func (l *live) externalOutcome(ctx context.Context, out agent.Outcome, bound str
 		out.Stop, out.Final = agent.StopFinal, lastAssistant(out.Messages)
 	}
 	return out
+}
+
+// proxyPort is the TCP port of a loopback base URL.
+func proxyPort(base string) int {
+	u, err := url.Parse(base)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(u.Port())
+	return n
 }
 
 // agentTask is the first message an external agent gets: the task, with

@@ -18,6 +18,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/redact"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/tools"
@@ -79,7 +80,10 @@ type Spec struct {
 	Dropped func()
 	// Prepare runs in the new workspace before the agent (a scenario's setup
 	// and ready); an error fails the run in the scenario domain.
-	Prepare func(ctx context.Context, workspace string, env []string) error
+	Prepare func(ctx context.Context, workspace string, env []string, wrap func([]string) []string) error
+	// Sandbox is how this run's commands are confined (sandbox.ModeWorkspace,
+	// ModeStrict, ModeOff); "" is the runner's.
+	Sandbox string
 }
 
 // Conversation holds what the conversation driver answers with and the
@@ -111,6 +115,9 @@ type Runner struct {
 	Scripts *script.Host
 	// RunsDir is where run folders are made; "" is DataDir/runs.
 	RunsDir string
+	// Sandbox confines the commands of runs (run_command, checks, setup,
+	// external agents); nil runs them unconfined.
+	Sandbox *Sandbox
 	// Packed says a pack takes each run folder when its run ends (a suite
 	// run with --pack, whose RunsDir is a scratch folder): the pack makes
 	// the run durable, so the run does not sync its folder itself.
@@ -194,6 +201,7 @@ type live struct {
 	aborted string            // the budget that aborted the conversation
 	verdict *bundle.Verdict
 
+	tmp      string   // a private temp folder for confined commands, removed when the run ends
 	envFor   string   // the workspace envCache was made for
 	envCache []string // the environment of tools and checks (never changed by its users)
 }
@@ -267,6 +275,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, &SetupError{err}
 	}
 	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red}
+	if err := l.checkSandbox(); err != nil {
+		rec.close()
+		rec.release()
+		os.RemoveAll(dir)
+		return nil, &SetupError{err}
+	}
 	kind := spec.Kind
 	if kind == "" {
 		kind = bundle.KindTask
@@ -283,6 +297,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
 		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir},
 		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
+		Sandbox: l.mode(),
 	}
 	if spec.Model.Profile != nil {
 		l.receipt.Model.Profile, l.receipt.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL
@@ -363,6 +378,14 @@ func (l *live) fail(ctx context.Context, domain bundle.Domain, code string, err 
 }
 
 func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
+	if m := l.mode(); m != "" && m != sandbox.ModeOff {
+		tmp, err := os.MkdirTemp("", "proctor-run-*")
+		if err != nil {
+			return l.fail(ctx, bundle.DomainEnvironment, "sandbox", err, false)
+		}
+		l.tmp = tmp
+		defer os.RemoveAll(tmp)
+	}
 	ws, history, failed := l.prepare(ctx, sess)
 	if failed != nil {
 		return *failed
@@ -404,6 +427,7 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 		return failed(l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false))
 	}
 	defer tb.Close()
+	tb.Wrap = l.wrap(ws.Dir, nil)
 	client, closeModel, err := l.client(l.spec.Model)
 	if err != nil {
 		return failed(l.fail(ctx, bundle.DomainScenario, "script", err, false))
@@ -494,7 +518,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StagePreparingWorkspace, Workspace: ws.Dir, BaseCommit: ws.Base})
 	if l.spec.Prepare != nil {
-		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir)); err != nil {
+		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir), l.wrap(ws.Dir, nil)); err != nil {
 			o := l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)
 			return nil, nil, &o
 		}

@@ -37,6 +37,9 @@ type Toolbox struct {
 	fs     *os.Root // every file operation goes through it
 	limits Limits
 	env    []string // the environment of run_command
+	// Wrap, when set, turns run_command's argv into the command that runs
+	// it (a sandbox).
+	Wrap func(argv []string) []string
 
 	mu    sync.Mutex
 	files int
@@ -510,7 +513,7 @@ func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) 
 	if a.TimeoutS > 0 && time.Duration(a.TimeoutS)*time.Second < limit {
 		limit = time.Duration(a.TimeoutS) * time.Second
 	}
-	out, code, elapsed, err := RunShell(ctx, tb.root, a.Command, tb.env, limit)
+	out, code, elapsed, err := RunShell(ctx, tb.root, a.Command, tb.env, limit, tb.Wrap)
 	if err != nil {
 		return out, err
 	}
@@ -550,12 +553,17 @@ func (tb *Toolbox) checkBounds() error {
 }
 
 // RunShell runs command with bash in dir under a time limit, killing its
-// whole process group when the limit passes or ctx ends. It returns the
-// combined output, the exit code (-1 when killed) and how long it ran.
-func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration) (string, int, time.Duration, error) {
+// whole process group when the limit passes or ctx ends; wrap, when not
+// nil, turns the argv into the command that runs it (a sandbox). It returns
+// the combined output, the exit code (-1 when killed) and how long it ran.
+func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration, wrap func([]string) []string) (string, int, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "bash", "-c", command)
+	argv := []string{"bash", "-c", command}
+	if wrap != nil {
+		argv = wrap(argv)
+	}
+	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
 	var buf lockedBuffer

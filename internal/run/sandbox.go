@@ -1,0 +1,124 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/proctor-dev/proctor/internal/sandbox"
+)
+
+// Sandbox says how a runner confines the commands of its runs.
+type Sandbox struct {
+	Mode   string   // sandbox.ModeWorkspace (default), ModeStrict or ModeOff
+	Helper string   // the proctor binary, run as `proctor sandbox-exec`
+	Read   []string // the read allow-list (toolchains, module caches); not in strict mode
+}
+
+// DefaultRead is the read allow-list when none is given: the Go toolchain
+// and module cache, from the environment or where they usually are.
+func DefaultRead(getenv func(string) string) []string {
+	var out []string
+	add := func(dirs ...string) {
+		for _, d := range dirs {
+			if d != "" {
+				if _, err := os.Stat(d); err == nil {
+					out = append(out, d)
+					return
+				}
+			}
+		}
+	}
+	add(getenv("GOROOT"), "/usr/local/go", "/usr/lib/go")
+	home := getenv("HOME")
+	gopath := getenv("GOPATH")
+	if gopath == "" && home != "" {
+		gopath = filepath.Join(home, "go")
+	}
+	add(getenv("GOMODCACHE"), filepath.Join(gopath, "pkg", "mod"))
+	return out
+}
+
+// mode is the sandbox mode of the run: the spec's, else the runner's.
+func (l *live) mode() string {
+	switch {
+	case l.r.Sandbox == nil:
+		return ""
+	case l.spec.Sandbox != "":
+		return l.spec.Sandbox
+	case l.r.Sandbox.Mode != "":
+		return l.r.Sandbox.Mode
+	}
+	return sandbox.ModeWorkspace
+}
+
+// checkSandbox refuses a confined run on a kernel that cannot confine it.
+func (l *live) checkSandbox() error {
+	if m := l.mode(); m == "" || m == sandbox.ModeOff {
+		return nil
+	}
+	if err := sandbox.Available(); err != nil {
+		return fmt.Errorf("%v: proctor runs no command unconfined unless told to; pass --sandbox off to run this run's commands with your own permissions", err)
+	}
+	return nil
+}
+
+// wrap is how the run's commands are started: through the sandbox helper,
+// writing only ws, the run's private temp folder and write, connecting
+// only to connect; nil when the run is not confined.
+func (l *live) wrap(ws string, connect []int, write ...string) func([]string) []string {
+	m := l.mode()
+	if m == "" || m == sandbox.ModeOff {
+		return nil
+	}
+	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Connect: connect, MaxFile: uint64(l.spec.Bounds.MaxWorkspaceBytes),
+		Read: []string{l.dir}} // its own run folder: checks read calls.json there
+	if l.spec.Scenario != nil && l.spec.Scenario.Path != "" {
+		p.Read = append(p.Read, l.spec.Scenario.Path) // setup, ready and executable checks
+	}
+	if m == sandbox.ModeWorkspace {
+		p.Read = append(p.Read, l.r.Sandbox.Read...)
+	}
+	helper := l.r.Sandbox.Helper
+	return func(argv []string) []string {
+		p := p
+		if m == sandbox.ModeWorkspace {
+			p.Read = append(p.Read, programDirs(argv[0])...)
+		}
+		return p.Command(helper, argv)
+	}
+}
+
+// programDirs are the folders a program is run from: its own, and for an
+// npm-installed command the node_modules folder its package lives in.
+func programDirs(name string) []string {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	dir := filepath.Dir(path)
+	if i := strings.LastIndex(dir, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
+		return []string{dir[:i+len("/node_modules")]}
+	}
+	if strings.HasPrefix(dir, "/usr/") || dir == "/bin" || dir == "/usr/bin" {
+		return nil // the system is readable anyway
+	}
+	return []string{dir}
+}
+
+// sandboxEnv points a confined command's home and caches into the run's
+// private temp folder.
+func (l *live) sandboxEnv(env []string) []string {
+	if m := l.mode(); m == "" || m == sandbox.ModeOff {
+		return env
+	}
+	home := filepath.Join(l.tmp, "home")
+	os.MkdirAll(home, 0o700)
+	return append(env, "HOME="+home, "TMPDIR="+l.tmp, "XDG_CACHE_HOME="+filepath.Join(l.tmp, "cache"),
+		"GOCACHE="+filepath.Join(l.tmp, "cache", "go-build"), "GOTMPDIR="+l.tmp, "npm_config_cache="+filepath.Join(l.tmp, "cache", "npm"), "GOTOOLCHAIN=local")
+}
