@@ -72,7 +72,8 @@ type Options struct {
 	Home    string // a private folder for the agent's own files (CODEX_HOME, PROCTOR_AGENT_HOME), kept across its turns
 	Resume  bool   // a later turn: continue the conversation with Task as the next message
 	// Wrap, when set, turns the agent's argv into the command that runs it
-	// (a sandbox).
+	// (a sandbox). Codex then does not sandbox its own commands: they run
+	// inside proctor's.
 	Wrap func(argv []string) []string
 }
 
@@ -186,11 +187,15 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 // codexConfig is the config.toml of a codex run: the proxy as its only
 // model provider, over the Responses API, never asking for approval.
 func codexConfig(o Options, more string) string {
+	mode := "workspace-write"
+	if o.Wrap != nil {
+		mode = "danger-full-access" // within proctor's sandbox, which is the one that holds
+	}
 	return fmt.Sprintf(`# Written by proctor for one run.
 model = %q
 model_provider = "proctor"
 approval_policy = "never"
-sandbox_mode = "workspace-write"
+sandbox_mode = %q
 
 [model_providers.proctor]
 name = "proctor"
@@ -199,7 +204,7 @@ env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
-`, o.Model, o.BaseURL) + more
+`, o.Model, mode, o.BaseURL) + more
 }
 
 // version is what the agent says its version is, or the digest of its
