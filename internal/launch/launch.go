@@ -29,6 +29,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/source"
@@ -64,8 +65,9 @@ type Task struct {
 	Task         string `form:"task"`
 	Criteria     string `form:"criteria"`
 	OutOfScope   string `form:"out_of_scope"`
-	Model        string `form:"model"` // a profile of models.yaml…
-	Agent        string `form:"agent"` // native (""), codex, or an agents.yaml name
+	Model        string `form:"model"`   // a profile of models.yaml…
+	Agent        string `form:"agent"`   // native (""), codex, or an agents.yaml name
+	Sandbox      string `form:"sandbox"` // workspace (""), strict or off
 	Checks       string `form:"checks"`
 	Allow        string `form:"allow"` // commands allowed without asking, prefixes
 	MaxTurns     string `form:"max_turns"`
@@ -278,6 +280,10 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	if msg != "" {
 		errs["agent"] = msg
 	}
+	mode, err := sandbox.Mode(v.Sandbox)
+	if err != nil {
+		errs["sandbox"] = err.Error()
+	}
 	var verifier *run.ModelChoice
 	if v.Verifier != "" {
 		m, msg := l.Profile(v.Verifier)
@@ -292,7 +298,7 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	approver := l.approver(id, v.Allow)
 	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
 	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
-		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver, Agent: agent,
+		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver, Agent: agent, Sandbox: mode,
 		Git: git, GitHost: l.gitHost(), GitToken: l.GitToken, Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
 	return id, nil
 }

@@ -42,6 +42,7 @@ func TestLaunchChecksEachField(t *testing.T) {
 		want  string
 	}{
 		{"no such root", func(v *launch.Task) { v.Root = "7" }, "root", "choose one of the source roots"},
+		{"sandbox mode", func(v *launch.Task) { v.Sandbox = "loose" }, "sandbox", "want workspace, strict or off"},
 		{"absolute", func(v *launch.Task) { v.Path = "/etc" }, "path", "not an absolute path"},
 		{"dot dot", func(v *launch.Task) { v.Path = "../x" }, "path", `".." is not allowed`},
 		{"symlink out", func(v *launch.Task) { v.Path = "escape" }, "path", "leads outside the root"},

@@ -48,7 +48,7 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 	if spec.ScenarioChecks == nil {
 		spec.ScenarioChecks = []check.Spec{}
 	}
-	spec.Agent = s.Agent
+	spec.Agent, spec.Sandbox = s.Agent, s.Sandbox
 	if opt.Agent != nil {
 		spec.Agent = *opt.Agent
 	} else if len(spec.Agent.Command) > 0 && (strings.HasPrefix(spec.Agent.Command[0], "./") || strings.HasPrefix(spec.Agent.Command[0], "../")) {

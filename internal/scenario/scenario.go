@@ -48,6 +48,7 @@ type Scenario struct {
 	Continue    string
 	Model       Model
 	Agent       external.Agent    // the zero value is proctor's own agent
+	Sandbox     string            // workspace, strict or off; "" the runner's
 	Env         map[string]string // applied over a scrubbed environment
 	PassEnv     []string          // process variables passed by name (secrets included)
 	Context     string            // session context template: $RUN_DIR, $WORKSPACE
@@ -86,7 +87,7 @@ type Model struct {
 }
 
 var (
-	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "agent", "env", "pass_env", "context", "git", "checks", "repeat"}
+	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "agent", "sandbox", "env", "pass_env", "context", "git", "checks", "repeat"}
 	budgetFields   = append([]string{"max_messages", "max_yield_replies", "max_continues"}, bounds.Keys()...) // wall_clock_s is a bound
 	approvalFields = []string{"default", "rules", "max_decisions"}
 	ruleFields     = []string{"tool", "args", "decision"}
@@ -147,6 +148,10 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 			s.Continue = d.Str(v, key)
 		case "model":
 			d.model(v, s)
+		case "sandbox":
+			if s.Sandbox = d.Str(v, key); s.Sandbox != "workspace" && s.Sandbox != "strict" && s.Sandbox != "off" {
+				d.Add(v, key, "%q: want workspace, strict or off", s.Sandbox)
+			}
 		case "agent":
 			s.Agent = external.Decode(&d.Decoder, v, "agent")
 			if s.Agent.Kind == external.KindCommand && s.Agent.Name == "" && len(s.Agent.Command) > 0 {

@@ -49,6 +49,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad rule regex", "id: x\ntask: t\napprovals:\n  rules:\n    - tool: run_command\n      args: \"(\"\n", "approvals.rules[0].args: not a regular expression"},
 		{"duplicate check names", "id: x\ntask: t\nchecks:\n  - {name: a, kind: budget_not_exceeded}\n  - {name: a, kind: budget_not_exceeded}\n", `"a" is used twice`},
 		{"empty", "", "empty"},
+		{"sandbox mode", "id: x\ntask: t\nsandbox: loose\n", `sandbox: "loose": want workspace, strict or off`},
 		{"agent kind", "id: x\ntask: t\nagent: {kind: shell}\n", `agent.kind: "shell": want native, codex or command`},
 		{"agent without a command", "id: x\ntask: t\nagent: {kind: command}\n", "agent.command: missing"},
 		{"external agent with turns", "id: x\nturns: [a, b]\nagent: {kind: command, command: [a]}\n", "agent: turns need an agent that can continue a conversation"},

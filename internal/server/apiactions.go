@@ -23,8 +23,9 @@ type apiLaunch struct {
 	Criteria     []string `json:"criteria"`
 	OutOfScope   []string `json:"out_of_scope"`
 	Model        string   `json:"model"`
-	Agent        string   `json:"agent"` // native (default), codex, or an agents.yaml name
-	Repo         string   `json:"repo"`  // a git repository instead of path: https URL or owner/name
+	Agent        string   `json:"agent"`   // native (default), codex, or an agents.yaml name
+	Repo         string   `json:"repo"`    // a git repository instead of path: https URL or owner/name
+	Sandbox      string   `json:"sandbox"` // workspace (default), strict or off
 	Ref          string   `json:"ref"`
 	Commit       string   `json:"commit"`
 	Checks       []string `json:"checks"`
@@ -83,7 +84,7 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 		return err
 	}
 	v := web.LaunchValues{Root: itoa(in.Root), Path: in.Path, Task: in.Task, Criteria: strings.Join(in.Criteria, "\n"),
-		OutOfScope: strings.Join(in.OutOfScope, "\n"), Model: in.Model, Agent: in.Agent, Repo: in.Repo, Ref: in.Ref, Commit: in.Commit, Checks: strings.Join(in.Checks, "\n"), Allow: strings.Join(in.Allow, "\n")}
+		OutOfScope: strings.Join(in.OutOfScope, "\n"), Model: in.Model, Agent: in.Agent, Repo: in.Repo, Ref: in.Ref, Commit: in.Commit, Sandbox: in.Sandbox, Checks: strings.Join(in.Checks, "\n"), Allow: strings.Join(in.Allow, "\n")}
 	if in.MaxTurns != 0 {
 		v.MaxTurns = itoa(in.MaxTurns)
 	}
