@@ -82,9 +82,12 @@ func (p Policy) Command(self string, argv []string) []string {
 	for _, port := range p.Connect {
 		out = append(out, "--connect", strconv.Itoa(port))
 	}
-	for name, v := range map[string]uint64{"--max-file": p.MaxFile, "--cpu": p.CPU, "--max-procs": p.MaxProcs} {
-		if v > 0 {
-			out = append(out, name, strconv.FormatUint(v, 10))
+	for _, l := range []struct {
+		flag string
+		v    uint64
+	}{{"--max-file", p.MaxFile}, {"--cpu", p.CPU}, {"--max-procs", p.MaxProcs}} {
+		if l.v > 0 {
+			out = append(out, l.flag, strconv.FormatUint(l.v, 10))
 		}
 	}
 	return append(append(out, "--"), argv...)
