@@ -605,6 +605,15 @@ type LaunchPage struct {
 	Errors map[string]string // by field name
 }
 
+// sandboxOptions are the sandbox modes a launch may choose.
+func sandboxOptions() []Option {
+	return []Option{
+		{"workspace", "workspace — write only the workspace, no network (default)"},
+		{"strict", "strict — also no toolchain allow-list"},
+		{"off", "off — the server's own permissions"},
+	}
+}
+
 // AgentLabel is how a form names an agent.
 func AgentLabel(name string) string {
 	switch name {

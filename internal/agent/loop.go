@@ -26,6 +26,16 @@ const (
 	StopError        Stop = "error"
 )
 
+// Question is the question of an ask_user call's arguments ("" when they
+// hold none).
+func Question(args string) string {
+	var a struct {
+		Question string `json:"question"`
+	}
+	json.Unmarshal([]byte(args), &a)
+	return a.Question
+}
+
 // CodeTokensExceeded is the failure code of a loop stopped by max_tokens.
 const CodeTokensExceeded = "bound_exceeded"
 
@@ -179,18 +189,15 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 			result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, clip(call.Arguments, 200))
 		case call.Name == AskUserTool:
 			roundMalformed = false
-			var a struct {
-				Question string `json:"question"`
-			}
-			json.Unmarshal([]byte(call.Arguments), &a)
-			if strings.TrimSpace(a.Question) == "" {
+			q := Question(call.Arguments)
+			if strings.TrimSpace(q) == "" {
 				result = "error: question: missing"
 				break
 			}
-			out.Question = a.Question
+			out.Question = q
 			stopAfter = StopAskUser
 			result, isErr = "the question was sent to the user; their answer comes in the next message", false
-			emit(bundle.AgentQuestionEvent{ID: call.ID, Question: a.Question})
+			emit(bundle.AgentQuestionEvent{ID: call.ID, Question: q})
 		default:
 			roundMalformed = false
 			var bound error

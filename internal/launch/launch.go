@@ -332,13 +332,9 @@ func (l *Launcher) modelChoice(v Task) (run.ModelChoice, string, string) {
 // (a browser can pick only what the server's owner configured, never a
 // command of its own). A message says what is wrong.
 func (l *Launcher) Agent(name string) (external.Agent, string) {
-	file := &external.File{Path: "agents.yaml"}
-	if l.Agents != nil {
-		f, err := l.Agents()
-		if err != nil {
-			return external.Agent{}, err.Error()
-		}
-		file = f
+	file, err := l.agents()
+	if err != nil {
+		return external.Agent{}, err.Error()
 	}
 	a, err := file.Find(strings.TrimSpace(name))
 	if err != nil {
@@ -349,14 +345,19 @@ func (l *Launcher) Agent(name string) (external.Agent, string) {
 
 // AgentNames are the agents a form offers, native first.
 func (l *Launcher) AgentNames() ([]string, error) {
-	if l.Agents == nil {
-		return (&external.File{}).Names(), nil
-	}
-	f, err := l.Agents()
+	file, err := l.agents()
 	if err != nil {
 		return (&external.File{}).Names(), err
 	}
-	return f.Names(), nil
+	return file.Names(), nil
+}
+
+// agents is agents.yaml, read fresh (none configured: native and codex).
+func (l *Launcher) agents() (*external.File, error) {
+	if l.Agents == nil {
+		return &external.File{Path: "agents.yaml"}, nil
+	}
+	return l.Agents()
 }
 
 // Profile resolves a model profile with its key; a message says what is

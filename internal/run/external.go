@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -199,11 +198,7 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 			w.tools++
 			w.l.emit(bundle.ToolCallEvent{ID: c.ID, Name: c.Name, Args: agent.EventArgs(c.Arguments)})
 			if c.Name == agent.AskUserTool {
-				var a struct {
-					Question string `json:"question"`
-				}
-				json.Unmarshal([]byte(c.Arguments), &a)
-				w.l.emit(bundle.AgentQuestionEvent{ID: c.ID, Question: a.Question})
+				w.l.emit(bundle.AgentQuestionEvent{ID: c.ID, Question: agent.Question(c.Arguments)})
 			}
 		}
 		w.usage.PromptTokens += reply.Usage.PromptTokens
@@ -241,11 +236,7 @@ func (w *watcher) outcome() agent.Outcome {
 	if k := len(out.Messages); k > 0 {
 		for _, c := range out.Messages[k-1].ToolCalls {
 			if c.Name == agent.AskUserTool {
-				var a struct {
-					Question string `json:"question"`
-				}
-				json.Unmarshal([]byte(c.Arguments), &a)
-				out.Question = strings.TrimSpace(a.Question)
+				out.Question = strings.TrimSpace(agent.Question(c.Arguments))
 			}
 		}
 	}
