@@ -353,15 +353,17 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, bod
 		sink = &capped{buf: keep, left: MaxBody}
 	}
 	buf := make([]byte, 32<<10)
+	gone := false // the agent stopped reading (it may exit once it has what it needs): the reply is still read whole, for the record
 	for {
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
 			sink.Write(buf[:n])
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return resp.StatusCode, mediaType(resp), fmt.Errorf("the agent hung up in the middle of the reply: %w", werr)
-			}
-			if flusher != nil {
-				flusher.Flush()
+			if !gone {
+				_, werr := w.Write(buf[:n])
+				gone = werr != nil
+				if flusher != nil && !gone {
+					flusher.Flush()
+				}
 			}
 		}
 		if rerr == io.EOF {
