@@ -313,7 +313,9 @@ func (p *Proxy) spent(tokens int64) {
 // upstream cannot be reached, and returns the upstream's status and media
 // type, or the error.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, body []byte, keep *bytes.Buffer) (int, string, error) {
-	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.Timeout)
+	// Not ended by the agent hanging up: its reply is still read whole for
+	// the record, within the timeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), p.cfg.Timeout)
 	defer cancel()
 	url := strings.TrimSuffix(p.cfg.Upstream.BaseURL, "/") + path
 	if r.URL.RawQuery != "" {
@@ -334,7 +336,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, bod
 	resp, err := p.client.Do(out)
 	if err != nil {
 		msg := fmt.Sprintf("the model at %s did not answer: %v", p.cfg.Upstream.BaseURL, err)
-		if ctx.Err() != nil && r.Context().Err() == nil {
+		if ctx.Err() != nil {
 			msg = fmt.Sprintf("the model at %s did not answer within %s", p.cfg.Upstream.BaseURL, p.cfg.Timeout)
 		}
 		writeError(w, http.StatusBadGateway, "upstream_unavailable", msg)
