@@ -19,11 +19,11 @@ import (
 
 // Keys are the bound names, as in files and on the receipt.
 func Keys() []string {
-	return []string{"max_turns", "max_tool_calls", "max_tool_output_chars", "max_files", "max_workspace_bytes", "max_file_bytes", "wall_clock_s", "max_tokens"}
+	return []string{"max_turns", "max_tool_calls", "max_tool_output_chars", "max_files", "max_workspace_bytes", "max_file_bytes", "wall_clock_s", "max_tokens", "max_processes", "max_cpu_s"}
 }
 
-// Defaults are the bounds when nothing else is said; wall_clock_s and
-// max_tokens are unset (no limit).
+// Defaults are the bounds when nothing else is said; wall_clock_s,
+// max_tokens and max_cpu_s are unset (no limit).
 func Defaults() bundle.Bounds {
 	return bundle.Bounds{
 		MaxTurns:           30,
@@ -32,6 +32,7 @@ func Defaults() bundle.Bounds {
 		MaxFiles:           10000,
 		MaxWorkspaceBytes:  512 << 20,
 		MaxFileBytes:       4 << 20,
+		MaxProcesses:       1024,
 	}
 }
 
@@ -96,6 +97,10 @@ func field(b *bundle.Bounds, key string) (func(int64), bool) {
 		return func(n int64) { b.WallClockS = int(n) }, true
 	case "max_tokens":
 		return func(n int64) { b.MaxTokens = n }, true
+	case "max_processes":
+		return func(n int64) { b.MaxProcesses = int(n) }, true
+	case "max_cpu_s":
+		return func(n int64) { b.MaxCPUS = int(n) }, true
 	}
 	return nil, false
 }

@@ -175,8 +175,10 @@ type Bounds struct {
 	MaxFiles           int   `json:"max_files"`
 	MaxWorkspaceBytes  int64 `json:"max_workspace_bytes"`
 	MaxFileBytes       int64 `json:"max_file_bytes"`
-	WallClockS         int   `json:"wall_clock_s,omitempty"` // the whole run; 0 no limit
-	MaxTokens          int64 `json:"max_tokens,omitempty"`   // total tokens of the model's replies; 0 no limit
+	WallClockS         int   `json:"wall_clock_s,omitempty"`  // the whole run; 0 no limit
+	MaxTokens          int64 `json:"max_tokens,omitempty"`    // total tokens of the model's replies; 0 no limit
+	MaxProcesses       int   `json:"max_processes,omitempty"` // processes and threads of one sandboxed command and its children; 0 no limit
+	MaxCPUS            int   `json:"max_cpu_s,omitempty"`     // CPU seconds of each process of a sandboxed command (RLIMIT_CPU); 0 no limit
 }
 
 // Usage counts what a run spent on its model.

@@ -196,7 +196,7 @@ func checkSchema(l *problemList, got, want string) bool {
 }
 
 func validateBounds(l *problemList, prefix string, b Bounds) {
-	for name, v := range map[string]int64{"max_turns": int64(b.MaxTurns), "max_tool_calls": int64(b.MaxToolCalls), "max_tool_output_chars": int64(b.MaxToolOutputChars), "max_files": int64(b.MaxFiles), "max_workspace_bytes": b.MaxWorkspaceBytes, "max_file_bytes": b.MaxFileBytes} {
+	for name, v := range map[string]int64{"max_turns": int64(b.MaxTurns), "max_tool_calls": int64(b.MaxToolCalls), "max_tool_output_chars": int64(b.MaxToolOutputChars), "max_files": int64(b.MaxFiles), "max_workspace_bytes": b.MaxWorkspaceBytes, "max_file_bytes": b.MaxFileBytes, "max_processes": int64(b.MaxProcesses), "max_cpu_s": int64(b.MaxCPUS)} {
 		if v < 0 {
 			l.add(prefix+"."+name, "must not be negative, got %d", v)
 		}

@@ -89,8 +89,12 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	if args[0] == "sandbox-exec" { // proctor's own helper, run by proctor (internal/sandbox)
-		fmt.Fprintln(env.Stderr, sandbox.Main(args[1:], env.Stderr))
-		return 126 // as a shell says of a command it cannot run
+		code, err := sandbox.Main(args[1:], env.Stderr)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, err)
+			return 126 // as a shell says of a command it cannot run
+		}
+		return code
 	}
 	var cmd *command
 	for _, c := range commands() {

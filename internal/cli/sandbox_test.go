@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"cmp"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -8,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
@@ -48,35 +52,88 @@ func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
 	}
 	port := func(ln net.Listener) string { return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) }
 	policy := sandbox.Policy{Write: []string{ws, tmp}, Connect: []int{proxy.Addr().(*net.TCPAddr).Port}}
-	sh := func(sandboxed bool, script string, env ...string) (string, error) {
-		argv := []string{"bash", "-c", script}
-		if sandboxed {
-			argv = policy.Command(os.Args[0], argv)
+	spawning := policy
+	spawning.MaxProcs = 30
+	offline := policy
+	offline.Connect, offline.Offline = nil, true
+	shIn := func(p *sandbox.Policy, shell, script string, env ...string) (string, error) {
+		argv := []string{shell, "-c", script}
+		if p != nil {
+			argv = p.Command(os.Args[0], argv)
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = ws, append(os.Environ(), append([]string{"HOME=" + home}, env...)...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	for _, tc := range []struct{ name, script string }{
-		{"write the home folder", "echo x > " + filepath.Join(home, "escaped")},
-		{"read a planted ssh key", "cat " + filepath.Join(home, ".ssh", "id_test")},
-		{"read the data folder's database", "cat " + filepath.Join(data, "proctor.db")},
-		{"list another run's workspace", "ls " + other},
-		{"connect to a loopback port that is not the proxy", "exec 3<>/dev/tcp/127.0.0.1/" + port(elsewhere)},
-		{"write outside the workspace", "echo x > " + filepath.Join(root, "escaped")},
+	sh := func(sandboxed bool, script string, env ...string) (string, error) {
+		if sandboxed {
+			return shIn(&policy, "bash", script, env...)
+		}
+		return shIn(nil, "bash", script, env...)
+	}
+	for _, tc := range []struct {
+		name, script string
+		policy       *sandbox.Policy
+		shell        string
+	}{
+		{"write the home folder", "echo x > " + filepath.Join(home, "escaped"), nil, ""},
+		{"read a planted ssh key", "cat " + filepath.Join(home, ".ssh", "id_test"), nil, ""},
+		{"read the data folder's database", "cat " + filepath.Join(data, "proctor.db"), nil, ""},
+		{"list another run's workspace", "ls " + other, nil, ""},
+		{"connect to a loopback port that is not the proxy", "exec 3<>/dev/tcp/127.0.0.1/" + port(elsewhere), nil, ""},
+		{"write outside the workspace", "echo x > " + filepath.Join(root, "escaped"), nil, ""},
+		// dash, as bash retries a failed fork for 15 s before it gives up
+		{"spawn more processes than allowed", "for i in $(seq 60); do sleep 1 & done; wait", &spawning, "sh"},
+		{"connect to the proxy with the network hidden (strict)", "exec 3<>/dev/tcp/127.0.0.1/" + port(proxy), &offline, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if out, err := sh(true, tc.script); err == nil {
+			p, shell := cmp.Or(tc.policy, &policy), cmp.Or(tc.shell, "bash")
+			if out, err := shIn(p, shell, tc.script); err == nil {
 				t.Fatalf("escaped the sandbox: %s", out)
 			}
-			if out, err := sh(false, tc.script); err != nil {
+			if out, err := shIn(nil, shell, tc.script); err != nil {
 				t.Fatalf("fails without the sandbox too, so the test proves nothing: %v %s", err, out)
 			}
 		})
 	}
+	// UDP is outside what Landlock restricts: with the network hidden a
+	// datagram reaches nothing on the host, and the command sees only its
+	// own loopback.
+	t.Run("send a datagram to the host with the network hidden (strict)", func(t *testing.T) {
+		udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer udp.Close()
+		received := func(p *sandbox.Policy) bool {
+			out, err := shIn(p, "bash", "echo escaped > /dev/udp/127.0.0.1/"+strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port))
+			if err != nil {
+				t.Fatalf("send: %v %s", err, out)
+			}
+			udp.SetReadDeadline(time.Now().Add(time.Second))
+			buf := make([]byte, 64)
+			n, _, err := udp.ReadFrom(buf)
+			return err == nil && strings.Contains(string(buf[:n]), "escaped")
+		}
+		if received(&offline) {
+			t.Fatal("a datagram left the hidden network")
+		}
+		if !received(nil) {
+			t.Fatal("the datagram is lost without the sandbox too, so the test proves nothing")
+		}
+		if out, err := shIn(&offline, "bash", "tail -n +3 /proc/net/dev | cut -d: -f1"); err != nil || strings.TrimSpace(out) != "lo" {
+			t.Fatalf("interfaces with the network hidden: %v %q, want lo only", err, out)
+		}
+	})
 	if out, err := sh(true, "exec 3<>/dev/tcp/127.0.0.1/"+port(proxy)); err != nil {
 		t.Fatalf("the proxy's port is refused: %v %s", err, out)
+	}
+	// The helper that hides the network waits for the command and exits
+	// as it did.
+	var exit *exec.ExitError
+	if out, err := shIn(&offline, "sh", "exit 7"); !errors.As(err, &exit) || exit.ExitCode() != 7 {
+		t.Fatalf("exit 7 with the network hidden: %v %s", err, out)
 	}
 
 	// Real work: go test of the demo project (whose test fails on the bug
@@ -86,6 +143,10 @@ func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
 	}
 	goroot, _ := exec.Command("go", "env", "GOROOT").Output()
 	modcache, _ := exec.Command("go", "env", "GOMODCACHE").Output()
+	// ... under the strictest policy: the network hidden and the default
+	// process limit.
+	policy = offline
+	policy.MaxProcs = uint64(bounds.Defaults().MaxProcesses)
 	policy.Read = []string{strings.TrimSpace(string(goroot)), strings.TrimSpace(string(modcache))}
 	out, err := sh(true, "cd invoice && { go test ./... ; true; } && git init -q && git add -A && git -c user.name=t -c user.email=t@e commit -qm base && echo commits: $(git log --oneline | wc -l)",
 		"GOCACHE="+filepath.Join(tmp, "gocache"), "GOPATH="+filepath.Join(tmp, "gopath"), "GOMODCACHE="+strings.TrimSpace(string(modcache)), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "TMPDIR="+tmp)
@@ -105,7 +166,7 @@ func TestRunConfinesTheAgentsCommands(t *testing.T) {
 	src, dir := t.TempDir(), t.TempDir()
 	writeTree(t, src, map[string]string{"a.txt": "old\n"})
 	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: \"cp " + secret + " got.txt\"}}]}\n  - reply: {content: ok}\n"})
-	for _, mode := range []string{"workspace", "off"} {
+	for _, mode := range []string{"workspace", "strict", "off"} {
 		data := t.TempDir()
 		r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")},
 			"run", "--dir", src, "--task", "read it", "--script", filepath.Join(dir, "model.yaml"), "--allow", "cp", "--sandbox", mode)
@@ -122,7 +183,7 @@ func TestRunConfinesTheAgentsCommands(t *testing.T) {
 			t.Errorf("%s: the command read the planted key: %v", mode, leaked)
 		}
 		transcript, _ := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), "transcript.md"))
-		if mode == "workspace" && !strings.Contains(string(transcript), "Permission denied") {
+		if mode != "off" && !strings.Contains(string(transcript), "Permission denied") {
 			t.Errorf("the approved command did not run into the sandbox:\n%s", transcript)
 		}
 	}

@@ -73,8 +73,11 @@ func (l *live) wrap(ws string, connect []int, write ...string) func([]string) []
 	if m == "" || m == sandbox.ModeOff {
 		return nil
 	}
-	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Connect: connect, MaxFile: uint64(l.spec.Bounds.MaxWorkspaceBytes),
-		Read: []string{l.dir}} // its own run folder: checks read calls.json there
+	b := l.spec.Bounds
+	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Connect: connect,
+		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
+		Offline: m == sandbox.ModeStrict && len(connect) == 0, // an agent keeps its proxy
+		Read:    []string{l.dir}}                              // its own run folder: checks read calls.json there
 	if l.spec.Scenario != nil && l.spec.Scenario.Path != "" {
 		p.Read = append(p.Read, l.spec.Scenario.Path) // setup, ready and executable checks
 	}

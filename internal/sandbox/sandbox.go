@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,9 +52,10 @@ type Policy struct {
 	Write    []string // folders it may write (and read): the workspace, a private temp folder
 	Read     []string // folders it may read besides System: the allow-list (toolchains, module caches)
 	Connect  []int    // TCP ports it may connect to; none: no TCP at all
+	Offline  bool     // no network at all: a network namespace with only loopback (strict mode)
 	MaxFile  uint64   // bytes one file may grow to (RLIMIT_FSIZE); 0 no limit
-	CPU      uint64   // CPU seconds (RLIMIT_CPU); 0 no limit
-	MaxProcs uint64   // processes of the user (RLIMIT_NPROC; not enforced for root); 0 no limit
+	CPU      uint64   // CPU seconds of each process (RLIMIT_CPU); 0 no limit
+	MaxProcs uint64   // processes and threads of the command and its children (limitProcesses); 0 no limit
 }
 
 // Available says whether Landlock works on this kernel, with the reason
@@ -82,6 +84,9 @@ func (p Policy) Command(self string, argv []string) []string {
 	for _, port := range p.Connect {
 		out = append(out, "--connect", strconv.Itoa(port))
 	}
+	if p.Offline {
+		out = append(out, "--offline")
+	}
 	for _, l := range []struct {
 		flag string
 		v    uint64
@@ -94,8 +99,9 @@ func (p Policy) Command(self string, argv []string) []string {
 }
 
 // Main is the helper: it parses the policy, restricts itself, sets the
-// limits and executes the command. It returns only when it cannot.
-func Main(args []string, stderr io.Writer) error {
+// limits and executes the command. It returns only when it cannot, or, for
+// an offline policy, with the exit code of the command it waited for.
+func Main(args []string, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var p Policy
@@ -105,30 +111,45 @@ func Main(args []string, stderr io.Writer) error {
 	fs.Var(&connect, "connect", "a TCP `port` the command may connect to")
 	fs.Uint64Var(&p.MaxFile, "max-file", 0, "RLIMIT_FSIZE in bytes")
 	fs.Uint64Var(&p.CPU, "cpu", 0, "RLIMIT_CPU in seconds")
-	fs.Uint64Var(&p.MaxProcs, "max-procs", 0, "RLIMIT_NPROC")
+	fs.Uint64Var(&p.MaxProcs, "max-procs", 0, "processes and threads")
+	fs.BoolVar(&p.Offline, "offline", false, "no network at all")
+	inNetns := fs.Bool("in-netns", false, "already in its own network namespace (set by the helper itself)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return 0, err
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		return errors.New("sandbox-exec: no command after --")
+		return 0, errors.New("sandbox-exec: no command after --")
 	}
 	p.Write, p.Read = write, read
 	for _, s := range connect {
 		port, err := strconv.Atoi(s)
 		if err != nil || port < 1 || port > 65535 {
-			return fmt.Errorf("sandbox-exec: --connect %q: want a port", s)
+			return 0, fmt.Errorf("sandbox-exec: --connect %q: want a port", s)
 		}
 		p.Connect = append(p.Connect, port)
 	}
+	switch {
+	case p.Offline && !*inNetns:
+		code, err := isolate(args, stderr)
+		if err != nil {
+			return 0, fmt.Errorf("sandbox-exec: %w", err)
+		}
+		return code, nil
+	case *inNetns:
+		runtime.LockOSThread() // the capabilities loopbackUp drops are this thread's, which executes the command
+		if err := loopbackUp(); err != nil {
+			return 0, fmt.Errorf("sandbox-exec: %w", err)
+		}
+	}
 	if err := p.restrict(); err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
+		return 0, fmt.Errorf("sandbox-exec: %w", err)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
+		return 0, fmt.Errorf("sandbox-exec: %w", err)
 	}
-	return fmt.Errorf("sandbox-exec: run %s: %w", argv[0], syscall.Exec(path, argv, os.Environ()))
+	return 0, fmt.Errorf("sandbox-exec: run %s: %w", argv[0], syscall.Exec(path, argv, os.Environ()))
 }
 
 // restrict applies the limits and the Landlock rules to this process (and
@@ -137,11 +158,16 @@ func (p Policy) restrict() error {
 	for _, l := range []struct {
 		res int
 		v   uint64
-	}{{unix.RLIMIT_FSIZE, p.MaxFile}, {unix.RLIMIT_CPU, p.CPU}, {unix.RLIMIT_NPROC, p.MaxProcs}} {
+	}{{unix.RLIMIT_FSIZE, p.MaxFile}, {unix.RLIMIT_CPU, p.CPU}} {
 		if l.v > 0 {
 			if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.v, Max: l.v}); err != nil {
 				return fmt.Errorf("set limit %d: %w", l.res, err)
 			}
+		}
+	}
+	if p.MaxProcs > 0 {
+		if err := limitProcesses(p.MaxProcs); err != nil {
+			return err
 		}
 	}
 	rules := []landlock.Rule{

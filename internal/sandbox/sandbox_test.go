@@ -14,16 +14,38 @@ func TestModeAndCommand(t *testing.T) {
 	if _, err := Mode("loose"); err == nil {
 		t.Error("an unknown mode was accepted")
 	}
-	p := Policy{Write: []string{"/ws", "/tmp/x"}, Read: []string{"/usr/local/go"}, Connect: []int{4000}, MaxFile: 10, CPU: 5}
+	p := Policy{Write: []string{"/ws", "/tmp/x"}, Read: []string{"/usr/local/go"}, Connect: []int{4000}, MaxFile: 10, CPU: 5, MaxProcs: 64, Offline: true}
 	got := strings.Join(p.Command("/bin/proctor", []string{"bash", "-c", "echo --write /etc"}), " ")
-	want := "/bin/proctor sandbox-exec --write /ws --write /tmp/x --read /usr/local/go --connect 4000 --max-file 10 --cpu 5 -- bash -c echo --write /etc"
+	want := "/bin/proctor sandbox-exec --write /ws --write /tmp/x --read /usr/local/go --connect 4000 --offline --max-file 10 --cpu 5 --max-procs 64 -- bash -c echo --write /etc"
 	if got != want {
 		t.Fatalf("Command:\n got %s\nwant %s", got, want)
 	}
 	// The helper refuses what it cannot apply, and runs nothing.
 	for _, args := range [][]string{{"--connect", "http", "--", "true"}, {"--write", "/ws"}, {"--nope"}} {
-		if err := Main(args, &strings.Builder{}); err == nil {
+		if _, err := Main(args, &strings.Builder{}); err == nil {
 			t.Errorf("Main(%q) ran", args)
+		}
+	}
+}
+
+func TestCgroupDir(t *testing.T) {
+	v1 := "30 24 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n" +
+		"35 24 0:31 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n" +
+		"37 24 0:33 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+	v2 := "25 1 0:22 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+	for _, tc := range []struct {
+		name, mountinfo, self, dir string
+		v2                         bool
+	}{
+		{"v1 pids hierarchy", v1, "8:pids:/ci/job\n4:memory:/x\n0::/\n", "/sys/fs/cgroup/pids/ci/job", false},
+		{"v1 with pids joined to another controller", strings.Replace(v1, "rw,pids", "rw,pids,cpu", 1), "8:cpu,pids:/a\n", "/sys/fs/cgroup/pids/a", false},
+		{"v2 only", v2, "0::/user.slice/user-1000.slice/session-2.scope\n", "/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope", true},
+		{"no cgroup mounted", "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n", "0::/\n", "", false},
+		{"garbage", "nonsense\n - \n", "::\nx\n", "", false},
+	} {
+		dir, isV2 := cgroupDir(tc.mountinfo, tc.self)
+		if dir != tc.dir || isV2 != tc.v2 {
+			t.Errorf("%s: cgroupDir = %q, %v; want %q, %v", tc.name, dir, isV2, tc.dir, tc.v2)
 		}
 	}
 }

@@ -46,15 +46,10 @@ func (c *Cache) lock(url string) (string, func(), error) {
 		return "", nil, fmt.Errorf("git cache %s: %w", c.Dir, err)
 	}
 	path := filepath.Join(c.Dir, mirrorName(url))
-	lf, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := lockMirror(path)
 	if err != nil {
-		return "", nil, fmt.Errorf("git cache: lock %s: %w", path, err)
+		return "", nil, err
 	}
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		lf.Close()
-		return "", nil, fmt.Errorf("git cache: lock %s: %w", path, err)
-	}
-	unlock := func() { syscall.Flock(int(lf.Fd()), syscall.LOCK_UN); lf.Close() }
 	if _, err := os.Stat(filepath.Join(path, "HEAD")); err != nil {
 		os.RemoveAll(path) // a mirror cut short by a crash starts again
 		err := os.MkdirAll(path, 0o700)
@@ -73,6 +68,21 @@ func (c *Cache) lock(url string) (string, func(), error) {
 	data, _ := json.Marshal(m)
 	os.WriteFile(filepath.Join(path, "proctor.json"), data, 0o600)
 	return path, unlock, nil
+}
+
+// lockMirror takes the lock of the mirror at path. The lock file stays when
+// the mirror is pruned: removing it would let a run that waits on the old
+// file and a run that makes a new one hold "the" lock together.
+func lockMirror(path string) (unlock func(), err error) {
+	lf, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("git cache: lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("git cache: lock %s: %w", path, err)
+	}
+	return func() { syscall.Flock(int(lf.Fd()), syscall.LOCK_UN); lf.Close() }, nil
 }
 
 // List is every mirror of the cache, the most recently used first.
@@ -120,15 +130,18 @@ func (c *Cache) Prune(before time.Time) ([]Mirror, error) {
 		if !m.LastUsed.Before(before) {
 			continue
 		}
-		lf, err := os.OpenFile(m.Path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+		unlock, err := lockMirror(m.Path)
 		if err != nil {
 			return removed, err
 		}
-		syscall.Flock(int(lf.Fd()), syscall.LOCK_EX)
+		// A run may have used it while this waited for the lock.
+		var now Mirror
+		if data, err := os.ReadFile(filepath.Join(m.Path, "proctor.json")); err == nil && json.Unmarshal(data, &now) == nil && !now.LastUsed.Before(before) {
+			unlock()
+			continue
+		}
 		err = os.RemoveAll(m.Path)
-		os.Remove(m.Path + ".lock")
-		syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
-		lf.Close()
+		unlock()
 		if err != nil {
 			return removed, fmt.Errorf("git cache: remove %s: %w", m.Path, err)
 		}
