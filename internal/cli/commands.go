@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/sandbox"
+	"github.com/proctor-dev/proctor/internal/source"
 
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
@@ -87,9 +88,33 @@ func tokenFromEnv(env Env, r *run.Runner, cmd, flag, name string) (string, error
 	return token, nil
 }
 
+// gitCredentials are the tokens of git hosts: those of sources.yaml (at
+// sourcesFile), and the one in the variable tokenEnv (a --token-env flag)
+// for the host of gitURL.
+func gitCredentials(env Env, r *run.Runner, cmd, sourcesFile, flag, tokenEnv, gitURL string) (source.Credentials, error) {
+	cfg, err := source.LoadConfig(sourcesFile)
+	if err != nil {
+		return nil, usagef(cmd, "%v", err)
+	}
+	creds, names, err := cfg.Credentials(env.Getenv)
+	if err != nil {
+		return nil, usagef(cmd, "%v", err)
+	}
+	r.KeyEnvNames = append(r.KeyEnvNames, names...)
+	token, err := tokenFromEnv(env, r, cmd, flag, tokenEnv)
+	if err != nil || token == "" {
+		return creds, err
+	}
+	if err := creds.Set(gitURL, token); err != nil {
+		return nil, usagef(cmd, "%s: %v", flag, err)
+	}
+	return creds, nil
+}
+
 // serveFlags are serve's flags, parsed and checked.
 type serveFlags struct {
 	addr, data, reviewer, tlsCert, tlsKey, models, agents, gitTokenEnv, gitHost, sandbox string
+	sources                                                                              *string
 	verbose                                                                              bool
 	workers                                                                              int
 	approvalTimeout                                                                      time.Duration
@@ -119,7 +144,8 @@ clear. See docs/security.md.`)
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` of --tls-cert")
 	fs.StringVar(&f.models, "models", "", "models.yaml `file` (default $PROCTOR_MODELS, else $XDG_CONFIG_HOME/proctor/models.yaml)")
 	fs.StringVar(&f.agents, "agents", "", "agents.yaml `file`: the agents the Launch form offers besides native and codex (default $PROCTOR_AGENTS, else beside models.yaml)")
-	fs.StringVar(&f.gitTokenEnv, "git-token-env", "", "the environment `variable` holding a token that can read the git repositories runs are launched on (never shown or recorded)")
+	f.sources = sourcesFlag(fs)
+	fs.StringVar(&f.gitTokenEnv, "git-token-env", "", "the environment `variable` holding a token that can read the repositories on --git-host runs are launched on (never shown or recorded)")
 	fs.StringVar(&f.gitHost, "git-host", "github.com", "the `host` a repository given as owner/name is on")
 	fs.StringVar(&f.sandbox, "sandbox", "workspace", "how launched runs' commands are confined: workspace, strict or off (docs/security.md)")
 	if err := parseFlags(fs, "serve", args); err != nil {
@@ -191,7 +217,7 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	modelsFile, agentsFile := modelsPath(f.models, env.Getenv), agentsPath(f.agents, env.Getenv)
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: newSandbox(env)}
 	runner.Sandbox.Mode, _ = sandbox.Mode(f.sandbox)
-	gitToken, err := tokenFromEnv(env, runner, "serve", "--git-token-env", f.gitTokenEnv)
+	runner.GitTokens, err = gitCredentials(env, runner, "serve", sourcesPath(*f.sources, env.Getenv), "--git-token-env", f.gitTokenEnv, "https://"+f.gitHost+"/")
 	if err != nil {
 		return err
 	}
@@ -207,7 +233,7 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	board := approval.NewBoard(f.approvalTimeout, nil)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: f.reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost, GitToken: gitToken,
+		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost,
 		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
 	resumeServer(ctx, log, srv)
 	scheme := "http"

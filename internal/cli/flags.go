@@ -41,6 +41,15 @@ func agentsPath(flagValue string, getenv func(string) string) string {
 	return configPath(flagValue, "PROCTOR_AGENTS", "agents.yaml", getenv)
 }
 
+// sourcesFlag is --sources, on the commands that clone git sources.
+func sourcesFlag(fs *flagSet) *string {
+	return fs.String("sources", "", "sources.yaml `file`: git hosts and the variables holding their tokens (default $PROCTOR_SOURCES, else beside models.yaml)")
+}
+
+func sourcesPath(flagValue string, getenv func(string) string) string {
+	return configPath(flagValue, "PROCTOR_SOURCES", "sources.yaml", getenv)
+}
+
 func configPath(flagValue, envName, file string, getenv func(string) string) string {
 	if flagValue != "" {
 		return flagValue

@@ -175,3 +175,49 @@ func TestAnApprovedGitRunIsOfferedAndAppliedToACheckout(t *testing.T) {
 		t.Fatalf("after apply --to: a.txt %q", got)
 	}
 }
+
+// A scenario may start from a git repository (source:), private ones read
+// with the token of their host from sources.yaml; the token goes to no
+// other host and is nowhere in the data folder or the output.
+func TestAScenarioStartsFromAPrivateRepositoryWithSourcesYAML(t *testing.T) {
+	base, caEnv, commits := testutil.GitServer(t)
+	k, v, _ := strings.Cut(caEnv[0], "=")
+	t.Setenv(k, v)
+	host := strings.TrimPrefix(base, "https://")
+	data, dir, cfg := t.TempDir(), filepath.Join(t.TempDir(), "from-git"), t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"scenario.yaml": "id: from-git\ntask: Make a.txt say three\nsource:\n  repo: " + base + "/private.git\n  commit: " + commits["private-first"] + "\n" +
+			"checks:\n  - {kind: file_contains, path: a.txt, text: three}\n",
+		"model.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"three\\n\"}}]}\n  - reply: {content: Done.}\n",
+	})
+	writeTree(t, cfg, map[string]string{"sources.yaml": "sources:\n  - host: \"" + host + "\"\n    token_env: PRIVATE_GIT_TOKEN\n"})
+	env := map[string]string{"PROCTOR_DATA": data, "PRIVATE_GIT_TOKEN": testutil.GitToken, "PROCTOR_SOURCES": filepath.Join(cfg, "sources.yaml")}
+	r := invoke(t, env, "scenario", "run", dir)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "from-git") {
+		t.Fatalf("scenario run: %+v", r)
+	}
+	receipts, _ := filepath.Glob(filepath.Join(data, "runs", "*", bundle.ReceiptFile))
+	var rc bundle.Receipt
+	raw, _ := os.ReadFile(receipts[0])
+	json.Unmarshal(raw, &rc)
+	verdict, _ := os.ReadFile(filepath.Join(filepath.Dir(receipts[0]), bundle.VerdictFile))
+	if rc.Source.Kind != "git" || rc.Source.CommitSHA != commits["private-first"] || !strings.Contains(string(verdict), `"passed": true`) {
+		t.Fatalf("receipt: source %+v failure %+v\nverdict %s", rc.Source, rc.Failure, verdict)
+	}
+	if strings.Contains(r.stdout+r.stderr, testutil.GitToken) {
+		t.Fatal("the token was printed")
+	}
+	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), testutil.GitToken) {
+				t.Errorf("the token is in %s", p)
+			}
+		}
+		return nil
+	})
+	// Without the variable, sources.yaml is refused before anything runs.
+	delete(env, "PRIVATE_GIT_TOKEN")
+	if r := invoke(t, env, "scenario", "run", dir); r.code != ExitUsage || !strings.Contains(r.stderr, "token_env PRIVATE_GIT_TOKEN (for "+host+") is not set") {
+		t.Fatalf("an unset token variable: %+v", r)
+	}
+}

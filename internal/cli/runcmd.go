@@ -291,6 +291,7 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 	commit := fs.String("commit", "", "the exact `sha` of --repo to start from (40 hex); the run fails unless that is what is checked out")
 	tokenEnv := fs.String("token-env", "", "the environment `variable` holding a token that can read --repo (sent to git as an Authorization header, never recorded)")
 	gitHost := fs.String("git-host", "github.com", "the `host` owner/name stands for")
+	sources := sourcesFlag(fs)
 	session := fs.String("session", "", "new, or the `id` of a session to continue")
 	replay := fs.String("replay", "", "`run_id` of a recorded run to run again offline")
 	f := addRunFlags(fs)
@@ -325,7 +326,8 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 			return usagef("run", "give --dir or --repo, not both")
 		}
 		spec.Git, spec.GitHost = &source.Git{Repo: *repo, Ref: *ref, Commit: *commit}, *gitHost
-		if spec.GitToken, err = tokenFromEnv(env, r, "run", "--token-env", *tokenEnv); err != nil {
+		gitURL, _ := spec.Git.URL(*gitHost) // a bad repository fails the run, recorded
+		if r.GitTokens, err = gitCredentials(env, r, "run", sourcesPath(*sources, env.Getenv), "--token-env", *tokenEnv, gitURL); err != nil {
 			return err
 		}
 	} else if *ref != "" || *commit != "" || *tokenEnv != "" {

@@ -113,6 +113,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	junit := fs.String("junit", "", "write JUnit XML to `file`")
 	jsonOut := fs.String("json", "", "write the results as JSON to `file`")
 	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the summary")
+	sources := sourcesFlag(fs)
 	pack := fs.Bool("pack", false, "record the runs in one pack file, <data>/runs/<suite id>.tar, instead of a folder each (for large suites; see docs/scenarios.md)")
 	if err := parseFlags(fs, "scenario run", args); err != nil {
 		return err
@@ -129,6 +130,9 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	}
 	if r.Sandbox.Mode, err = sandbox.Mode(*sandboxMode); err != nil {
 		return usagef("scenario run", "--%v", err)
+	}
+	if r.GitTokens, err = gitCredentials(env, r, "scenario run", sourcesPath(*sources, env.Getenv), "", "", ""); err != nil {
+		return err
 	}
 	scenarios, problems := scenario.Discover(fs.Args()...)
 	scenarios = withAnyTag(scenarios, tags)

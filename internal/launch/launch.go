@@ -48,10 +48,8 @@ type Launcher struct {
 	Agents                     func() (*external.File, error)  // agents.yaml, read fresh; nil: native and codex only
 	Getenv                     func(string) string             // where provider keys come from; nil: the process environment
 	Log                        *slog.Logger                    // nil logs nothing
-	// GitHost is what owner/name stands for (default github.com), and
-	// GitToken reads the private repositories launched runs clone (the
-	// server's --git-token-env; never shown or recorded).
-	GitHost, GitToken string
+	// GitHost is what owner/name stands for (default github.com).
+	GitHost string
 
 	mu     sync.Mutex
 	suites map[string]bool // suites launched here
@@ -299,7 +297,7 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
 	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
 		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver, Agent: agent, Sandbox: mode,
-		Git: git, GitHost: l.gitHost(), GitToken: l.GitToken, Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
+		Git: git, GitHost: l.gitHost(), Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
 	return id, nil
 }
 

@@ -49,7 +49,6 @@ type Spec struct {
 	SourceKind   string      // local (default) or fixture
 	Git          *source.Git // a git repository instead of SourceDir
 	GitHost      string      // the host owner/name stands for; "" is github.com
-	GitToken     string      // reads a private repository; a secret, never recorded
 	Task         string
 	Criteria     []string
 	OutOfScope   []string
@@ -115,6 +114,9 @@ type Runner struct {
 	Scripts *script.Host
 	// RunsDir is where run folders are made; "" is DataDir/runs.
 	RunsDir string
+	// GitTokens are the tokens of git hosts runs clone from, each sent only
+	// to its own host (sources.yaml, --token-env); secrets, never recorded.
+	GitTokens source.Credentials
 	// Sandbox confines the commands of runs (run_command, checks, setup,
 	// external agents); nil runs them unconfined.
 	Sandbox *Sandbox
@@ -261,7 +263,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &SetupError{fmt.Errorf("create run folder: %w", err)}
 	}
-	secrets := []string{spec.Model.Endpoint.APIKey, spec.GitToken}
+	secrets := append([]string{spec.Model.Endpoint.APIKey}, r.GitTokens.Secrets()...)
 	if spec.Verifier != nil {
 		secrets = append(secrets, spec.Verifier.Endpoint.APIKey)
 	}
@@ -545,7 +547,7 @@ func (l *live) cloneSource(ctx context.Context) (*workspace.Workspace, *outcome)
 	}
 	l.receipt.Source.Repository, l.receipt.Source.Ref = url, g.Ref
 	dir := filepath.Join(l.dir, "workspace")
-	p, err := source.Fetcher{Token: l.spec.GitToken, Cache: source.DataCache(l.r.DataDir)}.Clone(ctx, g, url, dir)
+	p, err := source.Fetcher{Token: l.r.GitTokens.For(url), Cache: source.DataCache(l.r.DataDir)}.Clone(ctx, g, url, dir)
 	if err != nil {
 		return failed(err)
 	}

@@ -45,6 +45,9 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 		Workspace:      workspace.Options{Message: "fixture: initial state", NoGit: !s.Git},
 		OriginRemote:   true,
 	}
+	if s.Source != nil {
+		spec.Git, spec.SourceDir, spec.SourceKind = s.Source, "", ""
+	}
 	if spec.ScenarioChecks == nil {
 		spec.ScenarioChecks = []check.Spec{}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
+	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
@@ -53,6 +54,7 @@ type Scenario struct {
 	PassEnv     []string          // process variables passed by name (secrets included)
 	Context     string            // session context template: $RUN_DIR, $WORKSPACE
 	Git         bool              // seed the fixture as a git repository (default true)
+	Source      *source.Git       // a git repository at a ref or commit instead of fixture/
 	Checks      []check.Spec      // declarative checks, then checks/<name> executables
 	Repeat      int
 }
@@ -87,7 +89,7 @@ type Model struct {
 }
 
 var (
-	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "agent", "sandbox", "env", "pass_env", "context", "git", "checks", "repeat"}
+	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "agent", "sandbox", "env", "pass_env", "context", "git", "source", "checks", "repeat"}
 	budgetFields   = append([]string{"max_messages", "max_yield_replies", "max_continues"}, bounds.Keys()...) // wall_clock_s is a bound
 	approvalFields = []string{"default", "rules", "max_decisions"}
 	ruleFields     = []string{"tool", "args", "decision"}
@@ -99,6 +101,37 @@ var (
 
 // decoder is the YAML decoder with scenario.yaml's own parts.
 type decoder struct{ yamldoc.Decoder }
+
+// source reads source: {repo, ref, commit}, a git repository to start from
+// instead of fixture/; a local path is relative to the scenario folder.
+func (d *decoder) source(v *yaml.Node, dir string) *source.Git {
+	var g source.Git
+	d.Fields(v, "source", []string{"repo", "ref", "commit"}, func(key string, _, n *yaml.Node) {
+		switch key {
+		case "repo":
+			g.Repo = d.Str(n, "source.repo")
+		case "ref":
+			g.Ref = d.Str(n, "source.ref")
+		case "commit":
+			g.Commit = d.Str(n, "source.commit")
+		}
+	})
+	switch {
+	case v.Kind != yaml.MappingNode:
+		return nil
+	case g.Repo == "":
+		d.Add(v, "source.repo", "missing: an https URL, owner/name (on github.com), a path beside scenario.yaml or a file:// URL")
+		return nil
+	case strings.HasPrefix(g.Repo, "./") || strings.HasPrefix(g.Repo, "../"):
+		if g.Repo = filepath.Join(dir, g.Repo); !filepath.IsAbs(g.Repo) {
+			g.Repo = "./" + g.Repo
+		}
+	}
+	if _, err := g.URL("github.com"); err != nil {
+		d.Add(v, "source", "%s (%s)", err.Message, err.Code)
+	}
+	return &g
+}
 
 // Parse parses scenario.yaml. dir is the scenario folder, for the rules that
 // look at files beside it (the model script). Every problem is reported at
@@ -168,6 +201,8 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 			}
 		case "git":
 			s.Git = d.Bool(v, key)
+		case "source":
+			s.Source = d.source(v, dir)
 		case "checks":
 			d.checks(v, s)
 		case "repeat":
@@ -453,8 +488,12 @@ func Load(dir string) (*Scenario, error) {
 		return nil, err
 	}
 	var problems []string
-	if info, err := os.Stat(filepath.Join(dir, Fixture)); err != nil || !info.IsDir() {
-		problems = append(problems, fmt.Sprintf("%s: missing; a scenario needs a fixture/ folder (it may be empty)", filepath.Join(dir, Fixture)))
+	info, err := os.Stat(filepath.Join(dir, Fixture))
+	switch fixture := err == nil && info.IsDir(); {
+	case s.Source == nil && !fixture:
+		problems = append(problems, fmt.Sprintf("%s: missing; a scenario needs a fixture/ folder (it may be empty), or a git repository in source:", filepath.Join(dir, Fixture)))
+	case s.Source != nil && fixture:
+		problems = append(problems, fmt.Sprintf("%s: source: the scenario has a fixture/ folder too; give one of them", file))
 	}
 	if s.Model.Script != "" {
 		p := filepath.Join(dir, s.Model.Script)

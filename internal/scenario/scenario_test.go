@@ -52,6 +52,11 @@ func TestParseErrors(t *testing.T) {
 		{"sandbox mode", "id: x\ntask: t\nsandbox: loose\n", `sandbox: "loose": want workspace, strict or off`},
 		{"agent kind", "id: x\ntask: t\nagent: {kind: shell}\n", `agent.kind: "shell": want native, codex or command`},
 		{"agent without a command", "id: x\ntask: t\nagent: {kind: command}\n", "agent.command: missing"},
+		{"source without repo", "id: x\ntask: t\nsource: {ref: main}\n", "source.repo: missing"},
+		{"source ref", "id: x\ntask: t\nsource: {repo: o/n, ref: a..b}\n", "(ref_invalid)"},
+		{"source commit", "id: x\ntask: t\nsource: {repo: o/n, commit: abc}\n", "(commit_invalid)"},
+		{"source repository", "id: x\ntask: t\nsource: {repo: \"git@example.com:o/n\"}\n", "(repository_invalid)"},
+		{"source field", "id: x\ntask: t\nsource: {repo: o/n, branch: main}\n", "source.branch: unknown field"},
 		{"external agent with turns", "id: x\nturns: [a, b]\nagent: {kind: command, command: [a]}\n", "agent: turns need an agent that can continue a conversation"},
 	}
 	for _, tc := range tests {

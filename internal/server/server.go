@@ -45,9 +45,8 @@ type Config struct {
 	// Agents reads agents.yaml, fresh for every form: the agents one may
 	// launch besides native and codex. nil: none.
 	Agents func() (*external.File, error)
-	// GitHost is what a repository given as owner/name stands for, and
-	// GitToken reads private repositories (never shown or recorded).
-	GitHost, GitToken string
+	// GitHost is what a repository given as owner/name stands for.
+	GitHost string
 	// ScenarioRoots are the folders of scenarios suites may be launched from.
 	ScenarioRoots []string
 	// RequireAuth turns sign-in on even before any account exists (serving
@@ -99,7 +98,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,
 			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Agents: cfg.Agents, Getenv: cfg.Getenv, Log: log,
-			GitHost: cfg.GitHost, GitToken: cfg.GitToken}
+			GitHost: cfg.GitHost}
 	}
 	s.key = cfg.Key
 	if len(s.key) == 0 {
