@@ -2,7 +2,11 @@ package web
 
 import (
 	"strconv"
+	"strings"
 
+	"github.com/a-h/templ"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/highlight"
 	"github.com/proctor-dev/proctor/internal/patch"
 )
@@ -16,7 +20,12 @@ type DiffFile struct {
 	Index          int
 	Lines          int        // diff lines, highlighted or not
 	Hunks          []DiffHunk // highlighted; none in a listed file not loaded yet
+	Review         bool       // show the controls of a review part by part
 }
+
+// Whole reports whether the file is decided on whole (new, deleted,
+// renamed, binary, or without hunks) rather than hunk by hunk.
+func (f DiffFile) Whole() bool { return f.Mode != "" || f.Binary || len(f.Hunks) == 0 }
 
 // newDiffFile is the page's view of file number index, not highlighted.
 func newDiffFile(f patch.File, index int) DiffFile {
@@ -30,9 +39,10 @@ func newDiffFile(f patch.File, index int) DiffFile {
 // DiffHunk is a hunk with its lines highlighted, and the same lines paired
 // for the side-by-side view.
 type DiffHunk struct {
-	Header string
-	Lines  []DiffLine
-	Rows   []SplitRow
+	Header  string
+	Lines   []DiffLine
+	Rows    []SplitRow
+	NewSide string // its context and added lines, for an edit before applying
 }
 
 // DiffLine is a diff line with its highlighted tokens.
@@ -103,13 +113,17 @@ func BuildDiff(files []patch.File) []DiffFile {
 			}
 			toks := h.Lines(texts)
 			dh := DiffHunk{Header: hk.Header}
+			var side []string
 			for j, l := range hk.Lines {
+				if l.Kind == patch.Context || l.Kind == patch.Added {
+					side = append(side, l.Text)
+				}
 				if l.Kind == patch.Note {
 					toks[j] = []highlight.Token{{Text: l.Text}}
 				}
 				dh.Lines = append(dh.Lines, DiffLine{Kind: l.Kind, OldNo: l.OldNo, NewNo: l.NewNo, Tokens: toks[j]})
 			}
-			dh.Rows = pair(dh.Lines)
+			dh.Rows, dh.NewSide = pair(dh.Lines), strings.Join(side, "\n")
 			df.Hunks = append(df.Hunks, dh)
 		}
 		out = append(out, df)
@@ -151,6 +165,54 @@ func pair(lines []DiffLine) []SplitRow {
 	}
 	return rows
 }
+
+// partName is the form field of a part's decision: part.F.H, H "file" for a
+// whole file; editName the field of a hunk's edited new side.
+func partName(file, hunk int) string {
+	if hunk < 0 {
+		return "part." + strconv.Itoa(file) + ".file"
+	}
+	return "part." + strconv.Itoa(file) + "." + strconv.Itoa(hunk)
+}
+
+func editName(file, hunk int) string { return "edit." + strconv.Itoa(file) + "." + strconv.Itoa(hunk) }
+
+func partID(file, hunk int) string { return strings.ReplaceAll(partName(file, hunk), ".", "-") }
+
+// partAttrs makes a hunk's rows a part a reviewer moves to and decides on.
+func partAttrs(f DiffFile, hunk int) templ.Attributes {
+	if !f.Review || f.Whole() {
+		return templ.Attributes{}
+	}
+	return templ.Attributes{"class": "part", "tabindex": "-1", "id": partID(f.Index, hunk)}
+}
+
+// partLabel names a part of a reviewed diff: "main.go hunk 2 (-5,7 +5,7)",
+// or the file.
+func partLabel(p bundle.ReviewPart) string {
+	if p.Hunk == 0 {
+		return p.Path + " (whole file)"
+	}
+	label := p.Path + " hunk " + strconv.Itoa(p.Hunk)
+	if at := strings.SplitN(p.Header, "@@", 3); len(at) == 3 {
+		label += " (" + strings.TrimSpace(at[1]) + ")"
+	}
+	return label
+}
+
+// wholeWhy says why a file is decided on whole.
+func wholeWhy(f DiffFile) string {
+	switch {
+	case f.Binary:
+		return "a binary file is decided on whole"
+	case f.Mode != "":
+		return "a " + f.Mode + " file is decided on whole"
+	}
+	return "a change without hunks (its mode) is decided on whole"
+}
+
+// editRows is how tall a hunk's editor is.
+func editRows(h DiffHunk) string { return strconv.Itoa(min(strings.Count(h.NewSide, "\n")+2, 30)) }
 
 // diffFileURL is where file number n of a run's diff is loaded from.
 func diffFileURL(runID string, n int, split bool) string {

@@ -548,6 +548,16 @@ type DiffFilePage struct {
 	Split bool
 }
 
+// ByParts reports whether a person may decide on this run's diff part by
+// part here: it awaits review, the viewer may review, and its change is
+// applied to a folder (a git repository's run is approved whole).
+func ByParts(m Meta, rc bundle.Receipt) bool {
+	return m.CanReview && rc.Review == nil && rc.Status == bundle.StatusAwaitingReview && rc.Source.Kind != "git"
+}
+
+// ByParts: see the function.
+func (p RunPage) ByParts() bool { return !p.Live && ByParts(p.Meta, p.Run.Receipt) }
+
 // NoChanges reports whether the run ended well without changing anything:
 // green alone would read as "it did the work".
 func (p RunPage) NoChanges() bool {

@@ -212,6 +212,28 @@ type Review struct {
 	// Forced: approved and applied although the run did not succeed (its
 	// status and failure stay as they were).
 	Forced bool `json:"forced,omitempty"`
+	// A review part by part ("Apply accepted"): the hunks and whole files
+	// applied, those rejected (or given no decision), and the hunks the
+	// reviewer edited before they were applied. Empty for a decision on
+	// the whole diff.
+	AppliedParts  []ReviewPart `json:"applied_parts,omitempty"`
+	RejectedParts []ReviewPart `json:"rejected_parts,omitempty"`
+	Edits         []ReviewEdit `json:"edits,omitempty"`
+}
+
+// ReviewPart is a hunk of a file, or a whole file, of a run's diff.
+type ReviewPart struct {
+	Path   string `json:"path"`
+	Hunk   int    `json:"hunk"`             // 1-based, in the file; 0: the whole file
+	Header string `json:"header,omitempty"` // the hunk's @@ line
+}
+
+// ReviewEdit is a hunk the reviewer rewrote: its new side as the agent
+// proposed it and as it was applied.
+type ReviewEdit struct {
+	ReviewPart
+	Proposed string `json:"proposed"`
+	Applied  string `json:"applied"`
 }
 
 // ScenarioRef ties a scenario run to the scenario it played.

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
@@ -47,7 +48,14 @@ type Verdict struct {
 	Approved bool
 	By       string
 	Reason   string
+	// Parts, when set, decides part by part: only the accepted hunks and
+	// files (with their edits) are applied, the rest is rejected. nil
+	// decides on the whole diff.
+	Parts []patch.Choice
 }
+
+// ErrNothingAccepted is an approval part by part that accepts no part.
+var ErrNothingAccepted = errors.New("no part of the diff was accepted: accept at least one hunk or file, or reject the whole diff")
 
 // Reviewer decides on a proposal; it may wait for a person. An error means
 // no decision was made: nothing is recorded and the run still awaits review.
@@ -233,6 +241,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		return nil, fmt.Errorf("review %s: read diff: %w", rc.RunID, err)
 	}
 	review := bundle.Review{HasDiff: len(diff) > 0, ReviewedAt: opt.now().UTC()}
+	changed := rc.Changed
 	switch {
 	case !ended(rc.Status):
 		return nil, &NotAppliableError{Status: rc.Status}
@@ -250,6 +259,14 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 			return nil, fmt.Errorf("review %s: %w (%v); the run still awaits review", rc.RunID, ErrNoDecision, err)
 		}
 		review.Approved, review.ReviewedBy, review.Reason = v.Approved, v.By, v.Reason
+		if v.Approved && v.Parts != nil && rc.Source.Kind == "git" {
+			return nil, fmt.Errorf("review %s: a run on a git repository is approved whole (its change is offered as a patch); decide part by part on runs of a local folder", rc.RunID)
+		}
+		if v.Approved && v.Parts != nil {
+			if diff, changed, err = selectParts(&review, string(diff), v.Parts); err != nil {
+				return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
+			}
+		}
 	}
 	if review.ReviewedBy == "" {
 		review.ReviewedBy = "unknown"
@@ -286,8 +303,8 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	var files map[string][]byte
 	// A git source's approved change is not applied here: it is offered as
 	// a patch and an mbox (proctor apply --to PATH applies it to a checkout).
-	if review.Approved && rc.Source.Kind != "git" {
-		if j.Files, files, err = prepare(ctx, rc, string(diff), opt.Workspace); err != nil {
+	if review.Approved && rc.Source.Kind != "git" && len(changed) > 0 {
+		if j.Files, files, err = prepare(ctx, rc, string(diff), changed, opt.Workspace); err != nil {
 			var ce *ConflictError
 			if errors.As(err, &ce) && len(opt.rejectedEarlier) > 0 {
 				ce.Hint = fmt.Sprintf("this run of a session was made on top of run %s, whose changes were not applied, so its base holds them; apply its diff by hand (diff.patch), or start a new session from the source", strings.Join(opt.rejectedEarlier, ", "))
@@ -393,21 +410,46 @@ func hasOpEvent(events []bundle.Event, typ, op string) bool {
 	return false
 }
 
-// prepare checks for conflicts and builds the files the approved diff makes,
-// without touching the source: the base versions of the touched files,
-// patched, beside it.
-func prepare(ctx context.Context, rc bundle.Receipt, diff, repo string) ([]journalFile, map[string][]byte, error) {
+// selectParts narrows an approval to the accepted parts of the diff,
+// recording on the review which parts were applied, rejected and edited.
+func selectParts(review *bundle.Review, diff string, choices []patch.Choice) ([]byte, []string, error) {
+	sel, err := patch.Select(diff, choices)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(sel.Applied) == 0 {
+		return nil, nil, ErrNothingAccepted
+	}
+	ref := func(p patch.Part) bundle.ReviewPart {
+		return bundle.ReviewPart{Path: p.Path, Hunk: p.Hunk + 1, Header: p.Header}
+	}
+	for _, p := range sel.Applied {
+		review.AppliedParts = append(review.AppliedParts, ref(p))
+	}
+	for _, p := range sel.Rejected {
+		review.RejectedParts = append(review.RejectedParts, ref(p))
+	}
+	for _, e := range sel.Edits {
+		review.Edits = append(review.Edits, bundle.ReviewEdit{ReviewPart: ref(e.Part), Proposed: e.Proposed, Applied: e.Applied})
+	}
+	return []byte(sel.Diff), sel.Changed, nil
+}
+
+// prepare checks for conflicts and builds the files the approved diff (of
+// the paths changed) makes, without touching the source: the base versions
+// of the touched files, patched, beside it.
+func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []string, repo string) ([]journalFile, map[string][]byte, error) {
 	ws := workspace.Open(repo, rc.Source.CommitSHA)
 	if repo == "" || !ws.HasCommit(ctx, rc.Source.CommitSHA) {
 		return nil, nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", rc.RunID, rc.Source.CommitSHA, repo)
 	}
 	src := rc.Source.Path
-	base, err := ws.BaseBlobs(ctx, rc.Changed)
+	base, err := ws.BaseBlobs(ctx, changed)
 	if err != nil {
 		return nil, nil, err
 	}
 	var conflicts []string
-	for _, p := range rc.Changed {
+	for _, p := range changed {
 		got, err := blobOf(filepath.Join(src, filepath.FromSlash(p)))
 		if err != nil {
 			return nil, nil, fmt.Errorf("check %s: %w", p, err)
@@ -425,7 +467,7 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff, repo string) ([]journ
 	}
 	defer os.RemoveAll(scratch)
 	var existing []string
-	for _, p := range rc.Changed {
+	for _, p := range changed {
 		if base[p] != "" {
 			existing = append(existing, p)
 		}
@@ -440,7 +482,7 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff, repo string) ([]journ
 	}
 	var out []journalFile
 	contents := map[string][]byte{}
-	for _, p := range rc.Changed {
+	for _, p := range changed {
 		f := journalFile{Path: p, Base: base[p]}
 		info, err := os.Lstat(filepath.Join(scratch, filepath.FromSlash(p)))
 		switch {

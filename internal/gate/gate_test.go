@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -313,5 +315,116 @@ func TestRecordRunsOnceAndTheJournalIsRemoved(t *testing.T) {
 	}
 	if d, err := gate.Recover(context.Background(), runDir, o.Record); d != nil || err != nil || len(got) != 1 {
 		t.Fatalf("recover after a clean review: %+v %v", d, err)
+	}
+}
+
+// partsRun makes a finished run whose diff has a text file with three
+// hunks and a new file, awaiting review, with its source.
+func partsRun(t *testing.T) (runDir, src string) {
+	t.Helper()
+	src = t.TempDir()
+	var base, changed []string
+	for i := 1; i <= 40; i++ {
+		base = append(base, fmt.Sprintf("line %d", i))
+	}
+	changed = append(changed, base...)
+	changed[1], changed[19], changed[37] = "line 2 changed", "line 20 changed", "line 38 changed"
+	os.WriteFile(filepath.Join(src, "notes.txt"), []byte(strings.Join(base, "\n")+"\n"), 0o644)
+	yaml := fmt.Sprintf("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: notes.txt, content: %q}}, {name: write_file, arguments: {path: new.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n",
+		strings.Join(changed, "\n")+"\n")
+	s, err := script.Parse("model.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run.Runner{DataDir: t.TempDir()}
+	res, err := r.Run(context.Background(), run.Spec{SourceDir: src, Task: "change notes", Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults()})
+	if err != nil || res.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	return res.Dir, src
+}
+
+func approveParts(by string, parts ...patch.Choice) gate.Reviewer {
+	return gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: by, Parts: parts}, nil
+	})
+}
+
+// Approving part by part applies exactly the accepted hunks, once, and
+// the receipt says which were applied, rejected and edited, and by whom.
+func TestApplyAcceptedAppliesOnlyThoseParts(t *testing.T) {
+	runDir, src := partsRun(t)
+	edit := "line 35\nline 36\nline 37\nline 38 as the reviewer wants it\nline 39\nline 40" // the hunk's new side, one line rewritten
+	// The files of the diff are in path order: new.txt (0), notes.txt (1).
+	_, err := gate.Review(context.Background(), runDir, approveParts("ana",
+		patch.Choice{File: 1, Hunk: 0, Accept: true}, patch.Choice{File: 1, Hunk: 1, Accept: false},
+		patch.Choice{File: 1, Hunk: 2, Accept: true, Edit: &edit}), opts(runDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(src, "notes.txt"))
+	lines := strings.Split(string(got), "\n")
+	if lines[1] != "line 2 changed" || lines[19] != "line 20" || lines[37] != "line 38 as the reviewer wants it" {
+		t.Fatalf("notes.txt:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(src, "new.txt")); err == nil {
+		t.Fatal("new.txt was given no decision, yet it was applied")
+	}
+	rc := receiptOf(t, runDir)
+	if rc.Review == nil || !rc.Review.Applied || rc.Review.ReviewedBy != "ana" || strings.Join(rc.Review.Changed, ",") != "notes.txt" ||
+		len(rc.Review.AppliedParts) != 2 || len(rc.Review.RejectedParts) != 2 || len(rc.Review.Edits) != 1 {
+		t.Fatalf("review = %+v", rc.Review)
+	}
+	if e := rc.Review.Edits[0]; e.Path != "notes.txt" || e.Hunk != 3 || !strings.Contains(e.Proposed, "line 38 changed") || e.Applied != edit {
+		t.Fatalf("edit = %+v", e)
+	}
+	if r := rc.Review.RejectedParts; r[0].Path != "new.txt" || r[0].Hunk != 0 || r[1].Hunk != 2 {
+		t.Fatalf("rejected = %+v", r)
+	}
+	if _, err := gate.Review(context.Background(), runDir, approve("bo"), opts(runDir)); !errors.Is(err, gate.ErrAlreadyReviewed) {
+		t.Fatalf("a second review: %v", err)
+	}
+}
+
+// A partial approval is conflict-checked per file it writes: a file
+// changed in the source (even only near a rejected hunk) refuses the whole
+// approval, and a file none of whose parts is accepted is not checked.
+func TestApplyAcceptedConflicts(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		parts    []patch.Choice
+		conflict bool
+	}{
+		{"a line beside the rejected hunk changed", []patch.Choice{{File: 1, Hunk: 0, Accept: true}, {File: 1, Hunk: 1, Accept: false}}, true},
+		{"only new.txt accepted", []patch.Choice{{File: 0, Hunk: patch.Whole, Accept: true}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runDir, src := partsRun(t)
+			data, _ := os.ReadFile(filepath.Join(src, "notes.txt"))
+			edited := strings.Replace(string(data), "line 21\n", "line 21, edited by a person meanwhile\n", 1)
+			os.WriteFile(filepath.Join(src, "notes.txt"), []byte(edited), 0o644)
+			_, err := gate.Review(context.Background(), runDir, approveParts("ana", tc.parts...), opts(runDir))
+			var ce *gate.ConflictError
+			if got := errors.As(err, &ce); got != tc.conflict {
+				t.Fatalf("conflict %v, want %v: %v", got, tc.conflict, err)
+			}
+			if now, _ := os.ReadFile(filepath.Join(src, "notes.txt")); string(now) != edited {
+				t.Fatal("the person's edit was overwritten")
+			}
+			_, err = os.Stat(filepath.Join(src, "new.txt"))
+			if applied := err == nil; applied == tc.conflict {
+				t.Fatalf("new.txt applied: %v", applied)
+			}
+		})
+	}
+	runDir, _ := partsRun(t)
+	if _, err := gate.Review(context.Background(), runDir, approveParts("ana", patch.Choice{File: 1, Hunk: 0, Accept: false}), opts(runDir)); !errors.Is(err, gate.ErrNothingAccepted) {
+		t.Fatalf("nothing accepted: %v", err)
+	}
+	if _, err := gate.Review(context.Background(), runDir, approveParts("ana", patch.Choice{File: 7, Hunk: 0, Accept: true}), opts(runDir)); !errors.Is(err, patch.ErrNoSuchPart) {
+		t.Fatalf("a part that is not there: %v", err)
+	}
+	if rc := receiptOf(t, runDir); rc.Review != nil {
+		t.Fatal("a refused approval recorded a review")
 	}
 }

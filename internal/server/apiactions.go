@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -42,6 +43,18 @@ type apiDecision struct {
 	// Force approves a run that failed, errored or was interrupted (review
 	// only; recorded on the receipt and in the audit log).
 	Force bool `json:"force"`
+	// Parts decides part by part (review only; with decision "approve"):
+	// only the accepted hunks and files are applied.
+	Parts []apiPart `json:"parts"`
+}
+
+// apiPart is the decision on one part of a diff: file and hunk as the diff
+// numbers them from 0, hunk -1 for a whole file; edit the hunk's new side.
+type apiPart struct {
+	File   int     `json:"file"`
+	Hunk   int     `json:"hunk"`
+	Accept bool    `json:"accept"`
+	Edit   *string `json:"edit"`
 }
 
 // readJSON decodes a request's JSON body into v. Its error is the API's
@@ -113,7 +126,17 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 	if err := readJSON(c, &in, `{"decision": "approve", "reviewer": "name"}`); err != nil {
 		return err
 	}
-	msg, err := s.review(c, id, in.Decision, s.decider(c, in.Reviewer), in.Reason, in.Force)
+	var parts []patch.Choice
+	if in.Parts != nil {
+		if in.Decision != "approve" {
+			return apiError(c, http.StatusBadRequest, "parts: go with decision approve (a rejection is of the whole diff)", nil)
+		}
+		parts = []patch.Choice{}
+		for _, p := range in.Parts {
+			parts = append(parts, patch.Choice{File: p.File, Hunk: p.Hunk, Accept: p.Accept, Edit: p.Edit})
+		}
+	}
+	msg, err := s.review(c, id, in.Decision, s.decider(c, in.Reviewer), in.Reason, in.Force, parts)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/web"
@@ -65,7 +66,17 @@ func (s *Server) reviewRun(c echo.Context) error {
 	if reviewer == "" || len(reviewer) > 80 {
 		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
 	}
-	reviewErr, err := s.review(c, id, c.FormValue("decision"), reviewer, c.FormValue("reason"), false)
+	decision := c.FormValue("decision")
+	var parts []patch.Choice
+	if decision == "partial" {
+		form, _ := c.FormParams()
+		var err error
+		if parts, err = formParts(form); err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		}
+		decision = "approve"
+	}
+	reviewErr, err := s.review(c, id, decision, reviewer, c.FormValue("reason"), false, parts)
 	if err != nil {
 		return err
 	}
@@ -78,11 +89,43 @@ func (s *Server) reviewRun(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
+// formParts reads a review part by part from the form: part.F.H (H "file"
+// for a whole file) is accept or reject, edit.F.H a hunk's new side as the
+// reviewer left it. An edit counts only for an accepted hunk.
+func formParts(form url.Values) ([]patch.Choice, error) {
+	parts := []patch.Choice{}
+	for key, vals := range form {
+		rest, ok := strings.CutPrefix(key, "part.")
+		if !ok {
+			continue
+		}
+		if len(parts) >= 100000 {
+			return nil, errors.New("too many parts in one review")
+		}
+		fileS, hunkS, _ := strings.Cut(rest, ".")
+		file, err1 := strconv.Atoi(fileS)
+		hunk, err2 := strconv.Atoi(hunkS)
+		if hunkS == "file" {
+			hunk, err2 = patch.Whole, nil
+		}
+		if err1 != nil || err2 != nil || file < 0 || hunk < patch.Whole || len(vals) != 1 || (vals[0] != "accept" && vals[0] != "reject") {
+			return nil, fmt.Errorf("%s: want part.FILE.HUNK (or part.FILE.file) = accept or reject", key)
+		}
+		ch := patch.Choice{File: file, Hunk: hunk, Accept: vals[0] == "accept"}
+		if e, ok := form["edit."+fileS+"."+hunkS]; ok && ch.Accept && hunk != patch.Whole && len(e) == 1 {
+			edit := e[0] // the browser sends lines with CRLF; patch.Select reads both
+			ch.Edit = &edit
+		}
+		parts = append(parts, ch)
+	}
+	return parts, nil
+}
+
 // review decides on a run's diff through the gate, which journals it and
 // writes its audit entry (recordReview). A returned message says why nothing
 // was done (a conflict, an earlier decision, a run that did not succeed); an
 // error is a request that makes no sense.
-func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, force bool) (string, error) {
+func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, force bool, parts []patch.Choice) (string, error) {
 	ctx := c.Request().Context()
 	if !bundle.ValidID(id) || s.cfg.Runner == nil {
 		return "", echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
@@ -112,7 +155,7 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	}
 	opt.Force, opt.Actor, opt.Address, opt.Record = force, s.actor(c, reviewer), clientAddr(c), s.recordReview
 	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
-		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason}, nil
+		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason, Parts: parts}, nil
 	}), opt)
 	var conflict *gate.ConflictError
 	var notAppliable *gate.NotAppliableError
@@ -129,6 +172,8 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 		msg = "Nothing was applied: " + notAppliable.Error() + "."
 	case errors.As(err, &outOfOrder):
 		msg = "Nothing was applied: " + outOfOrder.Error() + "."
+	case errors.Is(err, gate.ErrNothingAccepted), errors.Is(err, patch.ErrNoSuchPart):
+		msg = "Nothing was applied: " + err.Error() + "."
 	case errors.Is(err, gate.ErrAlreadyReviewed):
 		msg = "Nothing was done: " + err.Error() + "."
 	case errors.Is(err, gate.ErrBusy):

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -25,6 +26,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/server"
@@ -701,4 +703,74 @@ func dataStore(t *testing.T) (string, *store.Store) {
 	}
 	t.Cleanup(func() { st.Close() })
 	return data, st
+}
+
+// The run page offers a review part by part: each hunk has its accept and
+// reject in the review form; "Apply accepted" applies only those, and the
+// page says what was applied and what was edited.
+func TestApplyAcceptedFromTheRunPage(t *testing.T) {
+	srv, data, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	b.get("/runs")
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	loc := resp.Header.Get("Location")
+	id := strings.TrimPrefix(loc, "/runs/")
+	approveCommand(t, b, loc)
+	var page string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !strings.Contains(page, `id="apply-accepted"`); time.Sleep(50 * time.Millisecond) {
+		_, page = b.get(loc)
+	}
+	diff, _ := os.ReadFile(filepath.Join(data, "runs", id, bundle.DiffFile))
+	files, _ := patch.Parse(string(diff))
+	if len(files) != 1 || len(files[0].Hunks) < 1 {
+		t.Fatalf("the demo's diff is not what this test needs: %d files", len(files))
+	}
+	for i := range files[0].Hunks {
+		if !strings.Contains(page, fmt.Sprintf(`name="part.0.%d" value="accept" form="review-form"`, i)) || !strings.Contains(page, fmt.Sprintf(`name="edit.0.%d" form="review-form"`, i)) {
+			t.Fatalf("hunk %d has no controls:\n%.3000s", i, page)
+		}
+	}
+	// Bad form values are refused; accepting nothing applies nothing.
+	for _, bad := range []url.Values{{"part.0.x": {"accept"}}, {"part.0.0": {"maybe"}}, {"part.-3.0": {"accept"}}} {
+		bad.Set("csrf", b.token())
+		bad.Set("decision", "partial")
+		bad.Set("reviewer", "ana")
+		if resp, _ := b.post(loc+"/review", bad); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%v: %d, want 400", bad, resp.StatusCode)
+		}
+	}
+	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"partial"}, "reviewer": {"ana"}, "part.0.0": {"reject"}}); resp.StatusCode != http.StatusConflict || !strings.Contains(body, "no part of the diff was accepted") {
+		t.Fatalf("nothing accepted: %d", resp.StatusCode)
+	}
+	// Accept the last hunk alone (the demo's diff has one), edited, as a
+	// browser sends a textarea (CRLF).
+	last := len(files[0].Hunks) - 1
+	var side []string
+	for _, l := range files[0].Hunks[last].Lines {
+		if l.Kind == patch.Context || l.Kind == patch.Added {
+			side = append(side, l.Text)
+		}
+	}
+	side = append(side, "// kept by the reviewer")
+	form := url.Values{"csrf": {b.token()}, "decision": {"partial"}, "reviewer": {"ana"},
+		fmt.Sprintf("part.0.%d", last): {"accept"}, fmt.Sprintf("edit.0.%d", last): {strings.Join(side, "\r\n")}}
+	for i := range last {
+		form.Set(fmt.Sprintf("part.0.%d", i), "reject")
+	}
+	if resp, body := b.post(loc+"/review", form); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("apply accepted: %d\n%s", resp.StatusCode, regexp.MustCompile(`role="alert">[^<]*`).FindString(body))
+	}
+	rb, _ := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+	rv := rb.Receipt.Review
+	if rv == nil || !rv.Applied || len(rv.AppliedParts) != 1 || rv.AppliedParts[0].Hunk != last+1 || len(rv.RejectedParts) != len(files[0].Hunks)-1 || len(rv.Edits) != 1 {
+		t.Fatalf("review %+v", rv)
+	}
+	money, _ := os.ReadFile(filepath.Join(data, "demo", id, "invoice", "money.go"))
+	if !strings.Contains(string(money), "// kept by the reviewer") {
+		t.Fatalf("the edited hunk was not applied:\n%s", money)
+	}
+	_, page = b.get(loc)
+	if !strings.Contains(page, `id="review-parts"`) || !strings.Contains(page, "as the agent proposed it") || !strings.Contains(page, "// kept by the reviewer") || strings.Contains(page, `id="apply-accepted"`) {
+		t.Fatalf("the page does not show the parts:\n%.4000s", page)
+	}
 }

@@ -201,6 +201,9 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	} else {
 		s.readRunFiles(&p, dir)
 	}
+	for i := range p.Diff {
+		p.Diff[i].Review = p.ByParts() && s.cfg.Runner != nil
+	}
 	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
 		for _, sec := range p.Transcript {
 			if web.SectionMatches(sec, p.Find) {
@@ -264,7 +267,7 @@ func (s *Server) runDiffFile(c echo.Context) error {
 	if !bundle.ValidID(id) || err != nil || n < 0 {
 		return echo.NewHTTPError(http.StatusNotFound, "No such file of a diff.")
 	}
-	files, err := s.runDiff(c, id)
+	files, run, err := s.runDiff(c, id)
 	if err != nil {
 		return err
 	}
@@ -272,6 +275,7 @@ func (s *Server) runDiffFile(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Run %s's diff has %d files; there is no file %d.", id, len(files), n))
 	}
 	f, split := web.BuildFile(files[n], n), c.QueryParam("view") == "split"
+	f.Review = web.ByParts(s.meta(c, "", web.NavRuns), run.Receipt) && s.cfg.Runner != nil
 	if isHTMX(c) {
 		return render(c, http.StatusOK, web.DiffFileBody(f, split))
 	}
@@ -279,27 +283,27 @@ func (s *Server) runDiffFile(c echo.Context) error {
 }
 
 // runDiff reads and parses an indexed run's diff.patch.
-func (s *Server) runDiff(c echo.Context, id string) ([]patch.File, error) {
+func (s *Server) runDiff(c echo.Context, id string) ([]patch.File, *store.RunDetail, error) {
 	run, err := s.store.GetRun(c.Request().Context(), id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dir, err := bundle.Unpacked(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir))
 	if err != nil {
-		return nil, echo.NewHTTPError(http.StatusNotFound, "The run's files cannot be read: "+err.Error())
+		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "The run's files cannot be read: "+err.Error())
 	}
 	data, err := bundle.ReadFile(dir, bundle.DiffFile, s.limits.MaxTextBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, echo.NewHTTPError(http.StatusNotFound, "Run "+id+" has no diff.")
+		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "Run "+id+" has no diff.")
 	}
 	if err != nil {
-		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch cannot be shown: "+err.Error())
+		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch cannot be shown: "+err.Error())
 	}
 	files, err := patch.Parse(string(data))
 	if err != nil && len(files) == 0 {
-		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch: "+err.Error())
+		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch: "+err.Error())
 	}
-	return files, nil
+	return files, run, nil
 }
 
 func (s *Server) listSessions(c echo.Context) error {

@@ -314,9 +314,11 @@ func (w *Workspace) HasCommit(ctx context.Context, commit string) bool {
 
 // ApplyPatch applies a patch made by Diff to the files in dir with git
 // apply, outside of any repository (dir's parents are never searched for
-// one).
+// one). dir holds exactly the files the patch was made against, so its
+// hunks' positions are trusted (--unidiff-zero): a hunk a reviewer edited
+// may have no trailing context and is still not taken for the file's end.
 func ApplyPatch(ctx context.Context, dir, patch string) error {
-	full := []string{"-c", "core.autocrlf=false", "apply", "--whitespace=nowarn", "-"}
+	full := []string{"-c", "core.autocrlf=false", "apply", "--whitespace=nowarn", "--unidiff-zero", "-"}
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
