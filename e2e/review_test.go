@@ -1,0 +1,148 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// partsRun launches, from the Launch form, a run whose diff changes
+// notes.txt in three places far apart (three hunks), and waits until it
+// awaits review. It returns the page and the source file.
+func partsRun(t *testing.T, a *app) (playwright.Page, string) {
+	t.Helper()
+	src := filepath.Join(a.Roots, "notes")
+	must(t, os.MkdirAll(src, 0o755))
+	var base []string
+	for i := 1; i <= 40; i++ {
+		base = append(base, fmt.Sprintf("line %d", i))
+	}
+	changed := append([]string{}, base...)
+	changed[1], changed[19], changed[37] = "line 2 changed", "line 20 changed", "line 38 changed"
+	must(t, os.WriteFile(filepath.Join(src, "notes.txt"), []byte(strings.Join(base, "\n")+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "parts.yaml"), []byte(fmt.Sprintf(
+		"steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: notes.txt, content: %q}}]}\n  - reply: {content: Changed three lines.}\n",
+		strings.Join(changed, "\n")+"\n")), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	must(t, page.Locator("#path").Fill("notes"))
+	must(t, page.Locator("#task").Fill("Change lines 2, 20 and 38."))
+	must(t, page.Locator("#script").Fill("parts.yaml"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#diff .part")).ToHaveCount(3))
+	return page, filepath.Join(src, "notes.txt")
+}
+
+// Keyboard alone: j moves to the first hunk, a accepts it (and moves on),
+// r rejects the second, a accepts the third, v marks the file viewed;
+// Apply accepted applies exactly the two accepted hunks.
+func TestAcceptTwoOfThreeHunksWithTheKeyboard(t *testing.T) {
+	a := startApp(t)
+	page, notes := partsRun(t, a)
+	kb := page.Keyboard()
+	must(t, page.Locator("h1").Click()) // nothing focused that takes keys
+	for _, k := range []string{"j", "a", "r", "a"} {
+		must(t, kb.Press(k))
+	}
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("2 of 3 parts accepted, 1 rejected."))
+	must(t, expect.Locator(page.Locator("input[aria-label='Reject hunk 2 of notes.txt']")).ToBeChecked())
+	must(t, page.Locator("#part-0-2").Focus())
+	must(t, kb.Press("v"))
+	must(t, expect.Locator(page.Locator("details.file.viewed")).ToHaveCount(1))
+	must(t, expect.Locator(page.Locator("details.file")).Not().ToHaveAttribute("open", ""))
+	screenshot(t, page, "review-parts-decided")
+
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by Dana"))
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("2 parts applied, 1 not"))
+	must(t, expect.Locator(page.Locator("#review-parts li.rejected")).ToContainText("notes.txt hunk 2"))
+	must(t, expect.Locator(page.Locator("#apply-accepted")).ToHaveCount(0))
+	got, err := os.ReadFile(notes)
+	must(t, err)
+	lines := strings.Split(string(got), "\n")
+	if lines[1] != "line 2 changed" || lines[19] != "line 20" || lines[37] != "line 38 changed" {
+		t.Fatalf("notes.txt after Apply accepted:\n%s", got)
+	}
+}
+
+// A hunk edited in the browser is applied as edited, and the run page
+// shows the hunk as proposed and as applied.
+func TestEditAHunkThenApply(t *testing.T) {
+	a := startApp(t)
+	page, notes := partsRun(t, a)
+	hunk := page.Locator("#part-0-1")
+	must(t, hunk.Locator("summary").Click())
+	editor := hunk.Locator("textarea")
+	text, err := editor.InputValue()
+	must(t, err)
+	if !strings.HasPrefix(text, "line 17\n") || !strings.Contains(text, "line 20 changed\n") {
+		t.Fatalf("the editor starts with %q, want the hunk's new side", text)
+	}
+	must(t, editor.Fill(strings.Replace(text, "line 20 changed", "line 20, as the reviewer wants it", 1)))
+	must(t, page.Locator("input[aria-label='Accept hunk 2 of notes.txt']").Check())
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("1 part applied, 2 not"))
+	must(t, expect.Locator(page.Locator("#review-parts .edit")).ToContainText("as the agent proposed it"))
+	must(t, expect.Locator(page.Locator("#review-parts .edit")).ToContainText("line 20, as the reviewer wants it"))
+	screenshot(t, page, "review-hunk-edited")
+	got, err := os.ReadFile(notes)
+	must(t, err)
+	lines := strings.Split(string(got), "\n")
+	if lines[1] != "line 2" || lines[19] != "line 20, as the reviewer wants it" || lines[37] != "line 38" || len(lines) != 41 {
+		t.Fatalf("notes.txt after the edit:\n%s", got)
+	}
+}
+
+// A 50-file diff is reviewed with the keyboard alone: j then a on every
+// hunk, v on a file, and Apply accepted applies all fifty.
+func TestReviewAFiftyFileDiffWithTheKeyboard(t *testing.T) {
+	a := startApp(t)
+	src := filepath.Join(a.Roots, "many")
+	must(t, os.MkdirAll(src, 0o755))
+	var calls []string
+	for i := range 50 {
+		name := fmt.Sprintf("f%02d.txt", i)
+		must(t, os.WriteFile(filepath.Join(src, name), []byte("one\ntwo\nthree\n"), 0o644))
+		calls = append(calls, fmt.Sprintf("{name: write_file, arguments: {path: %s, content: \"one\\nTWO\\nthree\\n\"}}", name))
+	}
+	must(t, os.WriteFile(filepath.Join(a.Roots, "many.yaml"), []byte("steps:\n  - reply: {tool_calls: ["+strings.Join(calls, ", ")+"]}\n  - reply: {content: done}\n"), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	must(t, page.Locator("#path").Fill("many"))
+	must(t, page.Locator("#task").Fill("Shout two in every file."))
+	must(t, page.Locator("#script").Fill("many.yaml"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#diff .part")).ToHaveCount(50))
+	must(t, page.Locator("h1").Click())
+	kb := page.Keyboard()
+	must(t, kb.Press("j"))
+	for range 50 {
+		must(t, kb.Press("a"))
+	}
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("50 of 50 parts accepted, 0 rejected."))
+	// The last a left the focus on the last hunk, in view.
+	must(t, expect.Locator(page.Locator("#part-49-0")).ToBeFocused())
+	must(t, expect.Locator(page.Locator("#part-49-0")).ToBeInViewport())
+	must(t, kb.Press("v"))
+	must(t, expect.Locator(page.Locator("details.file.viewed")).ToHaveCount(1))
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("50 parts applied, 0 not"))
+	for i := range 50 {
+		got, err := os.ReadFile(filepath.Join(src, fmt.Sprintf("f%02d.txt", i)))
+		must(t, err)
+		if string(got) != "one\nTWO\nthree\n" {
+			t.Fatalf("f%02d.txt: %q", i, got)
+		}
+	}
+}
