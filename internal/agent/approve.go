@@ -47,10 +47,15 @@ type Policy struct {
 	Allow []string
 }
 
+// HasShellOperators reports whether a command has a shell operator (; & |
+// ` $ < > or a newline): a policy or rule that allows a command by its
+// first words never allows one with these, unless it says so.
+func HasShellOperators(cmd string) bool { return strings.ContainsAny(cmd, ";&|`$<>\n") }
+
 // Approve implements Approver.
 func (p Policy) Approve(_ context.Context, req ApprovalRequest) (Decision, error) {
 	cmd := strings.TrimSpace(req.Command())
-	if req.Tool == "run_command" && cmd != "" && !strings.ContainsAny(cmd, ";&|`$<>\n") {
+	if req.Tool == "run_command" && cmd != "" && !HasShellOperators(cmd) {
 		for _, prefix := range p.Allow {
 			prefix = strings.TrimSpace(prefix)
 			if prefix != "" && (cmd == prefix || strings.HasPrefix(cmd, prefix+" ")) {
@@ -59,7 +64,7 @@ func (p Policy) Approve(_ context.Context, req ApprovalRequest) (Decision, error
 		}
 	}
 	reason := "not on the allow-list (default deny)"
-	if strings.ContainsAny(cmd, ";&|`$<>\n") {
+	if HasShellOperators(cmd) {
 		reason = "shell operators are never allowed by the policy (default deny)"
 	}
 	return Decision{Approved: false, By: "policy", Reason: reason}, nil
@@ -127,18 +132,33 @@ func (r Recorded) Approve(_ context.Context, req ApprovalRequest) (Decision, err
 	return Decision{By: "replay", Reason: "the recorded run has no decision for this call (default deny)"}, nil
 }
 
-// Chain approves what the policy allows and asks next about the rest; with
-// no next approver the rest is denied.
+// Allower allows some calls without asking anyone (standing rules); it
+// never denies.
+type Allower interface {
+	Allow(req ApprovalRequest) (Decision, bool)
+}
+
+// Chain approves what the policy allows, then what the rules allow, and
+// asks next about the rest; with no next approver the rest is denied.
 type Chain struct {
 	Policy Policy
+	Rules  Allower // nil: none
 	Next   Approver
 }
 
 // Approve implements Approver.
 func (c Chain) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) {
 	d, err := c.Policy.Approve(ctx, req)
-	if err != nil || d.Approved || c.Next == nil {
+	if err != nil || d.Approved {
 		return d, err
+	}
+	if c.Rules != nil {
+		if allowed, ok := c.Rules.Allow(req); ok {
+			return allowed, nil
+		}
+	}
+	if c.Next == nil {
+		return d, nil
 	}
 	return c.Next.Approve(ctx, req)
 }
