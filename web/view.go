@@ -13,6 +13,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -27,6 +28,7 @@ const (
 	NavLaunch   Nav = "launch"
 	NavSuites   Nav = "suites"
 	NavAudit    Nav = "audit"
+	NavRules    Nav = "rules"
 )
 
 // Meta is what the layout needs from every page.
@@ -692,4 +694,27 @@ func sortValue(oldest bool) string {
 		return "oldest"
 	}
 	return "newest"
+}
+
+// suggestPrefix is what an approval rule made from a command starts with:
+// its first two words (the program and what it does: "go test"), or the
+// command when it has shell operators (a rule never allows those unless it
+// says so; the person sees why it is refused).
+func suggestPrefix(cmd string) string {
+	f := strings.Fields(cmd)
+	if len(f) > 2 {
+		f = f[:2]
+	}
+	return strings.Join(f, " ")
+}
+
+// ruleEnds says when a rule stops: its revocation, its expiry, or never.
+func ruleEnds(r rules.Rule) string {
+	switch {
+	case r.Revoked != nil:
+		return "revoked by " + r.RevokedBy + " at " + r.Revoked.UTC().Format("2006-01-02 15:04")
+	case r.Expires != nil:
+		return r.Expires.UTC().Format("2006-01-02 15:04")
+	}
+	return "when revoked"
 }

@@ -48,6 +48,7 @@ func commands() []command {
 		{"script", "serve, lint or export model scripts", runScript},
 		{"session", "list, show, resume or replay sessions", runSession},
 		{"cache", "list or prune the git mirrors runs on repositories share", runCache},
+		{"rule", "list, add or revoke approval rules (commands allowed without asking)", runRule},
 		{"scenario", "run, prove, list or scaffold scenarios", runScenario},
 		{"check", "run a scenario run's checks again against its workspace", runCheck},
 		{"user", "add, list, change or remove accounts for a shared host", runUser},

@@ -17,6 +17,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -139,7 +140,7 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 	}
 	switch mode {
 	case "policy":
-		spec.Approver = policy
+		spec.Approver = agent.Chain{Policy: policy}
 	case "ask":
 		if !isTerminal(env.Stdin) {
 			return spec, usagef(name, "--approve ask needs a terminal to ask at; use --approve policy with --allow PREFIX")
@@ -341,6 +342,20 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		spec.SourceDir = abs
 	}
 	spec.Session = *session
+	// The approval rules of the folder (or repository) apply before the
+	// terminal asks.
+	where := rules.Where{Source: spec.SourceDir}
+	if spec.Git != nil {
+		where.Source, _ = spec.Git.URL(*gitHost)
+	} else if spec.Session != "" && spec.Session != "new" {
+		if s, err := r.LoadSession(spec.Session); err == nil {
+			where.Source = s.Source
+		}
+	}
+	if c, ok := spec.Approver.(agent.Chain); ok {
+		c.Rules = rules.Set{File: rules.At(r.DataDir), Where: where}
+		spec.Approver = c
+	}
 	res, err := r.Run(ctx, spec)
 	var se *run.SetupError
 	if errors.As(err, &se) {

@@ -28,6 +28,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -85,14 +86,24 @@ func (l *Launcher) log() *slog.Logger {
 	return l.Log
 }
 
-// approver is who decides a run's gated calls: the allowed commands, then a
+// approver is who decides a run's gated calls: the allowed commands, then
+// the approval rules (of the run's source folder or repository), then a
 // person on the board.
-func (l *Launcher) approver(id, allow string) agent.Approver {
-	policy := agent.Policy{Allow: lines(allow)}
-	if l.Board == nil {
-		return policy
+func (l *Launcher) approver(id, allow string, where rules.Where) agent.Approver {
+	c := agent.Chain{Policy: agent.Policy{Allow: lines(allow)}, Rules: rules.Set{File: rules.At(l.Runner.DataDir), Where: where}}
+	if l.Board != nil {
+		c.Next = l.Board.For(id)
 	}
-	return agent.Chain{Policy: policy, Next: l.Board.For(id)}
+	return c
+}
+
+// sessionSource is the folder a session's runs are applied to.
+func (l *Launcher) sessionSource(id string) string {
+	s, err := l.Runner.LoadSession(id)
+	if err != nil {
+		return ""
+	}
+	return s.Source
 }
 
 // Continue queues the next run of a session: its next message, over the
@@ -120,7 +131,7 @@ func (l *Launcher) Continue(session string, t Task) (string, map[string]string) 
 	}
 	id := run.NewRunID(time.Now())
 	l.Queue.Submit(run.Spec{RunID: id, Session: session, Task: strings.TrimSpace(t.Task), Model: choice, Bounds: bounds.Defaults(),
-		Approver: l.approver(id, t.Allow), Agent: a}, strings.TrimSpace(t.Task))
+		Approver: l.approver(id, t.Allow, rules.Where{Source: l.sessionSource(session)}), Agent: a}, strings.TrimSpace(t.Task))
 	return id, nil
 }
 
@@ -293,7 +304,11 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 	if len(errs) > 0 {
 		return "", errs
 	}
-	approver := l.approver(id, v.Allow)
+	where := rules.Where{Source: src}
+	if git != nil {
+		where.Source, _ = git.URL(l.gitHost())
+	}
+	approver := l.approver(id, v.Allow, where)
 	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
 	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
 		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver, Agent: agent, Sandbox: mode,
@@ -398,7 +413,7 @@ func (l *Launcher) Demo(id string) error {
 	// so the demo shows approval requests as well as the diff review.
 	var approver agent.Approver = agent.Policy{Allow: demo.AllowedCommands}
 	if l.Board != nil {
-		approver = l.Board.For(id)
+		approver = agent.Chain{Rules: rules.Set{File: rules.At(l.Runner.DataDir), Where: rules.Where{Source: src}}, Next: l.Board.For(id)}
 	}
 	forget := l.remember(queuedRecord{RunID: id, Kind: "demo"})
 	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,

@@ -168,6 +168,8 @@ func TestRouteAccess(t *testing.T) {
 		"GET /sessions":                      {"/sessions", "viewer", 0},
 		"GET /sessions/:id":                  {"/sessions/s1", "viewer", 0},
 		"GET /problems":                      {"/problems", "viewer", 0},
+		"GET /rules":                         {"/rules", "viewer", 0},
+		"POST /rules/:id/revoke":             {"/rules/1/revoke", "reviewer", 0},
 		"GET /suites":                        {"/suites", "viewer", 0},
 		"GET /suites/:id":                    {"/suites/s1", "viewer", 0},
 		"GET /scenarios/:id":                 {"/scenarios/x", "viewer", 0},

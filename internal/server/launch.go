@@ -215,7 +215,19 @@ func (s *Server) decideApproval(c echo.Context) error {
 	if who == "" {
 		who = s.reviewerName(c)
 	}
-	if err := s.decide(c, id, c.Param("n"), c.FormValue("decision"), who, c.FormValue("reason")); err != nil {
+	decision, reason := c.FormValue("decision"), c.FormValue("reason")
+	if decision == "approve-rule" && s.cfg.Board != nil && bundle.ValidID(id) {
+		num, _ := strconv.ParseInt(c.Param("n"), 10, 64)
+		r, err := s.ruleFromRequest(c, id, num, who)
+		switch {
+		case errors.Is(err, errNotWaiting):
+			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out. No rule was made.", conflictStatus(c))
+		case err != nil:
+			return s.renderRun(c, id, "No rule was made and the request still waits: "+err.Error()+".", validationStatus(c))
+		}
+		decision, reason = "approve", ruleDecision(r).Reason
+	}
+	if err := s.decide(c, id, c.Param("n"), decision, who, reason); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {
 			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", conflictStatus(c))
 		}

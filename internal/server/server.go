@@ -164,6 +164,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/sessions", s.listSessions, view)
 	e.GET("/sessions/:id", s.showSession, view)
 	e.GET("/problems", s.listProblems, view)
+	e.GET("/rules", s.listRules, view)
 	e.GET("/suites", s.listSuites, view)
 	e.GET("/suites/:id", s.showSuite, view)
 	e.GET("/scenarios/:id", s.showScenario, view)
@@ -177,6 +178,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/runs/:id/approvals/:n", s.decideApproval, review)
 	e.POST("/api/v1/runs/:id/review", s.apiReviewRun, review)
 	e.POST("/api/v1/runs/:id/approvals/:n", s.apiDecideApproval, review)
+	e.POST("/rules/:id/revoke", s.revokeRule, review)
 
 	// Admins launch and stop; each is recorded in the audit log.
 	e.GET("/launch", s.launchForm, admin)

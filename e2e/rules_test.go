@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// launchInvoice launches the demo's model script (a conversation of its
+// own each time) on the invoice folder from the Launch form; its agent asks
+// to run go test ./... .
+func launchInvoice(t *testing.T, a *app, page playwright.Page) {
+	t.Helper()
+	script, err := os.ReadFile("../internal/demo/demo.yaml")
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(a.Roots, "demo.yaml"), script, 0o644))
+	goTo(t, page, a.URL+"/launch")
+	must(t, page.Locator("#path").Fill("invoice"))
+	must(t, page.Locator("#script").Fill("demo.yaml"))
+	must(t, page.Locator("#task").Fill("Fix the rounding bug in invoice totals."))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/\d{8}-\d{6}-[a-z0-9]{6}$`)))
+}
+
+// A rule made from an approval box allows the next run's command without
+// asking (the transcript says which rule); revoked on the Rules page, the
+// next run asks again.
+func TestARuleFromAnApprovalBoxThenRevoked(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	long := playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}
+	longText := playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}
+
+	launchInvoice(t, a, page)
+	box := page.Locator("#approvals")
+	must(t, expect.Locator(box).ToContainText("go test ./...", long))
+	must(t, box.Locator(".make-rule summary").Click())
+	must(t, expect.Locator(box.Locator("input[name=rule_command]")).ToHaveValue("go test"))
+	must(t, expect.Locator(box.Locator("select[name=rule_scope]")).ToHaveValue("source"))
+	screenshot(t, page, "rule-from-approval")
+	must(t, box.Locator(".approve-rule").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", longText))
+	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("rule #1 made"))
+
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Rules", Exact: playwright.Bool(true)}).Click())
+	row := page.Locator("#rule-1")
+	must(t, expect.Locator(row).ToContainText("active"))
+	must(t, expect.Locator(row).ToContainText("run_command `go test …` in "+filepath.Join(a.Roots, "invoice")))
+	must(t, expect.Locator(row).ToContainText("e2e"))
+
+	// The next run on the same folder is not asked about: the rule allows it.
+	launchInvoice(t, a, page)
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", longText))
+	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("approved by rule #1: allowed by rule #1"))
+	must(t, expect.Locator(page.Locator("#timeline-list")).ToContainText("rule #1"))
+
+	// Revoked, it stops at once: the next run asks again.
+	goTo(t, page, a.URL+"/rules")
+	must(t, page.Locator("#rule-1 .revoke").Click())
+	must(t, expect.Locator(page.Locator("#rule-1")).ToContainText("revoked"))
+	must(t, expect.Locator(page.Locator("#rule-1 .revoke")).ToHaveCount(0))
+	launchInvoice(t, a, page)
+	must(t, expect.Locator(page.Locator("#approvals")).ToContainText("go test ./...", long))
+	must(t, page.Locator("#approvals .deny-call").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).Not().ToHaveText("awaiting approval", longText))
+
+	goTo(t, page, a.URL+"/audit")
+	must(t, expect.Locator(page.Locator("#audit")).ToContainText("rule-add"))
+	must(t, expect.Locator(page.Locator("#audit")).ToContainText("rule-revoke"))
+}

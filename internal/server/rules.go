@@ -1,0 +1,113 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/rules"
+	"github.com/proctor-dev/proctor/web"
+)
+
+// rulesFile is the approval rules of the data folder.
+func (s *Server) rulesFile() *rules.File { return rules.At(s.cfg.DataDir) }
+
+// listRules shows every rule, newest first.
+func (s *Server) listRules(c echo.Context) error {
+	return s.renderRules(c, "", http.StatusOK)
+}
+
+func (s *Server) renderRules(c echo.Context, msg string, status int) error {
+	list, err := s.rulesFile().List()
+	if err != nil {
+		msg, list = err.Error(), nil
+	}
+	slices.Reverse(list)
+	return render(c, status, web.RulesView(web.RulesPage{Meta: s.meta(c, "Approval rules", web.NavRules), Rules: list, Now: time.Now(), Error: msg}))
+}
+
+// revokeRule ends a rule at once; it is audited.
+func (s *Server) revokeRule(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id < 1 {
+		return echo.NewHTTPError(http.StatusNotFound, "Rules are numbered 1, 2, …; there is no rule "+strconv.Quote(c.Param("id"))+".")
+	}
+	who := s.actor(c, s.reviewerName(c))
+	r, err := s.rulesFile().Revoke(id, who)
+	if errors.Is(err, rules.ErrNoRule) {
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	if err != nil {
+		return s.renderRules(c, "Nothing was revoked: "+err.Error(), http.StatusInternalServerError)
+	}
+	s.auditAs(c, who, "rule-revoke", "rule #"+strconv.FormatInt(id, 10), r.Describe())
+	return c.Redirect(http.StatusSeeOther, "/rules")
+}
+
+// ruleFromRequest makes the rule a person asked for in an approval box:
+// what it matches comes from the form, where it applies from the run's own
+// record (never from the form), and it must allow the request it was made
+// from.
+func (s *Server) ruleFromRequest(c echo.Context, runID string, num int64, who string) (rules.Rule, error) {
+	var req *agent.ApprovalRequest
+	for _, p := range s.cfg.Board.Pending(runID) {
+		if p.ID == num {
+			req = &agent.ApprovalRequest{CallID: p.CallID, Tool: p.Tool, Args: p.Args}
+		}
+	}
+	if req == nil {
+		return rules.Rule{}, errNotWaiting
+	}
+	run, err := s.store.GetRun(c.Request().Context(), runID)
+	if err != nil {
+		return rules.Rule{}, err
+	}
+	where := rules.Where{Source: run.Receipt.Source.Path}
+	if run.Receipt.Source.Kind == "git" {
+		where.Source = run.Receipt.Source.Repository
+	}
+	if sc := run.Receipt.Scenario; sc != nil {
+		where.Scenario = sc.ID
+	}
+	r := rules.Rule{Tool: req.Tool, Match: c.FormValue("rule_match"), Command: c.FormValue("rule_command"), Scope: c.FormValue("rule_scope"), CreatedBy: who}
+	switch r.Scope {
+	case rules.ScopeSource:
+		r.Target = where.Source
+	case rules.ScopeScenario:
+		r.Target = where.Scenario
+	}
+	if f := c.FormValue("rule_for"); f != "" {
+		d, err := time.ParseDuration(f)
+		if err != nil || d <= 0 || d > 366*24*time.Hour {
+			return rules.Rule{}, fmt.Errorf("for %q: want a duration such as 8h", f)
+		}
+		end := time.Now().Add(d).UTC()
+		r.Expires = &end
+	}
+	if err := (rules.Rule{Tool: r.Tool, Match: r.Match, Command: r.Command, Scope: r.Scope, Target: r.Target, CreatedBy: who, Created: time.Now(), Expires: r.Expires}).Check(); err != nil {
+		return rules.Rule{}, err
+	}
+	if !r.Allows(*req, where, time.Now()) {
+		return rules.Rule{}, fmt.Errorf("a rule allowing %s would not allow this request (%s)", r.Describe(), strings.TrimSpace(req.Command()))
+	}
+	r, err = s.rulesFile().Add(r)
+	if err != nil {
+		return rules.Rule{}, err
+	}
+	s.auditAs(c, who, "rule-add", "rule #"+strconv.FormatInt(r.ID, 10), r.Describe()+" (from run "+runID+")")
+	return r, nil
+}
+
+var errNotWaiting = errors.New("no such request is waiting")
+
+// ruleDecision approves a request by the rule just made from it.
+func ruleDecision(r rules.Rule) agent.Decision {
+	return agent.Decision{Approved: true, Reason: fmt.Sprintf("approved in the dashboard; rule #%d made (%s)", r.ID, r.Describe())}
+}
