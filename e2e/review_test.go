@@ -146,3 +146,48 @@ func TestReviewAFiftyFileDiffWithTheKeyboard(t *testing.T) {
 		}
 	}
 }
+
+// A comment on a line and a summary, sent with Request changes, are the
+// agent's next message (the model script of the new run expects them);
+// the new run links back, the old one says where its changes were made,
+// and the comment shows as addressed once the new run changed its file.
+func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
+	a := startApp(t)
+	page, notes := partsRun(t, a)
+	first := page.URL()
+	must(t, os.WriteFile(filepath.Join(a.Roots, "changes.yaml"), []byte(`steps:
+  - expect: {last_contains: "notes.txt:20: say twenty, in words"}
+    reply: {tool_calls: [{name: edit_file, arguments: {path: notes.txt, search: "line 20 changed", replace: "line twenty"}}]}
+  - reply: {content: "Line 20 now says twenty."}
+`), 0o644))
+	hunk := page.Locator("#part-0-1")
+	must(t, hunk.Locator(".hunk-comment summary").Click())
+	must(t, expect.Locator(hunk.Locator("input.line-no")).ToHaveValue("20"))
+	must(t, hunk.Locator(".hunk-comment textarea").Fill("say twenty, in words"))
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#request-changes summary").Click())
+	must(t, page.Locator("#changes-summary").Fill("Only line 20 needs another look."))
+	must(t, page.Locator("#changes-script").Fill("changes.yaml"))
+	must(t, page.Locator("#request-changes-button").Click())
+	must(t, expect.Page(page).Not().ToHaveURL(first))
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	addressing := page.Locator("#addressing")
+	must(t, expect.Locator(addressing).ToContainText("asked by Dana"))
+	must(t, expect.Locator(addressing).ToContainText("notes.txt:20: say twenty, in words"))
+	must(t, expect.Locator(addressing.Locator(".badge")).ToHaveText("addressed"))
+	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("Only line 20 needs another look."))
+	// Its diff is only the new change.
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("line twenty"))
+	must(t, expect.Locator(page.Locator("#diff")).Not().ToContainText("line 2 changed"))
+	screenshot(t, page, "review-changes-made")
+
+	goTo(t, page, first)
+	must(t, expect.Locator(page.Locator(".changes-requested")).ToContainText("Dana asked for changes"))
+	must(t, expect.Locator(page.Locator(".changes-requested .next-run")).ToBeVisible())
+	// Nothing reached the source yet: the first run still awaits review.
+	got, err := os.ReadFile(notes)
+	must(t, err)
+	if strings.Contains(string(got), "changed") || strings.Contains(string(got), "twenty") {
+		t.Fatalf("the source changed before any approval:\n%s", got)
+	}
+}

@@ -211,6 +211,24 @@ func wholeWhy(f DiffFile) string {
 	return "a change without hunks (its mode) is decided on whole"
 }
 
+// lineSuffix is ":12" for line 12, "" for none.
+func lineSuffix(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return ":" + strconv.Itoa(n)
+}
+
+// firstChanged is the first line a hunk adds (new side), for a comment.
+func firstChanged(h DiffHunk) string {
+	for _, l := range h.Lines {
+		if l.Kind == patch.Added {
+			return strconv.Itoa(l.NewNo)
+		}
+	}
+	return ""
+}
+
 // editRows is how tall a hunk's editor is.
 func editRows(h DiffHunk) string { return strconv.Itoa(min(strings.Count(h.NewSide, "\n")+2, 30)) }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/rules"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -188,6 +189,8 @@ type RunPage struct {
 	Split         bool       // show the diff side by side
 	DiffErr       string
 	ReceiptJSON   string
+	Requests      []run.RequestState // the changes reviewers asked of this run
+	Addressing    *run.RequestState  // the request this run was made for
 }
 
 // SessionsPage is the view model of the sessions list.

@@ -23,12 +23,13 @@ const (
 	TranscriptFile = "transcript.md"
 	DiffFile       = "diff.patch"
 	VerdictFile    = "verdict.json"
+	CommentsFile   = "comments.json" // reviewers' requests for changes
 )
 
 // FileNames are the files a run bundle may hold, in the order people read
 // them.
 func FileNames() []string {
-	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, VerdictFile, AgentLogFile}
+	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, VerdictFile, AgentLogFile, CommentsFile}
 }
 
 // Present lists the files of FileNames that the bundle folder dir holds and
@@ -111,6 +112,7 @@ type Receipt struct {
 	Schema     string       `json:"schema"`
 	RunID      string       `json:"run_id"`
 	SessionID  string       `json:"session_id,omitempty"`
+	Addresses  string       `json:"addresses,omitempty"` // the run whose requested changes this run was asked to make
 	Kind       Kind         `json:"kind"`
 	Status     Status       `json:"status"`
 	Stage      Stage        `json:"stage"`
@@ -303,4 +305,34 @@ type Session struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	Runs      []string  `json:"runs"`
 	Bounds    Bounds    `json:"bounds"`
+}
+
+// CommentsSchema is the version of comments.json.
+const CommentsSchema = "proctor.comments.v1"
+
+// Comments is comments.json: the changes reviewers asked of a run, each
+// continued as the next run of its session.
+type Comments struct {
+	Schema   string          `json:"schema"`
+	Requests []ChangeRequest `json:"requests"`
+}
+
+// ChangeRequest is one "request changes": a summary and comments on lines
+// of the diff, sent to the agent as the next user turn.
+type ChangeRequest struct {
+	By       string    `json:"by"`
+	At       time.Time `json:"at"`
+	Summary  string    `json:"summary"`
+	Comments []Comment `json:"comments,omitempty"`
+	Session  string    `json:"session"`            // the session the next run continues
+	NextRun  string    `json:"next_run,omitempty"` // the run that was asked to make them
+}
+
+// Comment is a reviewer's remark on a line (new side) of a file of the
+// diff, with the code it is about.
+type Comment struct {
+	Path  string `json:"path"`
+	Line  int    `json:"line,omitempty"` // 0: the file, or the hunk
+	Quote string `json:"quote,omitempty"`
+	Text  string `json:"text"`
 }

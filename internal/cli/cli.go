@@ -45,6 +45,7 @@ func commands() []command {
 		{"migrate", "show or apply database migrations", runMigrate},
 		{"run", "run an agent on a copy of a folder", runRun},
 		{"apply", "review a run's diff at a terminal and apply it", runApply},
+		{"review", "ask for changes of a run: comments that become the agent's next turn", runReview},
 		{"script", "serve, lint or export model scripts", runScript},
 		{"session", "list, show, resume or replay sessions", runSession},
 		{"cache", "list or prune the git mirrors runs on repositories share", runCache},

@@ -77,6 +77,41 @@ type Task struct {
 	Repo   string `form:"repo"`
 	Ref    string `form:"ref"`
 	Commit string `form:"commit"`
+
+	addresses string // the run whose requested changes the run makes
+}
+
+// RequestChanges records a reviewer's request for changes on run runID and
+// queues the next run of its session (a run outside a session becomes
+// one) with the request as its user turn, on the same workspace and agent,
+// with the model of t (the run's own profile when t names none). It
+// returns the new run's id, or the problems by field.
+func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, map[string]string) {
+	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
+		if dir, err := l.Runner.RunDir(runID); err == nil {
+			if b, err := bundle.ReadRun(dir, bundle.DefaultLimits()); err == nil {
+				t.Model = b.Receipt.Model.Profile
+			}
+		}
+	}
+	if _, field, msg := l.modelChoice(t); msg != "" {
+		if t.Model == "" && t.Script == "" {
+			msg = "the run's model was a script: choose a model profile or a model script for the run that makes the changes"
+		}
+		return "", map[string]string{field: msg}
+	}
+	session, message, err := l.Runner.RequestChanges(runID, cr)
+	if err != nil {
+		return "", map[string]string{"summary": err.Error()}
+	}
+	t.Task, t.addresses = message, runID
+	id, errs := l.Continue(session, t)
+	if len(errs) == 0 {
+		if err := l.Runner.LinkRequest(runID, id); err != nil {
+			l.log().Warn("link the requested changes", "run", runID, "next", id, "err", err)
+		}
+	}
+	return id, errs
 }
 
 func (l *Launcher) log() *slog.Logger {
@@ -130,7 +165,7 @@ func (l *Launcher) Continue(session string, t Task) (string, map[string]string) 
 		return "", errs
 	}
 	id := run.NewRunID(time.Now())
-	l.Queue.Submit(run.Spec{RunID: id, Session: session, Task: strings.TrimSpace(t.Task), Model: choice, Bounds: bounds.Defaults(),
+	l.Queue.Submit(run.Spec{RunID: id, Session: session, Task: strings.TrimSpace(t.Task), Addresses: t.addresses, Model: choice, Bounds: bounds.Defaults(),
 		Approver: l.approver(id, t.Allow, rules.Where{Source: l.sessionSource(session)}), Agent: a}, strings.TrimSpace(t.Task))
 	return id, nil
 }
@@ -205,6 +240,9 @@ func (l *Launcher) readUnderRoot(rootField, rel string) (string, []byte, string,
 // openRoot opens the chosen source root and checks that rel is a plain
 // path inside it. It returns the field at fault and why.
 func (l *Launcher) openRoot(rootField, rel string) (*os.Root, string, string, string) {
+	if rootField == "" && len(l.SourceRoots) == 1 {
+		rootField = "0" // the only one
+	}
 	i, err := strconv.Atoi(rootField)
 	if err != nil || i < 0 || i >= len(l.SourceRoots) {
 		return nil, "", "root", "choose one of the source roots"

@@ -50,6 +50,7 @@ type Spec struct {
 	Git          *source.Git // a git repository instead of SourceDir
 	GitHost      string      // the host owner/name stands for; "" is github.com
 	Task         string
+	Addresses    string // the run whose requested changes this run makes (RequestChanges)
 	Criteria     []string
 	OutOfScope   []string
 	Model        ModelChoice
@@ -299,7 +300,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
 		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir},
 		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
-		Sandbox: l.mode(),
+		Sandbox: l.mode(), Addresses: spec.Addresses,
 	}
 	if spec.Model.Profile != nil {
 		l.receipt.Model.Profile, l.receipt.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL

@@ -67,6 +67,9 @@ func (s *Server) reviewRun(c echo.Context) error {
 		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
 	}
 	decision := c.FormValue("decision")
+	if decision == "changes" {
+		return s.requestChanges(c, id, reviewer)
+	}
 	var parts []patch.Choice
 	if decision == "partial" {
 		form, _ := c.FormParams()

@@ -220,6 +220,13 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 // page, and the rest is still shown.
 func (s *Server) readRunFiles(p *web.RunPage, dir string) {
 	p.BundleFiles = bundle.Present(dir)
+	if s.cfg.Runner != nil {
+		var err error
+		if p.Requests, err = s.cfg.Runner.ChangeRequests(dir); err != nil {
+			p.EventProblems = append(p.EventProblems, bundle.Problem{File: bundle.CommentsFile, Message: err.Error()})
+		}
+		p.Addressing, _ = s.cfg.Runner.Addressing(p.Run.Receipt)
+	}
 	events, probs, err := bundle.ReadEvents(dir, s.limits)
 	if err != nil {
 		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})

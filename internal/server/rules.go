@@ -12,6 +12,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/launch"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -110,4 +113,75 @@ var errNotWaiting = errors.New("no such request is waiting")
 // ruleDecision approves a request by the rule just made from it.
 func ruleDecision(r rules.Rule) agent.Decision {
 	return agent.Decision{Approved: true, Reason: fmt.Sprintf("approved in the dashboard; rule #%d made (%s)", r.ID, r.Describe())}
+}
+
+// requestChanges sends a reviewer's summary and line comments to the agent
+// as the next turn of the run's session, and goes to the new run.
+func (s *Server) requestChanges(c echo.Context, id, reviewer string) error {
+	if s.launcher == nil || !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "This server does not run agents, so it cannot ask for changes.")
+	}
+	if !s.meta(c, "", web.NavRuns).CanRun {
+		return echo.NewHTTPError(http.StatusForbidden, "Requesting changes starts a run of the agent; an admin may do that.")
+	}
+	files, _, err := s.runDiff(c, id)
+	if err != nil {
+		return err
+	}
+	form, _ := c.FormParams()
+	comments, err := formComments(form, files)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: c.FormValue("summary"), Comments: comments}
+	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: c.FormValue("changes_model"), Script: c.FormValue("changes_script")})
+	if len(errs) > 0 {
+		var msgs []string
+		for _, m := range errs {
+			msgs = append(msgs, m)
+		}
+		slices.Sort(msgs)
+		return s.renderRun(c, id, "No changes were requested: "+strings.Join(msgs, "; ")+".", validationStatus(c))
+	}
+	s.auditAs(c, s.actor(c, reviewer), "request-changes", id, "next run "+next)
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", "/runs/"+next)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+next)
+}
+
+// formComments reads line comments from a review form: comment.F.H is the
+// text of a comment on hunk H of file F, line.F.H its line (new side; empty
+// for the hunk as a whole).
+func formComments(form map[string][]string, files []patch.File) ([]bundle.Comment, error) {
+	var out []bundle.Comment
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		rest, ok := strings.CutPrefix(key, "comment.")
+		text := strings.TrimSpace(strings.Join(form[key], "\n"))
+		if !ok || text == "" {
+			continue
+		}
+		fileS, hunkS, _ := strings.Cut(rest, ".")
+		f, err1 := strconv.Atoi(fileS)
+		h, err2 := strconv.Atoi(hunkS)
+		if err1 != nil || err2 != nil || f < 0 || f >= len(files) || h < 0 || h >= max(len(files[f].Hunks), 1) {
+			return nil, fmt.Errorf("%s: no such hunk of the diff", key)
+		}
+		cm := bundle.Comment{Path: files[f].Path(), Text: text}
+		if l := strings.TrimSpace(strings.Join(form["line."+rest], "")); l != "" {
+			n, err := strconv.Atoi(l)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("line.%s: %q is not a line number", rest, l)
+			}
+			cm.Line = n
+		}
+		out = append(out, cm)
+	}
+	return out, nil
 }
