@@ -94,14 +94,33 @@ type app struct {
 	DataDir string
 	Roots   string // the source root launched runs work under
 	Store   *store.Store
+	stop    func()
 }
 
 // startApp starts a real proctor server on a free loopback port with a fresh
 // data folder, indexing each of the given folders first.
 func startApp(t *testing.T, indexPaths ...string) *app {
 	t.Helper()
+	roots := t.TempDir()
+	must(t, demo.WriteFixture(filepath.Join(roots, "invoice")))
+	return serveApp(t, t.TempDir(), roots, indexPaths...)
+}
+
+// restart stops the app's server (as Ctrl-C does: the runs it was working
+// on end interrupted) and starts a new one on the same data folder and
+// source root, on another port.
+func (a *app) restart(t *testing.T) *app {
+	t.Helper()
+	a.stop()
+	return serveApp(t, a.DataDir, a.Roots)
+}
+
+// serveApp serves the data folder dataDir, with a source root holding the
+// demo project, and a model profile served by the demo script on
+// loopback, for launching runs from the form.
+func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	dataDir := t.TempDir()
 	st, err := store.Open(ctx, filepath.Join(dataDir, "proctor.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +137,6 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 	runner := &run.Runner{DataDir: dataDir, Environ: os.Environ(), Index: index.Into(st)}
 	queue := jobs.New(ctx, runner, 2)
 	board := approval.NewBoard(time.Minute, nil)
-	// A source root holding the demo project, and a model profile served by
-	// the demo script on loopback, for launching runs from the form.
-	roots := t.TempDir()
-	must(t, demo.WriteFixture(filepath.Join(roots, "invoice")))
 	sc, err := demo.Script()
 	must(t, err)
 	ep, err := script.Start(sc, "127.0.0.1:0")
@@ -136,7 +151,12 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		select {
 		case err := <-done:
@@ -148,8 +168,9 @@ func startApp(t *testing.T, indexPaths ...string) *app {
 		}
 		queue.Wait(context.Background())
 		st.Close()
-	})
-	return &app{URL: "http://" + ln.Addr().String(), DataDir: dataDir, Roots: roots, Store: st}
+	}
+	t.Cleanup(stop)
+	return &app{URL: "http://" + ln.Addr().String(), DataDir: dataDir, Roots: roots, Store: st, stop: stop}
 }
 
 // newPage opens a page in a fresh browser context. Console errors (a

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -72,4 +73,30 @@ func TestARuleFromAnApprovalBoxThenRevoked(t *testing.T) {
 	goTo(t, page, a.URL+"/audit")
 	must(t, expect.Locator(page.Locator("#audit")).ToContainText("rule-add"))
 	must(t, expect.Locator(page.Locator("#audit")).ToContainText("rule-revoke"))
+}
+
+// The server stops while a run waits for an approval; after the restart
+// the run page offers Resume, and the resumed run asks the same approval
+// again, then waits for review with the change made before the stop.
+func TestStopTheServerWhileARunWaitsThenResume(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	long := playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}
+	launchInvoice(t, a, page)
+	must(t, expect.Locator(page.Locator("#approvals")).ToContainText("go test ./...", long))
+	first := page.URL()[strings.LastIndex(page.URL(), "/")+1:]
+
+	a = a.restart(t)
+	goTo(t, page, a.URL+"/runs/"+first)
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("interrupted"))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Tested after the restart.}\n"), 0o644))
+	must(t, page.Locator("#resume-script").Fill("after.yaml"))
+	screenshot(t, page, "resume-interrupted")
+	must(t, page.Locator("#resume").Click())
+	must(t, expect.Locator(page.Locator("#resumes")).ToContainText("interrupted run "+first))
+	box := page.Locator("#approvals")
+	must(t, expect.Locator(box).ToContainText("go test ./...", long))
+	must(t, box.Locator(".approve-call").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
 }

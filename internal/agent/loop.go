@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -55,6 +56,10 @@ type Config struct {
 	MaxToolCalls int
 	MaxTokens    int64 // the tokens the replies may report in this loop; 0 no limit, negative none left
 	Stream       bool
+	// Pending are tool calls of the history's last assistant message that
+	// have no result yet (a run resumed after a restart): they are run —
+	// gated ones asked about again — before the model is called.
+	Pending []model.ToolCall
 	// Emit receives every event as it happens (bundle.ModelRequestEvent,
 	// bundle.ToolResultEvent, …). It must not block for long.
 	Emit func(bundle.EventData)
@@ -95,6 +100,12 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 		names[s.Name] = true
 	}
 	malformed := 0
+	if len(cfg.Pending) > 0 {
+		if stop, _ := runCalls(ctx, cfg, cfg.Pending, specs, names, &out, emit); stop != "" || ctx.Err() != nil {
+			out.Stop = cmp.Or(stop, StopInterrupted)
+			return out
+		}
+	}
 	for turn := 1; ; turn++ {
 		if ctx.Err() != nil {
 			out.Stop = StopInterrupted

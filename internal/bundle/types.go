@@ -113,6 +113,7 @@ type Receipt struct {
 	RunID      string       `json:"run_id"`
 	SessionID  string       `json:"session_id,omitempty"`
 	Addresses  string       `json:"addresses,omitempty"` // the run whose requested changes this run was asked to make
+	Resumes    string       `json:"resumes,omitempty"`   // the interrupted run this run goes on from
 	Kind       Kind         `json:"kind"`
 	Status     Status       `json:"status"`
 	Stage      Stage        `json:"stage"`

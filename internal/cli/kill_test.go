@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,4 +150,104 @@ func TestKill9DuringAPackedSuite(t *testing.T) {
 		t.Fatalf("scratch folders left: %v", left)
 	}
 	t.Logf("6 kills within a %s suite; %d printed verdicts, each in its pack", took.Round(time.Millisecond), printed)
+}
+
+// serveChild starts `proctor serve` as a child process in data with the
+// source root roots, and returns it and its URL.
+func serveChild(t *testing.T, data, roots string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "serve", "--addr", "127.0.0.1:0", "--data", data, "--source-root", roots, "--sandbox", "off")
+	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	rd := bufio.NewReader(out)
+	first, _ := rd.ReadString('\n')
+	go io.Copy(io.Discard, rd)
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(first)
+	if url == "" {
+		t.Fatalf("serve said: %q", first)
+	}
+	return cmd, url
+}
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// kill -9 of serve while a run waits for a command approval: the next
+// serve marks the run interrupted, and resuming it asks the same approval
+// again; approved, the run reaches its review with the change made before
+// the kill.
+func TestKill9WhileARunWaitsThenResume(t *testing.T) {
+	data, roots := t.TempDir(), t.TempDir()
+	if err := os.CopyFS(filepath.Join(roots, "invoice"), os.DirFS(demoSource(t))); err != nil {
+		t.Fatal(err)
+	}
+	demoYAML, _ := os.ReadFile("../demo/demo.yaml")
+	os.WriteFile(filepath.Join(roots, "demo.yaml"), demoYAML, 0o644)
+	os.WriteFile(filepath.Join(roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Tested after the restart.}\n"), 0o644)
+	cmd, url := serveChild(t, data, roots)
+	code, out := postJSON(t, url+"/api/v1/runs", `{"path": "invoice", "task": "Fix the rounding bug", "script": "demo.yaml"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("launch: %d %v", code, out)
+	}
+	id := out["run_id"].(string)
+	pending := func(base string) string {
+		resp, err := http.Get(base + "/api/v1/runs/" + id + "/approvals")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		var a struct{ Approvals []struct{ ID float64 } }
+		json.NewDecoder(resp.Body).Decode(&a)
+		if len(a.Approvals) == 0 {
+			return ""
+		}
+		return strconv.Itoa(int(a.Approvals[0].ID))
+	}
+	testutil.Eventually(t, 30*time.Second, "the approval request", func() bool { return pending(url) != "" })
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	_, url = serveChild(t, data, roots)
+	b, _ := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+	if b.Receipt.Status != bundle.StatusInterrupted {
+		t.Fatalf("after the restart the run is %s", b.Receipt.Status)
+	}
+	code, out = postJSON(t, url+"/api/v1/runs/"+id+"/resume", `{"script": "after.yaml"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("resume: %d %v", code, out)
+	}
+	next := out["run_id"].(string)
+	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url) != "" })
+	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
+		t.Fatalf("approve: %d %v", code, out)
+	}
+	var rc bundle.Receipt
+	testutil.Eventually(t, 30*time.Second, "the resumed run's review", func() bool {
+		b, err := bundle.ReadRun(filepath.Join(data, "runs", next), bundle.DefaultLimits())
+		rc = b.Receipt
+		return err == nil && rc.Status == bundle.StatusAwaitingReview
+	})
+	if strings.Join(rc.Changed, ",") != "money.go" || rc.Resumes == "" {
+		t.Fatalf("the resumed run: %+v", rc)
+	}
+	ev, _ := os.ReadFile(filepath.Join(data, "runs", next, bundle.EventsFile))
+	if !strings.Contains(string(ev), `"go test ./..."`) || !strings.Contains(string(ev), `"by":"ana"`) {
+		t.Fatalf("the resumed run's events:\n%s", ev)
+	}
 }

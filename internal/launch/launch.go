@@ -81,6 +81,36 @@ type Task struct {
 	addresses string // the run whose requested changes the run makes
 }
 
+// ResumeRun queues a run that goes on from the interrupted run runID (see
+// run.Runner.ResumeSpec), with the model of t (the run's own profile when t
+// names none); its gated calls are asked about on the board again, after
+// the approval rules. It returns the new run's id, or the problems by field.
+func (l *Launcher) ResumeRun(runID string, t Task) (string, map[string]string) {
+	spec, err := l.Runner.ResumeSpec(runID)
+	if err != nil {
+		return "", map[string]string{"resume": err.Error()}
+	}
+	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
+		if dir, err := l.Runner.RunDir(runID); err == nil {
+			if b, err := bundle.ReadRun(dir, bundle.DefaultLimits()); err == nil && !strings.HasPrefix(b.Receipt.Model.Profile, "script:") {
+				t.Model = b.Receipt.Model.Profile
+			}
+		}
+	}
+	choice, field, msg := l.modelChoice(t)
+	if msg != "" {
+		if t.Model == "" && t.Script == "" {
+			field, msg = "script", "the run's model was a script: give a model script (or a profile) for the resumed run"
+		}
+		return "", map[string]string{field: msg}
+	}
+	id := run.NewRunID(time.Now())
+	spec.RunID, spec.Model = id, choice
+	spec.Approver = l.approver(id, "", rules.Where{Source: spec.SourceDir})
+	l.Queue.Submit(spec, "Resume: "+spec.Task)
+	return id, nil
+}
+
 // RequestChanges records a reviewer's request for changes on run runID and
 // queues the next run of its session (a run outside a session becomes
 // one) with the request as its user turn, on the same workspace and agent,

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,9 @@ import (
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
 // Limits of a request for changes.
@@ -264,4 +267,62 @@ func (r *Runner) requestState(runID string, cr bundle.ChangeRequest) RequestStat
 		st.Addressed[i] = slices.Contains(b.Receipt.Changed, cm.Path)
 	}
 	return st
+}
+
+// ResumeSpec is the spec of a run that goes on from the interrupted run
+// runID (a server stopped while it waited for an approval or worked): the
+// same task, source, bounds and kind, its workspace as it was, its
+// conversation rebuilt from its exchanges, and its calls that had not run
+// run first — a gated one asked about again. The caller adds the model and
+// the approver. Only proctor's own agent can be resumed this way.
+func (r *Runner) ResumeSpec(runID string) (Spec, error) {
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return Spec{}, err
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return Spec{}, fmt.Errorf("resume run %s: %w", runID, err)
+	}
+	rc := b.Receipt
+	switch {
+	case rc.Status != bundle.StatusInterrupted:
+		return Spec{}, fmt.Errorf("run %s is %s; only an interrupted run is resumed", runID, strings.ReplaceAll(string(rc.Status), "_", " "))
+	case rc.Agent != nil && rc.Agent.Kind != "" && rc.Agent.Kind != "native":
+		return Spec{}, fmt.Errorf("run %s's agent (%s) keeps its own conversation; start a new run instead", runID, rc.Agent.Name)
+	case rc.SessionID != "":
+		return Spec{}, fmt.Errorf("run %s is part of session %s; continue the session instead", runID, rc.SessionID)
+	case rc.Kind == bundle.KindScenario:
+		return Spec{}, fmt.Errorf("run %s is a scenario run; run the scenario again instead", runID)
+	case rc.Source.Kind == "git":
+		return Spec{}, fmt.Errorf("run %s works on a repository; start a new run on it instead", runID)
+	}
+	if _, _, err := ResumeHistory(dir); err != nil {
+		return Spec{}, fmt.Errorf("resume run %s: %w", runID, err)
+	}
+	return Spec{Kind: rc.Kind, SourceDir: rc.Source.Path, SourceKind: rc.Source.Kind, Task: rc.Task, Criteria: rc.Criteria, OutOfScope: rc.OutOfScope,
+		Bounds: rc.Bounds, Sandbox: rc.Sandbox, Resumes: runID}, nil
+}
+
+// resume readies a resumed run: a copy of the interrupted run's workspace
+// against its base, its conversation, and its calls still to run.
+func (l *live) resume(ctx context.Context) (*workspace.Workspace, []model.Message, error) {
+	dir, err := l.r.RunDir(l.spec.Resumes)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume run %s: %w", l.spec.Resumes, err)
+	}
+	history, pending, err := ResumeHistory(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume run %s: %w", l.spec.Resumes, err)
+	}
+	ws, err := workspace.CopyOf(ctx, filepath.Join(dir, "workspace"), filepath.Join(l.dir, "workspace"), b.Receipt.Source.CommitSHA)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume run %s: %w", l.spec.Resumes, err)
+	}
+	l.pending = pending
+	return ws, history, nil
 }

@@ -46,6 +46,9 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 	for i := 0; i < len(turns); i++ {
 		l.rec.event(bundle.ConversationTurnEvent{Turn: i + 1, Of: len(turns)})
 		msgs := append(total.Messages, model.Message{Role: model.RoleUser, Content: turns[i]})
+		if i == 0 && l.spec.Resumes != "" {
+			msgs = total.Messages // a resumed run goes on from its conversation: the task is in it
+		}
 		for {
 			c := cfg
 			if conv.MaxMessages > 0 {
@@ -64,6 +67,7 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 				}
 			}
 			res := agent.Run(ctx, c, msgs)
+			cfg.Pending = nil // run once, in the first loop
 			add(res)
 			if me, ok := model.AsError(res.Err); ok && me.Code == agent.CodeTokensExceeded {
 				l.abort(fmt.Sprintf("max_tokens=%d", l.spec.Bounds.MaxTokens))

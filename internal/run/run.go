@@ -51,6 +51,7 @@ type Spec struct {
 	GitHost      string      // the host owner/name stands for; "" is github.com
 	Task         string
 	Addresses    string // the run whose requested changes this run makes (RequestChanges)
+	Resumes      string // an interrupted run to go on from: its workspace, conversation and pending calls (Runner.ResumeSpec)
 	Criteria     []string
 	OutOfScope   []string
 	Model        ModelChoice
@@ -201,6 +202,7 @@ type live struct {
 	redact  *redact.Redactor
 	calls   []check.Call      // every tool call, for checks
 	notes   map[string]string // transcript flags by tool call id
+	pending []model.ToolCall  // a resumed run's calls that had not run
 	aborted string            // the budget that aborted the conversation
 	verdict *bundle.Verdict
 
@@ -300,7 +302,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
 		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir},
 		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
-		Sandbox: l.mode(), Addresses: spec.Addresses,
+		Sandbox: l.mode(), Addresses: spec.Addresses, Resumes: spec.Resumes,
 	}
 	if spec.Model.Profile != nil {
 		l.receipt.Model.Profile, l.receipt.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL
@@ -452,7 +454,7 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 		l.spec.Conversation.WallClock = wall
 	}
 	cfg := agent.Config{Model: client, Tools: tb, Approver: l.showWaiting(l.spec.Approver), MaxTurns: l.spec.Bounds.MaxTurns,
-		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit}
+		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit, Pending: l.pending}
 	return l.converse(ctx, cfg, history), nil
 }
 
@@ -499,6 +501,12 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 	if sess != nil {
 		var err error
 		if ws, history, err = sess.prepare(ctx, l); err != nil {
+			o := l.fail(ctx, bundle.DomainEnvironment, "workspace", err, false)
+			return nil, nil, &o
+		}
+	} else if l.spec.Resumes != "" {
+		var err error
+		if ws, history, err = l.resume(ctx); err != nil {
 			o := l.fail(ctx, bundle.DomainEnvironment, "workspace", err, false)
 			return nil, nil, &o
 		}

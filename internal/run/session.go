@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -143,12 +144,69 @@ func (r *Runner) EarlierInSession(rc *bundle.Receipt) ([]gate.Earlier, error) {
 }
 
 // History rebuilds the conversation of a finished run from its exchanges:
-// the last request's messages and the reply to it, plus the tool results
-// recorded after it in the transcript's order.
+// the last request's messages and the reply to it, with a result for each
+// of the reply's tool calls, as the next user message needs them.
 func History(runDir string) ([]model.Message, error) {
-	xs, _, err := bundle.ReadExchanges(runDir, bundle.DefaultLimits())
+	msgs, calls, err := lastExchange(runDir)
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range calls {
+		content := "not answered: the run ended"
+		if c.Name == "ask_user" {
+			content = "the question was sent to the user; their answer comes in the next message"
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
+	}
+	return msgs, nil
+}
+
+// ResumeHistory rebuilds the conversation of an interrupted run: the last
+// answered request's messages and the reply to it, a result for each of
+// the reply's tool calls that ran before the interruption (its output was
+// not kept, and the model is told so), and the calls that had not run —
+// the one that waited for approval among them — to be run again.
+func ResumeHistory(runDir string) ([]model.Message, []model.ToolCall, error) {
+	msgs, calls, err := lastExchange(runDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	events, _, err := bundle.ReadEvents(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, nil, err
+	}
+	// A call ran when it has a result, unless that result is a denial
+	// because its approval was cut short (the approver failed: the server
+	// stopped while it waited).
+	ran, cut := map[string]bool{}, map[string]bool{}
+	for _, ev := range events {
+		var r bundle.ToolResultEvent
+		var d bundle.ApprovalDecidedEvent
+		switch {
+		case ev.Type == bundle.EventToolResult && json.Unmarshal(ev.Data, &r) == nil:
+			ran[r.ID] = true
+		case ev.Type == bundle.EventApprovalDecided && json.Unmarshal(ev.Data, &d) == nil && d.By == "error":
+			cut[d.ID] = true
+		}
+	}
+	var pending []model.ToolCall
+	for _, c := range calls {
+		if ran[c.ID] && !cut[c.ID] {
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name,
+				Content: "this call ran before proctor was restarted; its output was not kept (call it again if you need it)"})
+		} else {
+			pending = append(pending, c)
+		}
+	}
+	return msgs, pending, nil
+}
+
+// lastExchange is the last answered request's messages with the reply
+// appended, and the reply's tool calls.
+func lastExchange(runDir string) ([]model.Message, []model.ToolCall, error) {
+	xs, _, err := bundle.ReadExchanges(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, nil, err
 	}
 	for i := len(xs) - 1; i >= 0; i-- {
 		if len(xs[i].Response) == 0 || xs[i].Error != "" {
@@ -156,25 +214,15 @@ func History(runDir string) ([]model.Message, error) {
 		}
 		_, req, err := model.DecodeAnyRequest(xs[i].API, xs[i].Request)
 		if err != nil {
-			return nil, fmt.Errorf("read the history of %s: %w", runDir, err)
+			return nil, nil, fmt.Errorf("read the history of %s: %w", runDir, err)
 		}
 		resp, err := model.DecodeReply(xs[i].API, xs[i].Response)
 		if err != nil {
-			return nil, fmt.Errorf("read the history of %s: %w", runDir, err)
+			return nil, nil, fmt.Errorf("read the history of %s: %w", runDir, err)
 		}
-		msgs := append(req.Messages, resp.Message)
-		// A conversation that ended on tool calls (ask_user, a bound) needs
-		// their results before the next user message.
-		for _, c := range resp.Message.ToolCalls {
-			content := "not answered: the run ended"
-			if c.Name == "ask_user" {
-				content = "the question was sent to the user; their answer comes in the next message"
-			}
-			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
-		}
-		return msgs, nil
+		return append(req.Messages, resp.Message), resp.Message.ToolCalls, nil
 	}
-	return nil, fmt.Errorf("%s has no answered model call to continue from", runDir)
+	return nil, nil, fmt.Errorf("%s has no answered model call to continue from", runDir)
 }
 
 func (r *Runner) saveSession(l *live) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -24,6 +25,7 @@ type apiLaunch struct {
 	Criteria     []string `json:"criteria"`
 	OutOfScope   []string `json:"out_of_scope"`
 	Model        string   `json:"model"`
+	Script       string   `json:"script"`  // a model script under the source root, instead of model
 	Agent        string   `json:"agent"`   // native (default), codex, or an agents.yaml name
 	Repo         string   `json:"repo"`    // a git repository instead of path: https URL or owner/name
 	Sandbox      string   `json:"sandbox"` // workspace (default), strict or off
@@ -104,10 +106,29 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 	if in.MaxToolCalls != 0 {
 		v.MaxToolCalls = itoa(in.MaxToolCalls)
 	}
-	v.Verifier = in.Verifier
+	v.Verifier, v.Script = in.Verifier, in.Script
 	id, errs := s.launcher.Launch(v)
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not launched", errs)
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
+}
+
+// apiResumeRun starts a run that goes on from an interrupted one.
+func (s *Server) apiResumeRun(c echo.Context) error {
+	if s.launcher == nil {
+		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
+	}
+	var in struct {
+		Model  string `json:"model"`
+		Script string `json:"script"`
+	}
+	if err := readJSON(c, &in, `{"script": "…"} or {"model": "…"} or {}`); err != nil {
+		return err
+	}
+	id, errs := s.launcher.ResumeRun(c.Param("id"), launch.Task{Model: in.Model, Script: in.Script})
+	if len(errs) > 0 {
+		return apiError(c, http.StatusUnprocessableEntity, "the run was not resumed", errs)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
 }

@@ -180,6 +180,7 @@ func TestRouteAccess(t *testing.T) {
 		"POST /demo":                         {"/demo", "admin", 0},
 		"POST /suites":                       {"/suites", "admin", 0},
 		"POST /runs/:id/stop":                {"/runs/" + run + "/stop", "admin", 0},
+		"POST /runs/:id/resume":              {"/runs/" + run + "/resume", "admin", 0},
 		"POST /sessions/:id/continue":        {"/sessions/s1/continue", "admin", 0},
 		"GET /audit":                         {"/audit", "admin", 0},
 		"GET /api/v1/runs":                   {"/api/v1/runs", "viewer", 0},
@@ -191,6 +192,7 @@ func TestRouteAccess(t *testing.T) {
 		"POST /api/v1/runs":                  {"/api/v1/runs", "admin", 0},
 		"POST /api/v1/suites":                {"/api/v1/suites", "admin", 0},
 		"POST /api/v1/runs/:id/stop":         {"/api/v1/runs/" + run + "/stop", "admin", 0},
+		"POST /api/v1/runs/:id/resume":       {"/api/v1/runs/" + run + "/resume", "admin", 0},
 	}
 	for _, r := range a.s.Routes() {
 		if _, ok := routes[r]; !ok {

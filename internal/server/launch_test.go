@@ -774,3 +774,58 @@ func TestApplyAcceptedFromTheRunPage(t *testing.T) {
 		t.Fatalf("the page does not show the parts:\n%.4000s", page)
 	}
 }
+
+// A run that waits for an approval when the server stops is interrupted;
+// after the restart its page offers Resume, which starts a run from where
+// it stopped: the same approval is asked again, and once approved the run
+// goes on to its review with the change made before the stop.
+func TestResumeARunInterruptedWhileItWaited(t *testing.T) {
+	data, st := dataStore(t)
+	roots := t.TempDir()
+	os.WriteFile(filepath.Join(roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Tested after the restart.}\n"), 0o644)
+	start := func(ctx context.Context) (*jobs.Queue, *httptest.Server) {
+		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
+		q := jobs.New(ctx, r, 1)
+		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t", SourceRoots: []string{roots}})
+		return q, httptest.NewServer(srv.Handler())
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	q1, ts1 := start(ctx1)
+	b := newBrowser(t, ts1.URL)
+	b.get("/runs")
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	testutil.Eventually(t, 20*time.Second, "the approval request", func() bool {
+		_, page := b.get("/runs/" + id)
+		return strings.Contains(page, "The agent waits for your approval")
+	})
+	ts1.Close()
+	stop1()
+	q1.Wait(context.Background())
+
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	q2, ts2 := start(ctx2)
+	defer ts2.Close()
+	b = newBrowser(t, ts2.URL)
+	_, page := b.get("/runs/" + id)
+	if !strings.Contains(page, `id="resume"`) {
+		t.Fatalf("no Resume on the interrupted run:\n%.3000s", page)
+	}
+	// The demo's model is a script: the form asks for one.
+	if resp, body := b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}}); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "give a model script") {
+		t.Fatalf("resume without a model: %d", resp.StatusCode)
+	}
+	resp, _ = b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}, "resume_script": {"after.yaml"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resume: %d", resp.StatusCode)
+	}
+	loc := resp.Header.Get("Location")
+	approveCommand(t, b, loc)
+	rc := endedRun(t, data, strings.TrimPrefix(loc, "/runs/"))
+	if rc.Status != bundle.StatusAwaitingReview || rc.Resumes != id || strings.Join(rc.Changed, ",") != "money.go" {
+		t.Fatalf("the resumed run: %+v", rc)
+	}
+	stop2()
+	q2.Wait(context.Background())
+}

@@ -185,3 +185,22 @@ func formComments(form map[string][]string, files []patch.File) ([]bundle.Commen
 	}
 	return out, nil
 }
+
+// resumeRun starts a run that goes on from an interrupted one, and goes to
+// it.
+func (s *Server) resumeRun(c echo.Context) error {
+	id := c.Param("id")
+	if s.launcher == nil || !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "This server does not run agents, so it cannot resume a run.")
+	}
+	next, errs := s.launcher.ResumeRun(id, launch.Task{Model: c.FormValue("resume_model"), Script: c.FormValue("resume_script")})
+	if len(errs) > 0 {
+		var msgs []string
+		for _, m := range errs {
+			msgs = append(msgs, m)
+		}
+		slices.Sort(msgs)
+		return s.renderRun(c, id, "Not resumed: "+strings.Join(msgs, "; ")+".", validationStatus(c))
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+next)
+}

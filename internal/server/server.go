@@ -187,10 +187,12 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/demo", s.audited("demo", s.startDemo), admin)
 	e.POST("/suites", s.audited("suites", s.launchSuite), admin)
 	e.POST("/runs/:id/stop", s.audited("runs stop", s.stopRun), admin)
+	e.POST("/runs/:id/resume", s.audited("runs resume", s.resumeRun), admin)
 	e.POST("/sessions/:id/continue", s.audited("sessions continue", s.continueSession), admin)
 	e.POST("/api/v1/runs", s.audited("runs", s.apiLaunchRun), admin)
 	e.POST("/api/v1/suites", s.audited("suites", s.apiLaunchSuite), admin)
 	e.POST("/api/v1/runs/:id/stop", s.audited("runs stop", s.apiStopRun), admin)
+	e.POST("/api/v1/runs/:id/resume", s.audited("runs resume", s.apiResumeRun), admin)
 }
 
 // audited records a successful launch or stop in the audit log as action,

@@ -277,6 +277,24 @@ func copyFile(src, dst string, perm fs.FileMode, sum *[sha256.Size]byte) error {
 	return nil
 }
 
+// CopyOf makes dir a copy of the workspace at from — its repository and
+// its uncommitted changes — diffed against base, a commit of it: a run that
+// resumes an interrupted one goes on from where that one stopped, and its
+// diff holds both runs' changes.
+func CopyOf(ctx context.Context, from, dir, base string) (*Workspace, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("copy workspace %s: %w", from, err)
+	}
+	if out, err := exec.CommandContext(ctx, "cp", "-a", "--", from+"/.", dir).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("copy workspace %s: %v: %s", from, err, strings.TrimSpace(string(out)))
+	}
+	w := Open(dir, base)
+	if !w.HasCommit(ctx, base) {
+		return nil, fmt.Errorf("copy workspace %s: it does not hold the base commit %s", from, base)
+	}
+	return w, nil
+}
+
 // Checkpoint commits the working tree as it is and returns the commit, so
 // that the next diff starts from here.
 func (w *Workspace) Checkpoint(ctx context.Context, message string) (string, error) {
