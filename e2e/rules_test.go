@@ -86,7 +86,9 @@ func TestStopTheServerWhileARunWaitsThenResume(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#approvals")).ToContainText("go test ./...", long))
 	first := page.URL()[strings.LastIndex(page.URL(), "/")+1:]
 
+	page.Close() // its event stream would reach for the stopped server
 	a = a.restart(t)
+	page = newPage(t)
 	goTo(t, page, a.URL+"/runs/"+first)
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("interrupted"))
 	must(t, os.WriteFile(filepath.Join(a.Roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Tested after the restart.}\n"), 0o644))
