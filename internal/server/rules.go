@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -136,12 +137,7 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string) error {
 	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: c.FormValue("summary"), Comments: comments}
 	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: c.FormValue("changes_model"), Script: c.FormValue("changes_script")})
 	if len(errs) > 0 {
-		var msgs []string
-		for _, m := range errs {
-			msgs = append(msgs, m)
-		}
-		slices.Sort(msgs)
-		return s.renderRun(c, id, "No changes were requested: "+strings.Join(msgs, "; ")+".", validationStatus(c))
+		return s.renderRun(c, id, "No changes were requested: "+problemList(errs)+".", validationStatus(c))
 	}
 	s.auditAs(c, s.actor(c, reviewer), "request-changes", id, "next run "+next)
 	if isHTMX(c) {
@@ -195,12 +191,13 @@ func (s *Server) resumeRun(c echo.Context) error {
 	}
 	next, errs := s.launcher.ResumeRun(id, launch.Task{Model: c.FormValue("resume_model"), Script: c.FormValue("resume_script")})
 	if len(errs) > 0 {
-		var msgs []string
-		for _, m := range errs {
-			msgs = append(msgs, m)
-		}
-		slices.Sort(msgs)
-		return s.renderRun(c, id, "Not resumed: "+strings.Join(msgs, "; ")+".", validationStatus(c))
+		return s.renderRun(c, id, "Not resumed: "+problemList(errs)+".", validationStatus(c))
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+next)
+}
+
+// problemList is a launcher's problems by field as one sentence.
+func problemList(errs map[string]string) string {
+	msgs := slices.Sorted(maps.Values(errs))
+	return strings.Join(msgs, "; ")
 }
