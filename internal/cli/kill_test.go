@@ -206,7 +206,7 @@ func TestKill9WhileARunWaitsThenResume(t *testing.T) {
 		t.Fatalf("launch: %d %v", code, out)
 	}
 	id := out["run_id"].(string)
-	pending := func(base string) string {
+	pending := func(base, id string) string {
 		resp, err := http.Get(base + "/api/v1/runs/" + id + "/approvals")
 		if err != nil {
 			return ""
@@ -219,7 +219,7 @@ func TestKill9WhileARunWaitsThenResume(t *testing.T) {
 		}
 		return strconv.Itoa(int(a.Approvals[0].ID))
 	}
-	testutil.Eventually(t, 30*time.Second, "the approval request", func() bool { return pending(url) != "" })
+	testutil.Eventually(t, 30*time.Second, "the approval request", func() bool { return pending(url, id) != "" })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
@@ -233,8 +233,8 @@ func TestKill9WhileARunWaitsThenResume(t *testing.T) {
 		t.Fatalf("resume: %d %v", code, out)
 	}
 	next := out["run_id"].(string)
-	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url) != "" })
-	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
+	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url, next) != "" })
+	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url, next), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
 		t.Fatalf("approve: %d %v", code, out)
 	}
 	var rc bundle.Receipt
