@@ -79,7 +79,7 @@ func TestEditAHunkThenApply(t *testing.T) {
 	a := startApp(t)
 	page, notes := partsRun(t, a)
 	hunk := page.Locator("#part-0-1")
-	must(t, hunk.Locator("summary").Click())
+	must(t, hunk.Locator(".hunk-edit summary").Click())
 	editor := hunk.Locator("textarea")
 	text, err := editor.InputValue()
 	must(t, err)
