@@ -80,7 +80,7 @@ func TestEditAHunkThenApply(t *testing.T) {
 	page, notes := partsRun(t, a)
 	hunk := page.Locator("#part-0-1")
 	must(t, hunk.Locator(".hunk-edit summary").Click())
-	editor := hunk.Locator("textarea")
+	editor := hunk.Locator(".hunk-edit textarea")
 	text, err := editor.InputValue()
 	must(t, err)
 	if !strings.HasPrefix(text, "line 17\n") || !strings.Contains(text, "line 20 changed\n") {
