@@ -81,6 +81,20 @@ type Task struct {
 	addresses string // the run whose requested changes the run makes
 }
 
+// runProfile is the models.yaml profile run runID used, "" for a model
+// script or a run that cannot be read.
+func (l *Launcher) runProfile(runID string) string {
+	dir, err := l.Runner.RunDir(runID)
+	if err != nil {
+		return ""
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil || strings.HasPrefix(b.Receipt.Model.Profile, "script:") {
+		return ""
+	}
+	return b.Receipt.Model.Profile
+}
+
 // ResumeRun queues a run that goes on from the interrupted run runID (see
 // run.Runner.ResumeSpec), with the model of t (the run's own profile when t
 // names none); its gated calls are asked about on the board again, after
@@ -91,11 +105,7 @@ func (l *Launcher) ResumeRun(runID string, t Task) (string, map[string]string) {
 		return "", map[string]string{"resume": err.Error()}
 	}
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
-		if dir, err := l.Runner.RunDir(runID); err == nil {
-			if b, err := bundle.ReadRun(dir, bundle.DefaultLimits()); err == nil && !strings.HasPrefix(b.Receipt.Model.Profile, "script:") {
-				t.Model = b.Receipt.Model.Profile
-			}
-		}
+		t.Model = l.runProfile(runID)
 	}
 	choice, field, msg := l.modelChoice(t)
 	if msg != "" {
@@ -118,11 +128,7 @@ func (l *Launcher) ResumeRun(runID string, t Task) (string, map[string]string) {
 // returns the new run's id, or the problems by field.
 func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, map[string]string) {
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
-		if dir, err := l.Runner.RunDir(runID); err == nil {
-			if b, err := bundle.ReadRun(dir, bundle.DefaultLimits()); err == nil {
-				t.Model = b.Receipt.Model.Profile
-			}
-		}
+		t.Model = l.runProfile(runID)
 	}
 	if _, field, msg := l.modelChoice(t); msg != "" {
 		if t.Model == "" && t.Script == "" {
