@@ -41,13 +41,54 @@ func TestLaunchOnAGitRepository(t *testing.T) {
 	must(t, page.Locator("#approve").Click())
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by"))
 	must(t, expect.Locator(page.Locator("#offer")).ToContainText("proctor apply --to CHECKOUT"))
-	href, err := page.Locator("#mbox-link").GetAttribute("href")
+	if mbox := offered(t, page, a, "#mbox-link"); !strings.Contains(mbox, "Subject: [PATCH] Add b.txt.") || !strings.Contains(mbox, "+bee") {
+		t.Fatalf("patch.mbox:\n%s", mbox)
+	}
+}
+
+// A git run's diff is decided part by part too: what it then offers (the
+// patch and the mbox) holds the accepted files only.
+func TestAGitRunApprovedPartByPart(t *testing.T) {
+	base, caEnv, _ := testutil.GitServer(t)
+	k, v, _ := strings.Cut(caEnv[0], "=")
+	t.Setenv(k, v)
+	a := startApp(t)
+	must(t, os.WriteFile(filepath.Join(a.Roots, "two.yaml"), []byte("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: b.txt, content: \"bee\\n\"}}, {name: write_file, arguments: {path: c.txt, content: \"sea\\n\"}}]}\n  - reply: {content: Wrote b.txt and c.txt.}\n"), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	must(t, page.Locator("#repo-fields summary").Click())
+	must(t, page.Locator("#repo").Fill(base+"/public.git"))
+	must(t, page.Locator("#task").Fill("Add b.txt."))
+	must(t, page.Locator("#script").Fill("two.yaml"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator("#apply-accepted")).ToHaveText("Approve accepted", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, page.Locator("h1").Click()) // nothing focused that takes keys
+	for _, key := range []string{"j", "a", "j", "r"} {
+		must(t, page.Keyboard().Press(key))
+	}
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("1 of 2 parts accepted, 1 rejected."))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("1 part accepted, 1 not"))
+	must(t, expect.Locator(page.Locator("#offered-link")).ToHaveText("accepted.patch"))
+	if p := offered(t, page, a, "#offered-link"); !strings.Contains(p, "+bee") || strings.Contains(p, "c.txt") {
+		t.Fatalf("accepted.patch:\n%s", p)
+	}
+	if mbox := offered(t, page, a, "#mbox-link"); !strings.Contains(mbox, "+bee") || strings.Contains(mbox, "sea") {
+		t.Fatalf("patch.mbox:\n%s", mbox)
+	}
+}
+
+// offered fetches the file the page's link (selector) offers.
+func offered(t *testing.T, page playwright.Page, a *app, selector string) string {
+	t.Helper()
+	href, err := page.Locator(selector).GetAttribute("href")
 	must(t, err)
 	resp, err := page.Request().Get(a.URL + href)
 	must(t, err)
 	body, err := resp.Text()
 	must(t, err)
-	if resp.Status() != 200 || !strings.Contains(body, "Subject: [PATCH] Add b.txt.") || !strings.Contains(body, "+bee") {
-		t.Fatalf("patch.mbox: %d\n%s", resp.Status(), body)
+	if resp.Status() != 200 {
+		t.Fatalf("%s: %d\n%s", href, resp.Status(), body)
 	}
+	return body
 }

@@ -554,10 +554,18 @@ type DiffFilePage struct {
 }
 
 // ByParts reports whether a person may decide on this run's diff part by
-// part here: it awaits review, the viewer may review, and its change is
-// applied to a folder (a git repository's run is approved whole).
+// part here: it awaits review and the viewer may review.
 func ByParts(m Meta, rc bundle.Receipt) bool {
-	return m.CanReview && rc.Review == nil && rc.Status == bundle.StatusAwaitingReview && rc.Source.Kind != "git"
+	return m.CanReview && rc.Review == nil && rc.Status == bundle.StatusAwaitingReview
+}
+
+// partsVerb is what a review part by part did with the accepted parts: a
+// git run's are offered, not applied.
+func partsVerb(rc bundle.Receipt) string {
+	if rc.Source.Kind == "git" {
+		return "accepted"
+	}
+	return "applied"
 }
 
 // ByParts: see the function.

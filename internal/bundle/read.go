@@ -223,6 +223,16 @@ func readLines(dir, name string, lim Limits, each func(file string, n int, line 
 }
 
 // ReadFile reads the file name inside dir, refusing a file that is not a
+// OfferedFile is the file of an approved git run that holds the change it
+// offers (the mbox, proctor apply --to): its diff, or when it was approved
+// part by part, the accepted parts.
+func OfferedFile(rc *Receipt) string {
+	if rc.Review != nil && len(rc.Review.AppliedParts) > 0 {
+		return AcceptedFile
+	}
+	return DiffFile
+}
+
 // regular file, a symlink that leads outside dir, or one larger than max.
 func ReadFile(dir, name string, max int64) ([]byte, error) {
 	f, err := Open(dir, name)

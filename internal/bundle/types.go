@@ -22,6 +22,7 @@ const (
 	AgentLogFile   = "agent.log" // an external agent's stdout and stderr
 	TranscriptFile = "transcript.md"
 	DiffFile       = "diff.patch"
+	AcceptedFile   = "accepted.patch" // a git run approved part by part: the change it offers
 	VerdictFile    = "verdict.json"
 	CommentsFile   = "comments.json" // reviewers' requests for changes
 )
@@ -29,7 +30,7 @@ const (
 // FileNames are the files a run bundle may hold, in the order people read
 // them.
 func FileNames() []string {
-	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, VerdictFile, AgentLogFile, CommentsFile}
+	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, AcceptedFile, VerdictFile, AgentLogFile, CommentsFile}
 }
 
 // Present lists the files of FileNames that the bundle folder dir holds and

@@ -13,6 +13,8 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
@@ -108,44 +110,16 @@ func TestRunOnAGitRepository(t *testing.T) {
 // pinned commit, and proctor apply --to applies it to a checkout — only
 // when the files it touches are as they were at that commit.
 func TestAnApprovedGitRunIsOfferedAndAppliedToACheckout(t *testing.T) {
-	base, caEnv, _ := testutil.GitServer(t)
-	k, v, _ := strings.Cut(caEnv[0], "=")
-	t.Setenv(k, v)
-	data, dir := t.TempDir(), t.TempDir()
-	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"three\\n\"}}]}\n  - reply: {content: Changed a.txt.}\n"})
-	env := map[string]string{"PROCTOR_DATA": data}
-	r := invoke(t, env, "run", "--task", "Make a.txt say three", "--script", filepath.Join(dir, "model.yaml"), "--repo", base+"/public.git")
-	if r.code != ExitOK {
-		t.Fatalf("run: %+v", r)
-	}
-	runID := regexp.MustCompile(`runs/(\S+)`).FindStringSubmatch(r.stdout)[1]
+	g := newGitRun(t, "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"three\\n\"}}]}\n  - reply: {content: Changed a.txt.}\n")
+	env, base, runID, rn, git := g.env, g.base, g.runID, g.rn, g.git
 	checkout := filepath.Join(t.TempDir(), "checkout")
-	git := func(dir string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
 	git("", "clone", "-q", base+"/public.git", checkout)
 
 	if r := invoke(t, env, "apply", "--to", checkout, runID); r.code != ExitUsage || !strings.Contains(r.stderr, "not reviewed yet") {
 		t.Fatalf("apply --to before a review, without a terminal: %+v", r)
 	}
-	rn, err := newRunner(Env{Getenv: func(k string) string { return env[k] }}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runDir, _ := rn.RunDir(runID)
-	b, _ := bundle.ReadRun(runDir, bundle.DefaultLimits())
-	rv, err := reviewRun(context.Background(), rn, runDir, &b.Receipt, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
-		return gate.Verdict{Approved: true, By: "Dana", Reason: "good"}, nil
-	}), false)
-	if err != nil || !rv.Approved || rv.Applied {
-		t.Fatalf("the review of a git run: %+v %v (approved, applied nowhere)", rv, err)
+	if rv := g.review(gate.Verdict{Approved: true, By: "Dana", Reason: "good"}); !rv.Approved || rv.Applied {
+		t.Fatalf("the review of a git run: %+v (approved, applied nowhere)", rv)
 	}
 
 	mbox, err := rn.Mbox(context.Background(), runID)
@@ -220,4 +194,92 @@ func TestAScenarioStartsFromAPrivateRepositoryWithSourcesYAML(t *testing.T) {
 	if r := invoke(t, env, "scenario", "run", dir); r.code != ExitUsage || !strings.Contains(r.stderr, "token_env PRIVATE_GIT_TOKEN (for "+host+") is not set") {
 		t.Fatalf("an unset token variable: %+v", r)
 	}
+}
+
+// A git run approved part by part offers only the accepted parts: the
+// mbox, apply --to and the run's accepted.patch hold them, not the rest.
+func TestAGitRunApprovedPartByPartOffersOnlyTheAcceptedParts(t *testing.T) {
+	g := newGitRun(t, "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"three\\n\"}}, {name: write_file, arguments: {path: b.txt, content: \"not wanted\\n\"}}]}\n  - reply: {content: Changed a.txt and b.txt.}\n")
+	// The files of the diff in path order: a.txt (0), b.txt (1, new: a whole file).
+	rv := g.review(gate.Verdict{Approved: true, By: "Dana", Parts: []patch.Choice{{File: 0, Hunk: 0, Accept: true}, {File: 1, Hunk: patch.Whole, Accept: false}}})
+	if !rv.Approved || rv.Applied || len(rv.AppliedParts) != 1 || rv.AppliedParts[0].Path != "a.txt" || len(rv.RejectedParts) != 1 || rv.RejectedParts[0].Path != "b.txt" {
+		t.Fatalf("review = %+v", rv)
+	}
+	runDir, _ := g.rn.RunDir(g.runID)
+	accepted, err := os.ReadFile(filepath.Join(runDir, bundle.AcceptedFile))
+	if err != nil || !strings.Contains(string(accepted), "+three") || strings.Contains(string(accepted), "b.txt") {
+		t.Fatalf("accepted.patch: %v\n%s", err, accepted)
+	}
+	mbox, err := g.rn.Mbox(context.Background(), g.runID)
+	if err != nil || !strings.Contains(string(mbox), "+three") || strings.Contains(string(mbox), "not wanted") {
+		t.Fatalf("mbox: %v\n%s", err, mbox)
+	}
+	checkout := filepath.Join(t.TempDir(), "checkout")
+	g.git("", "clone", "-q", g.base+"/public.git", checkout)
+	// b.txt is not part of the offered change, so a local b.txt is no conflict.
+	os.WriteFile(filepath.Join(checkout, "b.txt"), []byte("mine\n"), 0o644)
+	if r := invoke(t, g.env, "apply", "--to", checkout, g.runID); r.code != ExitOK || !strings.Contains(r.stdout, "applied to "+checkout+": a.txt\n") {
+		t.Fatalf("apply --to: %+v", r)
+	}
+	if got, _ := os.ReadFile(filepath.Join(checkout, "a.txt")); string(got) != "three\n" {
+		t.Fatalf("after apply --to: a.txt %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(checkout, "b.txt")); string(got) != "mine\n" {
+		t.Fatalf("after apply --to: b.txt %q", got)
+	}
+}
+
+// gitRun is a finished run on the test git server's public repository.
+type gitRun struct {
+	t     *testing.T
+	env   map[string]string
+	base  string // the git server's URL
+	runID string
+	rn    *run.Runner
+}
+
+// newGitRun runs the model script on a clone of public.git.
+func newGitRun(t *testing.T, script string) *gitRun {
+	t.Helper()
+	base, caEnv, _ := testutil.GitServer(t)
+	k, v, _ := strings.Cut(caEnv[0], "=")
+	t.Setenv(k, v)
+	data, dir := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": script})
+	env := map[string]string{"PROCTOR_DATA": data}
+	r := invoke(t, env, "run", "--task", "Make a.txt say three", "--script", filepath.Join(dir, "model.yaml"), "--repo", base+"/public.git")
+	if r.code != ExitOK {
+		t.Fatalf("run: %+v", r)
+	}
+	rn, err := newRunner(Env{Getenv: func(k string) string { return env[k] }}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gitRun{t: t, env: env, base: base, runID: regexp.MustCompile(`runs/(\S+)`).FindStringSubmatch(r.stdout)[1], rn: rn}
+}
+
+// review decides on the run through the gate with verdict v.
+func (g *gitRun) review(v gate.Verdict) *bundle.Review {
+	g.t.Helper()
+	runDir, _ := g.rn.RunDir(g.runID)
+	b, _ := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	rv, err := reviewRun(context.Background(), g.rn, runDir, &b.Receipt, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return v, nil
+	}), false)
+	if err != nil {
+		g.t.Fatalf("review run %s: %v", g.runID, err)
+	}
+	return rv
+}
+
+// git runs git in dir.
+func (g *gitRun) git(dir string, args ...string) string {
+	g.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@e"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		g.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/sandbox"
@@ -437,18 +438,23 @@ func applyTo(ctx context.Context, env Env, r *run.Runner, runID, checkout string
 	} else if !rc.Review.Approved {
 		return usagef("apply", "run %s was rejected by %s: nothing to apply", runID, rc.Review.ReviewedBy)
 	}
-	patch, err := bundle.ReadFile(dir, bundle.DiffFile, bundle.DefaultLimits().MaxTextBytes)
+	offered, err := bundle.ReadFile(dir, bundle.OfferedFile(rc), bundle.DefaultLimits().MaxTextBytes)
 	if err != nil {
 		return fmt.Errorf("apply %s: read its diff: %w", runID, err)
+	}
+	files, err := patch.Parse(string(offered))
+	if err != nil {
+		return fmt.Errorf("apply %s: its diff: %w", runID, err)
 	}
 	abs, err := filepath.Abs(checkout)
 	if err != nil {
 		return usagef("apply", "--to %s: %v", checkout, err)
 	}
-	if err := workspace.ApplyTo(ctx, abs, rc.Source.CommitSHA, string(patch), rc.Changed); err != nil {
+	paths := patch.Paths(files)
+	if err := workspace.ApplyTo(ctx, abs, rc.Source.CommitSHA, string(offered), paths); err != nil {
 		return fmt.Errorf("apply %s to %s: %w", runID, abs, err)
 	}
-	fmt.Fprintf(env.Stdout, "applied to %s: %s\n", abs, strings.Join(rc.Changed, ", "))
+	fmt.Fprintf(env.Stdout, "applied to %s: %s\n", abs, strings.Join(paths, ", "))
 	return nil
 }
 

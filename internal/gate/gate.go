@@ -259,12 +259,16 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 			return nil, fmt.Errorf("review %s: %w (%v); the run still awaits review", rc.RunID, ErrNoDecision, err)
 		}
 		review.Approved, review.ReviewedBy, review.Reason = v.Approved, v.By, v.Reason
-		if v.Approved && v.Parts != nil && rc.Source.Kind == "git" {
-			return nil, fmt.Errorf("review %s: a run on a git repository is approved whole (its change is offered as a patch); decide part by part on runs of a local folder", rc.RunID)
-		}
 		if v.Approved && v.Parts != nil {
 			if diff, changed, err = selectParts(&review, string(diff), v.Parts); err != nil {
 				return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
+			}
+			// A git run's accepted parts are what it offers (the mbox,
+			// apply --to); they are kept before the decision is journaled.
+			if rc.Source.Kind == "git" {
+				if err := bundle.WriteFileAtomic(filepath.Join(runDir, bundle.AcceptedFile), diff, 0o644); err != nil {
+					return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
+				}
 			}
 		}
 	}

@@ -145,6 +145,15 @@ func Select(text string, choices []Choice) (Selection, error) {
 	return sel, nil
 }
 
+// Paths lists the paths the files' changes touch: both names of a rename.
+func Paths(files []File) []string {
+	var paths []string
+	for _, f := range files {
+		paths = appendPaths(paths, f)
+	}
+	return paths
+}
+
 // appendPaths adds the paths a file's change touches: both names of a
 // rename.
 func appendPaths(paths []string, f File) []string {

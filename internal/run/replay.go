@@ -64,7 +64,7 @@ func (r *Runner) Mbox(ctx context.Context, runID string) ([]byte, error) {
 	case rc.Review == nil || !rc.Review.Approved:
 		return nil, fmt.Errorf("run %s is not approved: its change is offered once it is", runID)
 	}
-	patch, err := bundle.ReadFile(dir, bundle.DiffFile, bundle.DefaultLimits().MaxTextBytes)
+	patch, err := bundle.ReadFile(dir, bundle.OfferedFile(&rc), bundle.DefaultLimits().MaxTextBytes)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: read its diff: %w", runID, err)
 	}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,6 +67,9 @@ func (w *Workspace) apply(ctx context.Context, patch string) error {
 // be as it is at base (committed or not), else nothing is applied and the
 // files in the way are named.
 func ApplyTo(ctx context.Context, dir, base, patch string, paths []string) error {
+	if len(paths) == 0 {
+		return errors.New("the patch touches no file")
+	}
 	w := &Workspace{Dir: dir}
 	if _, err := w.git(ctx, "cat-file", "-e", base+"^{commit}"); err != nil {
 		return fmt.Errorf("%s does not have the run's base commit %s: fetch it into that checkout first (git fetch origin %s)", dir, base, base)
@@ -87,6 +91,8 @@ func ApplyTo(ctx context.Context, dir, base, patch string, paths []string) error
 		return err
 	}
 	f.Close()
-	_, err = w.git(ctx, "apply", "--binary", f.Name())
+	// Every file the patch touches is as at base, so its positions hold
+	// even for a hunk a reviewer edited down to no trailing context.
+	_, err = w.git(ctx, "apply", "--binary", "--unidiff-zero", f.Name())
 	return err
 }
