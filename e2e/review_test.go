@@ -150,7 +150,8 @@ func TestReviewAFiftyFileDiffWithTheKeyboard(t *testing.T) {
 // A comment on a line and a summary, sent with Request changes, are the
 // agent's next message (the model script of the new run expects them);
 // the new run links back, the old one says where its changes were made,
-// and the comment shows as addressed once the new run changed its file.
+// and the comment on line 20 shows as addressed (the new run changed that
+// line) while the one on line 38 stays open (nothing near it changed).
 func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
 	a := startApp(t)
 	page, notes := partsRun(t, a)
@@ -164,6 +165,9 @@ func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
 	must(t, hunk.Locator(".hunk-comment summary").Click())
 	must(t, expect.Locator(hunk.Locator("input.line-no")).ToHaveValue("20"))
 	must(t, hunk.Locator(".hunk-comment textarea").Fill("say twenty, in words"))
+	last := page.Locator("#part-0-2")
+	must(t, last.Locator(".hunk-comment summary").Click())
+	must(t, last.Locator(".hunk-comment textarea").Fill("and this one?"))
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	must(t, page.Locator("#request-changes summary").Click())
 	must(t, page.Locator("#changes-summary").Fill("Only line 20 needs another look."))
@@ -174,7 +178,8 @@ func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
 	addressing := page.Locator("#addressing")
 	must(t, expect.Locator(addressing).ToContainText("asked by Dana"))
 	must(t, expect.Locator(addressing).ToContainText("notes.txt:20: say twenty, in words"))
-	must(t, expect.Locator(addressing.Locator(".badge")).ToHaveText("addressed"))
+	must(t, expect.Locator(addressing.Locator(".badge")).ToHaveText([]string{"addressed", "open"}))
+	must(t, expect.Locator(addressing.Locator(".comments li").Nth(1)).ToContainText("notes.txt:38: and this one?"))
 	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("Only line 20 needs another look."))
 	// Its diff is only the new change.
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("line twenty"))

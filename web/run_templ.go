@@ -286,7 +286,7 @@ func RunView(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if r.Status == "interrupted" && p.Meta.CanRun && r.Receipt.Kind != "scenario" && r.Receipt.SessionID == "" && (r.Receipt.Agent == nil || r.Receipt.Agent.Kind == "" || r.Receipt.Agent.Kind == "native") {
+			if p.Resumable() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<section id=\"resume-box\" class=\"review\"><h2>Resume</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -310,7 +310,7 @@ func RunView(p RunPage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<p>This run was interrupted (the server stopped while it worked or waited for an approval). Resuming starts a new run from where it stopped: a copy of its workspace, its conversation rebuilt from its recorded model calls, and the calls it had not made run first — one that waited for approval is asked about again (or allowed by a rule).</p><form method=\"post\" action=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<p>This run was interrupted (the server stopped while it worked or waited for an approval). Resuming starts a new run from where it stopped: a copy of its workspace (a session's own, as the run left it), its conversation rebuilt from its recorded model calls, and the calls it had not made run first — one that waited for approval is asked about again (or allowed by a rule).</p><form method=\"post\" action=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -571,6 +571,10 @@ func partsVerb(rc bundle.Receipt) string {
 // ByParts: see the function.
 func (p RunPage) ByParts() bool { return !p.Live && ByParts(p.Meta, p.Run.Receipt) }
 
+// Resumable reports whether the page offers to resume the run: this server
+// runs agents and the run is one that can be resumed (run.Resumable).
+func (p RunPage) Resumable() bool { return p.Meta.CanRun && run.Resumable(p.Run.Receipt) == nil }
+
 // NoChanges reports whether the run ended well without changing anything:
 // green alone would read as "it did the work".
 func (p RunPage) NoChanges() bool {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -129,5 +130,34 @@ func TestListedDiffFilesCountTheirLines(t *testing.T) {
 	listed, built := ListDiff(files)[0], BuildDiff(files)[0]
 	if listed.Lines != 3 || built.Lines != 3 || listed.Path != "a.go" || listed.Added != 1 || len(listed.Hunks) != 0 || len(built.Hunks) != 1 {
 		t.Fatalf("listed %+v, built %+v", listed, built)
+	}
+}
+
+// The run page offers Resume on an interrupted run of proctor's own agent
+// (in a session or not, on a folder or a repository) when this server runs
+// agents; not on other statuses, external agents or scenario runs.
+func TestRunPageOffersResumeOnInterruptedRunsOfItsOwnAgent(t *testing.T) {
+	interrupted := bundle.Receipt{RunID: "r1", Status: bundle.StatusInterrupted, Kind: bundle.KindTask}
+	for _, tc := range []struct {
+		name   string
+		canRun bool
+		edit   func(*bundle.Receipt)
+		want   bool
+	}{
+		{"interrupted", true, func(*bundle.Receipt) {}, true},
+		{"in a session", true, func(r *bundle.Receipt) { r.SessionID = "sess-1" }, true},
+		{"on a repository", true, func(r *bundle.Receipt) { r.Source.Kind = "git" }, true},
+		{"native named", true, func(r *bundle.Receipt) { r.Agent = &bundle.Agent{Kind: "native"} }, true},
+		{"a server that runs no agents", false, func(*bundle.Receipt) {}, false},
+		{"awaiting review", true, func(r *bundle.Receipt) { r.Status = bundle.StatusAwaitingReview }, false},
+		{"an external agent", true, func(r *bundle.Receipt) { r.Agent = &bundle.Agent{Name: "codex", Kind: "codex"} }, false},
+		{"a scenario run", true, func(r *bundle.Receipt) { r.Kind = bundle.KindScenario }, false},
+	} {
+		rc := interrupted
+		tc.edit(&rc)
+		p := RunPage{Meta: Meta{CanRun: tc.canRun}, Run: &store.RunDetail{Receipt: rc}}
+		if got := p.Resumable(); got != tc.want {
+			t.Errorf("%s: Resumable() = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@
 package launch
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,31 +82,40 @@ type Task struct {
 	addresses string // the run whose requested changes the run makes
 }
 
-// runProfile is the models.yaml profile run runID used, "" for a model
-// script or a run that cannot be read.
-func (l *Launcher) runProfile(runID string) string {
+// runReceipt is the receipt of run runID; a run that cannot be read has
+// the zero receipt.
+func (l *Launcher) runReceipt(runID string) bundle.Receipt {
 	dir, err := l.Runner.RunDir(runID)
 	if err != nil {
-		return ""
+		return bundle.Receipt{}
 	}
 	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
-	if err != nil || strings.HasPrefix(b.Receipt.Model.Profile, "script:") {
+	if err != nil {
+		return bundle.Receipt{}
+	}
+	return b.Receipt
+}
+
+// profile is the models.yaml profile of a receipt, "" for a model script.
+func profile(rc bundle.Receipt) string {
+	if strings.HasPrefix(rc.Model.Profile, "script:") {
 		return ""
 	}
-	return b.Receipt.Model.Profile
+	return rc.Model.Profile
 }
 
 // ResumeRun queues a run that goes on from the interrupted run runID (see
 // run.Runner.ResumeSpec), with the model of t (the run's own profile when t
 // names none); its gated calls are asked about on the board again, after
 // the approval rules. It returns the new run's id, or the problems by field.
-func (l *Launcher) ResumeRun(runID string, t Task) (string, map[string]string) {
-	spec, err := l.Runner.ResumeSpec(runID)
+func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string, map[string]string) {
+	spec, err := l.Runner.ResumeSpec(ctx, runID)
 	if err != nil {
 		return "", map[string]string{"resume": err.Error()}
 	}
+	rc := l.runReceipt(runID)
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
-		t.Model = l.runProfile(runID)
+		t.Model = profile(rc)
 	}
 	choice, field, msg := l.modelChoice(t)
 	if msg != "" {
@@ -116,7 +126,7 @@ func (l *Launcher) ResumeRun(runID string, t Task) (string, map[string]string) {
 	}
 	id := run.NewRunID(time.Now())
 	spec.RunID, spec.Model = id, choice
-	spec.Approver = l.approver(id, "", rules.Where{Source: spec.SourceDir})
+	spec.Approver = l.approver(id, "", rules.WhereRun(rc))
 	l.Queue.Submit(spec, "Resume: "+spec.Task)
 	return id, nil
 }
@@ -128,7 +138,7 @@ func (l *Launcher) ResumeRun(runID string, t Task) (string, map[string]string) {
 // returns the new run's id, or the problems by field.
 func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, map[string]string) {
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
-		t.Model = l.runProfile(runID)
+		t.Model = profile(l.runReceipt(runID))
 	}
 	if _, field, msg := l.modelChoice(t); msg != "" {
 		if t.Model == "" && t.Script == "" {

@@ -29,6 +29,7 @@ type Line struct {
 // Hunk is one "@@" block of a file diff.
 type Hunk struct {
 	Header string // the whole "@@ -a,b +c,d @@ section" line
+	After  int    // the old line the hunk's first line follows (0: the file's start)
 	Lines  []Line
 }
 
@@ -99,6 +100,9 @@ func Parse(text string) ([]File, error) {
 func hunk(frag *gitdiff.TextFragment) Hunk {
 	h := Hunk{Header: strings.TrimRight(frag.Header(), "\n")}
 	oldNo, newNo := int(frag.OldPosition), int(frag.NewPosition)
+	if h.After = oldNo - 1; frag.OldLines == 0 {
+		h.After = oldNo // a hunk of added lines alone is positioned after its old line
+	}
 	for _, l := range frag.Lines {
 		line := Line{Text: strings.TrimSuffix(strings.TrimSuffix(l.Line, "\n"), "\r")}
 		switch l.Op {

@@ -62,6 +62,19 @@ type Where struct {
 	Scenario string // the scenario id, for a scenario run
 }
 
+// WhereRun is where the run of receipt rc works: its source folder or
+// repository, and its scenario.
+func WhereRun(rc bundle.Receipt) Where {
+	w := Where{Source: rc.Source.Path}
+	if rc.Source.Kind == "git" {
+		w.Source = rc.Source.Repository
+	}
+	if rc.Scenario != nil {
+		w.Scenario = rc.Scenario.ID
+	}
+	return w
+}
+
 // Active reports whether the rule decides at now: not revoked, not expired.
 func (r Rule) Active(now time.Time) bool {
 	return r.Revoked == nil && (r.Expires == nil || now.Before(*r.Expires))

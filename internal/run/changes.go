@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -204,9 +203,50 @@ func reviewWord(rv *bundle.Review) string {
 	return "rejected"
 }
 
+// nearLines is how far from a comment's line a later change may be and
+// still address the comment.
+const nearLines = 2
+
+// Addressed reports whether files, the diff of the run asked to make the
+// changes, changes the code a comment on path:line is about: that line or
+// one within two lines of it, or the whole file (deleted, binary); a
+// comment on line 0 is about the whole file, so any change to it counts.
+// The comment's lines are the new side of the commented run's diff, which
+// is the old side of the next run's (it starts where the commented run
+// ended).
+func Addressed(files []patch.File, path string, line int) bool {
+	near := func(n int) bool { return n >= line-nearLines && n <= line+nearLines }
+	for _, f := range files {
+		if f.OldPath != path {
+			continue
+		}
+		if line == 0 || f.Binary || f.Mode == "deleted" {
+			return true
+		}
+		for _, h := range f.Hunks {
+			at, replaces := h.After, false // the old line an added line follows; whether it replaces deleted lines
+			for _, l := range h.Lines {
+				switch l.Kind {
+				case patch.Context:
+					at, replaces = l.OldNo, false
+				case patch.Deleted:
+					if at, replaces = l.OldNo, true; near(at) {
+						return true
+					}
+				case patch.Added: // inserted between old lines at and at+1
+					if !replaces && (near(at) || near(at+1)) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
 // RequestState is a change request with, for each comment, whether the run
-// asked to make it changed the file the comment is on (the comment is then
-// taken as addressed; the reviewer judges the rest on that run's page).
+// asked to make it changed the code the comment is on (Addressed; the
+// reviewer judges the rest on that run's page).
 type RequestState struct {
 	bundle.ChangeRequest
 	RunID     string // the run the request was made of
@@ -263,66 +303,125 @@ func (r *Runner) requestState(runID string, cr bundle.ChangeRequest) RequestStat
 		return st
 	}
 	st.NextState = string(b.Receipt.Status)
+	diff, _ := bundle.ReadFile(dir, bundle.DiffFile, 64<<20)
+	files, _ := patch.Parse(string(diff))
 	for i, cm := range cr.Comments {
-		st.Addressed[i] = slices.Contains(b.Receipt.Changed, cm.Path)
+		st.Addressed[i] = Addressed(files, cm.Path, cm.Line)
 	}
 	return st
 }
 
 // ResumeSpec is the spec of a run that goes on from the interrupted run
 // runID (a server stopped while it waited for an approval or worked): the
-// same task, source, bounds and kind, its workspace as it was, its
-// conversation rebuilt from its exchanges, and its calls that had not run
-// run first — a gated one asked about again. The caller adds the model and
-// the approver. Only proctor's own agent can be resumed this way.
-func (r *Runner) ResumeSpec(runID string) (Spec, error) {
-	dir, err := r.RunDir(runID)
+// same task, source, bounds, kind and session, its workspace as it was,
+// its conversation rebuilt from its exchanges, and its calls that had not
+// run run first — a gated one asked about again. The caller adds the model
+// and the approver. Only proctor's own agent can be resumed this way; a
+// run of a session only while it is the session's latest (no run has
+// continued the session since).
+func (r *Runner) ResumeSpec(ctx context.Context, runID string) (Spec, error) {
+	b, dir, err := r.interrupted(runID)
 	if err != nil {
 		return Spec{}, err
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
-	if err != nil {
-		return Spec{}, fmt.Errorf("resume run %s: %w", runID, err)
-	}
-	rc := b.Receipt
-	switch {
-	case rc.Status != bundle.StatusInterrupted:
-		return Spec{}, fmt.Errorf("run %s is %s; only an interrupted run is resumed", runID, strings.ReplaceAll(string(rc.Status), "_", " "))
-	case rc.Agent != nil && rc.Agent.Kind != "" && rc.Agent.Kind != "native":
-		return Spec{}, fmt.Errorf("run %s's agent (%s) keeps its own conversation; start a new run instead", runID, rc.Agent.Name)
-	case rc.SessionID != "":
-		return Spec{}, fmt.Errorf("run %s is part of session %s; continue the session instead", runID, rc.SessionID)
-	case rc.Kind == bundle.KindScenario:
-		return Spec{}, fmt.Errorf("run %s is a scenario run; run the scenario again instead", runID)
-	case rc.Source.Kind == "git":
-		return Spec{}, fmt.Errorf("run %s works on a repository; start a new run on it instead", runID)
 	}
 	if _, _, err := ResumeHistory(dir); err != nil {
 		return Spec{}, fmt.Errorf("resume run %s: %w", runID, err)
 	}
+	rc := b.Receipt
+	if rc.SessionID != "" {
+		if _, err := r.resumedSession(ctx, rc); err != nil {
+			return Spec{}, err
+		}
+	}
 	return Spec{Kind: rc.Kind, SourceDir: rc.Source.Path, SourceKind: rc.Source.Kind, Task: rc.Task, Criteria: rc.Criteria, OutOfScope: rc.OutOfScope,
-		Bounds: rc.Bounds, Sandbox: rc.Sandbox, Resumes: runID}, nil
+		Bounds: rc.Bounds, Sandbox: rc.Sandbox, Resumes: runID, Session: rc.SessionID, Addresses: rc.Addresses}, nil
 }
 
-// resume readies a resumed run: a copy of the interrupted run's workspace
-// against its base, its conversation, and its calls still to run.
-func (l *live) resume(ctx context.Context) (*workspace.Workspace, []model.Message, error) {
-	dir, err := l.r.RunDir(l.spec.Resumes)
+// interrupted reads the run runID, which must be an interrupted run of
+// proctor's own agent outside a scenario.
+func (r *Runner) interrupted(runID string) (*bundle.Run, string, error) {
+	dir, err := r.RunDir(runID)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
 	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
 	if err != nil {
-		return nil, nil, fmt.Errorf("resume run %s: %w", l.spec.Resumes, err)
+		return nil, "", fmt.Errorf("resume run %s: %w", runID, err)
+	}
+	if err := Resumable(b.Receipt); err != nil {
+		return nil, "", err
+	}
+	return b, dir, nil
+}
+
+// Resumable says why the run of receipt rc cannot be resumed, nil when it
+// can: it must be an interrupted run of proctor's own agent outside a
+// scenario.
+func Resumable(rc bundle.Receipt) error {
+	switch {
+	case rc.Status != bundle.StatusInterrupted:
+		return fmt.Errorf("run %s is %s; only an interrupted run is resumed", rc.RunID, strings.ReplaceAll(string(rc.Status), "_", " "))
+	case rc.Agent != nil && rc.Agent.Kind != "" && rc.Agent.Kind != "native":
+		return fmt.Errorf("run %s's agent (%s) keeps its own conversation; start a new run instead", rc.RunID, rc.Agent.Name)
+	case rc.Kind == bundle.KindScenario:
+		return fmt.Errorf("run %s is a scenario run; run the scenario again instead", rc.RunID)
+	}
+	return nil
+}
+
+// resumedSession is the workspace of the session of the interrupted run
+// rc, which must still stand where that run left it: at the run's base,
+// with its changes uncommitted (a later run of the session checkpoints the
+// workspace and so moves it on), and not resumed already (the session's
+// latest run is not its resumption).
+func (r *Runner) resumedSession(ctx context.Context, rc bundle.Receipt) (*workspace.Workspace, error) {
+	dir := r.WorkspaceDir(rc.SessionID)
+	if s, err := r.LoadSession(rc.SessionID); err == nil {
+		dir = s.Workspace
+		if n := len(s.Runs); n > 0 {
+			if last, err := bundle.ReadRun(filepath.Join(r.DataDir, "runs", s.Runs[n-1]), bundle.DefaultLimits()); err == nil && last.Receipt.Resumes == rc.RunID {
+				return nil, fmt.Errorf("run %s was resumed already, as run %s; continue the session instead", rc.RunID, last.Receipt.RunID)
+			}
+		}
+	} else if _, serr := os.Stat(filepath.Join(r.sessionsDir(), rc.SessionID+".json")); !errors.Is(serr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("resume run %s: %w", rc.RunID, err) // a session file that cannot be read
+	}
+	ws := workspace.Open(dir, rc.Source.CommitSHA)
+	head, err := ws.Head(ctx)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("resume run %s: the workspace of session %s (%s) cannot be read: %w", rc.RunID, rc.SessionID, dir, err)
+	case head != rc.Source.CommitSHA:
+		return nil, fmt.Errorf("run %s cannot be resumed: session %s has gone on since (its workspace is past the run's base); continue the session instead", rc.RunID, rc.SessionID)
+	}
+	return ws, nil
+}
+
+// resume readies a resumed run: its workspace (a copy of the interrupted
+// run's, against its base; a session's own, as the run left it), its
+// conversation, and its calls still to run. The source is the interrupted
+// run's (a repository's url, ref and commit too).
+func (l *live) resume(ctx context.Context) (*workspace.Workspace, []model.Message, error) {
+	b, dir, err := l.r.interrupted(l.spec.Resumes)
+	if err != nil {
+		return nil, nil, err
 	}
 	history, pending, err := ResumeHistory(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume run %s: %w", l.spec.Resumes, err)
 	}
-	ws, err := workspace.CopyOf(ctx, filepath.Join(dir, "workspace"), filepath.Join(l.dir, "workspace"), b.Receipt.Source.CommitSHA)
-	if err != nil {
-		return nil, nil, fmt.Errorf("resume run %s: %w", l.spec.Resumes, err)
+	var ws *workspace.Workspace
+	if b.Receipt.SessionID != "" {
+		ws, err = l.r.resumedSession(ctx, b.Receipt)
+	} else if ws, err = workspace.CopyOf(ctx, filepath.Join(dir, "workspace"), filepath.Join(l.dir, "workspace"), b.Receipt.Source.CommitSHA); err != nil {
+		err = fmt.Errorf("resume run %s: %w", l.spec.Resumes, err)
 	}
+	if err != nil {
+		return nil, nil, err
+	}
+	src := b.Receipt.Source
+	src.Path = l.receipt.Source.Path
+	l.receipt.Source = src
 	l.pending = pending
 	return ws, history, nil
 }

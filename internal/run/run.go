@@ -340,7 +340,7 @@ func validate(spec Spec) error {
 		problems = append(problems, "source: give a folder or a repository, not both")
 	case spec.Git != nil && spec.Session != "":
 		problems = append(problems, "source: a session works on a folder; a repository run is one run")
-	case spec.Git != nil:
+	case spec.Git != nil, spec.Resumes != "" && spec.SourceKind == "git": // a resumed run copies the interrupted run's clone
 	case spec.Session == "" || spec.Session == "new":
 		if spec.SourceDir == "" {
 			problems = append(problems, "source: missing; name the folder to work on")

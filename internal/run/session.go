@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -50,6 +51,11 @@ func (r *Runner) openSession(spec Spec) (*sessionState, error) {
 			Title: clip(redact.FromEnv(r.Environ, spec.Model.Endpoint.APIKey).String(spec.Task), 80), Workspace: r.WorkspaceDir(id), Source: spec.SourceDir, CreatedAt: now, UpdatedAt: now, Bounds: spec.Bounds}}, nil
 	}
 	s, err := r.LoadSession(spec.Session)
+	if _, serr := os.Stat(filepath.Join(r.sessionsDir(), spec.Session+".json")); err != nil && spec.Resumes != "" && errors.Is(serr, fs.ErrNotExist) {
+		// The run resumed was the session's first, stopped before the
+		// session was written; the resumed run writes it.
+		s, err = &bundle.Session{SessionID: spec.Session, Workspace: r.WorkspaceDir(spec.Session)}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +69,9 @@ func (r *Runner) openSession(spec Spec) (*sessionState, error) {
 // the conversation so far.
 func (s *sessionState) prepare(ctx context.Context, l *live) (*workspace.Workspace, []model.Message, error) {
 	l.receipt.SessionID = s.session.SessionID
+	if l.spec.Resumes != "" {
+		return l.resume(ctx)
+	}
 	lim := workspace.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxBytes: l.spec.Bounds.MaxWorkspaceBytes}
 	if s.isNew {
 		ws, err := workspace.Create(ctx, l.spec.SourceDir, s.session.Workspace, "proctor: base", lim)
@@ -129,6 +138,9 @@ func (r *Runner) EarlierInSession(rc *bundle.Receipt) ([]gate.Earlier, error) {
 	for _, id := range s.Runs {
 		if id == rc.RunID {
 			return out, nil
+		}
+		if id == rc.Resumes {
+			continue // its changes are in rc's diff: rc goes on from its base
 		}
 		b, err := bundle.ReadRun(filepath.Join(r.DataDir, "runs", id), bundle.DefaultLimits())
 		if err != nil {

@@ -126,7 +126,7 @@ func (s *Server) apiResumeRun(c echo.Context) error {
 	if err := readJSON(c, &in, `{"script": "…"} or {"model": "…"} or {}`); err != nil {
 		return err
 	}
-	id, errs := s.launcher.ResumeRun(c.Param("id"), launch.Task{Model: in.Model, Script: in.Script})
+	id, errs := s.launcher.ResumeRun(c.Request().Context(), c.Param("id"), launch.Task{Model: in.Model, Script: in.Script})
 	if len(errs) > 0 {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not resumed", errs)
 	}

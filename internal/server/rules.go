@@ -73,13 +73,7 @@ func (s *Server) ruleFromRequest(c echo.Context, runID string, num int64, who st
 	if err != nil {
 		return rules.Rule{}, err
 	}
-	where := rules.Where{Source: run.Receipt.Source.Path}
-	if run.Receipt.Source.Kind == "git" {
-		where.Source = run.Receipt.Source.Repository
-	}
-	if sc := run.Receipt.Scenario; sc != nil {
-		where.Scenario = sc.ID
-	}
+	where := rules.WhereRun(run.Receipt)
 	r := rules.Rule{Tool: req.Tool, Match: c.FormValue("rule_match"), Command: c.FormValue("rule_command"), Scope: c.FormValue("rule_scope"), CreatedBy: who}
 	switch r.Scope {
 	case rules.ScopeSource:
@@ -189,7 +183,7 @@ func (s *Server) resumeRun(c echo.Context) error {
 	if s.launcher == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "This server does not run agents, so it cannot resume a run.")
 	}
-	next, errs := s.launcher.ResumeRun(id, launch.Task{Model: c.FormValue("resume_model"), Script: c.FormValue("resume_script")})
+	next, errs := s.launcher.ResumeRun(c.Request().Context(), id, launch.Task{Model: c.FormValue("resume_model"), Script: c.FormValue("resume_script")})
 	if len(errs) > 0 {
 		return s.renderRun(c, id, "Not resumed: "+problemList(errs)+".", validationStatus(c))
 	}

@@ -73,12 +73,15 @@ func (w *Workspace) initRepo(ctx context.Context, message string) error {
 			return err
 		}
 	}
+	head, err := w.Head(ctx)
+	w.Base = head
+	return err
+}
+
+// Head is the workspace's current commit.
+func (w *Workspace) Head(ctx context.Context) (string, error) {
 	out, err := w.git(ctx, "rev-parse", "HEAD")
-	if err != nil {
-		return err
-	}
-	w.Base = strings.TrimSpace(out)
-	return nil
+	return strings.TrimSpace(out), err
 }
 
 // git runs git in the workspace with a fixed identity and date, and no
@@ -304,11 +307,7 @@ func (w *Workspace) Checkpoint(ctx context.Context, message string) (string, err
 	if _, err := w.git(ctx, "commit", "-q", "--allow-empty", "--no-verify", "-m", message); err != nil {
 		return "", err
 	}
-	out, err := w.git(ctx, "rev-parse", "HEAD")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(out), nil
+	return w.Head(ctx)
 }
 
 // Extract writes the files of commit (only paths, when given) into dst.
