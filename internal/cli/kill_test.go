@@ -192,6 +192,96 @@ func postJSON(t *testing.T, url, body string) (int, map[string]any) {
 // serve marks the run interrupted, and resuming it asks the same approval
 // again; approved, the run reaches its review with the change made before
 // the kill.
+// pending is the number of the first approval run id waits for on the
+// server at base, "" for none.
+func pending(base, id string) string {
+	resp, err := http.Get(base + "/api/v1/runs/" + id + "/approvals")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var a struct{ Approvals []struct{ ID float64 } }
+	json.NewDecoder(resp.Body).Decode(&a)
+	if len(a.Approvals) == 0 {
+		return ""
+	}
+	return strconv.Itoa(int(a.Approvals[0].ID))
+}
+
+// awaitStatus waits for run id's receipt to say status, and returns it.
+func awaitStatus(t *testing.T, data, id string, status bundle.Status) bundle.Receipt {
+	t.Helper()
+	var rc bundle.Receipt
+	testutil.Eventually(t, 30*time.Second, "run "+id+" "+string(status), func() bool {
+		b, err := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+		if err == nil {
+			rc = b.Receipt
+		}
+		return err == nil && rc.Status == status
+	})
+	return rc
+}
+
+// A run made to address requested changes runs in the commented run's
+// session; killed while it waits for an approval, it is resumed in that
+// session after the restart: the same approval asked again, the new diff
+// on top of the commented run's, the session listing the resumed run.
+func TestKill9WhileARequestedChangeWaitsThenResumeInItsSession(t *testing.T) {
+	data, roots := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(roots, "notes"), 0o755)
+	os.WriteFile(filepath.Join(roots, "notes", "a.txt"), []byte("one\n"), 0o644)
+	os.WriteFile(filepath.Join(roots, "first.yaml"), []byte("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"One\\n\"}}]}\n  - reply: {content: Capitalised.}\n"), 0o644)
+	os.WriteFile(filepath.Join(roots, "changes.yaml"), []byte("steps:\n  - expect: {last_contains: \"a.txt:1: and write b\"}\n    reply: {tool_calls: [{id: w1, name: write_file, arguments: {path: b.txt, content: \"b\\n\"}}, {id: c1, name: run_command, arguments: {command: \"ls\"}}]}\n"), 0o644)
+	os.WriteFile(filepath.Join(roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Wrote b.txt.}\n"), 0o644)
+	cmd, url := serveChild(t, data, roots)
+	code, out := postJSON(t, url+"/api/v1/runs", `{"path": "notes", "task": "Capitalise a.txt", "script": "first.yaml"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("launch: %d %v", code, out)
+	}
+	first := out["run_id"].(string)
+	awaitStatus(t, data, first, bundle.StatusAwaitingReview)
+	code, out = postJSON(t, url+"/api/v1/runs/"+first+"/changes", `{"reviewer": "ana", "summary": "One more file.", "comments": [{"path": "a.txt", "line": 1, "text": "and write b"}], "script": "changes.yaml"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("request changes: %d %v", code, out)
+	}
+	changes := out["run_id"].(string)
+	testutil.Eventually(t, 30*time.Second, "the approval request", func() bool { return pending(url, changes) != "" })
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	_, url = serveChild(t, data, roots)
+	cut := awaitStatus(t, data, changes, bundle.StatusInterrupted)
+	code, out = postJSON(t, url+"/api/v1/runs/"+changes+"/resume", `{"script": "after.yaml"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("resume: %d %v", code, out)
+	}
+	next := out["run_id"].(string)
+	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url, next) != "" })
+	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url, next), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
+		t.Fatalf("approve: %d %v", code, out)
+	}
+	rc := awaitStatus(t, data, next, bundle.StatusAwaitingReview)
+	if rc.SessionID != cut.SessionID || rc.SessionID != "sess-"+first || rc.Resumes != changes || rc.Addresses != first || strings.Join(rc.Changed, ",") != "b.txt" {
+		t.Fatalf("the resumed run: session %s resumes %s addresses %s changed %v", rc.SessionID, rc.Resumes, rc.Addresses, rc.Changed)
+	}
+	s, err := bundle.ReadSession(filepath.Join(data, "sessions", rc.SessionID+".json"), bundle.DefaultLimits())
+	if err != nil || strings.Join(s.Runs, ",") != first+","+next {
+		t.Fatalf("session %+v (%v), want %s then %s", s, err, first, next)
+	}
+	// The commented run is approved first, then the resumed one: both reach
+	// the source in order.
+	for _, id := range []string{first, next} {
+		if code, out := postJSON(t, url+"/api/v1/runs/"+id+"/review", `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
+			t.Fatalf("approve %s: %d %v", id, code, out)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(roots, "notes", "a.txt"))
+	b, _ := os.ReadFile(filepath.Join(roots, "notes", "b.txt"))
+	if string(a) != "One\n" || string(b) != "b\n" {
+		t.Fatalf("the source: a.txt %q, b.txt %q", a, b)
+	}
+}
+
 func TestKill9WhileARunWaitsThenResume(t *testing.T) {
 	data, roots := t.TempDir(), t.TempDir()
 	if err := os.CopyFS(filepath.Join(roots, "invoice"), os.DirFS(demoSource(t))); err != nil {
@@ -206,19 +296,6 @@ func TestKill9WhileARunWaitsThenResume(t *testing.T) {
 		t.Fatalf("launch: %d %v", code, out)
 	}
 	id := out["run_id"].(string)
-	pending := func(base, id string) string {
-		resp, err := http.Get(base + "/api/v1/runs/" + id + "/approvals")
-		if err != nil {
-			return ""
-		}
-		defer resp.Body.Close()
-		var a struct{ Approvals []struct{ ID float64 } }
-		json.NewDecoder(resp.Body).Decode(&a)
-		if len(a.Approvals) == 0 {
-			return ""
-		}
-		return strconv.Itoa(int(a.Approvals[0].ID))
-	}
 	testutil.Eventually(t, 30*time.Second, "the approval request", func() bool { return pending(url, id) != "" })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

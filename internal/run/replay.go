@@ -40,10 +40,13 @@ func (r *Runner) BaseRepo(runDir string, rc *bundle.Receipt) string {
 	if _, err := os.Stat(own); err == nil {
 		return own
 	}
-	if rc.SessionID != "" {
-		return r.WorkspaceDir(rc.SessionID)
+	if rc.SessionID == "" {
+		return own
 	}
-	return own
+	if s, err := r.LoadSession(rc.SessionID); err == nil {
+		return s.Workspace // a session made of a run works in that run's workspace
+	}
+	return r.WorkspaceDir(rc.SessionID)
 }
 
 // Mbox is an approved git run's change as an mbox for git am: one commit on

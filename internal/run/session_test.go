@@ -128,3 +128,49 @@ func TestSessionRunsApplyToTheSourceInOrder(t *testing.T) {
 		t.Fatalf("the source holds %q, want both runs' changes", data)
 	}
 }
+
+// A session made of a run by a request for changes works in that run's
+// workspace: the run that makes the changes is approved after the
+// commented one, and both reach the source.
+func TestRequestedChangesApplyAfterTheCommentedRun(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("one\n"), 0o644)
+	r := &run.Runner{DataDir: t.TempDir()}
+	script := func(yaml string) run.ModelChoice {
+		sc, err := script.Parse("s.yaml", []byte(yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.ModelChoice{Script: sc}
+	}
+	first, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "add two", Bounds: bounds.Defaults(),
+		Model: script("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"one\\ntwo\\n\"}}]}\n  - reply: {content: done}\n")})
+	if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("first: %v %+v", err, first)
+	}
+	sid, msg, err := r.RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Comments: []bundle.Comment{{Path: "a.txt", Line: 2, Text: "shout it"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := r.Run(ctx, run.Spec{Task: msg, Session: sid, Addresses: first.RunID, Bounds: bounds.Defaults(),
+		Model: script("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"one\\nTWO\\n\"}}]}\n  - reply: {content: done}\n")})
+	if err != nil || next.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("next: %v %+v", err, next)
+	}
+	approve := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: "ana"}, nil
+	})
+	for _, res := range []*run.Result{first, next} {
+		opt, err := r.ReviewOptions(res.Dir, &res.Receipt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gate.Review(ctx, res.Dir, approve, opt); err != nil {
+			t.Fatalf("approve %s: %v", res.RunID, err)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(src, "a.txt")); string(data) != "one\nTWO\n" {
+		t.Fatalf("the source holds %q, want both runs' changes", data)
+	}
+}

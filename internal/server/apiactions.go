@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/web"
@@ -131,6 +133,43 @@ func (s *Server) apiResumeRun(c echo.Context) error {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not resumed", errs)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
+}
+
+// apiRequestChanges asks for changes of a run that awaits review: its
+// summary and line comments become the agent's next turn in the run's
+// session (launch.Launcher.RequestChanges).
+func (s *Server) apiRequestChanges(c echo.Context) error {
+	if s.launcher == nil {
+		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
+	}
+	var in struct {
+		Reviewer string `json:"reviewer"`
+		Summary  string `json:"summary"`
+		Comments []struct {
+			Path string `json:"path"`
+			Line int    `json:"line"`
+			Text string `json:"text"`
+		} `json:"comments"`
+		Model  string `json:"model"`
+		Script string `json:"script"`
+	}
+	if err := readJSON(c, &in, `{"summary": "…", "comments": [{"path": "a.go", "line": 12, "text": "…"}], "reviewer": "name", "script": "…"}`); err != nil {
+		return err
+	}
+	who := s.decider(c, in.Reviewer)
+	if who == "" || len(who) > 80 {
+		return apiError(c, http.StatusBadRequest, "reviewer: give your name (at most 80 characters)", nil)
+	}
+	cr := bundle.ChangeRequest{By: who, At: time.Now().UTC(), Summary: in.Summary}
+	for _, cm := range in.Comments {
+		cr.Comments = append(cr.Comments, bundle.Comment{Path: cm.Path, Line: cm.Line, Text: cm.Text})
+	}
+	next, errs := s.launcher.RequestChanges(c.Param("id"), cr, launch.Task{Model: in.Model, Script: in.Script})
+	if len(errs) > 0 {
+		return apiError(c, http.StatusUnprocessableEntity, "no changes were requested", errs)
+	}
+	s.auditAs(c, s.actor(c, who), "request-changes", c.Param("id"), "next run "+next)
+	return c.JSON(http.StatusAccepted, map[string]string{"run_id": next, "url": "/runs/" + next, "api": "/api/v1/runs/" + next})
 }
 
 func (s *Server) apiStopRun(c echo.Context) error {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -143,17 +144,14 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string) error {
 
 // formComments reads line comments from a review form: comment.F.H is the
 // text of a comment on hunk H of file F, line.F.H its line (new side; empty
-// for the hunk as a whole).
+// for the hunk as a whole). They come in the diff's order.
 func formComments(form map[string][]string, files []patch.File) ([]bundle.Comment, error) {
-	var out []bundle.Comment
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
+	type at struct{ f, h int }
+	var order []at
+	byAt := map[at]bundle.Comment{}
+	for key, vals := range form {
 		rest, ok := strings.CutPrefix(key, "comment.")
-		text := strings.TrimSpace(strings.Join(form[key], "\n"))
+		text := strings.TrimSpace(strings.Join(vals, "\n"))
 		if !ok || text == "" {
 			continue
 		}
@@ -171,7 +169,16 @@ func formComments(form map[string][]string, files []patch.File) ([]bundle.Commen
 			}
 			cm.Line = n
 		}
-		out = append(out, cm)
+		if _, dup := byAt[at{f, h}]; dup {
+			return nil, fmt.Errorf("%s: a second comment on hunk %d of file %d", key, h, f)
+		}
+		order = append(order, at{f, h})
+		byAt[at{f, h}] = cm
+	}
+	slices.SortFunc(order, func(a, b at) int { return cmp.Or(cmp.Compare(a.f, b.f), cmp.Compare(a.h, b.h)) })
+	out := make([]bundle.Comment, 0, len(order))
+	for _, a := range order {
+		out = append(out, byAt[a])
 	}
 	return out, nil
 }

@@ -193,6 +193,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/api/v1/suites", s.audited("suites", s.apiLaunchSuite), admin)
 	e.POST("/api/v1/runs/:id/stop", s.audited("runs stop", s.apiStopRun), admin)
 	e.POST("/api/v1/runs/:id/resume", s.audited("runs resume", s.apiResumeRun), admin)
+	e.POST("/api/v1/runs/:id/changes", s.apiRequestChanges, admin)
 }
 
 // audited records a successful launch or stop in the audit log as action,

@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/approval"
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/server"
+)
+
+// Comments from the review form reach the agent in the diff's order (file
+// 2 before file 11, whatever order the form's fields have), and the API
+// takes the same request, refusing a comment that is not on a line of the
+// diff with the problem by field.
+func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
+	data, st := dataStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
+	q := jobs.New(ctx, r, 1)
+	t.Cleanup(func() { cancel(); q.Wait(context.Background()) })
+	src, roots := t.TempDir(), t.TempDir()
+	var calls []string
+	for i := range 12 {
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("f%02d.txt", i)), []byte("old\n"), 0o644)
+		calls = append(calls, fmt.Sprintf("{name: write_file, arguments: {path: f%02d.txt, content: \"new\\n\"}}", i))
+	}
+	sc, err := script.Parse("first.yaml", []byte("steps:\n  - reply: {tool_calls: ["+strings.Join(calls, ", ")+"]}\n  - reply: {content: done}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "renew every file", Bounds: bounds.Defaults(), Model: run.ModelChoice{Script: sc}})
+	if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
+		t.Fatalf("first run: %v %+v", err, first)
+	}
+	os.WriteFile(filepath.Join(roots, "next.yaml"), []byte("steps:\n  - expect: {last_matches: \"(?s)f02.txt:1: two.*f11.txt:1: eleven\"}\n    reply: {content: done}\n"), 0o644)
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil),
+		Reviewer: "t", SourceRoots: []string{roots}}).Handler())
+	t.Cleanup(srv.Close)
+
+	b := newBrowser(t, srv.URL)
+	resp, _ := b.post("/runs/"+first.RunID+"/review", url.Values{"csrf": {b.token()}, "decision": {"changes"}, "reviewer": {"ana"},
+		"summary": {"Two files."}, "comment.11.0": {"eleven"}, "line.11.0": {"1"}, "comment.2.0": {"two"}, "line.2.0": {"1"}, "changes_script": {"next.yaml"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("request changes: %d", resp.StatusCode)
+	}
+	next := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	if rc := endedRun(t, data, next); rc.Status != bundle.StatusPassed || rc.Addresses != first.RunID {
+		t.Fatalf("the next run (its model expects the comments in the diff's order): %+v %+v", rc, rc.Failure)
+	}
+
+	post := func(body string) (int, map[string]any) {
+		resp, err := http.Post(srv.URL+"/api/v1/runs/"+first.RunID+"/changes", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	if code, out := post(`{"reviewer": "ana", "comments": [{"path": "f05.txt", "line": 9, "text": "x"}], "script": "next.yaml"}`); code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(out["fields"]), "f05.txt:9 is not a line of the run's diff") {
+		t.Errorf("a comment off the diff: %d %v", code, out)
+	}
+	if code, out := post(`{"reviewer": "ana", "comments": "x"}`); code != http.StatusBadRequest {
+		t.Errorf("a malformed request: %d %v", code, out)
+	}
+	code, out := post(`{"reviewer": "ana", "summary": "Again.", "comments": [{"path": "f02.txt", "line": 1, "text": "two"}, {"path": "f11.txt", "line": 1, "text": "eleven"}], "script": "next.yaml"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("request changes through the API: %d %v", code, out)
+	}
+	if rc := endedRun(t, data, out["run_id"].(string)); rc.Status != bundle.StatusPassed {
+		t.Fatalf("the API's next run: %+v %+v", rc, rc.Failure)
+	}
+}
