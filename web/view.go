@@ -530,8 +530,14 @@ type PendingPage struct {
 	Place int
 }
 
-func eventsURL(id string, after int64) string {
-	return "/runs/" + url.PathEscape(id) + "/events?after=" + strconv.FormatInt(after, 10)
+// eventsURL is the live stream of a run's events after seq after, for a
+// page that shows the approval requests pending (by the board's numbers).
+func eventsURL(id string, after int64, pending []PendingApproval) string {
+	shown := make([]string, len(pending))
+	for i, a := range pending {
+		shown[i] = strconv.FormatInt(a.ID, 10)
+	}
+	return "/runs/" + url.PathEscape(id) + "/events?after=" + strconv.FormatInt(after, 10) + "&shown=" + strings.Join(shown, ",")
 }
 
 func lastSeq(events []bundle.Event) int64 {

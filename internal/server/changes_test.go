@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // Comments from the review form reach the agent in the diff's order (file
@@ -85,5 +88,44 @@ func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
 	}
 	if rc := endedRun(t, data, out["run_id"].(string)); rc.Status != bundle.StatusPassed {
 		t.Fatalf("the API's next run: %+v %+v", rc, rc.Failure)
+	}
+}
+
+// The live stream tells a run page to reload when the approval requests on
+// the board differ from those the page shows (?shown=): a page rendered
+// before its request reached the board learns of it, and a page that shows
+// it is left alone (a reviewer may be typing a rule into it).
+func TestTheStreamTellsThePageWhenItsApprovalsChange(t *testing.T) {
+	srv, _, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	b.get("/runs")
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	var num string
+	testutil.Eventually(t, 20*time.Second, "the approval on the run page", func() bool {
+		_, page := b.get("/runs/" + id)
+		m := regexp.MustCompile(`/runs/[^/"]+/approvals/(\d+)`).FindStringSubmatch(page)
+		if m != nil {
+			num = m[1]
+		}
+		return m != nil
+	})
+	stream := func(shown string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/runs/"+id+"/events?after=0&shown="+shown, nil)
+		resp, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body) // until the second is up
+		return string(data)
+	}
+	if s := stream(""); !strings.Contains(s, "event: approval") {
+		t.Errorf("a page that shows no request is not told of the waiting one:\n%.2000s", s)
+	}
+	if s := stream(num); strings.Contains(s, "event: approval") {
+		t.Errorf("a page that shows the waiting request is told to reload:\n%.2000s", s)
 	}
 }

@@ -297,9 +297,23 @@ func (s *Server) reviewerName(c echo.Context) string {
 	return s.cfg.Reviewer
 }
 
+// pendingIDs are the board's numbers of run id's pending approval
+// requests, as the run page's stream URL lists them.
+func (s *Server) pendingIDs(id string) string {
+	if s.cfg.Board == nil {
+		return ""
+	}
+	var ids []string
+	for _, p := range s.cfg.Board.Pending(id) {
+		ids = append(ids, strconv.FormatInt(p.ID, 10))
+	}
+	return strings.Join(ids, ",")
+}
+
 // runEvents streams a run's events as server-sent events, each an HTML
 // timeline item, from the one after the last seen (Last-Event-ID or
-// ?after=), then "done" when the run has ended. Reconnecting resumes with no
+// ?after=), "approval" when the pending approval requests differ from the
+// page's (?shown=), then "done" when the run has ended. Reconnecting resumes with no
 // duplicates and no gaps, because every event carries its seq as its id.
 func (s *Server) runEvents(c echo.Context) error {
 	id := c.Param("id")
@@ -322,6 +336,7 @@ func (s *Server) runEvents(c echo.Context) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	lastBeat := time.Now()
+	shown := c.QueryParam("shown") // the board's numbers of the requests the page shows
 	for {
 		events, next, err := readEventsFrom(dir, offset)
 		if err == nil {
@@ -338,11 +353,14 @@ func (s *Server) runEvents(c echo.Context) error {
 					return nil
 				}
 				fmt.Fprintf(w, "id: %d\nevent: ev\ndata: %s\n\n", ev.Seq, strings.ReplaceAll(html.String(), "\n", ""))
-				if ev.Type == bundle.EventApprovalRequested || ev.Type == bundle.EventApprovalDecided {
-					// The page shows or hides the Approve / Deny buttons.
-					fmt.Fprintf(w, "event: approval\ndata: %d\n\n", ev.Seq)
-				}
 				after = ev.Seq
+			}
+			// The page shows the requests on the board (they get there after
+			// their event is written, once no rule decided them): when the
+			// board's differ from the page's, the page reloads.
+			if now := s.pendingIDs(id); now != shown {
+				shown = now
+				fmt.Fprintf(w, "event: approval\ndata: %d\n\n", after)
 			}
 			w.Flush()
 		}
