@@ -194,9 +194,15 @@ func (s *Server) signin(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/runs")
 	}
 	ctx := c.Request().Context()
-	name := strings.TrimSpace(c.FormValue("user"))
-	pw := c.FormValue("password")
-	next := safeNext(c.FormValue("next"))
+	var f struct {
+		User     string `form:"user"`
+		Password string `form:"password"`
+		Next     string `form:"next"`
+	}
+	if err := c.Bind(&f); err != nil {
+		return err
+	}
+	name, pw, next := strings.TrimSpace(f.User), f.Password, safeNext(f.Next)
 	addr := clientAddr(c)
 	page := web.SigninPage{Meta: s.meta(c, "Sign in", ""), Next: next, User: name}
 	addrKey, pairKey, userKey := "addr:"+addr, "pair:"+name+"@"+addr, "user:"+name

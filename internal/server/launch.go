@@ -56,19 +56,35 @@ func (s *Server) stopRun(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
+// reviewForm is the review form of a run page: a decision on the diff, or
+// a request for changes (its comments, like the parts of a decision part by
+// part, are read from the form's numbered fields).
+type reviewForm struct {
+	Reviewer      string `form:"reviewer"`
+	Decision      string `form:"decision"` // approve, reject, partial or changes
+	Reason        string `form:"reason"`
+	Summary       string `form:"summary"`
+	ChangesModel  string `form:"changes_model"`
+	ChangesScript string `form:"changes_script"`
+}
+
 // reviewRun approves or rejects a run's diff through the gate.
 func (s *Server) reviewRun(c echo.Context) error {
 	id := c.Param("id")
-	reviewer := s.decider(c, c.FormValue("reviewer"))
+	var f reviewForm
+	if err := c.Bind(&f); err != nil {
+		return err
+	}
+	reviewer := s.decider(c, f.Reviewer)
 	if _, signedIn := principal(c); !signedIn && reviewer != "" && len(reviewer) <= 80 {
 		c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
 	}
 	if reviewer == "" || len(reviewer) > 80 {
 		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
 	}
-	decision := c.FormValue("decision")
+	decision := f.Decision
 	if decision == "changes" {
-		return s.requestChanges(c, id, reviewer)
+		return s.requestChanges(c, id, reviewer, f)
 	}
 	var parts []patch.Choice
 	if decision == "partial" {
@@ -79,7 +95,7 @@ func (s *Server) reviewRun(c echo.Context) error {
 		}
 		decision = "approve"
 	}
-	reviewErr, err := s.review(c, id, decision, reviewer, c.FormValue("reason"), false, parts)
+	reviewErr, err := s.review(c, id, decision, reviewer, f.Reason, false, parts)
 	if err != nil {
 		return err
 	}
@@ -211,17 +227,33 @@ func (s *Server) RecoverReviews(ctx context.Context) (int, []error) {
 	return len(done), errs
 }
 
+// approvalForm is an approval box's form: approve or deny, or approve and
+// make a rule (what it matches, where and for how long).
+type approvalForm struct {
+	Reviewer    string `form:"reviewer"`
+	Decision    string `form:"decision"` // approve, deny or approve-rule
+	Reason      string `form:"reason"`
+	RuleMatch   string `form:"rule_match"`
+	RuleCommand string `form:"rule_command"`
+	RuleScope   string `form:"rule_scope"`
+	RuleFor     string `form:"rule_for"`
+}
+
 // decideApproval answers a gated tool call a running run waits on.
 func (s *Server) decideApproval(c echo.Context) error {
 	id := c.Param("id")
-	who := s.decider(c, c.FormValue("reviewer"))
+	var f approvalForm
+	if err := c.Bind(&f); err != nil {
+		return err
+	}
+	who := s.decider(c, f.Reviewer)
 	if who == "" {
 		who = s.reviewerName(c)
 	}
-	decision, reason := c.FormValue("decision"), c.FormValue("reason")
+	decision, reason := f.Decision, f.Reason
 	if decision == "approve-rule" && s.cfg.Board != nil && bundle.ValidID(id) {
 		num, _ := strconv.ParseInt(c.Param("n"), 10, 64)
-		r, err := s.ruleFromRequest(c, id, num, who)
+		r, err := s.ruleFromRequest(c, id, num, who, f)
 		switch {
 		case errors.Is(err, errNotWaiting):
 			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out. No rule was made.", conflictStatus(c))

@@ -60,7 +60,7 @@ func (s *Server) revokeRule(c echo.Context) error {
 // what it matches comes from the form, where it applies from the run's own
 // record (never from the form), and it must allow the request it was made
 // from.
-func (s *Server) ruleFromRequest(c echo.Context, runID string, num int64, who string) (rules.Rule, error) {
+func (s *Server) ruleFromRequest(c echo.Context, runID string, num int64, who string, f approvalForm) (rules.Rule, error) {
 	var req *agent.ApprovalRequest
 	for _, p := range s.cfg.Board.Pending(runID) {
 		if p.ID == num {
@@ -75,17 +75,17 @@ func (s *Server) ruleFromRequest(c echo.Context, runID string, num int64, who st
 		return rules.Rule{}, err
 	}
 	where := rules.WhereRun(run.Receipt)
-	r := rules.Rule{Tool: req.Tool, Match: c.FormValue("rule_match"), Command: c.FormValue("rule_command"), Scope: c.FormValue("rule_scope"), CreatedBy: who}
+	r := rules.Rule{Tool: req.Tool, Match: f.RuleMatch, Command: f.RuleCommand, Scope: f.RuleScope, CreatedBy: who}
 	switch r.Scope {
 	case rules.ScopeSource:
 		r.Target = where.Source
 	case rules.ScopeScenario:
 		r.Target = where.Scenario
 	}
-	if f := c.FormValue("rule_for"); f != "" {
-		d, err := time.ParseDuration(f)
+	if f.RuleFor != "" {
+		d, err := time.ParseDuration(f.RuleFor)
 		if err != nil || d <= 0 || d > 366*24*time.Hour {
-			return rules.Rule{}, fmt.Errorf("for %q: want a duration such as 8h", f)
+			return rules.Rule{}, fmt.Errorf("for %q: want a duration such as 8h", f.RuleFor)
 		}
 		end := time.Now().Add(d).UTC()
 		r.Expires = &end
@@ -113,7 +113,7 @@ func ruleDecision(r rules.Rule) agent.Decision {
 
 // requestChanges sends a reviewer's summary and line comments to the agent
 // as the next turn of the run's session, and goes to the new run.
-func (s *Server) requestChanges(c echo.Context, id, reviewer string) error {
+func (s *Server) requestChanges(c echo.Context, id, reviewer string, f reviewForm) error {
 	if s.launcher == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "This server does not run agents, so it cannot ask for changes.")
 	}
@@ -129,8 +129,8 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
-	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: c.FormValue("summary"), Comments: comments}
-	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: c.FormValue("changes_model"), Script: c.FormValue("changes_script")})
+	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: f.Summary, Comments: comments}
+	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: f.ChangesModel, Script: f.ChangesScript})
 	if len(errs) > 0 {
 		return s.renderRun(c, id, "No changes were requested: "+problemList(errs)+".", validationStatus(c))
 	}
@@ -190,7 +190,14 @@ func (s *Server) resumeRun(c echo.Context) error {
 	if s.launcher == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "This server does not run agents, so it cannot resume a run.")
 	}
-	next, errs := s.launcher.ResumeRun(c.Request().Context(), id, launch.Task{Model: c.FormValue("resume_model"), Script: c.FormValue("resume_script")})
+	var f struct {
+		Model  string `form:"resume_model"`
+		Script string `form:"resume_script"`
+	}
+	if err := c.Bind(&f); err != nil {
+		return err
+	}
+	next, errs := s.launcher.ResumeRun(c.Request().Context(), id, launch.Task{Model: f.Model, Script: f.Script})
 	if len(errs) > 0 {
 		return s.renderRun(c, id, "Not resumed: "+problemList(errs)+".", validationStatus(c))
 	}
