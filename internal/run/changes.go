@@ -97,10 +97,6 @@ func (r *Runner) LinkRequest(runID, nextRun string) error {
 	return bundle.WriteJSON(filepath.Join(dir, bundle.CommentsFile), c)
 }
 
-// ReadComments is the change requests of the run in dir (none when it has
-// no comments.json).
-func ReadComments(dir string) (bundle.Comments, error) { return readComments(dir) }
-
 func readComments(dir string) (bundle.Comments, error) {
 	c := bundle.Comments{Schema: bundle.CommentsSchema}
 	data, err := bundle.ReadFile(dir, bundle.CommentsFile, 16<<20)

@@ -415,21 +415,3 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
-
-// Counts summarises the index for the navigation and the home page.
-type Counts struct {
-	Runs     int
-	Sessions int
-	Problems int
-}
-
-// Count returns how many runs, sessions and problems are indexed.
-func (s *Store) Count(ctx context.Context) (Counts, error) {
-	var c Counts
-	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM sessions), (SELECT count(*) FROM problems)`).
-		Scan(&c.Runs, &c.Sessions, &c.Problems)
-	if err != nil {
-		return c, fmt.Errorf("count index rows: %w", err)
-	}
-	return c, nil
-}
