@@ -19,6 +19,22 @@ import (
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
+// agentHome is the folder of a run where an external agent keeps its own
+// files (its config and conversation).
+const agentHome = "agent-home"
+
+// sessionAgentHome is where a session's external agent keeps its files,
+// across the session's runs: beside the session's workspace, or — for a
+// session made of a run by a request for changes, whose workspace is that
+// run's — the run's own agent home, so that the agent goes on with the
+// conversation it had.
+func sessionAgentHome(s *bundle.Session) string {
+	if filepath.Base(s.Workspace) == "workspace" {
+		return filepath.Join(filepath.Dir(s.Workspace), agentHome)
+	}
+	return s.Workspace + ".agent"
+}
+
 // runExternal lets an external agent do the run's work: it talks to the
 // run's model through a recording proxy, in the workspace, until it exits
 // or a bound stops it; an agent that can resume is run again for each
@@ -47,11 +63,9 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 	}
 	defer p.Close()
 
-	// A session's agent keeps its own files (its conversation) beside the
-	// session's workspace, and continues from the second run on.
-	opt := external.Options{Dir: ws.Dir, Env: l.env(ws.Dir), BaseURL: p.URL, Key: p.Key, Model: l.spec.Model.name(), Home: filepath.Join(l.dir, "agent-home")}
+	opt := external.Options{Dir: ws.Dir, Env: l.env(ws.Dir), BaseURL: p.URL, Key: p.Key, Model: l.spec.Model.name(), Home: filepath.Join(l.dir, agentHome)}
 	if sess != nil {
-		opt.Home = l.r.WorkspaceDir(sess.session.SessionID) + ".agent"
+		opt.Home = sessionAgentHome(sess.session)
 		opt.Resume = !sess.isNew && len(sess.session.Runs) > 0
 	}
 	opt.Wrap = l.wrap(ws.Dir, []int{proxyPort(p.URL)}, opt.Home)
