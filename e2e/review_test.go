@@ -186,6 +186,13 @@ func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#diff")).Not().ToContainText("line 2 changed"))
 	screenshot(t, page, "review-changes-made")
 
+	// The session's page lists the comments of its runs, addressed or open.
+	must(t, page.Locator("a[href^='/sessions/']").First().Click())
+	comments := page.Locator("#session-comments")
+	must(t, expect.Locator(comments).ToContainText("2 comments: 1 addressed, 1 open"))
+	must(t, expect.Locator(comments.Locator(".badge")).ToHaveText([]string{"addressed", "open"}))
+	screenshot(t, page, "session-comments")
+
 	goTo(t, page, first)
 	must(t, expect.Locator(page.Locator(".changes-requested")).ToContainText("Dana asked for changes"))
 	must(t, expect.Locator(page.Locator(".changes-requested .next-run")).ToBeVisible())

@@ -208,6 +208,23 @@ type SessionPage struct {
 	Roots   []string          // source roots a model script may be under
 	Values  LaunchValues      // the continue form as typed (Task, Model, Allow, Root, Script)
 	Errors  map[string]string // by field
+	// Requests are the changes reviewers asked of the session's runs, in
+	// the runs' order.
+	Requests []run.RequestState
+}
+
+// commentTally counts the comments of requests and how many are addressed.
+func commentTally(requests []run.RequestState) string {
+	n, done := 0, 0
+	for _, rq := range requests {
+		for _, a := range rq.Addressed {
+			n++
+			if a {
+				done++
+			}
+		}
+	}
+	return fmt.Sprintf("%s: %d addressed, %d open", plural(n, "comment", "comments"), done, n-done)
 }
 
 // ProblemsPage is the view model of the index problems page.

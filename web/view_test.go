@@ -8,6 +8,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -158,6 +159,26 @@ func TestRunPageOffersResumeOnInterruptedRunsOfItsOwnAgent(t *testing.T) {
 		p := RunPage{Meta: Meta{CanRun: tc.canRun}, Run: &store.RunDetail{Receipt: rc}}
 		if got := p.Resumable(); got != tc.want {
 			t.Errorf("%s: Resumable() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCommentTallyCountsAddressedAndOpen(t *testing.T) {
+	for _, tc := range []struct {
+		addressed [][]bool
+		want      string
+	}{
+		{[][]bool{{true, false}}, "2 comments: 1 addressed, 1 open"},
+		{[][]bool{{true}, {true, true}}, "3 comments: 3 addressed, 0 open"},
+		{[][]bool{{false}}, "1 comment: 0 addressed, 1 open"},
+		{[][]bool{{}}, "0 comments: 0 addressed, 0 open"},
+	} {
+		var rs []run.RequestState
+		for _, a := range tc.addressed {
+			rs = append(rs, run.RequestState{Addressed: a})
+		}
+		if got := commentTally(rs); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.addressed, got, tc.want)
 		}
 	}
 }

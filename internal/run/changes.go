@@ -263,6 +263,23 @@ func (r *Runner) ChangeRequests(dir string) ([]RequestState, error) {
 	return out, nil
 }
 
+// SessionRequests are the change requests made of the runs runIDs (a
+// session's, in order); a run whose comments.json cannot be read is left
+// out (its own page says why).
+func (r *Runner) SessionRequests(runIDs []string) []RequestState {
+	var out []RequestState
+	for _, id := range runIDs {
+		dir, err := r.RunDir(id)
+		if err != nil {
+			continue
+		}
+		if rs, err := r.ChangeRequests(dir); err == nil {
+			out = append(out, rs...)
+		}
+	}
+	return out
+}
+
 // Addressing is the change request the run rc was made for, if any.
 func (r *Runner) Addressing(rc bundle.Receipt) (*RequestState, error) {
 	if rc.Addresses == "" {

@@ -344,6 +344,13 @@ func (s *Server) renderSession(c echo.Context, id string, v web.LaunchValues, er
 	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs, Roots: s.cfg.SourceRoots}
 	p.Meta.CanRun = p.Meta.CanRun && s.cfg.Queue != nil
 	p.Models, _ = s.models()
+	if s.cfg.Runner != nil {
+		ids := make([]string, len(sess.Runs))
+		for i, sr := range sess.Runs {
+			ids[i] = sr.RunID
+		}
+		p.Requests = s.cfg.Runner.SessionRequests(ids)
+	}
 	return render(c, status, web.SessionView(p))
 }
 
