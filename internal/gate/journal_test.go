@@ -17,6 +17,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/patch"
 )
 
 // recorder collects Record calls, as an audit log keyed by op would.
@@ -116,7 +117,11 @@ func TestReviewChild(t *testing.T) {
 	for i := range 5 {
 		wg.Go(func() {
 			rv := approve(fmt.Sprint("r", i))
-			if i == 4 {
+			parts := os.Getenv("PROCTOR_GATE_CHILD_PARTS") != ""
+			if parts { // partsRun's: two of notes.txt's three hunks, by every reviewer (so that the kills fall in applying)
+				rv = approveParts(fmt.Sprint("r", i), patch.Choice{File: 1, Hunk: 0, Accept: true}, patch.Choice{File: 1, Hunk: 2, Accept: true})
+			}
+			if i == 4 && !parts {
 				rv = gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 					return gate.Verdict{By: "bo", Reason: "no"}, nil
 				})
@@ -148,21 +153,51 @@ func fileRecorder(path string) func(context.Context, gate.Decided) error {
 // the events but not the receipt, and reviews with no audit entry. After
 // a kill at any point and a recovery, the receipt says what happened to the
 // source, and the audit log has exactly one entry per recorded review.
+//
+// The same holds for an approval part by part (two of three hunks of one
+// file accepted, a new file not): the source is the base or has exactly the
+// accepted parts.
 func TestKill9DuringReview(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
+	t.Run("whole", func(t *testing.T) {
+		kill9DuringReview(t, demoRun, "", func(src string) (bool, error) {
+			data, err := os.ReadFile(filepath.Join(src, "money.go"))
+			return strings.Contains(string(data), "math.Round"), err
+		})
+	})
+	t.Run("parts", func(t *testing.T) {
+		kill9DuringReview(t, partsRun, "1", func(src string) (bool, error) {
+			data, err := os.ReadFile(filepath.Join(src, "notes.txt"))
+			lines := strings.Split(string(data), "\n")
+			if _, nerr := os.Stat(filepath.Join(src, "new.txt")); nerr == nil {
+				return false, errors.New("new.txt, whose part was not accepted, was written")
+			}
+			applied := lines[1] == "line 2 changed" && lines[37] == "line 38 changed"
+			if lines[19] != "line 20" || applied != (lines[1] == "line 2 changed") || applied != (lines[37] == "line 38 changed") {
+				return false, fmt.Errorf("notes.txt is neither the base nor the accepted parts:\n%s", data)
+			}
+			return applied, err
+		})
+	})
+}
+
+// kill9DuringReview kills, in rounds, a child that reviews a run made by
+// newRun (parts: approving part by part), and checks after each recovery
+// that the receipt says what patched (reading the source) finds.
+func kill9DuringReview(t *testing.T, newRun func(*testing.T) (string, string), parts string, patched func(src string) (bool, error)) {
 	child := func(runDir, auditLog string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestReviewChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "PROCTOR_GATE_CHILD_RUN="+runDir, "PROCTOR_GATE_CHILD_AUDIT="+auditLog)
+		cmd.Env = append(os.Environ(), "PROCTOR_GATE_CHILD_RUN="+runDir, "PROCTOR_GATE_CHILD_AUDIT="+auditLog, "PROCTOR_GATE_CHILD_PARTS="+parts)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		return cmd
 	}
-	// How long a child takes when nobody kills it: the kills fall
-	// anywhere in that time.
-	runDir, _ := demoRun(t)
+	// How long a child takes when nobody kills it: the kills fall anywhere
+	// in twice that time.
+	runDir, _ := newRun(t)
 	start := time.Now()
 	if err := child(runDir, filepath.Join(t.TempDir(), "audit.log")).Wait(); err != nil {
 		t.Fatal(err)
@@ -171,11 +206,10 @@ func TestKill9DuringReview(t *testing.T) {
 	rounds := 20
 	var applied, rejected, untouched, recovered int
 	for round := range rounds {
-		runDir, src := demoRun(t)
-		before, _ := os.ReadFile(filepath.Join(src, "money.go"))
+		runDir, src := newRun(t)
 		auditLog := filepath.Join(t.TempDir(), "audit.log")
 		cmd := child(runDir, auditLog)
-		time.Sleep(time.Duration(rand.Int64N(int64(whole))))
+		time.Sleep(time.Duration(rand.Int64N(2 * int64(whole)))) // some rounds end before their kill
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 
@@ -185,10 +219,9 @@ func TestKill9DuringReview(t *testing.T) {
 			t.Fatalf("round %d: recover: %v", round, errs)
 		}
 		recovered += len(settled)
-		after, _ := os.ReadFile(filepath.Join(src, "money.go"))
-		patched := strings.Contains(string(after), "math.Round")
-		if !patched && string(after) != string(before) {
-			t.Fatalf("round %d: the source is neither the base nor the patched file:\n%s", round, after)
+		patched, err := patched(src)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
 		}
 		rc := receiptOf(t, runDir)
 		decided := countEvents(t, runDir, "review.decided")
@@ -223,8 +256,11 @@ func TestKill9DuringReview(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(runDir, ".review*")); len(left) != 0 {
 			t.Fatalf("round %d: journal left after recovery: %v", round, left)
 		}
+		if parts != "" && rc.Review != nil && rc.Review.Approved && len(rc.Review.AppliedParts) != 2 {
+			t.Fatalf("round %d: applied parts %+v, want the two accepted", round, rc.Review.AppliedParts)
+		}
 		// Nothing is left locked: the next review goes through at once.
-		_, err := gate.Review(context.Background(), runDir, approve("next"), opts(runDir))
+		_, err = gate.Review(context.Background(), runDir, approve("next"), opts(runDir))
 		if rc.Review == nil && err != nil {
 			t.Fatalf("round %d: the next review after the crash: %v", round, err)
 		}
@@ -232,5 +268,5 @@ func TestKill9DuringReview(t *testing.T) {
 			t.Fatalf("round %d: the next review of a reviewed run: %v", round, err)
 		}
 	}
-	t.Logf("%d rounds killed within a child's %s: %d applied, %d rejected, %d killed before a decision was journaled; %d journals finished by recovery", rounds, whole, applied, rejected, untouched, recovered)
+	t.Logf("%d rounds killed within twice a child's %s: %d applied, %d rejected, %d killed before a decision was journaled; %d journals finished by recovery", rounds, whole, applied, rejected, untouched, recovered)
 }
