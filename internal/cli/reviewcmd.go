@@ -59,6 +59,7 @@ See docs/review.md.`)
 		return usagef("review", "%v", err)
 	}
 	spec.RunID, spec.Session, spec.Task, spec.Addresses = run.NewRunID(time.Now()), session, message, runID
+	spec.Approver = withRules(spec.Approver, r, sessionWhere(r, session))
 	if err := r.LinkRequest(runID, spec.RunID); err != nil {
 		return err
 	}

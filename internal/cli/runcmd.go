@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/agent"
@@ -284,6 +286,11 @@ the status. The diff waits for review: 'proctor apply RUN_ID' or the dashboard.
 
 --session new starts a session; --session ID continues one (same workspace,
 same conversation). --replay RUN_ID runs a recorded run again, offline.
+--resume RUN_ID goes on from an interrupted run (stopped while it worked or
+waited for an approval): its workspace as it was, its conversation rebuilt
+from its recorded calls, and the calls it had not made asked about again;
+give the model (--model or --script) and approvals (--allow, --approve) —
+the task, source, agent and bounds are the interrupted run's.
 
 Exit codes: 0 completed (passed, awaiting review, or a question for you);
 1 failed; 2 wrong usage or set-up error; 130 interrupted.`)
@@ -296,6 +303,7 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 	sources := sourcesFlag(fs)
 	session := fs.String("session", "", "new, or the `id` of a session to continue")
 	replay := fs.String("replay", "", "`run_id` of a recorded run to run again offline")
+	resume := fs.String("resume", "", "`run_id` of an interrupted run to go on from")
 	f := addRunFlags(fs)
 	if err := parseFlags(fs, "run", args); err != nil {
 		return err
@@ -315,6 +323,9 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		}
 		defer cleanup()
 		return finishRun(r.Run(ctx, spec))
+	}
+	if *resume != "" {
+		return resumeRun(ctx, env, fs, f, r, *resume)
 	}
 	spec, err := f.spec(env, "run")
 	if err != nil {
@@ -343,26 +354,71 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		spec.SourceDir = abs
 	}
 	spec.Session = *session
-	// The approval rules of the folder (or repository) apply before the
-	// terminal asks.
 	where := rules.Where{Source: spec.SourceDir}
 	if spec.Git != nil {
 		where.Source, _ = spec.Git.URL(*gitHost)
 	} else if spec.Session != "" && spec.Session != "new" {
-		if s, err := r.LoadSession(spec.Session); err == nil {
-			where.Source = s.Source
-		}
+		where = sessionWhere(r, spec.Session)
 	}
-	if c, ok := spec.Approver.(agent.Chain); ok {
-		c.Rules = rules.Set{File: rules.At(r.DataDir), Where: where}
-		spec.Approver = c
-	}
+	spec.Approver = withRules(spec.Approver, r, where)
 	res, err := r.Run(ctx, spec)
 	var se *run.SetupError
 	if errors.As(err, &se) {
 		return usagef("run", "%v", se.Err)
 	}
 	return finishRun(res, err)
+}
+
+// withRules puts the approval rules of where (the folder, repository or
+// scenario a run works on) before whoever else decides a's calls.
+func withRules(a agent.Approver, r *run.Runner, where rules.Where) agent.Approver {
+	if c, ok := a.(agent.Chain); ok {
+		c.Rules = rules.Set{File: rules.At(r.DataDir), Where: where}
+		return c
+	}
+	return a
+}
+
+// sessionWhere is where a session's runs work, for its approval rules.
+func sessionWhere(r *run.Runner, id string) rules.Where {
+	s, err := r.LoadSession(id)
+	if err != nil {
+		return rules.Where{}
+	}
+	return rules.Where{Source: s.Source}
+}
+
+// resumeFlags are the flags that go with run --resume: the model and how
+// calls are approved; the rest is the interrupted run's.
+var resumeFlags = []string{"resume", "data", "model", "script", "models", "stream", "allow", "approve", "verify-with"}
+
+// resumeRun goes on from the interrupted run id (run.Runner.ResumeSpec) with
+// the model and approvals of the flags.
+func resumeRun(ctx context.Context, env Env, fs *flagSet, f *runFlags, r *run.Runner, id string) error {
+	var other []string
+	fs.Visit(func(fl *flag.Flag) {
+		if !slices.Contains(resumeFlags, fl.Name) {
+			other = append(other, "--"+fl.Name)
+		}
+	})
+	if len(other) > 0 {
+		return usagef("run", "--resume keeps the interrupted run's task, source, agent and bounds: leave out %s", strings.Join(other, ", "))
+	}
+	spec, err := r.ResumeSpec(ctx, id)
+	if err != nil {
+		return usagef("run", "--resume: %v", err)
+	}
+	rc, err := r.Receipt(id)
+	if err != nil {
+		return usagef("run", "--resume: %v", err)
+	}
+	given, err := f.spec(env, "run")
+	if err != nil {
+		return err
+	}
+	spec.Model, spec.Verifier = given.Model, given.Verifier
+	spec.Approver = withRules(given.Approver, r, rules.WhereRun(rc))
+	return finishRun(r.Run(ctx, spec))
 }
 
 func runApply(ctx context.Context, env Env, args []string) error {

@@ -129,6 +129,7 @@ question, or the next request).`)
 	if err != nil {
 		return err
 	}
+	spec.Approver = withRules(spec.Approver, r, sessionWhere(r, spec.Session))
 	return finishRun(r.Run(ctx, spec))
 }
 

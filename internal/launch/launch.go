@@ -82,20 +82,6 @@ type Task struct {
 	addresses string // the run whose requested changes the run makes
 }
 
-// runReceipt is the receipt of run runID; a run that cannot be read has
-// the zero receipt.
-func (l *Launcher) runReceipt(runID string) bundle.Receipt {
-	dir, err := l.Runner.RunDir(runID)
-	if err != nil {
-		return bundle.Receipt{}
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
-	if err != nil {
-		return bundle.Receipt{}
-	}
-	return b.Receipt
-}
-
 // profile is the models.yaml profile of a receipt, "" for a model script.
 func profile(rc bundle.Receipt) string {
 	if strings.HasPrefix(rc.Model.Profile, "script:") {
@@ -113,7 +99,7 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 	if err != nil {
 		return "", map[string]string{"resume": err.Error()}
 	}
-	rc := l.runReceipt(runID)
+	rc, _ := l.Runner.Receipt(runID) // ResumeSpec read it
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
 		t.Model = profile(rc)
 	}
@@ -138,7 +124,8 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 // returns the new run's id, or the problems by field.
 func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, map[string]string) {
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
-		t.Model = profile(l.runReceipt(runID))
+		rc, _ := l.Runner.Receipt(runID) // unread, it has no profile: the request names the model
+		t.Model = profile(rc)
 	}
 	if _, field, msg := l.modelChoice(t); msg != "" {
 		if t.Model == "" && t.Script == "" {

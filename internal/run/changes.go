@@ -350,6 +350,19 @@ func (r *Runner) ResumeSpec(ctx context.Context, runID string) (Spec, error) {
 		Bounds: rc.Bounds, Sandbox: rc.Sandbox, Resumes: runID, Session: rc.SessionID, Addresses: rc.Addresses}, nil
 }
 
+// Receipt is the receipt of the run runID of the data folder.
+func (r *Runner) Receipt(runID string) (bundle.Receipt, error) {
+	dir, err := r.RunDir(runID)
+	if err != nil {
+		return bundle.Receipt{}, err
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return bundle.Receipt{}, fmt.Errorf("run %s: %w", runID, err)
+	}
+	return b.Receipt, nil
+}
+
 // interrupted reads the run runID, which must be an interrupted run of
 // proctor's own agent outside a scenario.
 func (r *Runner) interrupted(runID string) (*bundle.Run, string, error) {
