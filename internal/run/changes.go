@@ -168,10 +168,18 @@ func Quote(files []patch.File, path string, line int) (string, bool) {
 
 // ChangesMessage is the user turn that asks the agent for the changes.
 func ChangesMessage(runID string, cr bundle.ChangeRequest) string {
+	// The first line is the new run's title in lists: who asked, and what.
 	var b strings.Builder
-	fmt.Fprintf(&b, "A reviewer (%s) asked for changes to what you did (run %s).\n", cr.By, runID)
+	first := fmt.Sprintf("%d comments on your changes.", len(cr.Comments))
+	if len(cr.Comments) == 1 {
+		first = "a comment on your changes."
+	}
 	if cr.Summary != "" {
-		b.WriteString("\n" + cr.Summary + "\n")
+		first, _, _ = strings.Cut(cr.Summary, "\n")
+	}
+	fmt.Fprintf(&b, "Changes requested by %s: %s\n\nA reviewer asked for changes to what you did (run %s).\n", cr.By, first, runID)
+	if _, rest, ok := strings.Cut(cr.Summary, "\n"); ok && strings.TrimSpace(rest) != "" {
+		b.WriteString("\n" + strings.TrimSpace(rest) + "\n")
 	}
 	if len(cr.Comments) > 0 {
 		b.WriteString("\nComments on your changes:\n")

@@ -1,8 +1,10 @@
 package run_test
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
 )
@@ -70,6 +72,34 @@ rename to renamed.txt
 	} {
 		if got := run.Addressed(files, tc.path, tc.line); got != tc.want {
 			t.Errorf("%s:%d addressed = %v, want %v", tc.path, tc.line, got, tc.want)
+		}
+	}
+}
+
+// The message that asks for changes starts with who asked and the first
+// line of the summary (the new run's title in lists), then names the run,
+// the rest of the summary and each comment with its code quoted.
+func TestChangesMessageLeadsWithWhoAskedAndWhat(t *testing.T) {
+	for _, tc := range []struct {
+		cr    bundle.ChangeRequest
+		first string
+		has   []string
+	}{
+		{bundle.ChangeRequest{By: "Dana", Summary: "Only line 20.\nThe rest is fine.", Comments: []bundle.Comment{{Path: "a.txt", Line: 20, Text: "say twenty", Quote: "line 20"}}},
+			"Changes requested by Dana: Only line 20.", []string{"(run r1)", "\nThe rest is fine.\n", "- a.txt:20: say twenty\n  > line 20\n"}},
+		{bundle.ChangeRequest{By: "Bo", Comments: []bundle.Comment{{Path: "a.txt", Text: "why?"}}},
+			"Changes requested by Bo: a comment on your changes.", []string{"- a.txt: why?\n"}},
+		{bundle.ChangeRequest{By: "Bo", Comments: []bundle.Comment{{Path: "a.txt", Text: "x"}, {Path: "b.txt", Line: 3, Text: "y"}}},
+			"Changes requested by Bo: 2 comments on your changes.", []string{"- b.txt:3: y\n"}},
+	} {
+		msg := run.ChangesMessage("r1", tc.cr)
+		if first, _, _ := strings.Cut(msg, "\n"); first != tc.first {
+			t.Errorf("first line %q, want %q", first, tc.first)
+		}
+		for _, h := range tc.has {
+			if !strings.Contains(msg, h) {
+				t.Errorf("%q lacks %q:\n%s", tc.first, h, msg)
+			}
 		}
 	}
 }
