@@ -321,6 +321,13 @@ func shorten(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
+// title is a run's task as a title: its first paragraph, shortened to n
+// characters (the rest is in the transcript).
+func title(task string, n int) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(strings.ReplaceAll(task, "\r\n", "\n")), "\n\n")
+	return shorten(first, n)
+}
+
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]

@@ -182,3 +182,17 @@ func TestCommentTallyCountsAddressedAndOpen(t *testing.T) {
 		}
 	}
 }
+
+func TestTitleIsTheTasksFirstParagraph(t *testing.T) {
+	for _, tc := range []struct{ task, want string }{
+		{"Fix the rounding bug", "Fix the rounding bug"},
+		{"Changes requested by Dana: line 20.\n\nA reviewer asked for changes (run r1).", "Changes requested by Dana: line 20."},
+		{"Add a health endpoint\nthat returns 200\r\n\r\nDetails follow.", "Add a health endpoint that returns 200"},
+		{"\n\n  lead blank lines\n\nrest", "lead blank lines"},
+		{strings.Repeat("word ", 40), strings.Repeat("word ", 17) + "word…"},
+	} {
+		if got := title(tc.task, 90); got != tc.want {
+			t.Errorf("title(%q) = %q, want %q", tc.task, got, tc.want)
+		}
+	}
+}
