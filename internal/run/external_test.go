@@ -207,33 +207,60 @@ func TestAnExternalAgentsRunReplays(t *testing.T) {
 }
 
 // A session's next run with an agent that can resume continues the agent's
-// own conversation over the same workspace.
+// own conversation over the same workspace — a session started as such, or
+// one made of a run by a request for changes (it keeps the run's agent
+// home).
 func TestASessionContinuesAnExternalAgentsConversation(t *testing.T) {
 	bin := testutil.TestAgent(t, "chatagent")
 	a := external.Agent{Name: "chat", Kind: external.KindCommand, Command: []string{bin, "{{task}}"}, Resume: []string{bin, "--resume", "{{task}}"}}
-	r := newRunner(t)
-	spec := externalSpec(t, twoWrites(model.APIChat), a)
-	spec.Session = "new"
-	first, err := r.Run(context.Background(), spec)
-	if err != nil || first.Receipt.SessionID == "" || first.Receipt.Status != bundle.StatusAwaitingReview {
-		t.Fatalf("first run: %v %+v", err, first.Receipt)
-	}
-	s, _ := script.Parse("next.yaml", []byte("steps:\n  - expect: {api: chat, last_contains: \"And now c.txt\"}\n    reply: {tool_calls: [{id: c9, name: write_file, arguments: {path: c.txt, content: \"see\\n\"}}]}\n  - reply: {content: Wrote c.txt too.}\n"))
-	next, err := r.Run(context.Background(), run.Spec{Session: first.Receipt.SessionID, Task: "And now c.txt", Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults(), Agent: a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.Receipt.Status != bundle.StatusAwaitingReview || strings.Join(next.Receipt.Changed, ",") != "c.txt" {
-		t.Fatalf("next run: status %s changed %v failure %+v", next.Receipt.Status, next.Receipt.Changed, next.Receipt.Failure)
-	}
-	xs, _, _ := bundle.ReadExchanges(next.Dir, bundle.DefaultLimits())
-	_, req, err := model.DecodeAnyRequest(xs[0].API, xs[0].Request)
-	if err != nil || len(req.Messages) != 7 || !strings.Contains(req.Messages[3].Content, "wrote a.txt") {
-		t.Fatalf("the next run did not continue the conversation (%d messages): %+v %v", len(req.Messages), req.Messages, err)
-	}
-	log, _ := os.ReadFile(filepath.Join(next.Dir, bundle.AgentLogFile))
-	if !strings.Contains(string(log), "final: Wrote c.txt too.") {
-		t.Fatalf("agent.log: %s", log)
+	for _, tc := range []struct {
+		name string
+		// next starts the first run and says how its session goes on.
+		next func(t *testing.T, r *run.Runner) run.Spec
+	}{
+		{"a session", func(t *testing.T, r *run.Runner) run.Spec {
+			spec := externalSpec(t, twoWrites(model.APIChat), a)
+			spec.Session = "new"
+			first, err := r.Run(context.Background(), spec)
+			if err != nil || first.Receipt.SessionID == "" || first.Receipt.Status != bundle.StatusAwaitingReview {
+				t.Fatalf("first run: %v %+v", err, first.Receipt)
+			}
+			return run.Spec{Session: first.Receipt.SessionID, Task: "And now c.txt"}
+		}},
+		{"changes requested of a run", func(t *testing.T, r *run.Runner) run.Spec {
+			first, err := r.Run(context.Background(), externalSpec(t, twoWrites(model.APIChat), a))
+			if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
+				t.Fatalf("first run: %v %+v", err, first.Receipt)
+			}
+			sid, msg, err := r.RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Summary: "And now c.txt"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return run.Spec{Session: sid, Task: msg, Addresses: first.RunID}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t)
+			spec := tc.next(t, r)
+			s, _ := script.Parse("next.yaml", []byte("steps:\n  - expect: {api: chat, last_contains: \"And now c.txt\"}\n    reply: {tool_calls: [{id: c9, name: write_file, arguments: {path: c.txt, content: \"see\\n\"}}]}\n  - reply: {content: Wrote c.txt too.}\n"))
+			spec.Model, spec.Bounds, spec.Agent = run.ModelChoice{Script: s}, bounds.Defaults(), a
+			next, err := r.Run(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next.Receipt.Status != bundle.StatusAwaitingReview || strings.Join(next.Receipt.Changed, ",") != "c.txt" {
+				t.Fatalf("next run: status %s changed %v failure %+v", next.Receipt.Status, next.Receipt.Changed, next.Receipt.Failure)
+			}
+			xs, _, _ := bundle.ReadExchanges(next.Dir, bundle.DefaultLimits())
+			_, req, err := model.DecodeAnyRequest(xs[0].API, xs[0].Request)
+			if err != nil || len(req.Messages) != 7 || !strings.Contains(req.Messages[3].Content, "wrote a.txt") {
+				t.Fatalf("the next run did not continue the conversation (%d messages): %+v %v", len(req.Messages), req.Messages, err)
+			}
+			log, _ := os.ReadFile(filepath.Join(next.Dir, bundle.AgentLogFile))
+			if !strings.Contains(string(log), "final: Wrote c.txt too.") {
+				t.Fatalf("agent.log: %s", log)
+			}
+		})
 	}
 }
 
@@ -286,35 +313,5 @@ func TestMaxTokensStopsTheNativeAgent(t *testing.T) {
 	events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
 	if !strings.Contains(string(events), "max_tokens=50") {
 		t.Fatalf("no event names the bound:\n%s", events)
-	}
-}
-
-// Changes requested of an external agent's run (outside a session) go on
-// with the agent's own conversation: the session made of the run keeps the
-// run's agent home.
-func TestRequestedChangesContinueAnExternalAgentsConversation(t *testing.T) {
-	bin := testutil.TestAgent(t, "chatagent")
-	a := external.Agent{Name: "chat", Kind: external.KindCommand, Command: []string{bin, "{{task}}"}, Resume: []string{bin, "--resume", "{{task}}"}}
-	r := newRunner(t)
-	first, err := r.Run(context.Background(), externalSpec(t, twoWrites(model.APIChat), a))
-	if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
-		t.Fatalf("first run: %v %+v", err, first.Receipt)
-	}
-	sid, msg, err := r.RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Summary: "And now c.txt"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := script.Parse("next.yaml", []byte("steps:\n  - expect: {api: chat, last_contains: \"And now c.txt\"}\n    reply: {tool_calls: [{id: c9, name: write_file, arguments: {path: c.txt, content: \"see\\n\"}}]}\n  - reply: {content: Wrote c.txt too.}\n"))
-	next, err := r.Run(context.Background(), run.Spec{Session: sid, Task: msg, Addresses: first.RunID, Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults(), Agent: a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.Receipt.Status != bundle.StatusAwaitingReview || strings.Join(next.Receipt.Changed, ",") != "c.txt" {
-		t.Fatalf("next run: status %s changed %v failure %+v", next.Receipt.Status, next.Receipt.Changed, next.Receipt.Failure)
-	}
-	xs, _, _ := bundle.ReadExchanges(next.Dir, bundle.DefaultLimits())
-	_, req, err := model.DecodeAnyRequest(xs[0].API, xs[0].Request)
-	if err != nil || len(req.Messages) != 7 || !strings.Contains(req.Messages[3].Content, "wrote a.txt") {
-		t.Fatalf("the next run did not continue the conversation (%d messages): %+v %v", len(req.Messages), req.Messages, err)
 	}
 }
