@@ -1,8 +1,10 @@
 package run_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,9 +173,10 @@ func TestExternalAgentsThatFailOrRunPastTheirBounds(t *testing.T) {
 	}
 	var pid int
 	json.Unmarshal([]byte(strings.TrimSpace(string(data))), &pid)
-	testutil.Eventually(t, 10*time.Second, "the agent's child to be gone", func() bool {
-		return pid > 0 && syscall.Kill(pid, 0) != nil
-	})
+	if pid <= 0 {
+		t.Fatalf("the agent's child never wrote its pid (%q)", data)
+	}
+	testutil.Eventually(t, 10*time.Second, "the agent's child to be gone", func() bool { return !alive(pid) })
 }
 
 // A replay of an external agent's run runs the same agent again, its
@@ -290,7 +293,25 @@ func TestStoppingARunStopsTheAgentsProcessGroup(t *testing.T) {
 	data, _ := os.ReadFile(pidFile)
 	var pid int
 	json.Unmarshal([]byte(strings.TrimSpace(string(data))), &pid)
-	testutil.Eventually(t, 10*time.Second, "the agent's child to be gone", func() bool { return pid > 0 && syscall.Kill(pid, 0) != nil })
+	if pid <= 0 {
+		t.Fatalf("the agent's child never wrote its pid (%q)", data)
+	}
+	testutil.Eventually(t, 10*time.Second, "the agent's child to be gone", func() bool { return !alive(pid) })
+}
+
+// alive reports whether process pid runs: it exists and is not a zombie
+// (dead, waiting for whoever adopted it to reap it).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) STATE …; comm may hold spaces and parentheses.
+	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+	return !bytes.HasPrefix(bytes.TrimSpace(rest), []byte("Z"))
 }
 
 // max_tokens holds proctor's own agent too: past it the next model call is
