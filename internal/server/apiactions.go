@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -77,11 +78,29 @@ func readJSON(c echo.Context, v any, example string) error {
 	case errors.As(err, &syntax):
 		msg = fmt.Sprintf("request body: invalid JSON at offset %d", syntax.Offset)
 	case errors.As(err, &typ):
-		msg = fmt.Sprintf("request body: %s: want %s, got %s", typ.Field, typ.Type, typ.Value)
+		msg = fmt.Sprintf("request body: %s: want %s, got %s", typ.Field, jsonKind(typ.Type), typ.Value)
 	default:
 		msg = "request body: cut short or not JSON"
 	}
 	return echo.NewHTTPError(http.StatusBadRequest, msg+"; want JSON like "+example)
+}
+
+// jsonKind names the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	default:
+		return "a number"
+	}
 }
 
 func apiError(c echo.Context, status int, msg string, fields map[string]string) error {

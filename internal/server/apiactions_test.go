@@ -255,7 +255,9 @@ func TestAPIAnswersBadRequestsPlainly(t *testing.T) {
 		{"/api/v1/runs", `{"path": `, http.StatusBadRequest, "request body: cut short or not JSON"},
 		{"/api/v1/runs", `{"pa th`, http.StatusBadRequest, "request body: cut short or not JSON"},
 		{"/api/v1/runs", `{x}`, http.StatusBadRequest, "request body: invalid JSON at offset 2"},
-		{"/api/v1/runs", `{"max_turns": "many"}`, http.StatusBadRequest, "request body: max_turns: want int, got string"},
+		{"/api/v1/runs", `{"max_turns": "many"}`, http.StatusBadRequest, "request body: max_turns: want a number, got string"},
+		{"/api/v1/runs", `{"criteria": "one"}`, http.StatusBadRequest, "request body: criteria: want an array, got string"},
+		{"/api/v1/runs/20991231-000000-nosuch/changes", `{"comments": [{"line": "two"}]}`, http.StatusBadRequest, "request body: comments.line: want a number, got string"},
 		{"/api/v1/runs/20991231-000000-nosuch/review", `{"decision": "approve"}`, http.StatusNotFound, ""},
 		{"/api/v1/suites", `{"scenarios": ["rename-config-key"], "repeat": 0}`, http.StatusUnprocessableEntity, "the suite was not launched"},
 	}
