@@ -32,13 +32,9 @@ const (
 // review): a session's runs are applied in order, so it is approved (or
 // rejected) before the run that makes the changes.
 func (r *Runner) RequestChanges(runID string, cr bundle.ChangeRequest) (string, string, error) {
-	dir, err := r.RunDir(runID)
+	b, dir, err := r.readRun(runID)
 	if err != nil {
-		return "", "", err
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
-	if err != nil {
-		return "", "", fmt.Errorf("request changes of run %s: %w", runID, err)
+		return "", "", fmt.Errorf("request changes: %w", err)
 	}
 	rc := b.Receipt
 	switch {
@@ -315,11 +311,7 @@ func (r *Runner) requestState(runID string, cr bundle.ChangeRequest) RequestStat
 	if cr.NextRun == "" {
 		return st
 	}
-	dir, err := r.RunDir(cr.NextRun)
-	if err != nil {
-		return st
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	b, dir, err := r.readRun(cr.NextRun)
 	if err != nil {
 		return st
 	}
@@ -360,27 +352,31 @@ func (r *Runner) ResumeSpec(ctx context.Context, runID string) (Spec, error) {
 
 // Receipt is the receipt of the run runID of the data folder.
 func (r *Runner) Receipt(runID string) (bundle.Receipt, error) {
-	dir, err := r.RunDir(runID)
+	b, _, err := r.readRun(runID)
 	if err != nil {
 		return bundle.Receipt{}, err
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
-	if err != nil {
-		return bundle.Receipt{}, fmt.Errorf("run %s: %w", runID, err)
 	}
 	return b.Receipt, nil
 }
 
-// interrupted reads the run runID, which must be an interrupted run of
-// proctor's own agent outside a scenario.
-func (r *Runner) interrupted(runID string) (*bundle.Run, string, error) {
+func (r *Runner) readRun(runID string) (*bundle.Run, string, error) {
 	dir, err := r.RunDir(runID)
 	if err != nil {
 		return nil, "", err
 	}
 	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
 	if err != nil {
-		return nil, "", fmt.Errorf("resume run %s: %w", runID, err)
+		return nil, "", fmt.Errorf("run %s: %w", runID, err)
+	}
+	return b, dir, nil
+}
+
+// interrupted reads the run runID, which must be an interrupted run of
+// proctor's own agent outside a scenario.
+func (r *Runner) interrupted(runID string) (*bundle.Run, string, error) {
+	b, dir, err := r.readRun(runID)
+	if err != nil {
+		return nil, "", fmt.Errorf("resume: %w", err)
 	}
 	if err := Resumable(b.Receipt); err != nil {
 		return nil, "", err

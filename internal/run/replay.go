@@ -52,11 +52,7 @@ func (r *Runner) BaseRepo(runDir string, rc *bundle.Receipt) string {
 // Mbox is an approved git run's change as an mbox for git am: one commit on
 // top of the run's pinned commit, subject the task's first line.
 func (r *Runner) Mbox(ctx context.Context, runID string) ([]byte, error) {
-	dir, err := r.RunDir(runID)
-	if err != nil {
-		return nil, err
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	b, dir, err := r.readRun(runID)
 	if err != nil {
 		return nil, err
 	}
@@ -101,11 +97,7 @@ func (r *Runner) ExportScript(runID string) ([]byte, error) {
 // cleanup removes the rebuilt source.
 func (r *Runner) ReplaySpec(ctx context.Context, runID string) (Spec, func(), error) {
 	nothing := func() {}
-	dir, err := r.RunDir(runID)
-	if err != nil {
-		return Spec{}, nothing, err
-	}
-	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	b, dir, err := r.readRun(runID)
 	if err != nil {
 		return Spec{}, nothing, err
 	}
