@@ -51,6 +51,7 @@ func TestRunResumeGoesOnFromAnInterruptedRun(t *testing.T) {
 		{"run", "--resume", id, "--task", "other", "--script", filepath.Join(dir, "after.yaml")},
 		{"run", "--resume", id, "--dir", src, "--script", filepath.Join(dir, "after.yaml")},
 		{"run", "--resume", "no-such-run", "--script", filepath.Join(dir, "after.yaml")},
+		{"run", "--resume", id, "--replay", id, "--script", filepath.Join(dir, "after.yaml")},
 		{"run", "--resume", id},
 	} {
 		if r := invoke(t, env, bad...); r.code != ExitUsage {

@@ -316,6 +316,9 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		return err
 	}
 	r.KeyEnvNames = append(r.KeyEnvNames, keyEnvNames(modelsPath(*f.models, env.Getenv))...)
+	if *resume != "" {
+		return resumeRun(ctx, env, fs, f, r, *resume)
+	}
 	if *replay != "" {
 		spec, cleanup, err := r.ReplaySpec(ctx, *replay)
 		if err != nil {
@@ -323,9 +326,6 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		}
 		defer cleanup()
 		return finishRun(r.Run(ctx, spec))
-	}
-	if *resume != "" {
-		return resumeRun(ctx, env, fs, f, r, *resume)
 	}
 	spec, err := f.spec(env, "run")
 	if err != nil {
@@ -388,16 +388,12 @@ func sessionWhere(r *run.Runner, id string) rules.Where {
 	return rules.Where{Source: s.Source}
 }
 
-// resumeFlags are the flags that go with run --resume: the model and how
-// calls are approved; the rest is the interrupted run's.
-var resumeFlags = []string{"resume", "data", "model", "script", "models", "stream", "allow", "approve", "verify-with"}
-
 // resumeRun goes on from the interrupted run id (run.Runner.ResumeSpec) with
-// the model and approvals of the flags.
+// the model and approvals of the flags; the rest is the interrupted run's.
 func resumeRun(ctx context.Context, env Env, fs *flagSet, f *runFlags, r *run.Runner, id string) error {
 	var other []string
 	fs.Visit(func(fl *flag.Flag) {
-		if !slices.Contains(resumeFlags, fl.Name) {
+		if !slices.Contains([]string{"resume", "data", "model", "script", "models", "stream", "allow", "approve", "verify-with"}, fl.Name) {
 			other = append(other, "--"+fl.Name)
 		}
 	})
