@@ -345,8 +345,9 @@ func (s *Server) pendingIDs(id string) string {
 // runEvents streams a run's events as server-sent events, each an HTML
 // timeline item, from the one after the last seen (Last-Event-ID or
 // ?after=), "approval" when the pending approval requests differ from the
-// page's (?shown=), then "done" when the run has ended. Reconnecting resumes with no
-// duplicates and no gaps, because every event carries its seq as its id.
+// page's (?shown=), then "done" when the run has ended. Reconnecting
+// resumes with no duplicates and no gaps, because every event carries its
+// seq as its id.
 func (s *Server) runEvents(c echo.Context) error {
 	id := c.Param("id")
 	if !bundle.ValidID(id) {
