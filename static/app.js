@@ -67,10 +67,11 @@
       focusPart(list, Math.min(current + 1, list.length - 1));
       return true;
     case "e":
-      var editor = part && part.querySelector(".hunk-edit details");
-      if (!editor) { return false; }
-      editor.open = true;
-      editor.querySelector("textarea").focus();
+    case "c":
+      var opened = part && part.querySelector(e.key === "e" ? ".hunk-edit details" : ".hunk-comment details");
+      if (!opened) { return false; }
+      opened.open = true;
+      opened.querySelector("textarea").focus();
       return true;
     case "v":
       var file = (part || document.activeElement).closest("details.file");

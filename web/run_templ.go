@@ -4689,7 +4689,7 @@ func byParts(p RunPage, button, done string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 435, ". Keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous hunk, <kbd>a</kbd> accept, <kbd>r</kbd> reject, <kbd>e</kbd> edit, <kbd>v</kbd> mark the file viewed. <span id=\"parts-count\" aria-live=\"polite\"></span></p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 435, ". Keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous hunk, <kbd>a</kbd> accept, <kbd>r</kbd> reject, <kbd>e</kbd> edit, <kbd>c</kbd> comment, <kbd>v</kbd> mark the file viewed. <span id=\"parts-count\" aria-live=\"polite\"></span></p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
