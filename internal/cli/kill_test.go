@@ -220,6 +220,24 @@ func killWhileWaitingThenRestart(t *testing.T, cmd *exec.Cmd, url, id, data, roo
 	return url
 }
 
+// resumeAndApprove resumes the interrupted run id on the server at url
+// with the model script after.yaml, waits for the resumed run to ask again
+// for the approval the interrupted one waited for, approves it as ana, and
+// returns the resumed run's id.
+func resumeAndApprove(t *testing.T, url, id string) string {
+	t.Helper()
+	code, out := postJSON(t, url+"/api/v1/runs/"+id+"/resume", `{"script": "after.yaml"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("resume: %d %v", code, out)
+	}
+	next := out["run_id"].(string)
+	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url, next) != "" })
+	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url, next), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
+		t.Fatalf("approve: %d %v", code, out)
+	}
+	return next
+}
+
 // awaitStatus waits for run id's receipt to say status, and returns it.
 func awaitStatus(t *testing.T, data, id string, status bundle.Status) bundle.Receipt {
 	t.Helper()
@@ -264,19 +282,12 @@ func TestKill9WhileARequestedChangeWaitsThenResumeInItsSession(t *testing.T) {
 	changes := out["run_id"].(string)
 	url = killWhileWaitingThenRestart(t, cmd, url, changes, data, roots)
 	cut := awaitStatus(t, data, changes, bundle.StatusInterrupted)
-	code, out = postJSON(t, url+"/api/v1/runs/"+changes+"/resume", `{"script": "after.yaml"}`)
-	if code != http.StatusAccepted {
-		t.Fatalf("resume: %d %v", code, out)
-	}
-	next := out["run_id"].(string)
-	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url, next) != "" })
-	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url, next), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
-		t.Fatalf("approve: %d %v", code, out)
-	}
+	next := resumeAndApprove(t, url, changes)
 	rc := awaitStatus(t, data, next, bundle.StatusAwaitingReview)
 	if rc.SessionID != cut.SessionID || rc.SessionID != "sess-"+first || rc.Resumes != changes || rc.Addresses != first || strings.Join(rc.Changed, ",") != "b.txt" {
 		t.Fatalf("the resumed run: session %s resumes %s addresses %s changed %v", rc.SessionID, rc.Resumes, rc.Addresses, rc.Changed)
 	}
+	// The session names the run by the time its receipt says it ended.
 	s, err := bundle.ReadSession(filepath.Join(data, "sessions", rc.SessionID+".json"), bundle.DefaultLimits())
 	if err != nil || strings.Join(s.Runs, ",") != first+","+next {
 		t.Fatalf("session %+v (%v), want %s then %s", s, err, first, next)
@@ -314,15 +325,7 @@ func TestKill9WhileARunWaitsThenResume(t *testing.T) {
 	if b.Receipt.Status != bundle.StatusInterrupted {
 		t.Fatalf("after the restart the run is %s", b.Receipt.Status)
 	}
-	code, out = postJSON(t, url+"/api/v1/runs/"+id+"/resume", `{"script": "after.yaml"}`)
-	if code != http.StatusAccepted {
-		t.Fatalf("resume: %d %v", code, out)
-	}
-	next := out["run_id"].(string)
-	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url, next) != "" })
-	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url, next), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
-		t.Fatalf("approve: %d %v", code, out)
-	}
+	next := resumeAndApprove(t, url, id)
 	// The approved call is the demo's `go test ./...`, which compiles: on a
 	// busy machine that takes a while.
 	rc := awaitStatusWithin(t, 2*time.Minute, data, next, bundle.StatusAwaitingReview)

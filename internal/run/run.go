@@ -676,17 +676,19 @@ func (l *live) finish(ctx context.Context, out outcome) {
 		l.rec.text(bundle.TranscriptFile, Transcript([]model.Message{{Role: model.RoleUser, Content: l.spec.Task}}, nil, out.errText))
 	}
 	// Everything else first, synced once; then the receipt, durably: a
-	// receipt never names files that a crash could lose.
+	// receipt never names files that a crash could lose. The session names
+	// the run before its receipt says it ended, so that whoever sees the end
+	// and continues the session goes on from this run.
 	if err := l.rec.close(); err != nil {
-		l.progress("  warning: %v", err)
-	}
-	if err := l.rec.receipt(&l.receipt, true); err != nil {
 		l.progress("  warning: %v", err)
 	}
 	if l.spec.Session != "" {
 		if err := l.r.saveSession(l); err != nil {
 			l.progress("  warning: session: %v", err)
 		}
+	}
+	if err := l.rec.receipt(&l.receipt, true); err != nil {
+		l.progress("  warning: %v", err)
 	}
 	l.rec.release() // the run is over: recovery may judge it from here on
 	if l.r.Index != nil {

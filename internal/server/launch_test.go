@@ -378,11 +378,10 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 	if rc := endedRun(t, data, id); rc.SessionID != sid {
 		t.Fatalf("the run is not in the session: %+v", rc)
 	}
-	// The receipt ends before the session file names the run.
-	testutil.Eventually(t, 10*time.Second, "the session naming its second run", func() bool {
-		s, _ := r.LoadSession(sid)
-		return len(s.Runs) == 2 && s.Runs[1] == id
-	})
+	// The session names the run by the time its receipt says it ended.
+	if s, err := r.LoadSession(sid); err != nil || len(s.Runs) != 2 || s.Runs[1] != id {
+		t.Fatalf("the session does not name its second run: %+v %v", s, err)
+	}
 }
 
 // restartable returns a data folder and a func that starts a server on it
