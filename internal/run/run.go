@@ -246,6 +246,13 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	var sess *sessionState
 	if spec.Session != "" {
+		if spec.Session != "new" {
+			unlock, err := r.lockSession(ctx, spec.Session)
+			if err != nil {
+				return nil, &SetupError{err}
+			}
+			defer unlock()
+		}
 		var err error
 		if sess, err = r.openSession(spec); err != nil {
 			return nil, &SetupError{err}

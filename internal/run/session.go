@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -41,6 +42,42 @@ func (r *Runner) LoadSession(id string) (*bundle.Session, error) {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	return s, nil
+}
+
+// lockSession holds session id for one run until unlock: a session's runs
+// share one workspace and conversation, so they run one at a time, each
+// waiting (until ctx ends) for the one before to be recorded. The lock is
+// a flock on <data>/sessions/.<id>.lock, which the kernel drops when the
+// process dies; the file stays (removing it would let two runs lock two
+// files).
+func (r *Runner) lockSession(ctx context.Context, id string) (unlock func(), err error) {
+	if !bundle.ValidID(id) {
+		return nil, fmt.Errorf("session %q: not a valid session id", id)
+	}
+	if err := os.MkdirAll(r.sessionsDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	}
+	f, err := os.OpenFile(filepath.Join(r.sessionsDir(), "."+id+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("session %s: stopped while waiting for its other run to end: %w", id, context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func (r *Runner) openSession(spec Spec) (*sessionState, error) {

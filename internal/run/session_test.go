@@ -3,15 +3,19 @@ package run_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -172,5 +176,72 @@ func TestRequestedChangesApplyAfterTheCommentedRun(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(src, "a.txt")); string(data) != "one\nTWO\n" {
 		t.Fatalf("the source holds %q, want both runs' changes", data)
+	}
+}
+
+// held is an approver that tells when it is asked, then approves once let go.
+type held struct{ asked, release chan struct{} }
+
+func (h held) Approve(ctx context.Context, _ agent.ApprovalRequest) (agent.Decision, error) {
+	close(h.asked)
+	<-h.release
+	return agent.Decision{Approved: true, By: "test"}, nil
+}
+
+// A session's runs run one at a time: a run launched while another run of
+// the session works waits for it to be recorded, then goes on from its
+// conversation.
+func TestASessionsRunsRunOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
+	r := &run.Runner{DataDir: t.TempDir()}
+	parse := func(yaml string) run.ModelChoice {
+		sc, err := script.Parse("s.yaml", []byte(yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.ModelChoice{Script: sc}
+	}
+	first, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "say hello", Session: "new", Bounds: bounds.Defaults(), Model: parse("steps:\n  - reply: {content: hello}\n")})
+	if err != nil || first.Receipt.Status != bundle.StatusPassed {
+		t.Fatalf("first: %v %+v", err, first)
+	}
+	sid := first.Receipt.SessionID
+	h := held{asked: make(chan struct{}), release: make(chan struct{})}
+	second := make(chan *run.Result)
+	go func() {
+		res, err := r.Run(ctx, run.Spec{Task: "list the files", Session: sid, Bounds: bounds.Defaults(), Approver: h,
+			Model: parse("steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: ls}}]}\n  - reply: {content: listed}\n")})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- res
+	}()
+	<-h.asked
+	third := make(chan *run.Result)
+	go func() {
+		res, err := r.Run(ctx, run.Spec{Task: "and now?", Session: sid, Bounds: bounds.Defaults(),
+			Model: parse("steps:\n  - expect: {last_contains: \"and now?\"}\n    reply: {content: done}\n")})
+		if err != nil {
+			t.Error(err)
+		}
+		third <- res
+	}()
+	select {
+	case <-third:
+		t.Fatal("a run of the session ran while another of it worked")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(h.release)
+	res2, res3 := <-second, <-third
+	xs, _, _ := bundle.ReadExchanges(res3.Dir, bundle.DefaultLimits())
+	_, req, err := model.DecodeAnyRequest(xs[0].API, xs[0].Request)
+	if err != nil || !strings.Contains(fmt.Sprint(req.Messages), "list the files") {
+		t.Fatalf("the third run did not go on from the second: %v %v", req.Messages, err)
+	}
+	s, _ := r.LoadSession(sid)
+	if strings.Join(s.Runs, ",") != strings.Join([]string{first.RunID, res2.RunID, res3.RunID}, ",") {
+		t.Fatalf("session runs %v", s.Runs)
 	}
 }
