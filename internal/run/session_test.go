@@ -141,13 +141,7 @@ func TestRequestedChangesApplyAfterTheCommentedRun(t *testing.T) {
 	src := t.TempDir()
 	os.WriteFile(filepath.Join(src, "a.txt"), []byte("one\n"), 0o644)
 	r := &run.Runner{DataDir: t.TempDir()}
-	script := func(yaml string) run.ModelChoice {
-		sc, err := script.Parse("s.yaml", []byte(yaml))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run.ModelChoice{Script: sc}
-	}
+	script := func(yaml string) run.ModelChoice { return run.ModelChoice{Script: parseScript(t, yaml)} }
 	first, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "add two", Bounds: bounds.Defaults(),
 		Model: script("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"one\\ntwo\\n\"}}]}\n  - reply: {content: done}\n")})
 	if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
@@ -196,13 +190,7 @@ func TestASessionsRunsRunOneAtATime(t *testing.T) {
 	src := t.TempDir()
 	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
 	r := &run.Runner{DataDir: t.TempDir()}
-	parse := func(yaml string) run.ModelChoice {
-		sc, err := script.Parse("s.yaml", []byte(yaml))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run.ModelChoice{Script: sc}
-	}
+	parse := func(yaml string) run.ModelChoice { return run.ModelChoice{Script: parseScript(t, yaml)} }
 	first, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "say hello", Session: "new", Bounds: bounds.Defaults(), Model: parse("steps:\n  - reply: {content: hello}\n")})
 	if err != nil || first.Receipt.Status != bundle.StatusPassed {
 		t.Fatalf("first: %v %+v", err, first)
