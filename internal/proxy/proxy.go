@@ -18,6 +18,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,7 +152,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "invalid_api_key", "this is proctor's model proxy for one run: use the key in OPENAI_API_KEY that proctor gave the agent")
 		return
 	}
-	path := "/" + strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1"), "/")
+	path, ok := route(r.URL)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %q is not served by proctor's model proxy: it serves POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id} (an id of letters, digits and . _ : - in segments), POST /v1/proctor/approvals, with no escapes or dot segments", r.Method, r.URL.EscapedPath()))
+		return
+	}
 	api := model.APIOfPath(path)
 	switch {
 	case r.Method == http.MethodPost && api != "":
@@ -160,8 +166,46 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && path == "/proctor/approvals":
 		p.approve(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, POST /v1/proctor/approvals", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, POST /v1/proctor/approvals", r.Method, path))
 	}
+}
+
+// modelID is one segment of a model's id (an id may have several, as in
+// openai/gpt-4o): never a dot segment, an escape or anything a provider's
+// router would read as more than a name.
+var modelID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// route is the path under /v1 of a request the proxy serves, and whether it
+// is one: exactly a route it serves, written plainly — no escapes, dot
+// segments or empty segments, which a provider behind the proxy could read
+// as another route that the real key opens. A query is never passed on.
+func route(u *url.URL) (string, bool) {
+	raw := u.EscapedPath()
+	if strings.Contains(raw, "%") || raw != u.Path {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(u.Path, "/v1/")
+	if !ok {
+		return "", false
+	}
+	switch rest {
+	case "chat/completions", "responses", "models", "proctor/approvals":
+		return "/" + rest, true
+	}
+	id, ok := strings.CutPrefix(rest, "models/")
+	if !ok {
+		return "", false
+	}
+	segs := strings.Split(id, "/")
+	if len(segs) > 4 {
+		return "", false
+	}
+	for _, seg := range segs {
+		if !modelID.MatchString(seg) || strings.Contains(seg, "..") {
+			return "", false
+		}
+	}
+	return "/" + rest, true
 }
 
 // Drain waits until every model call that has begun is recorded: an agent
@@ -317,11 +361,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, bod
 	// the record, within the timeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), p.cfg.Timeout)
 	defer cancel()
-	url := strings.TrimSuffix(p.cfg.Upstream.BaseURL, "/") + path
-	if r.URL.RawQuery != "" {
-		url += "?" + r.URL.RawQuery
-	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, url, bytes.NewReader(body))
+	// path is one that route let through: no query is passed on.
+	target := strings.TrimSuffix(p.cfg.Upstream.BaseURL, "/") + path
+	out, err := http.NewRequestWithContext(ctx, r.Method, target, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", fmt.Errorf("forward to %s: %w", p.cfg.Upstream.BaseURL, err)
 	}

@@ -346,3 +346,71 @@ func TestCallsAreRecordedInTheOrderTheyBegan(t *testing.T) {
 		t.Fatalf("recorded out of order: %+v", replies)
 	}
 }
+
+// The real key opens only the routes the proxy serves: a path that a
+// provider could read as another route — dot segments, escapes, extra
+// segments, a query — is refused before anything is forwarded, and no
+// query is passed on.
+func TestOnlyTheServedRoutesReachTheProvider(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.RequestURI()+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"object":"list","data":[]}`))
+	}))
+	defer live.Close()
+	p, _ := start(t, model.Endpoint{BaseURL: live.URL + "/v1", APIKey: "sk-real-123", Model: "live"}, proxy.Limits{})
+	get := func(rawPath string) int {
+		req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(p.URL, "/v1")+rawPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque = "" // keep the path as written: the client must not clean it
+		req.Header.Set("Authorization", "Bearer "+p.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{
+		"/v1/models/../organization/admin_api_keys",
+		"/v1/models/..%2Forganization%2Fadmin_api_keys",
+		"/v1/models/%2e%2e/organization/admin_api_keys",
+		"/v1/models/%2E%2E/%2E%2E/v1/files",
+		"/v1/models/gpt-4o/../../organization/admin_api_keys",
+		"/v1/models//organization",
+		"/v1/models/.hidden",
+		"/v1/models/a/b/c/d/e",
+		"/v1/organization/admin_api_keys",
+		"/v1/files",
+		"/v1/models/",
+		"/models",
+		"/v1//models",
+		"/v1/models/gpt%2D4o",
+	} {
+		if code := get(path); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, code)
+		}
+	}
+	for _, path := range []string{"/v1/models", "/v1/models/gpt-4o", "/v1/models/openai/gpt-4o:free", "/v1/models?limit=1&after=../../x", "/v1/models/gpt-4o?x=../../organization"} {
+		if code := get(path); code != http.StatusOK {
+			t.Errorf("GET %s: %d, want 200", path, code)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"/v1/models", "/v1/models/gpt-4o", "/v1/models/openai/gpt-4o:free", "/v1/models", "/v1/models/gpt-4o"}
+	if len(seen) != len(want) {
+		t.Fatalf("the provider saw %q, want %q", seen, want)
+	}
+	for i, w := range want {
+		if seen[i] != w+" Bearer sk-real-123" {
+			t.Errorf("the provider saw %q, want %q", seen[i], w)
+		}
+	}
+}

@@ -121,7 +121,7 @@ func appendRequest(dir string, cr bundle.ChangeRequest) error {
 // session over its workspace, applied to the run's source.
 func (r *Runner) sessionFromRun(dir string, rc bundle.Receipt) (string, error) {
 	ws := filepath.Join(dir, "workspace")
-	if _, err := os.Stat(filepath.Join(ws, ".git")); err != nil {
+	if _, err := os.Stat(workspace.GitDir(ws)); err != nil {
 		return "", fmt.Errorf("run %s cannot be continued: its workspace %s is gone", rc.RunID, ws)
 	}
 	now := r.now().UTC()

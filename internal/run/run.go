@@ -562,14 +562,20 @@ func (l *live) cloneSource(ctx context.Context) (*workspace.Workspace, *outcome)
 		return failed(err)
 	}
 	l.receipt.Source.Repository, l.receipt.Source.Ref = url, g.Ref
-	dir := filepath.Join(l.dir, "workspace")
-	p, err := source.Fetcher{Token: l.r.GitTokens.For(url), Cache: source.DataCache(l.r.DataDir)}.Clone(ctx, g, url, dir)
+	ws, werr := workspace.Init(ctx, filepath.Join(l.dir, "workspace"))
+	if werr != nil {
+		return failed(&source.Error{Code: source.CodeCloneFailed, Message: werr.Error()})
+	}
+	p, err := source.Fetcher{Token: l.r.GitTokens.For(url), Cache: source.DataCache(l.r.DataDir)}.Fetch(ctx, g, url, workspace.GitDir(ws.Dir))
 	if err != nil {
 		return failed(err)
 	}
+	if werr := ws.CheckOut(ctx, p.Commit); werr != nil {
+		return failed(&source.Error{Code: source.CodeCloneFailed, Message: werr.Error()})
+	}
 	l.receipt.Source.CommitSHA, l.receipt.Source.Tree = p.Commit, p.Tree
 	l.progress("  %s at %s", url, p.Commit)
-	return workspace.Open(dir, p.Commit), nil
+	return ws, nil
 }
 
 // recordDiff writes the workspace's changes so far into the bundle.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/sandbox"
+	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
 // Sandbox says how a runner confines the commands of its runs.
@@ -77,7 +78,10 @@ func (l *live) wrap(ws string, connect []int, write ...string) func([]string) []
 	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Connect: connect,
 		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
 		Offline: m == sandbox.ModeStrict && len(connect) == 0, // an agent keeps its proxy
-		Read:    []string{l.dir}}                              // its own run folder: checks read calls.json there
+		// Its own run folder (checks read calls.json there) and proctor's
+		// repository of the workspace, whose objects the workspace's own
+		// .git reads.
+		Read: []string{l.dir, workspace.GitDir(ws)}}
 	if l.spec.Scenario != nil && l.spec.Scenario.Path != "" {
 		p.Read = append(p.Read, l.spec.Scenario.Path) // setup, ready and executable checks
 	}

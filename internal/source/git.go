@@ -127,10 +127,10 @@ type Fetcher struct {
 // MaxMessage is how much of git's error text an error keeps.
 const MaxMessage = 1000
 
-// Clone resolves g's ref to its commit, then fetches that commit alone
-// (depth 1) into dir, a new folder, and checks it out. A given commit must
-// be what is checked out.
-func (f Fetcher) Clone(ctx context.Context, g Git, gitURL, dir string) (Pinned, *Error) {
+// Fetch resolves g's ref to its commit, then fetches that commit alone
+// (depth 1) into the repository at gitDir (a workspace's, which checks it
+// out). A given commit must be what is fetched.
+func (f Fetcher) Fetch(ctx context.Context, g Git, gitURL, gitDir string) (Pinned, *Error) {
 	p := Pinned{URL: gitURL, Ref: g.Ref}
 	ref := g.Ref
 	if ref == "" {
@@ -148,9 +148,6 @@ func (f Fetcher) Clone(ctx context.Context, g Git, gitURL, dir string) (Pinned, 
 	if g.Commit != "" {
 		want = g.Commit
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return p, &Error{Code: CodeCloneFailed, Message: "make the workspace: " + err.Error()}
-	}
 	from := gitURL
 	if f.Cache != nil {
 		mirror, unlock, err := f.Cache.lock(gitURL)
@@ -166,22 +163,16 @@ func (f Fetcher) Clone(ctx context.Context, g Git, gitURL, dir string) (Pinned, 
 		}
 		from = "file://" + mirror
 	}
-	if _, err := f.git(ctx, dir, "init", "-q", "-b", "proctor"); err != nil {
+	if err := f.fetch(ctx, gitDir, from, want, g, ref, tip); err != nil {
 		return p, err
 	}
-	if err := f.fetch(ctx, dir, from, want, g, ref, tip); err != nil {
-		return p, err
-	}
-	if _, err := f.git(ctx, dir, "checkout", "-q", "--detach", "FETCH_HEAD"); err != nil {
-		return p, err
-	}
-	head, err := f.git(ctx, dir, "rev-parse", "HEAD", "HEAD^{tree}")
+	head, err := f.git(ctx, gitDir, "rev-parse", "FETCH_HEAD", "FETCH_HEAD^{tree}")
 	if err != nil {
 		return p, err
 	}
 	fields := strings.Fields(head)
 	if len(fields) != 2 || fields[0] != want {
-		return p, &Error{Code: CodeCommitMismatch, Message: fmt.Sprintf("after checkout HEAD is %s, not %s", strings.Join(fields, " "), want)}
+		return p, &Error{Code: CodeCommitMismatch, Message: fmt.Sprintf("fetched %s, not %s", strings.Join(fields, " "), want)}
 	}
 	p.Commit, p.Tree = fields[0], fields[1]
 	return p, nil

@@ -13,7 +13,26 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/testutil"
+	"github.com/proctor-dev/proctor/internal/workspace"
 )
+
+// clone fetches g into a new workspace at dir and checks it out, as a run
+// does.
+func clone(t *testing.T, f source.Fetcher, g source.Git, url, dir string) (source.Pinned, *source.Error) {
+	ctx := context.Background()
+	ws, err := workspace.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ferr := f.Fetch(ctx, g, url, workspace.GitDir(dir))
+	if ferr != nil {
+		return p, ferr
+	}
+	if err := ws.CheckOut(ctx, p.Commit); err != nil {
+		t.Fatal(err)
+	}
+	return p, nil
+}
 
 const token = testutil.GitToken
 
@@ -65,7 +84,6 @@ func TestTheRepositoryRefAndCommitAreChecked(t *testing.T) {
 // it; the token is in no git argv while the clones run, nor in an error.
 func TestClonesPinnedToACommitWithTheTokenOutOfArgv(t *testing.T) {
 	base, env, commits := testutil.GitServer(t)
-	ctx := context.Background()
 	var leaked atomic.Value
 	var sawGit atomic.Bool // the poll did see git's children
 	stop := make(chan struct{})
@@ -101,7 +119,7 @@ func TestClonesPinnedToACommitWithTheTokenOutOfArgv(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "ws")
-		p, cerr := f.Clone(ctx, g, url, dir)
+		p, cerr := clone(t, f, g, url, dir)
 		return p, cerr, dir
 	}
 	withToken := source.Fetcher{Token: token, Env: env}
@@ -113,7 +131,7 @@ func TestClonesPinnedToACommitWithTheTokenOutOfArgv(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(data) != "two\n" {
 		t.Fatalf("checked out a.txt = %q", data)
 	}
-	if out, _ := exec.Command("git", "-C", dir, "config", "--list", "--show-origin").CombinedOutput(); strings.Contains(string(out), token) {
+	if out, _ := exec.Command("git", "--git-dir", workspace.GitDir(dir), "config", "--list", "--show-origin").CombinedOutput(); strings.Contains(string(out), token) {
 		t.Fatalf("the token was written into the clone's config:\n%s", out)
 	}
 	_, err, _ = clone(source.Fetcher{Env: env}, source.Git{Repo: base + "/private.git"})
@@ -164,7 +182,7 @@ func TestTheMirrorCacheIsSharedAndPruned(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := f.Clone(context.Background(), g, url, filepath.Join(t.TempDir(), "ws"))
+			p, err := clone(t, f, g, url, filepath.Join(t.TempDir(), "ws"))
 			if err == nil && p.Commit != commits["private"] {
 				err = &source.Error{Message: "clone " + string(rune('0'+i)) + " got " + p.Commit}
 			}

@@ -26,20 +26,23 @@ func CreateWith(ctx context.Context, src, dir string, lim Limits, opt Options) (
 		if msg == "" {
 			msg = "proctor: base"
 		}
-		w, err := Create(ctx, src, dir, msg, lim)
-		if err != nil || opt.Origin == "" {
-			return w, err
-		}
-		if _, err := w.git(ctx, "init", "-q", "--bare", "-b", "main", opt.Origin); err != nil {
+		if err := copyInto(src, dir, lim, nil); err != nil {
 			return nil, err
 		}
-		if _, err := w.git(ctx, "remote", "add", "origin", opt.Origin); err != nil {
+		w := &Workspace{Dir: dir}
+		if err := w.initRepo(ctx, msg); err != nil {
 			return nil, err
 		}
-		if _, err := w.git(ctx, "push", "-q", "origin", "main"); err != nil {
-			return nil, err
+		if opt.Origin != "" {
+			origin := repo{gitDir: opt.Origin}
+			if err := origin.init(ctx, false); err != nil {
+				return nil, err
+			}
+			if _, err := w.git(ctx, "push", "-q", opt.Origin, "main"); err != nil {
+				return nil, err
+			}
 		}
-		return w, nil
+		return w, w.giveAgentRepo(ctx, opt.Origin)
 	}
 	// The manifest is made as the files are copied (no second walk).
 	w := &Workspace{Dir: dir, manifest: map[string]string{}}

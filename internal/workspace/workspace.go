@@ -8,7 +8,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,7 +46,8 @@ const (
 )
 
 // Create copies src into dir (which must not exist), leaving out src's .git,
-// and commits the copy as the base with message.
+// and commits the copy as the base with message in proctor's repository
+// (GitDir); the workspace gets a .git of its own for the agent.
 func Create(ctx context.Context, src, dir, message string, lim Limits) (*Workspace, error) {
 	if err := copyInto(src, dir, lim, nil); err != nil {
 		return nil, err
@@ -56,54 +56,100 @@ func Create(ctx context.Context, src, dir, message string, lim Limits) (*Workspa
 	if err := w.initRepo(ctx, message); err != nil {
 		return nil, err
 	}
-	return w, nil
+	return w, w.giveAgentRepo(ctx, "")
+}
+
+// Init makes dir (which must not exist) an empty workspace with proctor's
+// repository beside it, for a commit to be fetched into (GitDir) and
+// checked out (CheckOut).
+func Init(ctx context.Context, dir string) (*Workspace, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	w := &Workspace{Dir: dir}
+	return w, w.repo().init(ctx, true)
+}
+
+// CheckOut writes the files of commit, which proctor's repository holds,
+// into the workspace, makes it the base and gives the agent its .git.
+func (w *Workspace) CheckOut(ctx context.Context, commit string) error {
+	if _, err := w.git(ctx, "checkout", "-q", "--detach", commit); err != nil {
+		return err
+	}
+	w.Base = commit
+	return w.giveAgentRepo(ctx, "")
 }
 
 // Open returns the workspace in dir with its recorded base commit.
 func Open(dir, base string) *Workspace { return &Workspace{Dir: dir, Base: base} }
 
+func (w *Workspace) repo() repo { return repo{gitDir: GitDir(w.Dir), workTree: w.Dir} }
+
 func (w *Workspace) initRepo(ctx context.Context, message string) error {
-	steps := [][]string{
-		{"init", "-q", "-b", "main"},
-		{"add", "-A"},
-		{"commit", "-q", "--allow-empty", "--no-verify", "-m", message},
+	if err := w.repo().init(ctx, true); err != nil {
+		return err
 	}
-	for _, args := range steps {
-		if _, err := w.git(ctx, args...); err != nil {
-			return err
-		}
+	if _, err := w.git(ctx, "add", "-A"); err != nil {
+		return err
+	}
+	if _, err := w.git(ctx, "commit", "-q", "--allow-empty", "--no-verify", "-m", message); err != nil {
+		return err
 	}
 	head, err := w.Head(ctx)
 	w.Base = head
 	return err
 }
 
-// Head is the workspace's current commit.
+// giveAgentRepo makes the workspace's own .git, the agent's to use as it
+// likes: its main branch is the base commit, its objects are read (never
+// written) from proctor's repository through an alternate, and its index
+// is a copy of proctor's, so git in the workspace sees a clean checkout of
+// the base. origin, when set, is added as its remote.
+func (w *Workspace) giveAgentRepo(ctx context.Context, origin string) error {
+	a := repo{gitDir: filepath.Join(w.Dir, ".git"), workTree: w.Dir}
+	if err := a.init(ctx, false); err != nil {
+		return err
+	}
+	own := GitDir(w.Dir)
+	if err := os.WriteFile(filepath.Join(a.gitDir, "objects", "info", "alternates"), []byte(filepath.Join(own, "objects")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("give the agent a repository: %w", err)
+	}
+	if _, err := a.run(ctx, nil, "update-ref", "refs/heads/main", w.Base); err != nil {
+		return err
+	}
+	if origin != "" {
+		if _, err := a.run(ctx, nil, "remote", "add", "origin", origin); err != nil {
+			return err
+		}
+		if _, err := a.run(ctx, nil, "update-ref", "refs/remotes/origin/main", w.Base); err != nil {
+			return err
+		}
+	}
+	index, err := os.ReadFile(filepath.Join(own, "index"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // an empty base
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(a.gitDir, "index"), index, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("give the agent a repository: %w", err)
+	}
+	return nil
+}
+
+// Head is the workspace's current commit in proctor's repository.
 func (w *Workspace) Head(ctx context.Context) (string, error) {
 	out, err := w.git(ctx, "rev-parse", "HEAD")
 	return strings.TrimSpace(out), err
 }
 
-// git runs git in the workspace with a fixed identity and date, and no
-// global or system configuration.
+// git runs git in proctor's repository of the workspace.
 func (w *Workspace) git(ctx context.Context, args ...string) (string, error) {
-	full := append([]string{"-c", "user.name=" + gitName, "-c", "user.email=" + gitEmail,
-		"-c", "core.autocrlf=false", "-c", "core.fileMode=true", "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null"}, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Dir = w.Dir
-	cmd.Env = append(os.Environ(),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
-		"GIT_AUTHOR_DATE="+gitDate, "GIT_COMMITTER_DATE="+gitDate,
-		"GIT_AUTHOR_NAME="+gitName, "GIT_AUTHOR_EMAIL="+gitEmail, "GIT_COMMITTER_NAME="+gitName, "GIT_COMMITTER_EMAIL="+gitEmail)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return "", fmt.Errorf("workspace needs git, which is not installed: %w", err)
-		}
-		return "", fmt.Errorf("git %s in %s: %v: %s", args[0], w.Dir, err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
+	return w.repo().run(ctx, nil, args...)
 }
 
 // Diff returns the unified diff from the base commit to the working tree
@@ -117,7 +163,7 @@ func (w *Workspace) Diff(ctx context.Context) (string, []string, error) {
 	if _, err := w.git(ctx, "add", "-A"); err != nil {
 		return "", nil, err
 	}
-	patch, err := w.git(ctx, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", "--full-index", w.Base)
+	patch, err := w.git(ctx, append(append([]string{"diff", "--cached"}, diffFormat...), w.Base)...)
 	if err != nil {
 		return "", nil, err
 	}
@@ -193,8 +239,11 @@ func copyTree(src, dst string, lim Limits, manifest map[string]string) error {
 		if err != nil || rel == "." {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return fs.SkipDir
+		if d.Name() == ".git" { // a repository (or a link to one) is not part of the source
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		target := filepath.Join(dst, rel)
 		info, err := d.Info()
@@ -280,16 +329,19 @@ func copyFile(src, dst string, perm fs.FileMode, sum *[sha256.Size]byte) error {
 	return nil
 }
 
-// CopyOf makes dir a copy of the workspace at from — its repository and
-// its uncommitted changes — diffed against base, a commit of it: a run that
-// resumes an interrupted one goes on from where that one stopped, and its
-// diff holds both runs' changes.
+// CopyOf makes dir a copy of the workspace at from — proctor's repository
+// and the files as they are, the agent's .git among them — diffed against
+// base, a commit of it: a run that resumes an interrupted one goes on from
+// where that one stopped, and its diff holds both runs' changes.
 func CopyOf(ctx context.Context, from, dir, base string) (*Workspace, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("copy workspace %s: %w", from, err)
-	}
-	if out, err := exec.CommandContext(ctx, "cp", "-a", "--", from+"/.", dir).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("copy workspace %s: %v: %s", from, err, strings.TrimSpace(string(out)))
+	for _, c := range [][2]string{{GitDir(from), GitDir(dir)}, {from, dir}} {
+		if err := os.MkdirAll(c[1], 0o755); err != nil {
+			return nil, fmt.Errorf("copy workspace %s: %w", from, err)
+		}
+		// cp -a copies links as links and follows none of them.
+		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", c[0]+"/.", c[1]).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("copy workspace %s: %v: %s", from, err, strings.TrimSpace(string(out)))
+		}
 	}
 	w := Open(dir, base)
 	if !w.HasCommit(ctx, base) {
@@ -335,15 +387,6 @@ func (w *Workspace) HasCommit(ctx context.Context, commit string) bool {
 // hunks' positions are trusted (--unidiff-zero): a hunk a reviewer edited
 // may have no trailing context and is still not taken for the file's end.
 func ApplyPatch(ctx context.Context, dir, patch string) error {
-	full := []string{"-c", "core.autocrlf=false", "apply", "--whitespace=nowarn", "--unidiff-zero", "-"}
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-	cmd.Stdin = strings.NewReader(patch)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("git apply in %s: %v: %s", dir, err, strings.TrimSpace(stderr.String()))
-	}
-	return nil
+	_, err := repo{workTree: dir}.run(ctx, strings.NewReader(patch), "apply", "--whitespace=nowarn", "--unidiff-zero", "-")
+	return err
 }
