@@ -21,6 +21,8 @@ type DiffFile struct {
 	Lines          int        // diff lines, highlighted or not
 	Hunks          []DiffHunk // highlighted; none in a listed file not loaded yet
 	Review         bool       // show the controls of a review part by part
+	Link           string     // where the file points when the change makes it a link
+	LinkLeaves     bool       // the link points outside the source: it needs its own accept
 }
 
 // Whole reports whether the file is decided on whole (new, deleted,
@@ -29,7 +31,8 @@ func (f DiffFile) Whole() bool { return f.Mode != "" || f.Binary || len(f.Hunks)
 
 // newDiffFile is the page's view of file number index, not highlighted.
 func newDiffFile(f patch.File, index int) DiffFile {
-	df := DiffFile{Path: f.Path(), OldPath: f.OldPath, Mode: f.Mode, Binary: f.Binary, Added: f.Added, Deleted: f.Deleted, Index: index}
+	df := DiffFile{Path: f.Path(), OldPath: f.OldPath, Mode: f.Mode, Binary: f.Binary, Added: f.Added, Deleted: f.Deleted, Index: index,
+		Link: f.Link, LinkLeaves: f.Leaves}
 	for _, h := range f.Hunks {
 		df.Lines += len(h.Lines)
 	}

@@ -1,12 +1,14 @@
 package bundle
 
 import (
+	"fmt"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 var safeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -21,7 +23,12 @@ func ValidID(id string) bool {
 // validRelPath reports whether p is a clean, relative, slash-separated path
 // that stays inside the folder it is relative to.
 func validRelPath(p string) bool {
-	if p == "" || strings.ContainsRune(p, 0) || strings.Contains(p, `\`) {
+	if raw, err := strconv.Unquote(p); err == nil && strings.HasPrefix(p, `"`) && PathName(raw) == p {
+		p = raw // a name PathName quoted: its bytes are what must be a clean path
+	} else if strings.Contains(p, `\`) || strings.HasPrefix(p, `"`) {
+		return false
+	}
+	if p == "" || strings.ContainsRune(p, 0) {
 		return false
 	}
 	if path.IsAbs(p) || path.Clean(p) != p {
@@ -273,4 +280,32 @@ func (s *Session) Validate(file, name string) error {
 
 func fieldIndex(name string, i int) string {
 	return name + "[" + strconv.Itoa(i) + "]"
+}
+
+// PathName is how a receipt writes a file's name: as it is when it is
+// plain UTF-8 text, else quoted as git quotes it ("bad\377.txt") — a name
+// that is not UTF-8, holds a backslash or a control character, or starts
+// with a quote — so that no byte of it is lost to JSON and no quoted name
+// is taken for another. Tools that write files read names from the diff,
+// never from this list.
+func PathName(p string) string {
+	plain := utf8.ValidString(p) && !strings.HasPrefix(p, `"`) && !strings.ContainsFunc(p, func(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f })
+	if plain {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

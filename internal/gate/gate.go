@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -241,7 +242,8 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		return nil, fmt.Errorf("review %s: read diff: %w", rc.RunID, err)
 	}
 	review := bundle.Review{HasDiff: len(diff) > 0, ReviewedAt: opt.now().UTC()}
-	changed := rc.Changed
+	var changed []string   // what an approval writes: the diff's own paths, never the receipt's list
+	var accepted []string // the paths accepted one by one, reviewing part by part
 	switch {
 	case !ended(rc.Status):
 		return nil, &NotAppliableError{Status: rc.Status}
@@ -259,10 +261,16 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 			return nil, fmt.Errorf("review %s: %w (%v); the run still awaits review", rc.RunID, ErrNoDecision, err)
 		}
 		review.Approved, review.ReviewedBy, review.Reason = v.Approved, v.By, v.Reason
+		if v.Approved && v.Parts == nil {
+			if changed, err = diffPaths(string(diff)); err != nil {
+				return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
+			}
+		}
 		if v.Approved && v.Parts != nil {
 			if diff, changed, err = selectParts(&review, string(diff), v.Parts); err != nil {
 				return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
 			}
+			accepted = changed
 			// A git run's accepted parts are what it offers (the mbox,
 			// apply --to); they are kept before the decision is journaled.
 			if rc.Source.Kind == "git" {
@@ -314,6 +322,13 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 				ce.Hint = fmt.Sprintf("this run of a session was made on top of run %s, whose changes were not applied, so its base holds them; apply its diff by hand (diff.patch), or start a new session from the source", strings.Join(opt.rejectedEarlier, ", "))
 			}
 			return nil, err // nothing applied; the run stays unreviewed
+		}
+		ok := map[string]bool{}
+		for _, p := range accepted {
+			ok[p] = true
+		}
+		if links := outsideLinks(j.Files, ok); len(links) > 0 {
+			return nil, &LinkError{Links: links}
 		}
 	}
 	// From here on the journal is the truth: once it is written, the
@@ -441,25 +456,38 @@ func selectParts(review *bundle.Review, diff string, choices []patch.Choice) ([]
 
 // prepare checks for conflicts and builds the files the approved diff (of
 // the paths changed) makes, without touching the source: the base versions
-// of the touched files, patched, beside it.
+// of the touched files, patched, beside it. Links are read as links, in the
+// source and in what the diff makes, and never followed.
 func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []string, repo string) ([]journalFile, map[string][]byte, error) {
 	ws := workspace.Open(repo, rc.Source.CommitSHA)
 	if repo == "" || !ws.HasCommit(ctx, rc.Source.CommitSHA) {
 		return nil, nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", rc.RunID, rc.Source.CommitSHA, repo)
 	}
-	src := rc.Source.Path
-	base, err := ws.BaseBlobs(ctx, changed)
+	src, err := os.OpenRoot(rc.Source.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open source %s: %w", rc.Source.Path, err)
+	}
+	defer src.Close()
+	entries, err := ws.BaseEntries(ctx, changed)
 	if err != nil {
 		return nil, nil, err
 	}
-	var conflicts []string
+	base := map[string]string{}
+	var existing, conflicts []string
 	for _, p := range changed {
-		got, err := blobOf(filepath.Join(src, filepath.FromSlash(p)))
+		if e, ok := entries[p]; ok && e.Mode != "160000" { // a repository inside is not a file of the source
+			base[p] = e.Blob
+			if e.Mode == "120000" {
+				base[p] = linkState + e.Blob
+			}
+			existing = append(existing, p)
+		}
+		_, got, err := readState(src, p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("check %s: %w", p, err)
+			return nil, nil, fmt.Errorf("check %s: %w", bundle.PathName(p), err)
 		}
 		if got != base[p] {
-			conflicts = append(conflicts, p)
+			conflicts = append(conflicts, bundle.PathName(p))
 		}
 	}
 	if len(conflicts) > 0 {
@@ -470,12 +498,6 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 		return nil, nil, err
 	}
 	defer os.RemoveAll(scratch)
-	var existing []string
-	for _, p := range changed {
-		if base[p] != "" {
-			existing = append(existing, p)
-		}
-	}
 	if len(existing) > 0 {
 		if err := ws.Extract(ctx, rc.Source.CommitSHA, scratch, existing...); err != nil {
 			return nil, nil, err
@@ -484,39 +506,109 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 	if err := workspace.ApplyPatch(ctx, scratch, diff); err != nil {
 		return nil, nil, fmt.Errorf("nothing was applied: %w", err)
 	}
+	made, err := os.OpenRoot(scratch)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer made.Close()
 	var out []journalFile
 	contents := map[string][]byte{}
 	for _, p := range changed {
 		f := journalFile{Path: p, Base: base[p]}
-		info, err := os.Lstat(filepath.Join(scratch, filepath.FromSlash(p)))
-		switch {
-		case errors.Is(err, fs.ErrNotExist): // the diff deletes it
-		case err != nil:
-			return nil, nil, err
-		default:
-			data, err := os.ReadFile(filepath.Join(scratch, filepath.FromSlash(p)))
-			if err != nil {
-				return nil, nil, err
-			}
-			f.New, f.Mode = blobOfData(data), uint32(info.Mode().Perm())
+		data, state, err := readState(made, p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s as the diff makes it: %w", bundle.PathName(p), err)
+		}
+		if f.New = state; state != "" {
 			contents[p] = data
+			if isLink(state) {
+				f.Target = string(data)
+			} else if info, err := made.Lstat(filepath.FromSlash(p)); err == nil {
+				f.Mode = uint32(info.Mode().Perm())
+			}
 		}
 		out = append(out, f)
 	}
 	return out, contents, nil
 }
 
-// blobOf is the git blob id of the file at path, or "" when it does not
-// exist.
-func blobOf(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+// linkState starts the state of a link: its target's blob follows.
+const linkState = "120000:"
+
+func isLink(state string) bool { return strings.HasPrefix(state, linkState) }
+
+// readState reads the path p inside root as git sees it, following no link
+// at p: a regular file's content and blob id, a link's target and
+// linkState+its blob id, or "" when there is no file there (a folder is
+// not a file).
+func readState(root *os.Root, p string) ([]byte, string, error) {
+	name := filepath.FromSlash(p)
+	info, err := root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", err
+	case info.Mode()&fs.ModeSymlink != 0:
+		target, err := root.Readlink(name)
+		if err != nil {
+			return nil, "", err
+		}
+		return []byte(target), linkState + blobOfData([]byte(target)), nil
+	case !info.Mode().IsRegular():
+		return nil, "", nil
 	}
+	data, err := root.ReadFile(name)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return blobOfData(data), nil
+	return data, blobOfData(data), nil
+}
+
+// LinkError refuses an approval that would make links pointing outside the
+// source which the reviewer did not accept one by one.
+type LinkError struct{ Links []Link }
+
+// Link is a link a diff makes.
+type Link struct{ Path, Target string }
+
+func (e *LinkError) Error() string {
+	var each []string
+	for _, l := range e.Links {
+		each = append(each, fmt.Sprintf("%s -> %s", bundle.PathName(l.Path), l.Target))
+	}
+	return fmt.Sprintf("nothing was applied: the diff makes %d link(s) pointing outside the source (%s); a link is applied as a link, never followed, but one that leaves the source needs its own accept: review part by part and accept that file", len(e.Links), strings.Join(each, ", "))
+}
+
+// outsideLinks are the links files make that point outside the source and
+// are not among accepted (the paths a reviewer accepted part by part).
+func outsideLinks(files []journalFile, accepted map[string]bool) []Link {
+	var out []Link
+	for _, f := range files {
+		if isLink(f.New) && patch.LeavesTree(f.Path, f.Target) && !accepted[f.Path] {
+			out = append(out, Link{Path: f.Path, Target: f.Target})
+		}
+	}
+	return out
+}
+
+// diffPaths are the paths a diff touches, as its headers name them (a name
+// that is not UTF-8 included, byte for byte), sorted.
+func diffPaths(diff string) ([]string, error) {
+	files, err := patch.Parse(diff)
+	if err != nil {
+		return nil, fmt.Errorf("read the diff: %w", err)
+	}
+	var out []string
+	for _, f := range files {
+		for _, p := range []string{f.OldPath, f.NewPath} {
+			if p != "" && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 func blobOfData(data []byte) string {

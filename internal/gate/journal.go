@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 )
@@ -37,11 +38,16 @@ const (
 	stateRecorded = "recorded"
 )
 
+// journalFile is a file a review writes. Its states (base, new) are git
+// blob ids of regular files, linkState and the blob of a link's target for
+// links, or "" for no file.
 type journalFile struct {
-	Path string `json:"path"`           // slash-separated, relative to the source
-	Base string `json:"base,omitempty"` // blob before; "" when the file did not exist
-	New  string `json:"new,omitempty"`  // blob after; "" when the diff deletes it
-	Mode uint32 `json:"mode,omitempty"`
+	Path      string `json:"path"`                 // slash-separated, relative to the source
+	PathBytes []byte `json:"path_bytes,omitempty"` // Path, when it is not UTF-8 (JSON text would lose its bytes)
+	Base      string `json:"base,omitempty"`       // state before; "" when the file did not exist
+	New       string `json:"new,omitempty"`        // state after; "" when the diff deletes it
+	Mode      uint32 `json:"mode,omitempty"`
+	Target    string `json:"target,omitempty"` // a link's target, after
 }
 
 type journal struct {
@@ -120,19 +126,22 @@ func writeJournal(runDir string, j *journal, contents map[string][]byte) error {
 		}
 		defer src.Close()
 	}
-	for _, f := range j.Files {
+	for i, f := range j.Files {
+		if !utf8.ValidString(f.Path) {
+			j.Files[i].PathBytes = []byte(f.Path)
+		}
 		if f.New != "" {
 			if err := writeSynced(root, path.Join("new", f.Path), contents[f.Path], 0o600); err != nil {
 				return err
 			}
 		}
 		if f.Base != "" {
-			data, err := src.ReadFile(filepath.FromSlash(f.Path))
+			data, state, err := readState(src, f.Path)
 			if err != nil {
-				return fmt.Errorf("keep %s to roll back: %w", f.Path, err)
+				return fmt.Errorf("keep %s to roll back: %w", bundle.PathName(f.Path), err)
 			}
-			if blobOfData(data) != f.Base {
-				return &ConflictError{Files: []string{f.Path}}
+			if state != f.Base {
+				return &ConflictError{Files: []string{bundle.PathName(f.Path)}}
 			}
 			if err := writeSynced(root, path.Join("base", f.Path), data, 0o600); err != nil {
 				return err
@@ -176,7 +185,11 @@ func readJournal(runDir string) (*journal, error) {
 	if j.Schema != journalSchema || (j.State != stateApplying && j.State != stateRecorded) {
 		return nil, fmt.Errorf("review journal of %s: schema %q, state %q: not one this proctor reads", runDir, j.Schema, j.State)
 	}
-	for _, f := range j.Files {
+	for i, f := range j.Files {
+		if f.PathBytes != nil {
+			f.Path = string(f.PathBytes)
+			j.Files[i].Path = f.Path
+		}
 		if !filepath.IsLocal(filepath.FromSlash(f.Path)) || strings.Contains(f.Path, `\`) {
 			return nil, fmt.Errorf("review journal of %s: file %q is not a path inside the source", runDir, f.Path)
 		}
@@ -226,9 +239,9 @@ func settleSource(runDir string, j *journal) error {
 	var conflicts, written []string
 	var todo []journalFile
 	for _, f := range j.Files {
-		cur, err := blobIn(src, f.Path)
+		_, cur, err := readState(src, f.Path)
 		if err != nil {
-			return err
+			return fmt.Errorf("read %s: %w", bundle.PathName(f.Path), err)
 		}
 		switch cur {
 		case f.New:
@@ -248,7 +261,11 @@ func settleSource(runDir string, j *journal) error {
 			}
 		}
 		j.RolledBack, j.Review.Applied, j.Review.Changed = true, false, nil
-		j.Detail = "the source changed while the approved diff was being applied (" + strings.Join(conflicts, ", ") + "), so what was written is undone and nothing is applied"
+		var names []string
+		for _, c := range conflicts {
+			names = append(names, bundle.PathName(c))
+		}
+		j.Detail = "the source changed while the approved diff was being applied (" + strings.Join(names, ", ") + "), so what was written is undone and nothing is applied"
 		return nil
 	}
 	for _, f := range todo {
@@ -256,19 +273,25 @@ func settleSource(runDir string, j *journal) error {
 			return fmt.Errorf("apply %s: %w", f.Path, err)
 		}
 	}
-	j.Review.Applied = true
+	// Applied only when the source now holds every file as the diff makes
+	// it: a file that could not be written is never reported as applied.
 	j.Review.Changed = nil
 	for _, f := range j.Files {
-		j.Review.Changed = append(j.Review.Changed, f.Path)
+		if _, cur, err := readState(src, f.Path); err != nil || cur != f.New {
+			return fmt.Errorf("apply %s: the source does not hold it as the diff makes it after it was written", bundle.PathName(f.Path))
+		}
+		j.Review.Changed = append(j.Review.Changed, bundle.PathName(f.Path))
 	}
+	j.Review.Applied = true
 	return nil
 }
 
 // put makes the source file p what side ("new" or "base") of the journal
-// says: its staged copy, or no file when blob is "".
-func put(src, staged *os.Root, p, side, blob string, mode uint32) error {
+// says: its staged copy (a link's target, for a link, made as a link), or
+// no file when state is "".
+func put(src, staged *os.Root, p, side, state string, mode uint32) error {
 	name := filepath.FromSlash(p)
-	if blob == "" {
+	if state == "" {
 		if err := src.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -278,8 +301,14 @@ func put(src, staged *os.Root, p, side, blob string, mode uint32) error {
 	if err != nil {
 		return err
 	}
-	if blobOfData(data) != blob {
-		return fmt.Errorf("the journal's copy of %s is damaged", p)
+	if isLink(state) {
+		if linkState+blobOfData(data) != state {
+			return fmt.Errorf("the journal's copy of %s is damaged", bundle.PathName(p))
+		}
+		return linkSynced(src, name, string(data))
+	}
+	if blobOfData(data) != state {
+		return fmt.Errorf("the journal's copy of %s is damaged", bundle.PathName(p))
 	}
 	if mode == 0 {
 		mode = 0o644
@@ -287,15 +316,28 @@ func put(src, staged *os.Root, p, side, blob string, mode uint32) error {
 	return writeSynced(src, name, data, fs.FileMode(mode))
 }
 
-func blobIn(root *os.Root, p string) (string, error) {
-	data, err := root.ReadFile(filepath.FromSlash(p))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+// linkSynced makes name inside root a link to target, atomically: a link
+// beside it, renamed over it (over the file or link there, never through
+// it), and the folder synced.
+func linkSynced(root *os.Root, name, target string) error {
+	dir := filepath.Dir(name)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
+	tmp := filepath.Join(dir, ".proctor-"+newOp()+".tmp")
+	if err := root.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	d, err := root.Open(dir)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
+		return err
 	}
-	return blobOfData(data), nil
+	defer d.Close()
+	return d.Sync()
 }
 
 // writeSynced writes name inside root atomically: a temporary file beside

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"path"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -42,6 +43,11 @@ type File struct {
 	Added   int
 	Deleted int
 	Hunks   []Hunk
+	// Link is the target of the link the file is after the change ("" when
+	// it is not a link), and Leaves whether that target points outside the
+	// tree (LeavesTree): such a link needs its own accept.
+	Link   string
+	Leaves bool
 }
 
 // Path is the file's path after the change, or before it when deleted.
@@ -91,9 +97,37 @@ func Parse(text string) ([]File, error) {
 			f.Added += int(frag.LinesAdded)
 			f.Deleted += int(frag.LinesDeleted)
 		}
+		if g.NewMode == 0o120000 && f.NewPath != "" {
+			f.Link = linkTarget(g)
+			f.Leaves = LeavesTree(f.NewPath, f.Link)
+		}
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// linkTarget is the new side of a link's diff: the path it points to.
+func linkTarget(g *gitdiff.File) string {
+	var b strings.Builder
+	for _, frag := range g.TextFragments {
+		for _, l := range frag.Lines {
+			if l.Op != gitdiff.OpDelete {
+				b.WriteString(l.Line)
+			}
+		}
+	}
+	return b.String()
+}
+
+// LeavesTree reports whether a link at p (slash-separated, inside a tree)
+// to target points outside that tree: an absolute target, or a relative
+// one that climbs above the tree's top.
+func LeavesTree(p, target string) bool {
+	if target == "" || strings.HasPrefix(target, "/") {
+		return true
+	}
+	to := path.Join(path.Dir(p), target)
+	return to == ".." || strings.HasPrefix(to, "../")
 }
 
 // hunk numbers the lines of a fragment.

@@ -585,7 +585,10 @@ func (l *live) recordDiff(ctx context.Context, ws *workspace.Workspace) {
 		l.progress("  warning: diff: %v", err)
 		return
 	}
-	l.receipt.Changed = changed
+	l.receipt.Changed = nil
+	for _, p := range changed {
+		l.receipt.Changed = append(l.receipt.Changed, bundle.PathName(p))
+	}
 	if patch != "" {
 		if err := l.rec.text(bundle.DiffFile, patch); err != nil {
 			l.progress("  warning: %v", err)

@@ -105,7 +105,7 @@ func gitEnv(r repo) []string {
 		env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.workTree))
 	}
 	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
-		"GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_OPTIONAL_LOCKS=0",
+		"GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0",
 		"GIT_AUTHOR_DATE="+gitDate, "GIT_COMMITTER_DATE="+gitDate,
 		"GIT_AUTHOR_NAME="+gitName, "GIT_AUTHOR_EMAIL="+gitEmail, "GIT_COMMITTER_NAME="+gitName, "GIT_COMMITTER_EMAIL="+gitEmail)
 	if r.workTree != "" {

@@ -180,14 +180,20 @@ func (w *Workspace) Diff(ctx context.Context) (string, []string, error) {
 	return patch, changed, nil
 }
 
-// BaseBlob returns the git blob id of path in the base commit, or "" when
-// the base has no such file.
-func (w *Workspace) BaseBlobs(ctx context.Context, paths []string) (map[string]string, error) {
-	out := map[string]string{}
+// TreeEntry is a path of a commit: its git mode (100644, 100755, 120000
+// for a link, 160000 for a repository) and blob id.
+type TreeEntry struct {
+	Mode, Blob string
+}
+
+// BaseEntries returns the entries of paths in the base commit; a path the
+// base does not have is left out.
+func (w *Workspace) BaseEntries(ctx context.Context, paths []string) (map[string]TreeEntry, error) {
+	out := map[string]TreeEntry{}
 	if len(paths) == 0 {
 		return out, nil
 	}
-	args := append([]string{"ls-tree", "-z", w.Base, "--"}, paths...)
+	args := append([]string{"ls-tree", "-z", "--full-tree", w.Base, "--"}, paths...)
 	list, err := w.git(ctx, args...)
 	if err != nil {
 		return nil, err
@@ -199,7 +205,7 @@ func (w *Workspace) BaseBlobs(ctx context.Context, paths []string) (map[string]s
 		}
 		fields := strings.Fields(meta)
 		if len(fields) == 3 {
-			out[path] = fields[2]
+			out[path] = TreeEntry{Mode: fields[0], Blob: fields[2]}
 		}
 	}
 	return out, nil

@@ -79,8 +79,8 @@ func TestCreateAndDiff(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(src, "main.go")); string(data) != "package main\n" {
 		t.Fatal("the source changed")
 	}
-	blobs, err := w.BaseBlobs(ctx, []string{"main.go", "docs/b.md"})
-	if err != nil || len(blobs["main.go"]) != 40 || blobs["docs/b.md"] != "" {
+	blobs, err := w.BaseEntries(ctx, []string{"main.go", "docs/b.md"})
+	if _, ok := blobs["docs/b.md"]; err != nil || len(blobs["main.go"].Blob) != 40 || blobs["main.go"].Mode != "100644" || ok {
 		t.Fatalf("blobs = %v, %v", blobs, err)
 	}
 }
