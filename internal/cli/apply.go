@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -29,7 +29,7 @@ func terminalReviewer(in io.Reader, out io.Writer, who, target string) gate.Revi
 		}
 		ch := make(chan answer, 1)
 		go func() {
-			line, err := bufio.NewReader(in).ReadString('\n')
+			line, err := readLine(in)
 			ch <- answer{line, err}
 		}()
 		var a answer
@@ -44,12 +44,70 @@ func terminalReviewer(in io.Reader, out io.Writer, who, target string) gate.Revi
 			}
 			return gate.Verdict{}, fmt.Errorf("read the answer: %w", a.err)
 		}
-		switch strings.ToLower(strings.TrimSpace(a.line)) {
-		case "y", "yes":
-			return gate.Verdict{Approved: true, By: who, Reason: "approved at the terminal"}, nil
+		if !yes(a.line) {
+			return gate.Verdict{By: who, Reason: "rejected at the terminal"}, nil
 		}
-		return gate.Verdict{By: who, Reason: "rejected at the terminal"}, nil
+		return askLinks(ctx, in, out, who, p.Diff)
 	})
+}
+
+// readLine reads one line from in, a byte at a time, so that the next
+// question's answer is still there to be read.
+func readLine(in io.Reader) (string, error) {
+	var b strings.Builder
+	buf := make([]byte, 1)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			b.WriteByte(buf[0])
+			if buf[0] == '\n' {
+				return b.String(), nil
+			}
+		}
+		if err != nil {
+			return b.String(), err
+		}
+	}
+}
+
+func yes(line string) bool {
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
+}
+
+// askLinks asks about each link of an approved diff that points outside
+// the source, one by one: the approval accepts every part but the links
+// not accepted. A diff without such links is approved whole.
+func askLinks(ctx context.Context, in io.Reader, out io.Writer, who, diff string) (gate.Verdict, error) {
+	v := gate.Verdict{Approved: true, By: who, Reason: "approved at the terminal"}
+	files, err := patch.Parse(diff)
+	if err != nil {
+		return v, nil // the gate reads the diff again and says what is wrong
+	}
+	declined := map[int]bool{}
+	asked := false
+	for i, f := range files {
+		if !f.Leaves {
+			continue
+		}
+		asked = true
+		fmt.Fprintf(out, "%s is a link to %s, outside %s. Apply this link (as a link, never followed)? [y/N] ", bundle.PathName(f.Path()), f.Link, "the source")
+		line, err := readLine(in)
+		if err != nil && (!errors.Is(err, io.EOF) || strings.TrimSpace(line) == "") {
+			return gate.Verdict{}, errNoAnswer
+		}
+		declined[i] = !yes(line)
+		if ctx.Err() != nil {
+			return gate.Verdict{}, ctx.Err()
+		}
+	}
+	if !asked {
+		return v, nil
+	}
+	for _, part := range patch.Parts(files) {
+		v.Parts = append(v.Parts, patch.Choice{File: part.File, Hunk: part.Hunk, Accept: !declined[part.File]})
+	}
+	return v, nil
 }
 
 // reviewRun reviews the run in dir through the gate; the audit entry is
@@ -72,10 +130,11 @@ func reviewRun(ctx context.Context, r *run.Runner, dir string, rc *bundle.Receip
 	var ce *gate.ConflictError
 	var na *gate.NotAppliableError
 	var oo *gate.OutOfOrderError
+	var le *gate.LinkError
 	switch {
 	case errors.Is(err, gate.ErrAlreadyReviewed):
 		return nil, fmt.Errorf("%w; nothing was done", err)
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.As(err, &le):
 		return nil, exitWith(ExitProblems, err)
 	case errors.As(err, &na), errors.As(err, &oo), errors.Is(err, gate.ErrNoDecision), errors.Is(err, gate.ErrBusy):
 		return nil, exitWith(ExitUsage, err)

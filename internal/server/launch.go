@@ -179,6 +179,7 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	var conflict *gate.ConflictError
 	var notAppliable *gate.NotAppliableError
 	var outOfOrder *gate.OutOfOrderError
+	var links *gate.LinkError
 	msg := ""
 	switch {
 	case err == nil:
@@ -191,6 +192,8 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 		msg = "Nothing was applied: " + notAppliable.Error() + "."
 	case errors.As(err, &outOfOrder):
 		msg = "Nothing was applied: " + outOfOrder.Error() + "."
+	case errors.As(err, &links):
+		msg = "N" + strings.TrimPrefix(links.Error(), "n") + "."
 	case errors.Is(err, gate.ErrNothingAccepted), errors.Is(err, patch.ErrNoSuchPart):
 		msg = "Nothing was applied: " + err.Error() + "."
 	case errors.Is(err, gate.ErrAlreadyReviewed):
