@@ -242,7 +242,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		return nil, fmt.Errorf("review %s: read diff: %w", rc.RunID, err)
 	}
 	review := bundle.Review{HasDiff: len(diff) > 0, ReviewedAt: opt.now().UTC()}
-	var changed []string   // what an approval writes: the diff's own paths, never the receipt's list
+	var changed []string  // what an approval writes: the diff's own paths, never the receipt's list
 	var accepted []string // the paths accepted one by one, reviewing part by part
 	switch {
 	case !ended(rc.Status):
