@@ -233,7 +233,7 @@ func runProc(ctx context.Context, in Input, argv []string, limit time.Duration) 
 		"PROCTOR_RUN_DIR="+in.RunDir, "PROCTOR_WORKSPACE="+in.Workspace, "PROCTOR_CALLS="+filepath.Join(in.RunDir, CallsFile))
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()

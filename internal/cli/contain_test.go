@@ -1,10 +1,19 @@
 package cli
 
 import (
+	"bytes"
+	"io/fs"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
@@ -70,4 +79,158 @@ func TestTheAgentsGitConfigRunsNothingOutsideTheSandbox(t *testing.T) {
 			})
 		}
 	}
+}
+
+// runHostile runs attack (a shell script, attack.sh in the source) as the
+// agent a, in mode, and returns the data folder and the workspace.
+func runHostile(t *testing.T, mode string, a int, attack string) (data, ws string) {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "model.yaml")
+	writeTree(t, dir, map[string]string{"model.yaml": hostileScript})
+	data, src := t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": attack})
+	args := append([]string{"run", "--dir", src, "--task", "attack", "--sandbox", mode}, hostileAgents[a].args(script)...)
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")}, args...)
+	if r.code != ExitOK && r.code != ExitProblems {
+		t.Fatalf("%+v", r)
+	}
+	runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "workspace"))
+	if len(runs) != 1 {
+		t.Fatalf("%d workspaces: %+v", len(runs), r)
+	}
+	return data, runs[0]
+}
+
+// worked lists the marker files (*.worked) the attack left in the
+// workspace: each is an escape that succeeded.
+func worked(ws string) []string {
+	m, _ := filepath.Glob(filepath.Join(ws, "*.worked"))
+	for i := range m {
+		m[i] = filepath.Base(m[i])
+	}
+	return m
+}
+
+// The agent plays an attacker inside the sandbox, as proctor's own
+// agent's command and as an external agent, in workspace and strict mode:
+// it reads proctor's environment through /proc, uses root's capabilities
+// (a device node, a raw socket, /etc/shadow), signals a process outside,
+// connects to unix sockets outside (abstract and by path), and leaves
+// processes behind (nohup, setsid, many). None of it works.
+func TestTheSandboxContainsAHostileAgent(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	secret := "sk-contain-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-provider-key"
+	t.Setenv("PROCTOR_TEST_PROVIDER_KEY", secret)
+	victim := exec.Command("sleep", "600")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Process.Kill()
+	sockDir := t.TempDir()
+	abstract := "@proctor-contain-" + strconv.Itoa(os.Getpid())
+	var accepted atomic.Int32
+	for _, addr := range []string{abstract, filepath.Join(sockDir, "outside.sock")} {
+		ln, err := net.Listen("unix", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				c.Close()
+			}
+		}()
+	}
+	marker := strconv.Itoa(40000 + os.Getpid()%9999)
+	connect := func(addr, name string) string {
+		return `perl -e 'use Socket; socket(S, PF_UNIX, SOCK_STREAM, 0) or die; connect(S, pack_sockaddr_un("` + addr + `")) or exit 1' && touch ` + name + ".worked\n"
+	}
+	attack := "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep PROCTOR_TEST_PROVIDER | rev > leak.txt\n" +
+		"grep -q . leak.txt && touch environ.worked\n" +
+		"mknod dev c 1 3 && touch mknod.worked\n" +
+		"perl -e 'use Socket; socket(S, PF_INET, SOCK_RAW, 1) or exit 1' && touch rawsocket.worked\n" +
+		"cat /etc/shadow > /dev/null && touch shadow.worked\n" +
+		"kill -STOP " + strconv.Itoa(victim.Process.Pid) + " && touch signal.worked\n" +
+		connect(`\0`+abstract[1:], "abstract") +
+		connect(filepath.Join(sockDir, "outside.sock"), "pathsocket") +
+		"(nohup sleep " + marker + " >/dev/null 2>&1 &)\n" +
+		"setsid sleep " + marker + " >/dev/null 2>&1 &\n" +
+		"for i in $(seq 40); do (sleep " + marker + " &); done\n" +
+		"echo changed >> a.txt\n"
+	for _, mode := range []string{"workspace", "strict"} {
+		for a := range hostileAgents {
+			t.Run(mode+"/"+hostileAgents[a].name, func(t *testing.T) {
+				accepted.Store(0)
+				data, ws := runHostile(t, mode, a, attack)
+				if got := worked(ws); len(got) > 0 {
+					t.Errorf("escapes that worked: %v", got)
+				}
+				if n := accepted.Load(); n > 0 {
+					t.Errorf("%d connections reached unix sockets outside", n)
+				}
+				if state := procState(victim.Process.Pid); state != "S" {
+					t.Errorf("the process outside is in state %q after the attack", state)
+				}
+				syscall.Kill(victim.Process.Pid, syscall.SIGCONT)
+				if left := processesWith(marker); len(left) > 0 {
+					t.Errorf("%d processes of the run outlived it: %v", len(left), left)
+				}
+				filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return nil
+					}
+					raw, _ := os.ReadFile(p)
+					if bytes.Contains(raw, []byte(secret)) || bytes.Contains(raw, []byte(reverse(secret))) {
+						t.Errorf("the provider key from proctor's environment is in %s", p)
+					}
+					return nil
+				})
+			})
+		}
+	}
+}
+
+// procState is the state letter of a process (S sleeping, T stopped), or
+// "" when it is gone.
+func procState(pid int) string {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	_, after, _ := strings.Cut(string(raw), ") ")
+	state, _, _ := strings.Cut(after, " ")
+	return state
+}
+
+// processesWith lists the live processes (not zombies) whose arguments
+// include arg.
+func processesWith(arg string) []string {
+	var out []string
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		raw, err := os.ReadFile(c)
+		if err != nil || !slices.Contains(strings.Split(string(raw), "\x00"), arg) {
+			continue
+		}
+		pid := filepath.Base(filepath.Dir(c))
+		n, _ := strconv.Atoi(pid)
+		if s := procState(n); s != "" && s != "Z" {
+			out = append(out, pid+":"+strings.ReplaceAll(string(raw), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func reverse(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
 }

@@ -111,7 +111,7 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 	}
 	cmd := exec.CommandContext(ctx, run[0], run[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Dir, env, nil, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Start()

@@ -14,12 +14,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -65,8 +61,8 @@ func Available() error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("Landlock is not available on this kernel (%v)", err)
-	case v < 4:
-		return fmt.Errorf("this kernel's Landlock (ABI %d) cannot restrict TCP; proctor needs ABI 4 (Linux 6.7) or later", v)
+	case v < 6:
+		return fmt.Errorf("this kernel's Landlock (ABI %d) cannot keep a command from signalling processes outside it; proctor needs ABI 6 (Linux 6.12) or later", v)
 	}
 	return nil
 }
@@ -98,9 +94,10 @@ func (p Policy) Command(self string, argv []string) []string {
 	return append(append(out, "--"), argv...)
 }
 
-// Main is the helper: it parses the policy, restricts itself, sets the
-// limits and executes the command. It returns only when it cannot, or, for
-// an offline policy, with the exit code of the command it waited for.
+// Main is the helper: it parses the policy and runs the command as the
+// init of namespaces of its own (enter), which confines itself and starts
+// the command (initMain). It returns the command's exit code, or an error
+// when the command could not be run.
 func Main(args []string, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -113,7 +110,7 @@ func Main(args []string, stderr io.Writer) (int, error) {
 	fs.Uint64Var(&p.CPU, "cpu", 0, "RLIMIT_CPU in seconds")
 	fs.Uint64Var(&p.MaxProcs, "max-procs", 0, "processes and threads")
 	fs.BoolVar(&p.Offline, "offline", false, "no network at all")
-	inNetns := fs.Bool("in-netns", false, "already in its own network namespace (set by the helper itself)")
+	init := fs.Bool("init", false, "run as the init of the command's namespaces (set by the helper itself)")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -129,32 +126,20 @@ func Main(args []string, stderr io.Writer) (int, error) {
 		}
 		p.Connect = append(p.Connect, port)
 	}
-	switch {
-	case p.Offline && !*inNetns:
-		code, err := isolate(args, stderr)
-		if err != nil {
-			return 0, fmt.Errorf("sandbox-exec: %w", err)
-		}
-		return code, nil
-	case *inNetns:
-		runtime.LockOSThread() // the capabilities loopbackUp drops are this thread's, which executes the command
-		if err := loopbackUp(); err != nil {
-			return 0, fmt.Errorf("sandbox-exec: %w", err)
-		}
+	run := enter
+	if *init {
+		run = func([]string, bool, io.Writer) (int, error) { return initMain(p, argv) }
 	}
-	if err := p.restrict(); err != nil {
-		return 0, fmt.Errorf("sandbox-exec: %w", err)
-	}
-	path, err := exec.LookPath(argv[0])
+	code, err := run(args, p.Offline, stderr)
 	if err != nil {
 		return 0, fmt.Errorf("sandbox-exec: %w", err)
 	}
-	return 0, fmt.Errorf("sandbox-exec: run %s: %w", argv[0], syscall.Exec(path, argv, os.Environ()))
+	return code, nil
 }
 
-// restrict applies the limits and the Landlock rules to this process (and
-// so to what it executes).
-func (p Policy) restrict() error {
+// limit sets the resource limits of this process (and so of what it
+// starts).
+func (p Policy) limit() error {
 	for _, l := range []struct {
 		res int
 		v   uint64
@@ -166,21 +151,28 @@ func (p Policy) restrict() error {
 		}
 	}
 	if p.MaxProcs > 0 {
-		if err := limitProcesses(p.MaxProcs); err != nil {
-			return err
-		}
+		return limitProcesses(p.MaxProcs)
 	}
+	return nil
+}
+
+// restrict applies the Landlock rules to every thread of this process (and
+// so to what it starts): files, TCP ports, signals and abstract unix
+// sockets of processes outside, and (where the kernel has it, ABI 9)
+// pathname unix sockets outside the folders it may write.
+func (p Policy) restrict() error {
 	rules := []landlock.Rule{
 		landlock.RODirs(append(append([]string{}, System...), p.Read...)...).IgnoreIfMissing(),
-		landlock.RWDirs(p.Write...),
+		landlock.RWDirs(p.Write...).WithResolveUnix(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
 	}
 	for _, port := range p.Connect {
 		rules = append(rules, landlock.ConnectTCP(uint16(port)))
 	}
 	// Best effort down to the kernel's ABI, which Available requires to be
-	// 4 or later (files and TCP); an error means nothing runs.
-	return landlock.V5.BestEffort().Restrict(rules...)
+	// 6 or later (files, TCP, signals, abstract sockets); an error means
+	// nothing runs.
+	return landlock.V9.BestEffort().Restrict(rules...)
 }
 
 type list []string

@@ -568,7 +568,7 @@ func RunShell(ctx context.Context, dir, command string, env []string, limit time
 	cmd.Env = env
 	var buf lockedBuffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()

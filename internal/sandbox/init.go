@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+)
+
+// enter runs the helper again as the init (PID 1) of namespaces of its own
+// — a PID namespace with its own /proc, a mount namespace, a network
+// namespace when the network is hidden, and for a user who is not root a
+// user namespace that maps the user to itself — and waits for it. Nothing
+// the command starts can see or signal a process outside, and nothing of it
+// outlives its init: the init ends when the command does, and the kernel
+// then kills what is left in the namespace; the init is killed when this
+// helper dies, however it dies. It returns the command's exit code, as a
+// shell would (128+signal when it was killed).
+func enter(args []string, offline bool, stderr io.Writer) (int, error) {
+	cmd := exec.Command("/proc/self/exe", append([]string{"sandbox-exec", "--init"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if offline {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// Enough to mount its /proc and bring up its loopback; the init
+		// drops them before the command starts.
+		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+	}
+	// The helper is in the caller's process group, which is how proctor
+	// stops a command; a signal sent to it is passed on to the init, which
+	// passes it to every process of the namespace.
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sig)
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start the command in namespaces of its own (a user who is not root needs unprivileged user namespaces): %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sig:
+				cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return exit.ExitCode(), nil
+	}
+	return 0, err
+}
+
+// initMain is the namespace's init: it sets the limits, mounts the
+// namespace's own /proc, brings up its loopback when the network is
+// hidden, confines itself (Landlock, no capabilities) and starts the
+// command, which inherits all of it; then it reaps every process of the
+// namespace and ends with the command's exit code, passing on the signals
+// it gets.
+func initMain(p Policy, argv []string) (int, error) {
+	runtime.LockOSThread()
+	// Before /proc is the namespace's own: a user who is not root counts
+	// their processes there.
+	if err := p.limit(); err != nil {
+		return 0, err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return 0, fmt.Errorf("make the mounts private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return 0, fmt.Errorf("mount the namespace's own /proc: %w", err)
+	}
+	if p.Offline {
+		if err := loopbackUp(); err != nil {
+			return 0, err
+		}
+	}
+	if err := p.restrict(); err != nil {
+		return 0, err
+	}
+	if err := dropCapabilities(); err != nil {
+		return 0, err
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return 0, err
+	}
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	proc, err := os.StartProcess(path, argv, &os.ProcAttr{Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}})
+	if err != nil {
+		return 0, fmt.Errorf("run %s: %w", argv[0], err)
+	}
+	go func() {
+		for s := range sig {
+			unix.Kill(-1, s.(syscall.Signal)) // every process of the namespace but the init
+		}
+	}()
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("wait for %s: %w", argv[0], err)
+		}
+		if pid != proc.Pid {
+			continue // an orphan of the namespace, reaped
+		}
+		// The command has ended: the init ends with it, and the kernel
+		// kills every process it left.
+		if ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ws.ExitStatus(), nil
+	}
+}
+
+// dropCapabilities leaves every thread of this process, and so the
+// command, with no capability at all: none effective, permitted,
+// inheritable or ambient, an empty bounding set, and (as root) securebits
+// that give root no capabilities at the next execve either.
+func dropCapabilities() error {
+	all := func(nr, a1, a2, a3 uintptr) syscall.Errno {
+		_, _, e := psx.Syscall6(nr, a1, a2, a3, 0, 0, 0) // prctl wants the arguments it does not use to be 0
+		return e
+	}
+	var hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+		// linux/securebits.h: noroot, no setuid fixup, keep caps (off) and
+		// no ambient raise, each locked.
+		const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
+		if e := all(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, uintptr(bits), 0); e != 0 {
+			return fmt.Errorf("set securebits: %w", e)
+		}
+		for c := uintptr(0); c <= unix.CAP_LAST_CAP; c++ {
+			if e := all(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); e != 0 && e != unix.EINVAL {
+				return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+			}
+		}
+	}
+	if e := all(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); e != 0 {
+		return fmt.Errorf("clear ambient capabilities: %w", e)
+	}
+	data = [2]unix.CapUserData{}
+	if e := all(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return fmt.Errorf("drop capabilities: %w", e)
+	}
+	return nil
+}
