@@ -183,7 +183,9 @@ func TestRunConfinesTheAgentsCommands(t *testing.T) {
 			t.Errorf("%s: the command read the planted key: %v", mode, leaked)
 		}
 		transcript, _ := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), "transcript.md"))
-		if mode != "off" && !strings.Contains(string(transcript), "Permission denied") {
+		// Outside the view of the host the sandbox gives, the key is not
+		// even there to be denied.
+		if mode != "off" && !strings.Contains(string(transcript), "Permission denied") && !strings.Contains(string(transcript), "No such file or directory") {
 			t.Errorf("the approved command did not run into the sandbox:\n%s", transcript)
 		}
 	}

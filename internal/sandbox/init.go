@@ -9,10 +9,8 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
-	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // enter runs the helper again as the init (PID 1) of namespaces of its own
@@ -74,9 +72,9 @@ func enter(args []string, offline bool, stderr io.Writer) (int, error) {
 	return 0, err
 }
 
-// initMain is the namespace's init: it sets the limits, mounts the
-// namespace's own /proc, brings up its loopback when the network is
-// hidden, confines itself (Landlock, no capabilities) and starts the
+// initMain is the namespace's init: it sets the limits, makes its root a
+// view of the policy's folders with its own /proc (enterView), brings up
+// its loopback when the network is hidden, confines itself (Landlock, no capabilities) and starts the
 // command, which inherits all of it; then it reaps every process of the
 // namespace and ends with the command's exit code, passing on the signals
 // it gets.
@@ -87,11 +85,8 @@ func initMain(p Policy, argv []string) (int, error) {
 	if err := p.limit(); err != nil {
 		return 0, err
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return 0, fmt.Errorf("make the mounts private: %w", err)
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return 0, fmt.Errorf("mount the namespace's own /proc: %w", err)
+	if err := p.enterView(); err != nil {
+		return 0, err
 	}
 	if p.Offline {
 		if err := loopbackUp(); err != nil {
@@ -140,15 +135,13 @@ func initMain(p Policy, argv []string) (int, error) {
 	}
 }
 
-// dropCapabilities leaves every thread of this process, and so the
-// command, with no capability at all: none effective, permitted,
+// dropCapabilities leaves this thread, which starts the command (the init
+// has locked it), with no capability at all: none effective, permitted,
 // inheritable or ambient, an empty bounding set, and (as root) securebits
-// that give root no capabilities at the next execve either.
+// that give root no capabilities at the next execve either. The command
+// inherits the creds of the thread that forks it; the init's other
+// threads run nothing of the command's.
 func dropCapabilities() error {
-	all := func(nr, a1, a2, a3 uintptr) syscall.Errno {
-		_, _, e := psx.Syscall6(nr, a1, a2, a3, 0, 0, 0) // prctl wants the arguments it does not use to be 0
-		return e
-	}
 	var hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
@@ -158,21 +151,21 @@ func dropCapabilities() error {
 		// linux/securebits.h: noroot, no setuid fixup, keep caps (off) and
 		// no ambient raise, each locked.
 		const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
-		if e := all(unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, uintptr(bits), 0); e != 0 {
-			return fmt.Errorf("set securebits: %w", e)
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
+			return fmt.Errorf("set securebits: %w", err)
 		}
 		for c := uintptr(0); c <= unix.CAP_LAST_CAP; c++ {
-			if e := all(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); e != 0 && e != unix.EINVAL {
-				return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
+				return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 			}
 		}
 	}
-	if e := all(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); e != 0 {
-		return fmt.Errorf("clear ambient capabilities: %w", e)
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
 	data = [2]unix.CapUserData{}
-	if e := all(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
-		return fmt.Errorf("drop capabilities: %w", e)
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
 	}
 	return nil
 }

@@ -161,8 +161,16 @@ func (p Policy) limit() error {
 // sockets of processes outside, and (where the kernel has it, ABI 9)
 // pathname unix sockets outside the folders it may write.
 func (p Policy) restrict() error {
+	var system []string
+	for _, d := range System {
+		if d != "/etc" {
+			system = append(system, d)
+		}
+	}
+	etcDirs, etcFiles := readable("/etc")
 	rules := []landlock.Rule{
-		landlock.RODirs(append(append([]string{}, System...), p.Read...)...).IgnoreIfMissing(),
+		landlock.RODirs(append(append(system, etcDirs...), p.Read...)...).IgnoreIfMissing(),
+		landlock.ROFiles(etcFiles...).IgnoreIfMissing(),
 		landlock.RWDirs(p.Write...).WithResolveUnix(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
 	}
