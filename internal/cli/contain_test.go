@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/sandbox"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // hostileAgents are the ways an agent's command runs in a run: as
@@ -233,4 +234,40 @@ func reverse(s string) string {
 	r := []rune(s)
 	slices.Reverse(r)
 	return string(r)
+}
+
+// A proctor killed with -9 leaves nothing of its runs running: the
+// external agent, what it started (nohup, setsid) and its loop writing
+// into the workspace all end with it.
+func TestKill9LeavesNoProcessOfTheRun(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	for _, mode := range []string{"workspace", "strict"} {
+		t.Run(mode, func(t *testing.T) {
+			marker := strconv.Itoa(50000 + os.Getpid()%9999)
+			data, src, dir := t.TempDir(), t.TempDir(), t.TempDir()
+			writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": "(nohup sleep " + marker + " >/dev/null 2>&1 &)\nsetsid sleep " + marker + " >/dev/null 2>&1 &\n" +
+				"while :; do echo x >> loop.txt; sleep 0.1; done\n"})
+			writeTree(t, dir, map[string]string{"model.yaml": hostileScript})
+			cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data}, append([]string{"run", "--dir", src, "--task", "attack", "--sandbox", mode}, hostileAgents[1].args(filepath.Join(dir, "model.yaml"))...)...)
+			defer cmd.Process.Kill()
+			var loop string
+			testutil.Eventually(t, 20*time.Second, "the agent writing its loop", func() bool {
+				m, _ := filepath.Glob(filepath.Join(data, "runs", "*", "workspace", "loop.txt"))
+				if len(m) == 1 {
+					loop = m[0]
+				}
+				return loop != "" && len(processesWith(marker)) == 2
+			})
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			testutil.Eventually(t, 10*time.Second, "no process of the run left", func() bool { return len(processesWith(marker)) == 0 })
+			before, _ := os.Stat(loop)
+			time.Sleep(500 * time.Millisecond)
+			if after, _ := os.Stat(loop); after.Size() != before.Size() {
+				t.Fatalf("the agent's loop still writes into the workspace after proctor was killed (%d then %d bytes)", before.Size(), after.Size())
+			}
+		})
+	}
 }

@@ -391,12 +391,12 @@ func (l *live) fail(ctx context.Context, domain bundle.Domain, code string, err 
 
 func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	if m := l.mode(); m != "" && m != sandbox.ModeOff {
-		tmp, err := os.MkdirTemp("", "proctor-run-*")
+		tmp, release, err := privateTemp(l.r.DataDir)
 		if err != nil {
 			return l.fail(ctx, bundle.DomainEnvironment, "sandbox", err, false)
 		}
 		l.tmp = tmp
-		defer os.RemoveAll(tmp)
+		defer release()
 	}
 	ws, history, failed := l.prepare(ctx, sess)
 	if failed != nil {

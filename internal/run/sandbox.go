@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/workspace"
@@ -128,4 +130,46 @@ func (l *live) sandboxEnv(env []string) []string {
 	os.MkdirAll(home, 0o700)
 	return append(env, "HOME="+home, "TMPDIR="+l.tmp, "XDG_CACHE_HOME="+filepath.Join(l.tmp, "cache"),
 		"GOCACHE="+filepath.Join(l.tmp, "cache", "go-build"), "GOTMPDIR="+l.tmp, "npm_config_cache="+filepath.Join(l.tmp, "cache", "npm"), "GOTOOLCHAIN=local")
+}
+
+// privateTemp makes a run's private temp folder under <data>/tmp, locked
+// (an flock on the folder, which the kernel drops however the process
+// ends) while the run works; release removes it. The folders of runs that
+// no process works on any more — left by a proctor killed with -9 — are
+// removed first.
+func privateTemp(data string) (string, func(), error) {
+	root := filepath.Join(data, "tmp")
+	if data == "" {
+		root = filepath.Join(os.TempDir(), "proctor-tmp")
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", nil, fmt.Errorf("make the run's temp folder: %w", err)
+	}
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		// A folder made this minute may not be locked yet by its run.
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < time.Minute {
+			continue
+		}
+		if f, err := os.Open(p); err == nil {
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				os.RemoveAll(p)
+			}
+			f.Close()
+		}
+	}
+	dir, err := os.MkdirTemp(root, "run-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("make the run's temp folder: %w", err)
+	}
+	f, err := os.Open(dir)
+	if err == nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("lock the run's temp folder %s: %w", dir, err)
+	}
+	return dir, func() { os.RemoveAll(dir); f.Close() }, nil
 }
