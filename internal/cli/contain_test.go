@@ -271,3 +271,36 @@ func TestKill9LeavesNoProcessOfTheRun(t *testing.T) {
 		})
 	}
 }
+
+// A token written literally in agents.yaml's env is a secret like one from
+// the environment: the agent prints it and writes it into the workspace,
+// and it is in no file of the data folder but the workspace itself.
+func TestALiteralTokenInAgentsYAMLIsRedacted(t *testing.T) {
+	data, src, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	token := "literal-agents-yaml-token-" + strconv.Itoa(os.Getpid())
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": hostileScript,
+		"agents.yaml": "agents:\n  - name: leaky\n    kind: command\n    command: [sh, -c, 'echo token $API_TOKEN; echo $API_TOKEN > tok.txt']\n    env: {API_TOKEN: " + token + "}\n"})
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}, "run", "--dir", src, "--task", "leak", "--sandbox", "off",
+		"--script", filepath.Join(dir, "model.yaml"), "--agents", filepath.Join(dir, "agents.yaml"), "--agent", "leaky")
+	if r.code != ExitOK || strings.Contains(r.stdout+r.stderr, token) {
+		t.Fatalf("%+v", r)
+	}
+	var seen bool
+	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		raw, _ := os.ReadFile(p)
+		switch {
+		case strings.Contains(p, string(filepath.Separator)+"workspace"+string(filepath.Separator)):
+			seen = seen || bytes.Contains(raw, []byte(token))
+		case bytes.Contains(raw, []byte(token)):
+			t.Errorf("the literal token is in %s", p)
+		}
+		return nil
+	})
+	if !seen {
+		t.Fatal("the agent never got the token, so the test proves nothing")
+	}
+}

@@ -416,6 +416,9 @@ func (l *Launcher) modelChoice(v Task) (run.ModelChoice, string, string) {
 // (a browser can pick only what the server's owner configured, never a
 // command of its own). A message says what is wrong.
 func (l *Launcher) Agent(name string) (external.Agent, string) {
+	if name = strings.TrimSpace(name); name == "" || name == external.KindNative {
+		return external.Native(), "" // needs nothing of agents.yaml, broken or not
+	}
 	file, err := l.agents()
 	if err != nil {
 		return external.Agent{}, err.Error()

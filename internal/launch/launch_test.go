@@ -130,6 +130,17 @@ func TestLaunchWithAnAgentOfAgentsYAML(t *testing.T) {
 	if rb.Receipt.Agent == nil || rb.Receipt.Agent.Name != "chat" || rb.Receipt.Status != bundle.StatusAwaitingReview {
 		t.Fatalf("status %s agent %+v failure %+v", rb.Receipt.Status, rb.Receipt.Agent, rb.Receipt.Failure)
 	}
+	// A broken agents.yaml refuses its own agents, with the file's
+	// problem, and leaves proctor's own agent alone.
+	os.WriteFile(agents, []byte("agents:\n  - {name: chat, kind: nonsense}\n"), 0o644)
+	v.Agent = "chat"
+	if _, errs := l.Launch(v); !strings.Contains(errs["agent"], "agents.yaml") {
+		t.Fatalf("errors %v", errs)
+	}
+	v.Agent, v.Script = "native", ""
+	if _, errs := l.Launch(v); errs["agent"] != "" {
+		t.Fatalf("a broken agents.yaml refused the native agent: %v", errs)
+	}
 }
 
 // A launch on a git repository is checked field by field (repository, ref,

@@ -274,6 +274,11 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, &SetupError{fmt.Errorf("create run folder: %w", err)}
 	}
 	secrets := append([]string{spec.Model.Endpoint.APIKey}, r.GitTokens.Secrets()...)
+	for k, v := range spec.Agent.Env { // agents.yaml's env: a literal token there is a secret too
+		if redact.SecretName(k) {
+			secrets = append(secrets, v)
+		}
+	}
 	if spec.Verifier != nil {
 		secrets = append(secrets, spec.Verifier.Endpoint.APIKey)
 	}

@@ -202,6 +202,10 @@ func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) m
 				c.Arguments = v.Value // verbatim, valid JSON or not
 				return
 			}
+			if v.Kind != yaml.MappingNode {
+				d.Add(v, f, "want a mapping of the tool's arguments (or a string, sent as it is), got %s", yamldoc.KindName(v))
+				return
+			}
 			var val any
 			if err := v.Decode(&val); err != nil {
 				d.Add(v, f, "%v", err)

@@ -99,6 +99,8 @@ func TestParseErrorsNameFileLineAndColumn(t *testing.T) {
 		{"bad regex", "steps:\n  - expect: {last_matches: \"(\"}\n    reply: {content: hi}\n", "bad.yaml:2:28: steps[0].expect.last_matches: not a regular expression (RE2): error parsing regexp"},
 		{"bad role", "steps:\n  - expect: {last_role: assistant}\n    reply: {content: hi}\n", `steps[0].expect.last_role: "assistant" is not one of`},
 		{"tool without name", "steps:\n  - reply:\n      tool_calls:\n        - arguments: {}\n", "bad.yaml:4:11: steps[0].reply.tool_calls[0].name: missing"},
+		{"arguments not a mapping", "steps:\n  - reply:\n      tool_calls:\n        - {name: run_command, arguments: 42}\n", `bad.yaml:4:42: steps[0].reply.tool_calls[0].arguments: want a mapping of the tool's arguments (or a string, sent as it is), got "42"`},
+		{"arguments a list", "steps:\n  - reply:\n      tool_calls:\n        - {name: run_command, arguments: [a]}\n", "arguments: want a mapping of the tool's arguments (or a string, sent as it is), got a list"},
 		{"negative usage", "steps:\n  - reply: {content: hi, usage: {prompt_tokens: -1}}\n", "usage.prompt_tokens: want a whole number"},
 		{"empty", "", "bad.yaml: empty script"},
 	}

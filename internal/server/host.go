@@ -14,19 +14,19 @@ import (
 func allowedHosts(extra []string) map[string]bool {
 	hosts := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
 	for _, h := range extra {
-		hosts[hostName(h)] = true
+		hosts[strings.TrimSuffix(hostName(h), ".")] = true
 	}
 	return hosts
 }
 
-// hostName is the name part of a Host header, lower case, without port,
-// brackets or a trailing dot.
+// hostName is the name part of a Host header, lower case, without port or
+// brackets. A trailing dot is kept: "localhost." is another name, which a
+// browser keeps apart from "localhost", and is not answered.
 func hostName(host string) string {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	return strings.ToLower(host)
+	return strings.ToLower(strings.Trim(host, "[]"))
 }
 
 // checkHost refuses, before any routing, a request whose Host is not one

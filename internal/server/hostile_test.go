@@ -167,7 +167,10 @@ func TestHostHeaderAllowList(t *testing.T) {
 		want int
 	}{
 		{"localhost:7070", http.StatusOK},
-		{"LOCALHOST.", http.StatusOK},
+		{"LOCALHOST", http.StatusOK},
+		{"localhost.", http.StatusMisdirectedRequest}, // another name to a browser
+		{"localhost.:7070", http.StatusMisdirectedRequest},
+		{"proctor.lan.", http.StatusMisdirectedRequest},
 		{"127.0.0.1:7070", http.StatusOK},
 		{"[::1]:7070", http.StatusOK},
 		{"proctor.lan:7070", http.StatusOK},
