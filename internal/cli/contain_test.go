@@ -304,3 +304,36 @@ func TestALiteralTokenInAgentsYAMLIsRedacted(t *testing.T) {
 		t.Fatal("the agent never got the token, so the test proves nothing")
 	}
 }
+
+// max_workspace_bytes holds while a command writes, not only after it:
+// the command is stopped soon after the workspace goes over the bound, the
+// run fails on the bound, and the diff of a workspace over its bounds is
+// not recorded (so nothing of it can be approved).
+func TestTheWorkspaceBoundStopsACommandThatWritesPastIt(t *testing.T) {
+	write := "for i in $(seq 200); do head -c 500000 /dev/zero > f$i.bin; sleep 0.02; done\n"
+	for a := range hostileAgents {
+		t.Run(hostileAgents[a].name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, map[string]string{"model.yaml": hostileScript})
+			data, src := t.TempDir(), t.TempDir()
+			writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": write})
+			args := append([]string{"run", "--dir", src, "--task", "fill", "--sandbox", "off", "--max-workspace-bytes", "5000000"}, hostileAgents[a].args(filepath.Join(dir, "model.yaml"))...)
+			r := invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}, args...)
+			runs, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+			if len(runs) != 1 {
+				t.Fatalf("%+v", r)
+			}
+			raw, _ := os.ReadFile(filepath.Join(runs[0], "run.json"))
+			if !strings.Contains(string(raw), `"code": "workspace_bound"`) {
+				t.Fatalf("the run did not fail on the bound:\n%s", raw)
+			}
+			if _, err := os.Stat(filepath.Join(runs[0], "diff.patch")); err == nil {
+				t.Error("the diff of a workspace over its bounds was recorded")
+			}
+			files, _ := filepath.Glob(filepath.Join(runs[0], "workspace", "f*.bin"))
+			if a == 0 && len(files) >= 200 {
+				t.Errorf("the command wrote all %d files: it was not stopped at the bound", len(files))
+			}
+		})
+	}
+}

@@ -416,14 +416,26 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	} else {
 		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageRunning, Model: l.spec.Model.name()})
 		res = l.runExternal(ctx, ws, sess)
+		// What the agent wrote is measured as a command's writes are.
+		lim := tools.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes}
+		if tb, err := tools.New(ws.Dir, lim, nil); errors.Is(err, tools.ErrBound) {
+			res.Stop, res.Err = agent.StopBound, err
+		} else if err == nil {
+			tb.Close()
+		}
 	}
 	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
 		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls)}
 	if sess != nil {
 		sess.ws = ws
 	}
-	// Whatever happened, the diff so far is part of the record.
-	l.recordDiff(context.WithoutCancel(ctx), ws)
+	// Whatever happened, the diff so far is part of the record — but not
+	// the diff of a workspace over its bounds, which nothing may apply.
+	if res.Stop == agent.StopBound {
+		l.progress("  the workspace is over its bounds: its diff is not recorded (%v)", res.Err)
+	} else {
+		l.recordDiff(context.WithoutCancel(ctx), ws)
+	}
 	if l.spec.ScenarioChecks != nil {
 		return l.judge(context.WithoutCancel(ctx), ws, res)
 	}

@@ -513,7 +513,21 @@ func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) 
 	if a.TimeoutS > 0 && time.Duration(a.TimeoutS)*time.Second < limit {
 		limit = time.Duration(a.TimeoutS) * time.Second
 	}
-	out, code, elapsed, err := RunShell(ctx, tb.root, a.Command, tb.env, limit, tb.Wrap)
+	// The workspace is measured while the command runs, and the command
+	// stopped once it is over a bound (each file alone is held to
+	// max_workspace_bytes by the sandbox's RLIMIT_FSIZE).
+	wctx, stop := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tb.watchBounds(wctx, stop)
+	}()
+	out, code, elapsed, err := RunShell(wctx, tb.root, a.Command, tb.env, limit, tb.Wrap)
+	stop(nil)
+	<-watched
+	if cause := context.Cause(wctx); errors.Is(cause, ErrBound) && ctx.Err() == nil {
+		return out, fmt.Errorf("%w (the command was stopped)", cause)
+	}
 	if err != nil {
 		return out, err
 	}
@@ -538,6 +552,37 @@ func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) 
 		return head, nil
 	}
 	return head + "\n" + out, nil
+}
+
+// watchBounds measures the workspace every half second until ctx ends,
+// and stops it (with the bound's error as the cause) once the workspace is
+// over max_files or max_workspace_bytes.
+func (tb *Toolbox) watchBounds(ctx context.Context, stop context.CancelCauseFunc) {
+	if tb.limits.MaxFiles <= 0 && tb.limits.MaxWorkspaceBytes <= 0 {
+		return
+	}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		files, total, err := tb.usage()
+		if err != nil {
+			continue
+		}
+		switch {
+		case tb.limits.MaxFiles > 0 && files > tb.limits.MaxFiles:
+			stop(fmt.Errorf("%w: the workspace holds %d files, over max_files (%d)", ErrBound, files, tb.limits.MaxFiles))
+		case tb.limits.MaxWorkspaceBytes > 0 && total > tb.limits.MaxWorkspaceBytes:
+			stop(fmt.Errorf("%w: the workspace holds %d bytes, over max_workspace_bytes (%d)", ErrBound, total, tb.limits.MaxWorkspaceBytes))
+		default:
+			continue
+		}
+		return
+	}
 }
 
 func (tb *Toolbox) checkBounds() error {
