@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // A pack holds many run bundles in one tar file, <run_id>/<file> per entry,
@@ -61,6 +62,12 @@ func CreatePack(path string) (*PackWriter, error) {
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("create pack: %w", err)
+	}
+	// Held while it is written: RepairPack leaves a pack a writer holds
+	// alone; the kernel drops the lock however the writer ends.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create pack: lock %s: %w", path, err)
 	}
 	buf := bufio.NewWriterSize(f, 256<<10)
 	return &PackWriter{path: path, f: f, buf: buf, tw: tar.NewWriter(buf)}, nil
@@ -525,4 +532,90 @@ func packHolds(pack, id string) bool {
 			return true
 		}
 	}
+}
+
+// countingReader counts the bytes read through it: the offset in a pack.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// RepairPack makes a pack that a killed writer left torn a whole tar file
+// again: it is cut after its last whole run (the end of that run's
+// run.json entry) and ended as tar ends a file. A run cut in the middle
+// was never a record (its run.json, written last, is not there). A pack
+// that a writer still holds is left alone, and so is a whole one. It
+// reports whether it cut the pack.
+func RepairPack(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, fmt.Errorf("repair pack %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false, nil // a writer holds it: it is being written, not torn
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("repair pack %s: %w", path, err)
+	}
+	cr := &countingReader{r: f}
+	tr := tar.NewReader(cr)
+	var whole int64 // the end of the last whole run
+	clean := false  // the archive ends as tar ends one
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			clean = true
+			break
+		}
+		if err != nil {
+			break
+		}
+		if _, err := io.Copy(io.Discard, tr); err != nil {
+			break
+		}
+		if _, rest, _ := strings.Cut(strings.TrimSuffix(hdr.Name, "/"), "/"); rest == ReceiptFile && hdr.Typeflag == tar.TypeReg {
+			whole = (cr.n + 511) / 512 * 512
+		}
+	}
+	if whole == 0 || clean && tailIsEnd(f, whole, info.Size()) {
+		return false, nil // nothing whole to keep (not a pack, or an empty one), or nothing to repair
+	}
+	if err := f.Truncate(whole); err == nil {
+		_, err = f.WriteAt(make([]byte, 1024), whole) // tar's end: two zero blocks
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			return false, fmt.Errorf("repair pack %s: %w", path, err)
+		}
+	} else {
+		return false, fmt.Errorf("repair pack %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// tailIsEnd reports whether the pack holds nothing after offset whole but
+// tar's end (zero blocks, at least two).
+func tailIsEnd(f *os.File, whole, size int64) bool {
+	if size-whole < 1024 || size-whole > 1<<20 {
+		return false
+	}
+	tail := make([]byte, size-whole)
+	if _, err := f.ReadAt(tail, whole); err != nil {
+		return false
+	}
+	for _, b := range tail {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -344,5 +345,51 @@ func TestPackHoldsEachRunOnceAdded(t *testing.T) {
 		if len(got) != i+1 {
 			t.Fatalf("after adding %d runs the pack file holds %v", i+1, got)
 		}
+	}
+}
+
+// A pack its writer left torn, cut anywhere, is cut back to its whole runs
+// and ended as a tar file: tar reads it again, and so does ReadPack, with
+// every run that was whole and no problem. A whole pack, and one a writer
+// still holds, are left alone.
+func TestRepairPackMakesATornPackWholeAgain(t *testing.T) {
+	pack, ids := packSamples(t)
+	data, _ := os.ReadFile(pack)
+	if repaired, err := bundle.RepairPack(pack); err != nil || repaired {
+		t.Fatalf("a whole pack: repaired %v, %v", repaired, err)
+	}
+	for _, frac := range []float64{0.15, 0.4, 0.5, 0.7, 0.85, 0.999} {
+		cut := filepath.Join(t.TempDir(), "cut"+bundle.PackSuffix)
+		os.WriteFile(cut, data[:int(float64(len(data))*frac)], 0o644)
+		var before []string
+		bundle.ReadPack(cut, bundle.DefaultLimits(), func(p *bundle.PackedRun) error { before = append(before, p.ID); return nil })
+		if len(before) == 0 {
+			continue // nothing whole to keep: left as it is
+		}
+		repaired, err := bundle.RepairPack(cut)
+		if err != nil || !repaired {
+			t.Fatalf("cut at %.0f%%: repaired %v, %v", frac*100, repaired, err)
+		}
+		if out, err := exec.Command("tar", "-tf", cut).CombinedOutput(); err != nil {
+			t.Fatalf("cut at %.0f%% and repaired, tar -tf fails: %v\n%s", frac*100, err, out)
+		}
+		var after []string
+		probs, err := bundle.ReadPack(cut, bundle.DefaultLimits(), func(p *bundle.PackedRun) error { after = append(after, p.ID); return nil })
+		// Every run read before is kept (a run whose run.json was whole
+		// before the cut is kept too, though the torn tail hid it).
+		if err != nil || len(probs) > 0 || len(after) < len(before) || len(after) > len(ids) || strings.Join(after, ",") != strings.Join(ids[:len(after)], ",") {
+			t.Fatalf("cut at %.0f%% and repaired: runs %v (before %v), problems %v, %v", frac*100, after, before, probs, err)
+		}
+		if again, _ := bundle.RepairPack(cut); again {
+			t.Fatalf("cut at %.0f%%: a repaired pack was repaired again", frac*100)
+		}
+	}
+	w, err := bundle.CreatePack(filepath.Join(t.TempDir(), "open"+bundle.PackSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if repaired, err := bundle.RepairPack(w.Path()); err != nil || repaired {
+		t.Fatalf("a pack a writer holds: repaired %v, %v", repaired, err)
 	}
 }

@@ -322,6 +322,9 @@ func (ix *Indexer) packUnchanged(pack, fp string, known map[string]string) bool 
 // they are gone.
 func (ix *Indexer) readPack(ctx context.Context, pack, fp string) ([]store.BundleUpdate, error) {
 	var out []store.BundleUpdate
+	// A pack its writer left torn (killed while it added a run) is cut
+	// back to its whole runs first, so that it is a tar file again.
+	bundle.RepairPack(pack)
 	probs, err := bundle.ReadPack(pack, ix.limits, func(p *bundle.PackedRun) error {
 		if err := ctx.Err(); err != nil {
 			return err
