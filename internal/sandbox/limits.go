@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -19,13 +17,16 @@ import (
 // (processes and threads). RLIMIT_NPROC does not bind root, so as root the
 // command is put in a pids cgroup of its own when one is writable (a cgroup
 // v1 pids hierarchy, or a v2 subtree with the pids controller delegated);
-// otherwise the limit is RLIMIT_NPROC over what the user already runs, as
-// that limit counts every process of the user.
+// another user's command runs in a user namespace of its own, where the
+// limit is RLIMIT_NPROC over the init's own threads.
 func limitProcesses(max uint64) error {
 	if os.Geteuid() != 0 {
-		n, err := userTasks(os.Getuid())
+		// A user who is not root runs the command in a user namespace of
+		// its own, where RLIMIT_NPROC counts only the tasks of that
+		// namespace: the init's own threads and what the command starts.
+		n, err := ownThreads()
 		if err != nil {
-			return fmt.Errorf("count the user's processes: %w", err)
+			return fmt.Errorf("count the init's threads: %w", err)
 		}
 		v := n + max
 		return unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: v, Max: v})
@@ -122,38 +123,16 @@ func collect(dir string) {
 	}
 }
 
-// userTasks counts the threads of every process whose real user is uid,
-// which is what RLIMIT_NPROC counts.
-func userTasks(uid int) (uint64, error) {
-	entries, err := os.ReadDir("/proc")
+// ownThreads counts the threads of this process.
+func ownThreads() (uint64, error) {
+	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0, err
 	}
-	var n uint64
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err != nil {
-			continue // gone since
-		}
-		var real int = -1
-		var threads uint64
-		sc := bufio.NewScanner(bytes.NewReader(status))
-		for sc.Scan() {
-			k, v, _ := strings.Cut(sc.Text(), ":")
-			f := strings.Fields(v)
-			switch {
-			case k == "Uid" && len(f) > 0:
-				real, _ = strconv.Atoi(f[0])
-			case k == "Threads" && len(f) > 0:
-				threads, _ = strconv.ParseUint(f[0], 10, 64)
-			}
-		}
-		if real == uid {
-			n += threads
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 		}
 	}
-	return n, nil
+	return 0, errors.New("no Threads line in /proc/self/status")
 }
