@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
@@ -113,87 +115,148 @@ func worked(ws string) []string {
 	return m
 }
 
-// The agent plays an attacker inside the sandbox, as proctor's own
-// agent's command and as an external agent, in workspace and strict mode:
-// it reads proctor's environment through /proc, uses root's capabilities
-// (a device node, a raw socket, /etc/shadow), signals a process outside,
-// connects to unix sockets outside (abstract and by path), and leaves
-// processes behind (nohup, setsid, many). None of it works.
-func TestTheSandboxContainsAHostileAgent(t *testing.T) {
-	if err := sandbox.Available(); err != nil {
-		t.Skipf("no sandbox here: %v", err)
-	}
-	secret := "sk-contain-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-provider-key"
-	t.Setenv("PROCTOR_TEST_PROVIDER_KEY", secret)
-	victim := exec.Command("sleep", "600")
-	if err := victim.Start(); err != nil {
+// hostile is an attack from inside the sandbox and what it is tried
+// against: a provider key in proctor's environment (readable through
+// /proc), a process outside (to signal), unix sockets outside (abstract
+// and by path), and a marker its leftover processes carry.
+type hostile struct {
+	secret, marker, attack string
+	victim                 *exec.Cmd
+	accepted               *atomic.Int32
+}
+
+// newHostile sets the scene and writes the attack: it reads proctor's
+// environment through /proc, uses root's capabilities (a device node, a
+// raw socket, /etc/shadow), signals the process outside, connects to the
+// sockets outside, leaves processes behind (nohup, setsid, many) and sets
+// git config that would run a program outside (core.fsmonitor, a clean
+// filter); each escape that works leaves NAME.worked in the workspace.
+func newHostile(t *testing.T) *hostile {
+	h := &hostile{secret: "sk-contain-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-provider-key", accepted: new(atomic.Int32)}
+	t.Setenv("PROCTOR_TEST_PROVIDER_KEY", h.secret)
+	h.victim = exec.Command("sleep", "600")
+	if err := h.victim.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer victim.Process.Kill()
+	t.Cleanup(func() { h.victim.Process.Kill(); h.victim.Wait() })
 	sockDir := t.TempDir()
 	abstract := "@proctor-contain-" + strconv.Itoa(os.Getpid())
-	var accepted atomic.Int32
 	for _, addr := range []string{abstract, filepath.Join(sockDir, "outside.sock")} {
 		ln, err := net.Listen("unix", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ln.Close()
+		t.Cleanup(func() { ln.Close() })
 		go func() {
 			for {
 				c, err := ln.Accept()
 				if err != nil {
 					return
 				}
-				accepted.Add(1)
+				h.accepted.Add(1)
 				c.Close()
 			}
 		}()
 	}
-	marker := strconv.Itoa(40000 + os.Getpid()%9999)
+	h.marker = strconv.Itoa(40000 + os.Getpid()%9999)
 	connect := func(addr, name string) string {
 		return `perl -e 'use Socket; socket(S, PF_UNIX, SOCK_STREAM, 0) or die; connect(S, pack_sockaddr_un("` + addr + `")) or exit 1' && touch ` + name + ".worked\n"
 	}
-	attack := "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep PROCTOR_TEST_PROVIDER | rev > leak.txt\n" +
+	outside := filepath.Join(t.TempDir(), "pwned")
+	h.attack = "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep PROCTOR_TEST_PROVIDER | rev > leak.txt\n" +
 		"grep -q . leak.txt && touch environ.worked\n" +
 		"mknod dev c 1 3 && touch mknod.worked\n" +
 		"perl -e 'use Socket; socket(S, PF_INET, SOCK_RAW, 1) or exit 1' && touch rawsocket.worked\n" +
 		"cat /etc/shadow > /dev/null && touch shadow.worked\n" +
-		"kill -STOP " + strconv.Itoa(victim.Process.Pid) + " && touch signal.worked\n" +
+		"kill -STOP " + strconv.Itoa(h.victim.Process.Pid) + " && touch signal.worked\n" +
 		connect(`\0`+abstract[1:], "abstract") +
 		connect(filepath.Join(sockDir, "outside.sock"), "pathsocket") +
-		"(nohup sleep " + marker + " >/dev/null 2>&1 &)\n" +
-		"setsid sleep " + marker + " >/dev/null 2>&1 &\n" +
-		"for i in $(seq 40); do (sleep " + marker + " &); done\n" +
+		"(nohup sleep " + h.marker + " >/dev/null 2>&1 &)\n" +
+		"setsid sleep " + h.marker + " >/dev/null 2>&1 &\n" +
+		"for i in $(seq 40); do (sleep " + h.marker + " &); done\n" +
+		`printf '#!/bin/sh\ntouch ` + outside + `\ncat\n' > "$PWD/.p"; chmod +x "$PWD/.p"; git config core.fsmonitor "$PWD/.p"; ` +
+		`git config filter.x.clean "$PWD/.p"; echo '* filter=x' > .gitattributes` + "\n" +
 		"echo changed >> a.txt\n"
+	t.Cleanup(func() {
+		if _, err := os.Stat(outside); err == nil {
+			t.Error("proctor's git ran the agent's program outside the sandbox")
+		}
+	})
+	return h
+}
+
+// check asserts that no escape worked in the run of data whose workspace
+// is ws, and undoes what one did.
+func (h *hostile) check(t *testing.T, data, ws string) {
+	t.Helper()
+	if got := worked(ws); len(got) > 0 {
+		t.Errorf("escapes that worked: %v", got)
+	}
+	if n := h.accepted.Swap(0); n > 0 {
+		t.Errorf("%d connections reached unix sockets outside", n)
+	}
+	if state := procState(h.victim.Process.Pid); state != "S" {
+		t.Errorf("the process outside is in state %q after the attack", state)
+	}
+	syscall.Kill(h.victim.Process.Pid, syscall.SIGCONT)
+	if left := processesWith(h.marker); len(left) > 0 {
+		t.Errorf("%d processes of the run outlived it: %v", len(left), left)
+	}
+	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		raw, _ := os.ReadFile(p)
+		if bytes.Contains(raw, []byte(h.secret)) || bytes.Contains(raw, []byte(reverse(h.secret))) {
+			t.Errorf("the provider key from proctor's environment is in %s", p)
+		}
+		return nil
+	})
+}
+
+// The agent plays an attacker inside the sandbox (newHostile), as
+// proctor's own agent's command and as an external agent, in workspace and
+// strict mode, through proctor run. None of it works.
+func TestTheSandboxContainsAHostileAgent(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	h := newHostile(t)
 	for _, mode := range []string{"workspace", "strict"} {
 		for a := range hostileAgents {
 			t.Run(mode+"/"+hostileAgents[a].name, func(t *testing.T) {
-				accepted.Store(0)
-				data, ws := runHostile(t, mode, a, attack)
-				if got := worked(ws); len(got) > 0 {
-					t.Errorf("escapes that worked: %v", got)
+				data, ws := runHostile(t, mode, a, h.attack)
+				h.check(t, data, ws)
+			})
+		}
+	}
+}
+
+// The same attack through proctor serve: runs launched with the API, as
+// proctor's own agent and as an agent of agents.yaml, in workspace and
+// strict mode.
+func TestTheSandboxContainsAHostileAgentThroughServe(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	h := newHostile(t)
+	data, roots := t.TempDir(), t.TempDir()
+	writeTree(t, roots, map[string]string{"src/a.txt": "old\n", "src/attack.sh": h.attack, "model.yaml": hostileScript,
+		"agents.yaml": "agents:\n  - {name: hostile, kind: command, command: [sh, attack.sh]}\n"})
+	_, url := serveChild(t, data, roots, "--agents", filepath.Join(roots, "agents.yaml"))
+	for _, mode := range []string{"workspace", "strict"} {
+		for _, agent := range []string{"native", "hostile"} {
+			t.Run(mode+"/"+agent, func(t *testing.T) {
+				code, out := postJSON(t, url+"/api/v1/runs", `{"path": "src", "task": "attack", "script": "model.yaml", "agent": "`+agent+`", "sandbox": "`+mode+`", "allow": ["sh attack.sh"]}`)
+				if code != http.StatusAccepted {
+					t.Fatalf("launch: %d %v", code, out)
 				}
-				if n := accepted.Load(); n > 0 {
-					t.Errorf("%d connections reached unix sockets outside", n)
+				id, _ := out["run_id"].(string)
+				rc := awaitStatus(t, data, id, bundle.StatusAwaitingReview)
+				if rc.Sandbox != mode {
+					t.Fatalf("the run's sandbox is %q", rc.Sandbox)
 				}
-				if state := procState(victim.Process.Pid); state != "S" {
-					t.Errorf("the process outside is in state %q after the attack", state)
-				}
-				syscall.Kill(victim.Process.Pid, syscall.SIGCONT)
-				if left := processesWith(marker); len(left) > 0 {
-					t.Errorf("%d processes of the run outlived it: %v", len(left), left)
-				}
-				filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
-					if err != nil || d.IsDir() {
-						return nil
-					}
-					raw, _ := os.ReadFile(p)
-					if bytes.Contains(raw, []byte(secret)) || bytes.Contains(raw, []byte(reverse(secret))) {
-						t.Errorf("the provider key from proctor's environment is in %s", p)
-					}
-					return nil
-				})
+				h.check(t, data, filepath.Join(data, "runs", id, "workspace"))
 			})
 		}
 	}

@@ -154,9 +154,9 @@ func TestKill9DuringAPackedSuite(t *testing.T) {
 
 // serveChild starts `proctor serve` as a child process in data with the
 // source root roots, and returns it and its URL.
-func serveChild(t *testing.T, data, roots string) (*exec.Cmd, string) {
+func serveChild(t *testing.T, data, roots string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "serve", "--addr", "127.0.0.1:0", "--data", data, "--source-root", roots, "--sandbox", "off")
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", "serve", "--addr", "127.0.0.1:0", "--data", data, "--source-root", roots, "--sandbox", "off"}, extra...)...)
 	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
