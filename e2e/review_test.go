@@ -206,3 +206,49 @@ func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
 		t.Fatalf("the source changed before any approval:\n%s", got)
 	}
 }
+
+// A diff that makes links shows each link and where it points; a link
+// that leaves the source is refused by a whole approval, and applied as a
+// link once its file is accepted on its own.
+func TestALinkOutsideTheSourceNeedsItsOwnAccept(t *testing.T) {
+	a := startApp(t)
+	src := filepath.Join(a.Roots, "links")
+	must(t, os.MkdirAll(src, 0o755))
+	must(t, os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(src, "mk.sh"), []byte("ln -s /etc/hostname keylink\nln -s a.txt inlink\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "links.yaml"), []byte("steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: \"sh mk.sh\"}}]}\n  - reply: {content: Made two links.}\n"), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	must(t, page.Locator("#path").Fill("links"))
+	must(t, page.Locator("#task").Fill("Make two links."))
+	must(t, page.Locator("#script").Fill("links.yaml"))
+	must(t, page.Locator("#allow").Fill("sh mk.sh"))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	key := page.Locator("details.file").Filter(playwright.LocatorFilterOptions{HasText: "keylink"})
+	must(t, expect.Locator(key.Locator(".link-target")).ToHaveText("link → /etc/hostname"))
+	must(t, expect.Locator(key.Locator(".link-leaves")).ToContainText("points outside the source"))
+	in := page.Locator("details.file").Filter(playwright.LocatorFilterOptions{HasText: "inlink"})
+	must(t, expect.Locator(in.Locator(".link-target")).ToHaveText("link → a.txt"))
+	must(t, expect.Locator(in.Locator(".link-leaves")).ToHaveCount(0))
+	screenshot(t, page, "review-links")
+
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#approve").Click())
+	must(t, expect.Locator(page.Locator("#review-box .notice.bad")).ToContainText("Nothing was applied: the diff makes 1 link(s) pointing outside the source (keylink -> /etc/hostname)"))
+	if _, err := os.Lstat(filepath.Join(src, "keylink")); !os.IsNotExist(err) {
+		t.Fatalf("a refused approval made keylink: %v", err)
+	}
+	for _, label := range []string{"Accept keylink", "Accept inlink"} {
+		must(t, page.Locator("input[aria-label='"+label+"']").Check())
+	}
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by Dana"))
+	for link, want := range map[string]string{"keylink": "/etc/hostname", "inlink": "a.txt"} {
+		got, err := os.Readlink(filepath.Join(src, link))
+		if err != nil || got != want {
+			t.Fatalf("%s in the source: a link to %q (%v), want %q", link, got, err, want)
+		}
+	}
+}

@@ -429,6 +429,9 @@ Exit code 1 when any problem was found.`)
 		}
 	} else {
 		fmt.Fprintf(env.Stdout, "indexed %d, unchanged %d, removed %d, problems %d\n", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Problems))
+		for _, p := range rep.Repaired {
+			fmt.Fprintf(env.Stdout, "repaired %s: a writer was killed while it added a run; the pack is cut back to its whole runs\n", p)
+		}
 		if rep.Interrupted > 0 {
 			fmt.Fprintf(env.Stdout, "marked interrupted %d: they said they were running, but no process holds them\n", rep.Interrupted)
 		}

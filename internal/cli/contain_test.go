@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -97,6 +98,9 @@ func runHostile(t *testing.T, mode string, a int, attack string) (data, ws strin
 	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")}, args...)
 	if r.code != ExitOK && r.code != ExitProblems {
 		t.Fatalf("%+v", r)
+	}
+	if key := os.Getenv("PROCTOR_TEST_PROVIDER_KEY"); key != "" && (strings.Contains(r.stdout+r.stderr, key) || strings.Contains(r.stdout+r.stderr, reverse(key))) {
+		t.Errorf("the provider key from proctor's environment is in proctor's output:\n%s%s", r.stdout, r.stderr)
 	}
 	runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "workspace"))
 	if len(runs) != 1 {
@@ -257,6 +261,17 @@ func TestTheSandboxContainsAHostileAgentThroughServe(t *testing.T) {
 					t.Fatalf("the run's sandbox is %q", rc.Sandbox)
 				}
 				h.check(t, data, filepath.Join(data, "runs", id, "workspace"))
+				for _, page := range []string{"/runs/" + id, "/runs/" + id + "/files/diff.patch", "/runs/" + id + "/files/transcript.md", "/api/v1/runs/" + id} {
+					resp, err := http.Get(url + page)
+					if err != nil {
+						t.Fatal(err)
+					}
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK || bytes.Contains(body, []byte(h.secret)) || bytes.Contains(body, []byte(reverse(h.secret))) {
+						t.Errorf("%s: %d, or the provider key is on it", page, resp.StatusCode)
+					}
+				}
 			})
 		}
 	}

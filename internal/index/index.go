@@ -45,7 +45,10 @@ type Report struct {
 	// Interrupted counts runs that said they were working but that no
 	// process holds: they were marked interrupted before being indexed.
 	Interrupted int
-	Problems    []PathProblem // every problem found in this pass
+	// Repaired are the packs a killed writer left torn, cut back to their
+	// whole runs before they were read.
+	Repaired []string
+	Problems []PathProblem // every problem found in this pass
 }
 
 // PathProblem is a problem with the bundle it was found in.
@@ -163,6 +166,15 @@ func (ix *Indexer) scan(ctx context.Context, abs string, p *pass) error {
 // is indexed as working) and that says it works with no process holding it
 // is marked interrupted first, so the index reads what it says now.
 func (ix *Indexer) fingerprint(c candidate, known string, live bool, rep *Report) string {
+	if c.pack {
+		// A pack its writer left torn (killed while it added a run) is cut
+		// back to its whole runs first, so that it is a tar file again.
+		if repaired, err := bundle.RepairPack(c.path); err != nil {
+			rep.Problems = append(rep.Problems, PathProblem{Bundle: c.path, Problem: bundle.Problem{File: c.path, Message: err.Error()}})
+		} else if repaired {
+			rep.Repaired = append(rep.Repaired, c.path)
+		}
+	}
 	fp, err := fingerprint(c)
 	if err != nil {
 		fp = "unreadable"
@@ -322,9 +334,6 @@ func (ix *Indexer) packUnchanged(pack, fp string, known map[string]string) bool 
 // they are gone.
 func (ix *Indexer) readPack(ctx context.Context, pack, fp string) ([]store.BundleUpdate, error) {
 	var out []store.BundleUpdate
-	// A pack its writer left torn (killed while it added a run) is cut
-	// back to its whole runs first, so that it is a tar file again.
-	bundle.RepairPack(pack)
 	probs, err := bundle.ReadPack(pack, ix.limits, func(p *bundle.PackedRun) error {
 		if err := ctx.Err(); err != nil {
 			return err
