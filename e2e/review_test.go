@@ -231,7 +231,6 @@ func TestALinkOutsideTheSourceNeedsItsOwnAccept(t *testing.T) {
 	in := page.Locator("details.file").Filter(playwright.LocatorFilterOptions{HasText: "inlink"})
 	must(t, expect.Locator(in.Locator(".link-target")).ToHaveText("link → a.txt"))
 	must(t, expect.Locator(in.Locator(".link-leaves")).ToHaveCount(0))
-	screenshot(t, page, "review-links")
 
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	must(t, page.Locator("#approve").Click())
@@ -245,6 +244,7 @@ func TestALinkOutsideTheSourceNeedsItsOwnAccept(t *testing.T) {
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	must(t, page.Locator("#apply-accepted").Click())
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by Dana"))
+	screenshot(t, page, "review-links")
 	for link, want := range map[string]string{"keylink": "/etc/hostname", "inlink": "a.txt"} {
 		got, err := os.Readlink(filepath.Join(src, link))
 		if err != nil || got != want {
