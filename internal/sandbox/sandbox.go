@@ -110,7 +110,7 @@ func Main(args []string, stderr io.Writer) (int, error) {
 	fs.Uint64Var(&p.CPU, "cpu", 0, "RLIMIT_CPU in seconds")
 	fs.Uint64Var(&p.MaxProcs, "max-procs", 0, "processes and threads")
 	fs.BoolVar(&p.Offline, "offline", false, "no network at all")
-	init := fs.Bool("init", false, "run as the init of the command's namespaces (set by the helper itself)")
+	asInit := fs.Bool("init", false, "run as the init of the command's namespaces (set by the helper itself)")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -127,7 +127,7 @@ func Main(args []string, stderr io.Writer) (int, error) {
 		p.Connect = append(p.Connect, port)
 	}
 	run := enter
-	if *init {
+	if *asInit {
 		run = func([]string, bool, io.Writer) (int, error) { return initMain(p, argv) }
 	}
 	code, err := run(args, p.Offline, stderr)

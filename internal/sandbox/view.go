@@ -56,7 +56,12 @@ func (p Policy) enterView() error {
 	if err := unix.Mount("tmpfs", "/view/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
 		return fmt.Errorf("view: mount /tmp: %w", err)
 	}
-	dirs := slices.Concat(System, p.Read, p.Write)
+	var dirs []string
+	for _, d := range slices.Concat(System, p.Read, p.Write) {
+		dirs = append(dirs, filepath.Clean(d))
+	}
+	// A folder before the folders below it: a bind below another lands on
+	// top of it.
 	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
 	for _, d := range dirs {
 		if d == "/proc" || d == "/run" || !filepath.IsAbs(d) {
