@@ -35,7 +35,7 @@ type Input struct {
 	Calls     []Call
 	Aborted   string // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Env       []string
-	Wrap      func(argv []string) []string // when set, the command that runs a check's argv (a sandbox)
+	Confine   func(cmd *exec.Cmd) // when set, makes a check's command run confined (a sandbox)
 }
 
 // CallsFile is the file in the run folder that executable checks read the
@@ -224,9 +224,6 @@ func runProc(ctx context.Context, in Input, argv []string, limit time.Duration) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	if in.Wrap != nil {
-		argv = in.Wrap(argv)
-	}
 	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = in.Workspace
 	cmd.Env = append(append([]string{}, in.Env...),
@@ -234,6 +231,9 @@ func runProc(ctx context.Context, in Input, argv []string, limit time.Duration) 
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
+	if in.Confine != nil {
+		in.Confine(cmd)
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()

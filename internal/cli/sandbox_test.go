@@ -57,11 +57,10 @@ func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
 	offline := policy
 	offline.Connect, offline.Offline = nil, true
 	shIn := func(p *sandbox.Policy, shell, script string, env ...string) (string, error) {
-		argv := []string{shell, "-c", script}
+		cmd := exec.Command(shell, "-c", script)
 		if p != nil {
-			argv = p.Command(os.Args[0], argv)
+			p.Confine(os.Args[0], cmd)
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = ws, append(os.Environ(), append([]string{"HOME=" + home}, env...)...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err

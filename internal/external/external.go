@@ -71,10 +71,9 @@ type Options struct {
 	Model   string
 	Home    string // a private folder for the agent's own files (CODEX_HOME, PROCTOR_AGENT_HOME), kept across its turns
 	Resume  bool   // a later turn: continue the conversation with Task as the next message
-	// Wrap, when set, turns the agent's argv into the command that runs it
-	// (a sandbox). Codex then does not sandbox its own commands: they run
-	// inside proctor's.
-	Wrap func(argv []string) []string
+	// Confine, when set, makes the agent run confined (a sandbox). Codex
+	// then does not sandbox its own commands: they run inside proctor's.
+	Confine func(cmd *exec.Cmd)
 }
 
 // MaxLog is how much of an agent's output is kept.
@@ -105,13 +104,12 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 	}
 	res.Version = version(ctx, a, path, env, o.Dir)
 	log := &boundedLog{max: MaxLog}
-	run := append([]string{path}, argv[1:]...)
-	if o.Wrap != nil {
-		run = o.Wrap(run)
-	}
-	cmd := exec.CommandContext(ctx, run[0], run[1:]...)
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Dir, env, nil, log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
+	if o.Confine != nil {
+		o.Confine(cmd)
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Start()
@@ -188,7 +186,7 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 // model provider, over the Responses API, never asking for approval.
 func codexConfig(o Options, more string) string {
 	mode := "workspace-write"
-	if o.Wrap != nil {
+	if o.Confine != nil {
 		mode = "danger-full-access" // within proctor's sandbox, which is the one that holds
 	}
 	return fmt.Sprintf(`# Written by proctor for one run.

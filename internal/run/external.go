@@ -68,7 +68,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		opt.Home = sessionAgentHome(sess.session)
 		opt.Resume = !sess.isNew && len(sess.session.Runs) > 0
 	}
-	opt.Wrap = l.wrap(ws.Dir, []int{proxyPort(p.URL)}, opt.Home)
+	opt.Confine = l.confine(ws.Dir, []int{proxyPort(p.URL)}, opt.Home)
 	var log strings.Builder
 	defer func() {
 		if err := l.rec.text(bundle.AgentLogFile, log.String()); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -81,7 +82,7 @@ type Spec struct {
 	Dropped func()
 	// Prepare runs in the new workspace before the agent (a scenario's setup
 	// and ready); an error fails the run in the scenario domain.
-	Prepare func(ctx context.Context, workspace string, env []string, wrap func([]string) []string) error
+	Prepare func(ctx context.Context, workspace string, env []string, confine func(*exec.Cmd)) error
 	// Sandbox is how this run's commands are confined (sandbox.ModeWorkspace,
 	// ModeStrict, ModeOff); "" is the runner's.
 	Sandbox string
@@ -456,7 +457,7 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 		return failed(l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false))
 	}
 	defer tb.Close()
-	tb.Wrap = l.wrap(ws.Dir, nil)
+	tb.Confine = l.confine(ws.Dir, nil)
 	client, closeModel, err := l.client(l.spec.Model)
 	if err != nil {
 		return failed(l.fail(ctx, bundle.DomainScenario, "script", err, false))
@@ -553,7 +554,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StagePreparingWorkspace, Workspace: ws.Dir, BaseCommit: ws.Base})
 	if l.spec.Prepare != nil {
-		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir), l.wrap(ws.Dir, nil)); err != nil {
+		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir), l.confine(ws.Dir, nil)); err != nil {
 			o := l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)
 			return nil, nil, &o
 		}

@@ -68,10 +68,10 @@ func (l *live) checkSandbox() error {
 	return nil
 }
 
-// wrap is how the run's commands are started: through the sandbox helper,
-// writing only ws, the run's private temp folder and write, connecting
-// only to connect; nil when the run is not confined.
-func (l *live) wrap(ws string, connect []int, write ...string) func([]string) []string {
+// confine is how the run's commands are started: confined by the sandbox
+// helper, writing only ws, the run's private temp folder and write,
+// connecting only to connect; nil when the run is not confined.
+func (l *live) confine(ws string, connect []int, write ...string) func(*exec.Cmd) {
 	m := l.mode()
 	if m == "" || m == sandbox.ModeOff {
 		return nil
@@ -91,12 +91,12 @@ func (l *live) wrap(ws string, connect []int, write ...string) func([]string) []
 		p.Read = append(p.Read, l.r.Sandbox.Read...)
 	}
 	helper := l.r.Sandbox.Helper
-	return func(argv []string) []string {
+	return func(cmd *exec.Cmd) {
 		p := p
 		if m == sandbox.ModeWorkspace {
-			p.Read = append(p.Read, programDirs(argv[0])...)
+			p.Read = append(p.Read, programDirs(cmd.Args[0])...)
 		}
-		return p.Command(helper, argv)
+		p.Confine(helper, cmd)
 	}
 }
 

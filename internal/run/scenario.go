@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -79,13 +80,13 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 	default:
 		return spec, fmt.Errorf("scenario %s: no model: add model.yaml (a model script) or model: {profile: NAME}, or pass --model", s.ID)
 	}
-	spec.Prepare = func(ctx context.Context, ws string, env []string, wrap func([]string) []string) error {
+	spec.Prepare = func(ctx context.Context, ws string, env []string, confine func(*exec.Cmd)) error {
 		for _, name := range []string{scenario.SetupFile, scenario.ReadyFile} {
 			p := filepath.Join(s.Dir, name)
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			out, code, _, err := tools.RunShell(ctx, ws, shellQuote(p), env, 5*time.Minute, wrap)
+			out, code, _, err := tools.RunShell(ctx, ws, shellQuote(p), env, 5*time.Minute, confine)
 			if err != nil || code != 0 {
 				return fmt.Errorf("%s: exit %d: %v %s", p, code, err, strings.TrimSpace(out))
 			}

@@ -13,33 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// enter runs the helper again as the init (PID 1) of namespaces of its own
-// — a PID namespace with its own /proc, a mount namespace, a network
-// namespace when the network is hidden, and for a user who is not root a
-// user namespace that maps the user to itself — and waits for it. Nothing
-// the command starts can see or signal a process outside, and nothing of it
-// outlives its init: the init ends when the command does, and the kernel
-// then kills what is left in the namespace; the init is killed when this
-// helper dies, however it dies. It returns the command's exit code, as a
-// shell would (128+signal when it was killed).
-func enter(args []string, offline bool, stderr io.Writer) (int, error) {
-	cmd := exec.Command("/proc/self/exe", append([]string{"sandbox-exec", "--init"}, args...)...)
+// enter runs argv under p, as a person who runs `proctor sandbox-exec`
+// does: the helper is started again as the init of the command's
+// namespaces (Confine), and this process waits for it, passing on the
+// signals it gets. It returns the command's exit code, as a shell would
+// (128+signal when it was killed).
+func enter(p Policy, argv []string, stderr io.Writer) (int, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	p.Confine("/proc/self/exe", cmd)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-	if offline {
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
-	}
-	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		// Enough to mount its /proc and bring up its loopback; the init
-		// drops them before the command starts.
-		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
-	}
-	// The helper is in the caller's process group, which is how proctor
-	// stops a command; a signal sent to it is passed on to the init, which
-	// passes it to every process of the namespace.
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sig)

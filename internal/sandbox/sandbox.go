@@ -14,8 +14,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -67,10 +70,39 @@ func Available() error {
 	return nil
 }
 
-// Command is argv run through the helper at self (the proctor binary)
-// under p.
-func (p Policy) Command(self string, argv []string) []string {
-	out := []string{self, "sandbox-exec"}
+// Confine makes cmd run its command under p: it starts the helper at self
+// (the proctor binary, as `proctor sandbox-exec --init`) as the init of
+// namespaces of its own — PID and mount, network when the network is
+// hidden, and for a user who is not root a user namespace that maps the
+// user to itself — and the init confines itself and starts cmd's command
+// (initMain). Nothing the command starts can see or signal a process
+// outside, and nothing of it outlives the init, which ends with the
+// command and is killed when its parent dies.
+func (p Policy) Confine(self string, cmd *exec.Cmd) {
+	cmd.Args = append(append([]string{self, "sandbox-exec", "--init"}, p.flags()...), append([]string{"--"}, cmd.Args...)...)
+	cmd.Path, cmd.Err = self, nil // the init finds the command in its view
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	a := cmd.SysProcAttr
+	a.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	a.Pdeathsig = syscall.SIGKILL
+	if p.Offline {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+		a.Cloneflags |= syscall.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// Enough to mount its view and bring up its loopback; the init
+		// drops them before the command starts.
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+	}
+}
+
+// flags are p as the helper's flags.
+func (p Policy) flags() []string {
+	var out []string
 	for _, d := range p.Write {
 		out = append(out, "--write", d)
 	}
@@ -91,7 +123,7 @@ func (p Policy) Command(self string, argv []string) []string {
 			out = append(out, l.flag, strconv.FormatUint(l.v, 10))
 		}
 	}
-	return append(append(out, "--"), argv...)
+	return out
 }
 
 // Main is the helper: it parses the policy and runs the command as the
@@ -126,11 +158,11 @@ func Main(args []string, stderr io.Writer) (int, error) {
 		}
 		p.Connect = append(p.Connect, port)
 	}
-	run := enter
+	run := func() (int, error) { return enter(p, argv, stderr) }
 	if *asInit {
-		run = func([]string, bool, io.Writer) (int, error) { return initMain(p, argv) }
+		run = func() (int, error) { return initMain(p, argv) }
 	}
-	code, err := run(args, p.Offline, stderr)
+	code, err := run()
 	if err != nil {
 		return 0, fmt.Errorf("sandbox-exec: %w", err)
 	}

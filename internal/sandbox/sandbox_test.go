@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -15,10 +17,18 @@ func TestModeAndCommand(t *testing.T) {
 		t.Error("an unknown mode was accepted")
 	}
 	p := Policy{Write: []string{"/ws", "/tmp/x"}, Read: []string{"/usr/local/go"}, Connect: []int{4000}, MaxFile: 10, CPU: 5, MaxProcs: 64, Offline: true}
-	got := strings.Join(p.Command("/bin/proctor", []string{"bash", "-c", "echo --write /etc"}), " ")
-	want := "/bin/proctor sandbox-exec --write /ws --write /tmp/x --read /usr/local/go --connect 4000 --offline --max-file 10 --cpu 5 --max-procs 64 -- bash -c echo --write /etc"
-	if got != want {
-		t.Fatalf("Command:\n got %s\nwant %s", got, want)
+	cmd := exec.Command("bash", "-c", "echo --write /etc")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.Confine("/bin/proctor", cmd)
+	got := strings.Join(cmd.Args, " ")
+	want := "/bin/proctor sandbox-exec --init --write /ws --write /tmp/x --read /usr/local/go --connect 4000 --offline --max-file 10 --cpu 5 --max-procs 64 -- bash -c echo --write /etc"
+	if got != want || cmd.Path != "/bin/proctor" {
+		t.Fatalf("Confine:\n got %s %s\nwant %s", cmd.Path, got, want)
+	}
+	// The init of namespaces of its own (a network one when offline),
+	// killed when its parent dies, in the process group it was given.
+	if a := cmd.SysProcAttr; a.Cloneflags&(syscall.CLONE_NEWPID|syscall.CLONE_NEWNS|syscall.CLONE_NEWNET) != syscall.CLONE_NEWPID|syscall.CLONE_NEWNS|syscall.CLONE_NEWNET || a.Pdeathsig != syscall.SIGKILL || !a.Setpgid {
+		t.Fatalf("Confine's process attributes: %+v", a)
 	}
 	// The helper refuses what it cannot apply, and runs nothing.
 	for _, args := range [][]string{{"--connect", "http", "--", "true"}, {"--write", "/ws"}, {"--nope"}} {

@@ -37,9 +37,9 @@ type Toolbox struct {
 	fs     *os.Root // every file operation goes through it
 	limits Limits
 	env    []string // the environment of run_command
-	// Wrap, when set, turns run_command's argv into the command that runs
-	// it (a sandbox).
-	Wrap func(argv []string) []string
+	// Confine, when set, makes run_command's command run confined (a
+	// sandbox).
+	Confine func(cmd *exec.Cmd)
 
 	mu    sync.Mutex
 	files int
@@ -522,7 +522,7 @@ func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) 
 		defer close(watched)
 		tb.watchBounds(wctx, stop)
 	}()
-	out, code, elapsed, err := RunShell(wctx, tb.root, a.Command, tb.env, limit, tb.Wrap)
+	out, code, elapsed, err := RunShell(wctx, tb.root, a.Command, tb.env, limit, tb.Confine)
 	stop(nil)
 	<-watched
 	if cause := context.Cause(wctx); errors.Is(cause, ErrBound) && ctx.Err() == nil {
@@ -598,22 +598,21 @@ func (tb *Toolbox) checkBounds() error {
 }
 
 // RunShell runs command with bash in dir under a time limit, killing its
-// whole process group when the limit passes or ctx ends; wrap, when not
-// nil, turns the argv into the command that runs it (a sandbox). It returns
-// the combined output, the exit code (-1 when killed) and how long it ran.
-func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration, wrap func([]string) []string) (string, int, time.Duration, error) {
+// whole process group when the limit passes or ctx ends; confine, when not
+// nil, makes it run confined (a sandbox). It returns the combined output,
+// the exit code (-1 when killed) and how long it ran.
+func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration, confine func(*exec.Cmd)) (string, int, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	argv := []string{"bash", "-c", command}
-	if wrap != nil {
-		argv = wrap(argv)
-	}
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(cctx, "bash", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = env
 	var buf lockedBuffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
+	if confine != nil {
+		confine(cmd)
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
