@@ -134,3 +134,42 @@ func TestTheExampleScenariosRunWithAnAgentCommand(t *testing.T) {
 		t.Fatalf("the scenario's rules did not decide the agent's two commands:\n%s", events)
 	}
 }
+
+// An external agent starts where it works: PWD is its workspace, not the
+// folder proctor was started in, and every XDG folder is inside the run.
+func TestAnAgentStartsInItsWorkspaceWithItsFoldersInTheRun(t *testing.T) {
+	data, src, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {content: done}\n"})
+	probe := `echo "$PWD" > pwd.txt; for v in XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME XDG_CACHE_HOME XDG_RUNTIME_DIR; do printenv $v; done > xdg.txt`
+	for _, mode := range []string{"workspace", "off"} {
+		r := invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH"), "PWD": t.TempDir()}, "run", "--dir", src, "--task", "probe",
+			"--script", filepath.Join(dir, "model.yaml"), "--sandbox", mode, "--agent", "command", "--", "sh", "-c", probe)
+		if r.code != ExitOK {
+			t.Fatalf("%s: %+v", mode, r)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+	for _, run := range runs {
+		ws := filepath.Join(run, "workspace")
+		if pwd, _ := os.ReadFile(filepath.Join(ws, "pwd.txt")); strings.TrimSpace(string(pwd)) != ws {
+			t.Errorf("PWD %q, want the workspace %s", pwd, ws)
+		}
+		xdg, _ := os.ReadFile(filepath.Join(ws, "xdg.txt"))
+		lines := strings.Fields(string(xdg))
+		if len(lines) != 5 {
+			t.Fatalf("XDG folders: %q", xdg)
+		}
+		for _, d := range lines {
+			if !strings.HasPrefix(d, run+string(filepath.Separator)) {
+				t.Errorf("an XDG folder outside the run: %s", d)
+			}
+			if info, err := os.Stat(d); err != nil || !info.IsDir() {
+				t.Errorf("XDG folder %s: %v", d, err)
+			}
+		}
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs", len(runs))
+	}
+}

@@ -140,11 +140,19 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 	env := append([]string{}, o.Env...)
 	env = append(env, "OPENAI_BASE_URL="+o.BaseURL, "OPENAI_API_BASE="+o.BaseURL, "OPENAI_API_KEY="+o.Key,
 		"OPENAI_MODEL="+o.Model, "PROCTOR_MODEL="+o.Model, "PROCTOR_AGENT_HOME="+o.Home, "CI=1", "NO_COLOR=1", "TERM=dumb")
+	// The agent starts where it works: PWD is its workspace (an agent that
+	// trusts $PWD over its working folder would work on the folder proctor
+	// was started in), and every XDG folder is inside its own home, which
+	// it may write and which is kept across its turns.
+	env = append(env, "PWD="+o.Dir, "XDG_CONFIG_HOME="+filepath.Join(o.Home, "config"), "XDG_DATA_HOME="+filepath.Join(o.Home, "data"),
+		"XDG_STATE_HOME="+filepath.Join(o.Home, "state"), "XDG_CACHE_HOME="+filepath.Join(o.Home, "cache"), "XDG_RUNTIME_DIR="+filepath.Join(o.Home, "runtime"))
 	for k, v := range a.Env {
 		env = append(env, k+"="+v)
 	}
-	if err := os.MkdirAll(o.Home, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("agent %s: make its home folder: %w", a.Name, err)
+	for _, d := range []string{"", "config", "data", "state", "cache", "runtime"} {
+		if err := os.MkdirAll(filepath.Join(o.Home, d), 0o700); err != nil {
+			return nil, nil, fmt.Errorf("agent %s: make its home folder: %w", a.Name, err)
+		}
 	}
 	switch a.Kind {
 	case KindCodex:
