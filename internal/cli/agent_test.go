@@ -173,3 +173,30 @@ func TestAnAgentStartsInItsWorkspaceWithItsFoldersInTheRun(t *testing.T) {
 		t.Fatalf("%d runs", len(runs))
 	}
 }
+
+// A call the proxy refuses (a wrong key here) is in the run's record: in
+// exchanges.jsonl and as a model.error event, with the status and why.
+func TestARefusedCallIsRecorded(t *testing.T) {
+	data, src, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {content: done}\n"})
+	agent := `u=${OPENAI_BASE_URL#http://}; hp=${u%%/*}; exec 3<>/dev/tcp/${hp%:*}/${hp#*:}; ` +
+		`printf 'POST /v1/chat/completions HTTP/1.0\r\nAuthorization: Bearer not-the-key\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{"messages":[]}' >&3; cat <&3`
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}, "run", "--dir", src, "--task", "call", "--sandbox", "off",
+		"--script", filepath.Join(dir, "model.yaml"), "--agent", "command", "--", "bash", "-c", agent)
+	runs, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+	if len(runs) != 1 {
+		t.Fatalf("%+v", r)
+	}
+	xs, _ := os.ReadFile(filepath.Join(runs[0], "exchanges.jsonl"))
+	events, _ := os.ReadFile(filepath.Join(runs[0], "events.jsonl"))
+	if !strings.Contains(string(xs), "refused POST /v1/chat/completions: HTTP 401") || strings.Contains(string(xs), "not-the-key") {
+		t.Fatalf("exchanges.jsonl:\n%s", xs)
+	}
+	if !strings.Contains(string(events), `"model.error"`) || !strings.Contains(string(events), "HTTP 401") {
+		t.Fatalf("events.jsonl:\n%s", events)
+	}
+	if _, probs, err := bundle.ReadExchanges(runs[0], bundle.DefaultLimits()); err != nil || len(probs) > 0 {
+		t.Fatalf("the exchanges do not read back: %v %v", probs, err)
+	}
+}

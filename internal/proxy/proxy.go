@@ -149,12 +149,12 @@ func (p *Proxy) Exceeded() string {
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); got != p.Key {
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "this is proctor's model proxy for one run: use the key in OPENAI_API_KEY that proctor gave the agent")
+		p.refuse(w, r, http.StatusUnauthorized, "invalid_api_key", "this is proctor's model proxy for one run: use the key in OPENAI_API_KEY that proctor gave the agent")
 		return
 	}
 	path, ok := route(r.URL)
 	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %q is not served by proctor's model proxy: it serves POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id} (an id of letters, digits and . _ : - in segments), POST /v1/proctor/approvals, with no escapes or dot segments", r.Method, r.URL.EscapedPath()))
+		p.refuse(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("%s %q is not served by proctor's model proxy: it serves POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id} (an id of letters, digits and . _ : - in segments), POST /v1/proctor/approvals, with no escapes or dot segments", r.Method, r.URL.EscapedPath()))
 		return
 	}
 	api := model.APIOfPath(path)
@@ -166,8 +166,29 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && path == "/proctor/approvals":
 		p.approve(w, r)
 	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, POST /v1/proctor/approvals", r.Method, path))
+		p.refuse(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, POST /v1/proctor/approvals", r.Method, path))
 	}
+}
+
+// refuse answers a request the proxy does not serve (a wrong key, a route
+// it has not) with status and msg, and records it as a call that failed:
+// an agent that cannot reach its model says so in the run's exchanges,
+// events and page, not only in its own log.
+func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	p.ordered(func(record func(model.Exchange, *model.Response)) {
+		start := p.cfg.Now()
+		x := model.Exchange{Time: start.UTC(), API: model.APIOfPath(strings.TrimPrefix(r.URL.Path, "/v1")), Attempt: 1}
+		// The request as sent when it is JSON, else its method and path.
+		if body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody)); err == nil && json.Valid(body) {
+			x.Request = body
+		} else {
+			x.Request, _ = json.Marshal(map[string]string{"method": r.Method, "path": r.URL.EscapedPath()})
+		}
+		x.Response = writeError(w, status, code, msg)
+		x.Error = fmt.Sprintf("proctor's proxy refused %s %s: HTTP %d: %s", r.Method, r.URL.EscapedPath(), status, msg)
+		x.Duration = p.cfg.Now().Sub(start)
+		record(x, nil)
+	})
 }
 
 // modelID is one segment of a model's id (an id may have several, as in
@@ -215,6 +236,12 @@ func (p *Proxy) Drain() { p.inflight.Wait() }
 
 // call forwards one model call and records it.
 func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
+	p.ordered(func(record func(model.Exchange, *model.Response)) { p.serveCall(w, r, api, path, record) })
+}
+
+// ordered serves one call with serve, which gives record what is to be
+// recorded, and records it in its turn.
+func (p *Proxy) ordered(serve func(record func(model.Exchange, *model.Response))) {
 	// Calls are recorded in the order they began, each once it has ended:
 	// an agent may send its next call as soon as it has read a reply, before
 	// that reply's call is recorded, and a reader needs a call's tool calls
@@ -241,7 +268,7 @@ func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
 			}
 		}()
 	}()
-	p.serveCall(w, r, api, path, record)
+	serve(record)
 }
 
 // serveCall forwards one model call, or refuses it, and gives record what

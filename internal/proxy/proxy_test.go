@@ -189,9 +189,15 @@ func TestTheRealKeyStaysInTheProxy(t *testing.T) {
 	if len(seen) != 1 || seen[0] != "Bearer sk-real-123" {
 		t.Fatalf("the provider saw %q", seen)
 	}
+	// The refused call is recorded too, with why; no key is in either.
 	xs, _ := rec.all()
-	if len(xs) != 1 || strings.Contains(string(xs[0].Request), p.Key) {
+	if len(xs) != 2 || !strings.Contains(xs[0].Error, "refused POST /v1/chat/completions: HTTP 401") || xs[1].Error != "" {
 		t.Fatalf("recorded %d exchanges: %+v", len(xs), xs)
+	}
+	for _, x := range xs {
+		if strings.Contains(string(x.Request)+string(x.Response)+x.Error, p.Key) || strings.Contains(string(x.Request)+string(x.Response)+x.Error, "sk-real-123") {
+			t.Fatalf("a key is in the record: %+v", x)
+		}
 	}
 }
 
@@ -362,7 +368,7 @@ func TestOnlyTheServedRoutesReachTheProvider(t *testing.T) {
 		w.Write([]byte(`{"object":"list","data":[]}`))
 	}))
 	defer live.Close()
-	p, _ := start(t, model.Endpoint{BaseURL: live.URL + "/v1", APIKey: "sk-real-123", Model: "live"}, proxy.Limits{})
+	p, rec := start(t, model.Endpoint{BaseURL: live.URL + "/v1", APIKey: "sk-real-123", Model: "live"}, proxy.Limits{})
 	get := func(rawPath string) int {
 		req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(p.URL, "/v1")+rawPath, nil)
 		if err != nil {
@@ -401,6 +407,11 @@ func TestOnlyTheServedRoutesReachTheProvider(t *testing.T) {
 		if code := get(path); code != http.StatusOK {
 			t.Errorf("GET %s: %d, want 200", path, code)
 		}
+	}
+	// Each refused request is in the record, with its status.
+	p.Drain()
+	if xs, _ := rec.sofar(); len(xs) != 14 || !strings.Contains(xs[0].Error, "HTTP 404") {
+		t.Errorf("recorded %d refused requests, want 14: %+v", len(xs), xs)
 	}
 	mu.Lock()
 	defer mu.Unlock()
