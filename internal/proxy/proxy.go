@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -70,6 +71,8 @@ type Proxy struct {
 	turnCalls int           // in this turn
 	tokens    int64
 	exceeded  string
+	lastBody  [sha256.Size]byte // the last model call's body, and its attempt: a retry sends the same body again
+	lastTry   int
 }
 
 // Approval is a tool call an agent asks proctor to decide before it runs
@@ -276,15 +279,13 @@ func (p *Proxy) ordered(serve func(record func(model.Exchange, *model.Response))
 func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, api, path string, record func(model.Exchange, *model.Response)) {
 	start := p.cfg.Now()
 	x := model.Exchange{Time: start.UTC(), API: api, Attempt: 1}
-	if n, err := strconv.Atoi(r.Header.Get("X-Stainless-Retry-Count")); err == nil && n >= 0 {
-		x.Attempt = n + 1 // the official SDKs say which retry this is
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 		return
 	}
 	x.Request = body
+	x.Attempt = p.attempt(r, body)
 	if bound := p.admit(start); bound != "" {
 		msg := fmt.Sprintf("proctor refused this model call: the run's bound %s is reached; the run is over", bound)
 		x.Response, x.Error = writeError(w, http.StatusBadRequest, "proctor_bound_exceeded", msg), msg
@@ -326,6 +327,24 @@ func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, api, path stri
 		}
 	}
 	record(x, reply)
+}
+
+// attempt is which try of its call a model call is: what the official
+// SDKs say (X-Stainless-Retry-Count), else one more than the call before
+// it when it sends the same body again (an agent that retries without
+// saying so), else 1.
+func (p *Proxy) attempt(r *http.Request, body []byte) int {
+	sum := sha256.Sum256(body)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	try := 1
+	if n, err := strconv.Atoi(r.Header.Get("X-Stainless-Retry-Count")); err == nil && n >= 0 {
+		try = n + 1
+	} else if sum == p.lastBody && p.lastTry > 0 {
+		try = p.lastTry + 1
+	}
+	p.lastBody, p.lastTry = sum, try
+	return try
 }
 
 // approve answers an agent that asks whether it may run a gated tool call,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -265,6 +266,37 @@ func TestAnUnreachableProviderIsRecordedPerAttempt(t *testing.T) {
 		if x.Attempt != i+1 || !strings.Contains(x.Error, "did not answer") {
 			t.Errorf("attempt %d recorded as %d: %q", i+1, x.Attempt, x.Error)
 		}
+	}
+}
+
+// An agent that retries without saying so (no retry-count header, as
+// opencode does) sends the same body again: each is recorded as the next
+// attempt of the same call, and a new body starts again at 1.
+func TestARetryIsKnownByItsBodyWithoutAHeader(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	url := gone.URL
+	gone.Close()
+	p, rec := start(t, model.Endpoint{BaseURL: url + "/v1", Model: "m"}, proxy.Limits{})
+	post := func(body string) {
+		req, _ := http.NewRequest(http.MethodPost, p.URL+"/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+p.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for _, body := range []string{`{"model":"m","messages":[{"role":"user","content":"a"}]}`, `{"model":"m","messages":[{"role":"user","content":"a"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"a"}]}`, `{"model":"m","messages":[{"role":"user","content":"b"}]}`} {
+		post(body)
+	}
+	xs, _ := rec.all()
+	var got []int
+	for _, x := range xs {
+		got = append(got, x.Attempt)
+	}
+	if fmt.Sprint(got) != "[1 2 3 1]" {
+		t.Fatalf("attempts %v, want [1 2 3 1]", got)
 	}
 }
 
