@@ -40,6 +40,8 @@ type Expect struct {
 	LastContains string         // the last message's content contains this
 	LastMatches  *regexp.Regexp // the last message's content matches this
 	ToolsOffered []string       // these tools are offered
+	NoTools      bool           // no tool is offered (a side request, such as a title, usually offers none)
+	SystemHas    string         // the system prompt (its system messages, or instructions) contains this
 	API          string         // the request came through this API (model.APIChat or model.APIResponses); "" either
 }
 
@@ -85,7 +87,7 @@ func Parse(path string, data []byte) (*Script, error) {
 				field := fmt.Sprintf("anytime[%d]", i)
 				st := step(d, sn, field, i)
 				if st.Expect.empty() {
-					d.Add(sn, field+".expect", "an any-time step needs an expectation (last_contains, last_matches, last_role or tools_offered), or it would answer every request")
+					d.Add(sn, field+".expect", "an any-time step needs an expectation (last_contains, last_matches, last_role, tools_offered, no_tools or system_contains), or it would answer every request")
 				}
 				s.Anytime = append(s.Anytime, st)
 			}
@@ -131,7 +133,7 @@ func step(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Step {
 
 func expect(d *yamldoc.Decoder, n *yaml.Node, field string) Expect {
 	var e Expect
-	d.Fields(n, field, []string{"last_role", "last_contains", "last_matches", "tools_offered", "api"}, func(key string, _, v *yaml.Node) {
+	d.Fields(n, field, []string{"last_role", "last_contains", "last_matches", "tools_offered", "no_tools", "system_contains", "api"}, func(key string, _, v *yaml.Node) {
 		f := field + "." + key
 		switch key {
 		case "last_role":
@@ -145,6 +147,10 @@ func expect(d *yamldoc.Decoder, n *yaml.Node, field string) Expect {
 			e.LastMatches = d.Regex(v, f)
 		case "tools_offered":
 			e.ToolsOffered = d.Strs(v, f)
+		case "no_tools":
+			e.NoTools = d.Bool(v, f)
+		case "system_contains":
+			e.SystemHas = d.Str(v, f)
 		case "api":
 			if e.API = d.Str(v, f); e.API != model.APIChat && e.API != model.APIResponses {
 				d.Add(v, f, "%q is not chat or responses", e.API)
@@ -249,7 +255,7 @@ func (s *Script) AnytimeFor(req model.Request) (Step, bool) {
 }
 
 func (e Expect) empty() bool {
-	return e.LastRole == "" && e.LastContains == "" && e.LastMatches == nil && len(e.ToolsOffered) == 0 && e.API == ""
+	return e.LastRole == "" && e.LastContains == "" && e.LastMatches == nil && len(e.ToolsOffered) == 0 && !e.NoTools && e.SystemHas == "" && e.API == ""
 }
 
 // differences says how req differs from e; none when it matches.
@@ -274,6 +280,20 @@ func (e Expect) differences(req model.Request) []string {
 	for _, t := range e.ToolsOffered {
 		if !slices.ContainsFunc(req.Tools, func(ts model.ToolSpec) bool { return ts.Name == t }) {
 			diffs = append(diffs, fmt.Sprintf("expected tool %s to be offered; it was not", t))
+		}
+	}
+	if e.NoTools && len(req.Tools) > 0 {
+		diffs = append(diffs, fmt.Sprintf("expected no tools to be offered, got %d", len(req.Tools)))
+	}
+	if e.SystemHas != "" {
+		var system strings.Builder
+		for _, m := range req.Messages {
+			if m.Role == model.RoleSystem {
+				system.WriteString(m.Content + "\n")
+			}
+		}
+		if !strings.Contains(system.String(), e.SystemHas) {
+			diffs = append(diffs, fmt.Sprintf("expected the system prompt to contain %q, got %q", e.SystemHas, clip(system.String(), 200)))
 		}
 	}
 	return diffs

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -135,6 +136,34 @@ func TestAnytimeStepsAnswerSideRequests(t *testing.T) {
 	}
 	if _, err := script.Parse("s.yaml", []byte("steps:\n  - reply: {content: x}\nanytime:\n  - reply: {content: y}\n")); err == nil || !strings.Contains(err.Error(), "anytime[0].expect: an any-time step needs an expectation") {
 		t.Fatalf("an any-time step without expectations: %v", err)
+	}
+}
+
+// A side request may end with the same user message as the main one
+// (opencode's title request does): an any-time step tells it apart by its
+// system prompt, or by its offering no tools.
+func TestASideRequestIsKnownByItsSystemPromptOrNoTools(t *testing.T) {
+	ctx := context.Background()
+	for _, anytime := range []string{"{system_contains: generate a title}", "{no_tools: true}"} {
+		c, _ := sdkEndpoint(t, "steps:\n  - expect: {tools_offered: [write]}\n    reply: {content: main}\nanytime:\n  - expect: "+anytime+"\n    reply: {content: A title}\n")
+		ask := func(system string, tools bool) string {
+			t.Helper()
+			p := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(system), openai.UserMessage("Fix the bug")}}
+			if tools {
+				p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "write"})}
+			}
+			cc, err := c.Chat.Completions.New(ctx, p)
+			if err != nil {
+				t.Fatalf("%s: %v", anytime, err)
+			}
+			return cc.Choices[0].Message.Content
+		}
+		if got := ask("You generate a title for the session.", false); got != "A title" {
+			t.Fatalf("%s: the title request answered %q", anytime, got)
+		}
+		if got := ask("You are a coding agent.", true); got != "main" {
+			t.Fatalf("%s: the main request answered %q", anytime, got)
+		}
 	}
 }
 
