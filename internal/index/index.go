@@ -166,16 +166,18 @@ func (ix *Indexer) scan(ctx context.Context, abs string, p *pass) error {
 // is indexed as working) and that says it works with no process holding it
 // is marked interrupted first, so the index reads what it says now.
 func (ix *Indexer) fingerprint(c candidate, known string, live bool, rep *Report) string {
-	if c.pack {
+	fp, err := fingerprint(c)
+	if c.pack && fp != known {
 		// A pack its writer left torn (killed while it added a run) is cut
-		// back to its whole runs first, so that it is a tar file again.
-		if repaired, err := bundle.RepairPack(c.path); err != nil {
-			rep.Problems = append(rep.Problems, PathProblem{Bundle: c.path, Problem: bundle.Problem{File: c.path, Message: err.Error()}})
+		// back to its whole runs first, so that it is a tar file again;
+		// one whose size and time are as indexed is not read again for it.
+		if repaired, rerr := bundle.RepairPack(c.path); rerr != nil {
+			rep.Problems = append(rep.Problems, PathProblem{Bundle: c.path, Problem: bundle.Problem{File: c.path, Message: rerr.Error()}})
 		} else if repaired {
 			rep.Repaired = append(rep.Repaired, c.path)
+			fp, err = fingerprint(c)
 		}
 	}
-	fp, err := fingerprint(c)
 	if err != nil {
 		fp = "unreadable"
 	}

@@ -180,7 +180,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	p.ordered(func(record func(model.Exchange, *model.Response)) {
 		start := p.cfg.Now()
-		x := model.Exchange{Time: start.UTC(), API: model.APIOfPath(strings.TrimPrefix(r.URL.Path, "/v1")), Attempt: 1}
+		x := model.Exchange{Time: start.UTC(), API: model.APIOfPath(r.URL.Path), Attempt: 1}
 		// The request as sent when it is JSON, else its method and path.
 		if body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody)); err == nil && json.Valid(body) {
 			x.Request = body

@@ -569,32 +569,30 @@ func (tb *Toolbox) watchBounds(ctx context.Context, stop context.CancelCauseFunc
 			return
 		case <-tick.C:
 		}
-		files, total, err := tb.usage()
-		if err != nil {
-			continue
+		if files, total, err := tb.usage(); err == nil {
+			if berr := tb.limits.over(files, total); berr != nil {
+				stop(berr)
+				return
+			}
 		}
-		switch {
-		case tb.limits.MaxFiles > 0 && files > tb.limits.MaxFiles:
-			stop(fmt.Errorf("%w: the workspace holds %d files, over max_files (%d)", ErrBound, files, tb.limits.MaxFiles))
-		case tb.limits.MaxWorkspaceBytes > 0 && total > tb.limits.MaxWorkspaceBytes:
-			stop(fmt.Errorf("%w: the workspace holds %d bytes, over max_workspace_bytes (%d)", ErrBound, total, tb.limits.MaxWorkspaceBytes))
-		default:
-			continue
-		}
-		return
 	}
+}
+
+// over is the bound a workspace of files and bytes is over, nil for none.
+func (lim Limits) over(files int, bytes int64) error {
+	if lim.MaxFiles > 0 && files > lim.MaxFiles {
+		return fmt.Errorf("%w: the workspace holds %d files, over max_files (%d)", ErrBound, files, lim.MaxFiles)
+	}
+	if lim.MaxWorkspaceBytes > 0 && bytes > lim.MaxWorkspaceBytes {
+		return fmt.Errorf("%w: the workspace holds %d bytes, over max_workspace_bytes (%d)", ErrBound, bytes, lim.MaxWorkspaceBytes)
+	}
+	return nil
 }
 
 func (tb *Toolbox) checkBounds() error {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	if tb.limits.MaxFiles > 0 && tb.files > tb.limits.MaxFiles {
-		return fmt.Errorf("%w: the workspace holds %d files, over max_files (%d)", ErrBound, tb.files, tb.limits.MaxFiles)
-	}
-	if tb.limits.MaxWorkspaceBytes > 0 && tb.bytes > tb.limits.MaxWorkspaceBytes {
-		return fmt.Errorf("%w: the workspace holds %d bytes, over max_workspace_bytes (%d)", ErrBound, tb.bytes, tb.limits.MaxWorkspaceBytes)
-	}
-	return nil
+	return tb.limits.over(tb.files, tb.bytes)
 }
 
 // RunShell runs command with bash in dir under a time limit, killing its

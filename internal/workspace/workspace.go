@@ -49,14 +49,7 @@ const (
 // and commits the copy as the base with message in proctor's repository
 // (GitDir); the workspace gets a .git of its own for the agent.
 func Create(ctx context.Context, src, dir, message string, lim Limits) (*Workspace, error) {
-	if err := copyInto(src, dir, lim, nil); err != nil {
-		return nil, err
-	}
-	w := &Workspace{Dir: dir}
-	if err := w.initRepo(ctx, message); err != nil {
-		return nil, err
-	}
-	return w, w.giveAgentRepo(ctx, "")
+	return CreateWith(ctx, src, dir, lim, Options{Message: message})
 }
 
 // Init makes dir (which must not exist) an empty workspace with proctor's
