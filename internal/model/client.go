@@ -46,6 +46,33 @@ type Endpoint struct {
 	BaseURL string // e.g. https://api.openai.com/v1
 	Model   string
 	APIKey  string // the key itself, read from the environment; never stored
+	// Kind is the provider's kind (KindOpenAI, KindAnthropic, KindGemini):
+	// which APIs it speaks and how it takes its key. "" is a scripted
+	// model, which speaks every API.
+	Kind string
+}
+
+// The kinds of provider a profile names.
+const (
+	KindOpenAI    = "openai"    // chat completions and the Responses API; Authorization: Bearer
+	KindAnthropic = "anthropic" // the Messages API; x-api-key
+	KindGemini    = "gemini"    // the Gemini API; x-goog-api-key
+)
+
+// Kinds are the kinds of provider, the default first.
+var Kinds = []string{KindOpenAI, KindAnthropic, KindGemini}
+
+// Speaks says whether the endpoint answers calls of the API.
+func (e Endpoint) Speaks(api string) bool {
+	switch e.Kind {
+	case "":
+		return true
+	case KindAnthropic:
+		return api == APIMessages
+	case KindGemini:
+		return api == APIGemini
+	}
+	return api == APIChat || api == APIResponses || api == ""
 }
 
 // Client is an OpenAI-compatible chat completions client.

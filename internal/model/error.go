@@ -55,3 +55,39 @@ func AsError(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// ErrorBody is an error answer in the shape the API's clients read, with
+// code (a stable name such as script_mismatch) in it: OpenAI's
+// {"error": {message, type, code}}, Anthropic's {"type": "error", "error":
+// {type, message}}, Google's {"error": {code: status, message, status}}.
+func ErrorBody(api string, status int, code, msg string) map[string]any {
+	switch api {
+	case APIMessages:
+		return map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": msg, "code": code}}
+	case APIGemini:
+		return map[string]any{"error": map[string]any{"code": status, "message": msg, "status": googleStatus(status), "reason": code}}
+	}
+	return map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code, "param": nil}}
+}
+
+// googleStatus is the canonical status Google's APIs pair with an HTTP
+// status.
+func googleStatus(status int) string {
+	switch status {
+	case 400:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 409:
+		return "ABORTED"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 502, 503:
+		return "UNAVAILABLE"
+	}
+	return "UNKNOWN"
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -125,18 +126,30 @@ func DecodeResponsesReply(raw []byte) (*Response, error) {
 	return resp, nil
 }
 
-// DecodeReply reads a recorded reply of either API.
+// DecodeReply reads a recorded reply of any API.
 func DecodeReply(api string, raw []byte) (*Response, error) {
-	if api == APIResponses {
+	switch api {
+	case APIResponses:
 		return DecodeResponsesReply(raw)
+	case APIMessages:
+		return DecodeMessagesReply(raw)
+	case APIGemini:
+		return DecodeGeminiReply(raw)
 	}
 	return DecodeResponse(raw)
 }
 
-// DecodeAnyRequest reads a recorded request of either API.
+// DecodeAnyRequest reads a recorded request of any API: the model asked
+// for ("" for Gemini, which names it in the path) and the request.
 func DecodeAnyRequest(api string, body []byte) (string, Request, error) {
-	if api == APIResponses {
+	switch api {
+	case APIResponses:
 		return DecodeResponsesRequest(body)
+	case APIMessages:
+		return DecodeMessagesRequest(body)
+	case APIGemini:
+		req, err := DecodeGeminiRequest(body, false)
+		return "", req, err
 	}
 	return DecodeRequest(body)
 }
@@ -145,70 +158,105 @@ func DecodeAnyRequest(api string, body []byte) (string, Request, error) {
 // its reply did.
 var ErrStreamCut = errors.New("the stream ended before the reply did")
 
-// FoldStream folds a server-sent event stream of either API into the one
+// FoldStream folds a server-sent event stream of any API into the one
 // object a non-streamed call would have answered: chat completion chunks
 // through the SDK's accumulator, Responses API events by the response of
 // their last response.completed, response.incomplete or response.failed
-// event.
+// event, Messages API events block by block, Gemini chunks part by part.
 func FoldStream(api string, body []byte) ([]byte, error) {
 	dec := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))})
 	defer dec.Close()
-	var acc openai.ChatCompletionAccumulator
-	var final json.RawMessage
-	chunks, finished := 0, false
+	var events [][]byte
 	for dec.Next() {
-		ev := dec.Event()
-		data := bytes.TrimSpace(ev.Data)
+		data := bytes.TrimSpace(dec.Event().Data)
 		if len(data) == 0 || string(data) == "[DONE]" {
 			continue
 		}
-		if api == APIResponses {
-			var e struct {
-				Type     string          `json:"type"`
-				Response json.RawMessage `json:"response"`
-			}
-			if err := json.Unmarshal(data, &e); err != nil {
-				return nil, fmt.Errorf("stream event %d: %w", chunks+1, err)
-			}
-			chunks++
-			switch e.Type {
-			case "response.completed", "response.incomplete", "response.failed":
-				final = e.Response
-			}
-			continue
+		events = append(events, data)
+	}
+	if err := dec.Err(); err != nil {
+		return nil, fmt.Errorf("read stream: %w", err)
+	}
+	switch api {
+	case APIResponses:
+		return foldResponses(events)
+	case APIMessages:
+		return foldMessages(events)
+	case APIGemini:
+		return foldGemini(events)
+	}
+	return foldChat(events)
+}
+
+func foldResponses(events [][]byte) ([]byte, error) {
+	var final json.RawMessage
+	for i, data := range events {
+		var e struct {
+			Type     string          `json:"type"`
+			Response json.RawMessage `json:"response"`
 		}
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("stream event %d: %w", i+1, err)
+		}
+		switch e.Type {
+		case "response.completed", "response.incomplete", "response.failed":
+			final = e.Response
+		}
+	}
+	if final == nil {
+		return nil, fmt.Errorf("%w (%d events, no response.completed)", ErrStreamCut, len(events))
+	}
+	return final, nil
+}
+
+func foldChat(events [][]byte) ([]byte, error) {
+	var acc openai.ChatCompletionAccumulator
+	finished := false
+	for i, data := range events {
 		var chunk openai.ChatCompletionChunk
 		if err := json.Unmarshal(data, &chunk); err != nil {
-			return nil, fmt.Errorf("stream chunk %d: %w", chunks+1, err)
+			return nil, fmt.Errorf("stream chunk %d: %w", i+1, err)
 		}
-		chunks++
 		acc.AddChunk(chunk)
 		for _, ch := range chunk.Choices {
 			finished = finished || ch.FinishReason != ""
 		}
 	}
-	if err := dec.Err(); err != nil {
-		return nil, fmt.Errorf("read stream: %w", err)
-	}
-	if api == APIResponses {
-		if final == nil {
-			return nil, fmt.Errorf("%w (%d events, no response.completed)", ErrStreamCut, chunks)
-		}
-		return final, nil
-	}
 	if !finished {
-		return nil, fmt.Errorf("%w (%d chunks, no finish_reason)", ErrStreamCut, chunks)
+		return nil, fmt.Errorf("%w (%d chunks, no finish_reason)", ErrStreamCut, len(events))
 	}
 	return json.Marshal(acc.ChatCompletion)
 }
 
-// APIOfPath is the API a request path (after /v1) is for, or "".
+// APIOfPath is the API a model call's path (after /v1, or /v1beta) is
+// for, or "" when the path is not a model call.
 func APIOfPath(path string) string {
-	switch strings.TrimPrefix(path, "/v1") {
+	path = strings.TrimPrefix(path, "/v1beta")
+	path = strings.TrimPrefix(path, "/v1")
+	switch path {
 	case "/chat/completions":
 		return APIChat
 	case "/responses":
 		return APIResponses
+	case "/messages":
+		return APIMessages
+	}
+	if _, method, ok := GeminiPath(path); ok && method != "countTokens" {
+		return APIGemini
 	}
 	return ""
+}
+
+// GeminiPath reads a Gemini path, /models/{model}:{method}, into the
+// model and the method, one of GeminiMethods.
+func GeminiPath(path string) (model, method string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/models/")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, ':')
+	if i <= 0 || !slices.Contains(GeminiMethods, rest[i+1:]) {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
 }

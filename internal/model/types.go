@@ -46,8 +46,8 @@ type Request struct {
 	// IncludeUsage is stream_options.include_usage of a decoded request:
 	// whether a streamed reply ends with a usage chunk.
 	IncludeUsage bool
-	// API is the API a decoded request came through: APIChat or
-	// APIResponses.
+	// API is the API a decoded request came through: APIChat,
+	// APIResponses, APIMessages or APIGemini.
 	API string
 }
 
@@ -55,13 +55,23 @@ type Request struct {
 const (
 	APIChat      = "chat"      // POST /v1/chat/completions
 	APIResponses = "responses" // POST /v1/responses
+	APIMessages  = "messages"  // Anthropic: POST /v1/messages
+	APIGemini    = "gemini"    // Google: POST /v1beta/models/{model}:generateContent and :streamGenerateContent
 )
+
+// APIs are the APIs a scripted endpoint and the proxy answer.
+var APIs = []string{APIChat, APIResponses, APIMessages, APIGemini}
 
 // Usage counts the tokens of one call.
 type Usage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
 	TotalTokens      int64 `json:"total_tokens"`
+	// Of the prompt tokens, those read from the provider's cache and
+	// those written to it (providers that say so: Anthropic, Gemini, and
+	// OpenAI's cached tokens).
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // Response is the model's reply.
@@ -78,7 +88,7 @@ type Exchange struct {
 	Time     time.Time
 	Duration time.Duration
 	Attempt  int
-	API      string // APIChat ("" too) or APIResponses
+	API      string // one of APIs ("" is APIChat)
 	Request  json.RawMessage
 	Response json.RawMessage
 	Error    string

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -151,26 +152,54 @@ func (p *Proxy) Exceeded() string {
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); got != p.Key {
-		p.refuse(w, r, http.StatusUnauthorized, "invalid_api_key", "this is proctor's model proxy for one run: use the key in OPENAI_API_KEY that proctor gave the agent")
+	if !p.authorized(r) {
+		p.refuse(w, r, http.StatusUnauthorized, "invalid_api_key", "this is proctor's model proxy for one run: use the key proctor gave the agent (in OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY)")
 		return
 	}
-	path, ok := route(r.URL)
+	rt, ok := route(r.Method, r.URL)
 	if !ok {
-		p.refuse(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("%s %q is not served by proctor's model proxy: it serves POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id} (an id of letters, digits and . _ : - in segments), POST /v1/proctor/approvals, with no escapes or dot segments", r.Method, r.URL.EscapedPath()))
+		p.refuse(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("%s %q is not served by proctor's model proxy: it serves %s — with no escapes or dot segments", r.Method, r.URL.EscapedPath(), served))
 		return
 	}
-	api := model.APIOfPath(path)
 	switch {
-	case r.Method == http.MethodPost && api != "":
-		p.call(w, r, api, path)
-	case r.Method == http.MethodGet && (path == "/models" || strings.HasPrefix(path, "/models/")):
-		p.forward(w, r, path, nil, nil) // not a model call: passed on, not recorded
-	case r.Method == http.MethodPost && path == "/proctor/approvals":
+	case rt.api != "" && !p.cfg.Upstream.Speaks(rt.api):
+		p.refuse(w, r, http.StatusBadRequest, "wrong_api", fmt.Sprintf("the agent called the %s API, but the run's model (a profile of kind %s) speaks another: pick a model profile of the kind this agent speaks (docs/models.md)", rt.api, p.cfg.Upstream.Kind))
+	case rt.api != "" && !rt.counts:
+		// Counting tokens: passed on, not a model call.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+		if err != nil {
+			writeError(w, rt.api, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
+			return
+		}
+		p.forward(w, r, rt, body, nil)
+	case rt.api != "":
+		p.call(w, r, rt)
+	case rt.path == "/proctor/approvals":
 		p.approve(w, r)
+	case rt.path == "/hello":
+		w.WriteHeader(http.StatusOK) // a reachability check (Claude Code's HEAD /api/hello)
 	default:
-		p.refuse(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served by proctor's model proxy: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, POST /v1/proctor/approvals", r.Method, path))
+		p.forward(w, r, rt, nil, nil) // the models list: passed on, not recorded
 	}
+}
+
+// served lists the routes the proxy serves, for an agent that asked for
+// another.
+const served = "POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, " +
+	"POST /v1/messages, POST /v1/messages/count_tokens, HEAD /api/hello, " +
+	"POST /v1beta/models/{id}:generateContent (:streamGenerateContent, :countTokens), POST /v1/proctor/approvals"
+
+// authorized says whether r holds the proxy's key, in any of the ways the
+// APIs carry one: a bearer token, x-api-key (Anthropic), x-goog-api-key or
+// ?key= (Gemini).
+func (p *Proxy) authorized(r *http.Request) bool {
+	bearer, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	for _, k := range []string{bearer, r.Header.Get("X-Api-Key"), r.Header.Get("X-Goog-Api-Key"), r.URL.Query().Get("key")} {
+		if k != "" && subtle.ConstantTimeCompare([]byte(k), []byte(p.Key)) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // refuse answers a request the proxy does not serve (a wrong key, a route
@@ -187,7 +216,7 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, status int, code,
 		} else {
 			x.Request, _ = json.Marshal(map[string]string{"method": r.Method, "path": r.URL.EscapedPath()})
 		}
-		x.Response = writeError(w, status, code, msg)
+		x.Response = writeError(w, model.APIOfPath(r.URL.Path), status, code, msg)
 		x.Error = fmt.Sprintf("proctor's proxy refused %s %s: HTTP %d: %s", r.Method, r.URL.EscapedPath(), status, msg)
 		x.Duration = p.cfg.Now().Sub(start)
 		record(x, nil)
@@ -199,37 +228,72 @@ func (p *Proxy) refuse(w http.ResponseWriter, r *http.Request, status int, code,
 // router would read as more than a name.
 var modelID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
-// route is the path under /v1 of a request the proxy serves, and whether it
-// is one: exactly a route it serves, written plainly — no escapes, dot
+// aRoute is a request the proxy serves: the path passed on (after the
+// upstream's base URL), the API of a model call ("" for others), whether
+// it counts as a model call (counting tokens does not), and the query
+// passed on, which the proxy writes itself.
+type aRoute struct {
+	path   string
+	api    string
+	counts bool
+	query  string
+}
+
+// route is the route of a request the proxy serves, and whether it is
+// one: exactly a route it serves, written plainly — no escapes, dot
 // segments or empty segments, which a provider behind the proxy could read
-// as another route that the real key opens. A query is never passed on.
-func route(u *url.URL) (string, bool) {
+// as another route that the real key opens. Of the query only what the
+// API needs is passed on (Gemini's alt=sse, Anthropic's beta=true), and
+// never as the agent wrote it.
+func route(method string, u *url.URL) (aRoute, bool) {
 	raw := u.EscapedPath()
 	if strings.Contains(raw, "%") || raw != u.Path {
-		return "", false
+		return aRoute{}, false
 	}
-	rest, ok := strings.CutPrefix(u.Path, "/v1/")
+	post, get := method == http.MethodPost, method == http.MethodGet
+	switch u.Path {
+	case "/v1/chat/completions", "/v1/responses":
+		return aRoute{path: u.Path[3:], api: model.APIOfPath(u.Path), counts: true}, post
+	case "/v1/messages":
+		r := aRoute{path: "/messages", api: model.APIMessages, counts: true}
+		if u.Query().Get("beta") == "true" {
+			r.query = "beta=true"
+		}
+		return r, post
+	case "/v1/messages/count_tokens":
+		return aRoute{path: "/messages/count_tokens", api: model.APIMessages}, post
+	case "/v1/proctor/approvals":
+		return aRoute{path: "/proctor/approvals"}, post
+	case "/v1/models":
+		return aRoute{path: "/models"}, get
+	case "/api/hello", "/":
+		return aRoute{path: "/hello"}, get || method == http.MethodHead
+	}
+	rest, ok := strings.CutPrefix(u.Path, "/v1beta/models/")
 	if !ok {
-		return "", false
+		rest, ok = strings.CutPrefix(u.Path, "/v1/models/")
 	}
-	switch rest {
-	case "chat/completions", "responses", "models", "proctor/approvals":
-		return "/" + rest, true
-	}
-	id, ok := strings.CutPrefix(rest, "models/")
 	if !ok {
-		return "", false
+		return aRoute{}, false
 	}
-	segs := strings.Split(id, "/")
+	segs := strings.Split(rest, "/")
 	if len(segs) > 4 {
-		return "", false
+		return aRoute{}, false
 	}
 	for _, seg := range segs {
 		if !modelID.MatchString(seg) || strings.Contains(seg, "..") {
-			return "", false
+			return aRoute{}, false
 		}
 	}
-	return "/" + rest, true
+	path := "/models/" + rest
+	if _, m, ok := model.GeminiPath(path); ok {
+		r := aRoute{path: path, api: model.APIGemini, counts: m != "countTokens"}
+		if m == "streamGenerateContent" && u.Query().Get("alt") == "sse" {
+			r.query = "alt=sse"
+		}
+		return r, post
+	}
+	return aRoute{path: path}, get && strings.HasPrefix(u.Path, "/v1/")
 }
 
 // Drain waits until every model call that has begun is recorded: an agent
@@ -238,8 +302,8 @@ func route(u *url.URL) (string, bool) {
 func (p *Proxy) Drain() { p.inflight.Wait() }
 
 // call forwards one model call and records it.
-func (p *Proxy) call(w http.ResponseWriter, r *http.Request, api, path string) {
-	p.ordered(func(record func(model.Exchange, *model.Response)) { p.serveCall(w, r, api, path, record) })
+func (p *Proxy) call(w http.ResponseWriter, r *http.Request, rt aRoute) {
+	p.ordered(func(record func(model.Exchange, *model.Response)) { p.serveCall(w, r, rt, record) })
 }
 
 // ordered serves one call with serve, which gives record what is to be
@@ -276,25 +340,26 @@ func (p *Proxy) ordered(serve func(record func(model.Exchange, *model.Response))
 
 // serveCall forwards one model call, or refuses it, and gives record what
 // is to be recorded.
-func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, api, path string, record func(model.Exchange, *model.Response)) {
+func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, rt aRoute, record func(model.Exchange, *model.Response)) {
+	api := rt.api
 	start := p.cfg.Now()
 	x := model.Exchange{Time: start.UTC(), API: api, Attempt: 1}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
+		writeError(w, api, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 		return
 	}
 	x.Request = body
 	x.Attempt = p.attempt(r, body)
 	if bound := p.admit(start); bound != "" {
 		msg := fmt.Sprintf("proctor refused this model call: the run's bound %s is reached; the run is over", bound)
-		x.Response, x.Error = writeError(w, http.StatusBadRequest, "proctor_bound_exceeded", msg), msg
+		x.Response, x.Error = writeError(w, api, http.StatusBadRequest, "proctor_bound_exceeded", msg), msg
 		x.Duration = p.cfg.Now().Sub(start)
 		record(x, nil)
 		return
 	}
 	var kept bytes.Buffer
-	status, ctype, err := p.forward(w, r, path, body, &kept)
+	status, ctype, err := p.forward(w, r, rt, body, &kept)
 	x.Duration = p.cfg.Now().Sub(start)
 	var reply *model.Response
 	switch {
@@ -353,7 +418,7 @@ func (p *Proxy) attempt(r *http.Request, body []byte) int {
 func (p *Proxy) approve(w http.ResponseWriter, r *http.Request) {
 	var a Approval
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&a); err != nil || a.Tool == "" {
-		writeError(w, http.StatusBadRequest, "bad_request", `want {"call_id": "…", "tool": "run_command", "arguments": "{…}"}`)
+		writeError(w, model.APIChat, http.StatusBadRequest, "bad_request", `want {"call_id": "…", "tool": "run_command", "arguments": "{…}"}`)
 		return
 	}
 	d := Decision{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
@@ -402,13 +467,16 @@ func (p *Proxy) spent(tokens int64) {
 // of the body in keep when keep is not nil. It answers 502 itself when the
 // upstream cannot be reached, and returns the upstream's status and media
 // type, or the error.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, body []byte, keep *bytes.Buffer) (int, string, error) {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, rt aRoute, body []byte, keep *bytes.Buffer) (int, string, error) {
 	// Not ended by the agent hanging up: its reply is still read whole for
 	// the record, within the timeout.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), p.cfg.Timeout)
 	defer cancel()
-	// path is one that route let through: no query is passed on.
-	target := strings.TrimSuffix(p.cfg.Upstream.BaseURL, "/") + path
+	// The path is one that route let through, with the query it wrote.
+	target := strings.TrimSuffix(p.cfg.Upstream.BaseURL, "/") + rt.path
+	if rt.query != "" {
+		target += "?" + rt.query
+	}
 	out, err := http.NewRequestWithContext(ctx, r.Method, target, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", fmt.Errorf("forward to %s: %w", p.cfg.Upstream.BaseURL, err)
@@ -418,8 +486,18 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, bod
 			out.Header[k] = vs
 		}
 	}
-	if p.cfg.Upstream.APIKey != "" {
-		out.Header.Set("Authorization", "Bearer "+p.cfg.Upstream.APIKey)
+	if key := p.cfg.Upstream.APIKey; key != "" {
+		switch p.cfg.Upstream.Kind {
+		case model.KindAnthropic:
+			out.Header.Set("X-Api-Key", key)
+		case model.KindGemini:
+			out.Header.Set("X-Goog-Api-Key", key)
+		default:
+			out.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	if p.cfg.Upstream.Kind == model.KindAnthropic && out.Header.Get("Anthropic-Version") == "" {
+		out.Header.Set("Anthropic-Version", "2023-06-01")
 	}
 	resp, err := p.client.Do(out)
 	if err != nil {
@@ -427,7 +505,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, bod
 		if ctx.Err() != nil {
 			msg = fmt.Sprintf("the model at %s did not answer within %s", p.cfg.Upstream.BaseURL, p.cfg.Timeout)
 		}
-		writeError(w, http.StatusBadGateway, "upstream_unavailable", msg)
+		writeError(w, rt.api, http.StatusBadGateway, "upstream_unavailable", msg)
 		return 0, "", errors.New(msg)
 	}
 	defer resp.Body.Close()
@@ -469,7 +547,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, bod
 // those the transport sets itself.
 func dropped(k string) bool {
 	switch http.CanonicalHeaderKey(k) {
-	case "Authorization", "Host", "Content-Length", "Connection", "Keep-Alive", "Proxy-Authorization", "Proxy-Connection",
+	case "Authorization", "X-Api-Key", "X-Goog-Api-Key", "Host", "Content-Length", "Connection", "Keep-Alive", "Proxy-Authorization", "Proxy-Connection",
 		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Accept-Encoding", "Content-Encoding", "Cookie", "Set-Cookie":
 		return true
 	}
@@ -505,11 +583,11 @@ func errorMessage(body []byte) string {
 	return e.Error.Message
 }
 
-// writeError answers an OpenAI-style error, and returns its body. Only an
-// unreachable model (502) is worth asking again: the others say so to the
-// SDKs that honour x-should-retry.
-func writeError(w http.ResponseWriter, status int, code, msg string) []byte {
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code, "param": nil}})
+// writeError answers an error in the API's shape, and returns its body.
+// Only an unreachable model (502) is worth asking again: the others say so
+// to the SDKs that honour x-should-retry.
+func writeError(w http.ResponseWriter, api string, status int, code, msg string) []byte {
+	body, _ := json.Marshal(model.ErrorBody(api, status, code, msg))
 	w.Header().Set("Content-Type", "application/json")
 	if status != http.StatusBadGateway {
 		w.Header().Set("x-should-retry", "false")

@@ -13,7 +13,7 @@ import (
 // Export turns the recorded exchanges of a run into a model script that
 // replays the run: one step per answered call, with the reply exactly as
 // recorded (tool call ids included) and the last message's role as its
-// expectation (and, for the Responses API, the API). Failed attempts are
+// expectation (and the API, when it is not chat completions). Failed attempts are
 // left out.
 func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 	type call struct {
@@ -25,6 +25,8 @@ func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 		PromptTokens     int64 `yaml:"prompt_tokens"`
 		CompletionTokens int64 `yaml:"completion_tokens"`
 		TotalTokens      int64 `yaml:"total_tokens"`
+		CacheReadTokens  int64 `yaml:"cache_read_tokens,omitempty"`
+		CacheWriteTokens int64 `yaml:"cache_write_tokens,omitempty"`
 	}
 	type reply struct {
 		Content   string `yaml:"content,omitempty"`
@@ -61,7 +63,7 @@ func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
 		}
 		st := step{Reply: reply{Content: resp.Message.Content, Usage: usage(resp.Usage)}}
-		if x.API == model.APIResponses {
+		if x.API != "" && x.API != model.APIChat {
 			st.Expect.API = x.API // an external agent's run: replayed through the same API
 		}
 		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role != model.RoleAssistant {

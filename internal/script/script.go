@@ -42,7 +42,7 @@ type Expect struct {
 	ToolsOffered []string       // these tools are offered
 	NoTools      bool           // no tool is offered (a side request, such as a title, usually offers none)
 	SystemHas    string         // the system prompt (its system messages, or instructions) contains this
-	API          string         // the request came through this API (model.APIChat or model.APIResponses); "" either
+	API          string         // the request came through this API (one of model.APIs); "" any
 }
 
 // Reply is what the scripted model answers.
@@ -152,8 +152,8 @@ func expect(d *yamldoc.Decoder, n *yaml.Node, field string) Expect {
 		case "system_contains":
 			e.SystemHas = d.Str(v, f)
 		case "api":
-			if e.API = d.Str(v, f); e.API != model.APIChat && e.API != model.APIResponses {
-				d.Add(v, f, "%q is not chat or responses", e.API)
+			if e.API = d.Str(v, f); !slices.Contains(model.APIs, e.API) {
+				d.Add(v, f, "%q is not one of %s", e.API, strings.Join(model.APIs, ", "))
 			}
 		}
 	})
@@ -172,7 +172,7 @@ func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 				r.ToolCalls = append(r.ToolCalls, toolCall(d, cn, fmt.Sprintf("%s[%d]", f, j), index, j))
 			}
 		case "usage":
-			d.Fields(v, f, []string{"prompt_tokens", "completion_tokens", "total_tokens"}, func(key string, _, uv *yaml.Node) {
+			d.Fields(v, f, []string{"prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_write_tokens"}, func(key string, _, uv *yaml.Node) {
 				n := int64(d.Count(uv, f+"."+key))
 				switch key {
 				case "prompt_tokens":
@@ -181,6 +181,10 @@ func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 					r.Usage.CompletionTokens = n
 				case "total_tokens":
 					r.Usage.TotalTokens = n
+				case "cache_read_tokens":
+					r.Usage.CacheReadTokens = n
+				case "cache_write_tokens":
+					r.Usage.CacheWriteTokens = n
 				}
 			})
 		}

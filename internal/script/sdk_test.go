@@ -224,7 +224,7 @@ func TestAStepMayExpectAnAPI(t *testing.T) {
 	if !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, "expected a request through the responses API, got one through chat") {
 		t.Fatalf("chat request to a responses step: %v", err)
 	}
-	if _, err := script.Parse("s.yaml", []byte("steps:\n  - expect: {api: soap}\n    reply: {content: x}\n")); err == nil || !strings.Contains(err.Error(), `"soap" is not chat or responses`) {
+	if _, err := script.Parse("s.yaml", []byte("steps:\n  - expect: {api: soap}\n    reply: {content: x}\n")); err == nil || !strings.Contains(err.Error(), `"soap" is not one of chat, responses, messages, gemini`) {
 		t.Fatalf("a bad api: %v", err)
 	}
 	c2, _ := sdkEndpoint(t, "steps:\n  - expect: {api: responses}\n    reply: {content: via responses}\n")

@@ -15,9 +15,10 @@ import (
 	"github.com/proctor-dev/proctor/internal/model"
 )
 
-// Server serves one script as an OpenAI-compatible endpoint: each chat
-// completion request is checked against the next step and answered with its
-// reply. A request that does not match, or one past the last step, gets an
+// Server serves one script as a model endpoint of every API it knows (chat
+// completions, the Responses API, Anthropic Messages, Gemini): each request
+// is checked against the next step and answered with its reply in the API
+// it came through. A request that does not match, or one past the last step, gets an
 // error the client files under the scenario domain.
 type Server struct {
 	script *Script
@@ -47,8 +48,17 @@ func (s *Server) Remaining() int {
 const fingerprint = "proctor-script"
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := "/" + strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1"), "/")
+	path, ok := strings.CutPrefix(r.URL.Path, "/v1beta")
+	if !ok {
+		path = strings.TrimPrefix(path, "/v1")
+	}
+	path = "/" + strings.TrimPrefix(path, "/")
+	gemini, method, isGemini := model.GeminiPath(path)
 	switch {
+	case r.Method == http.MethodPost && isGemini && method == "countTokens":
+		s.countTokens(w, r, model.APIGemini)
+	case r.Method == http.MethodPost && isGemini:
+		s.gemini(w, r, gemini, method == "streamGenerateContent")
 	case r.Method == http.MethodGet && path == "/models":
 		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelObject()}})
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "/models/"):
@@ -61,8 +71,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.complete(w, r)
 	case r.Method == http.MethodPost && path == "/responses":
 		s.respond(w, r)
+	case r.Method == http.MethodPost && path == "/messages":
+		s.messages(w, r)
+	case r.Method == http.MethodPost && path == "/messages/count_tokens":
+		s.countTokens(w, r, model.APIMessages)
 	default:
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served; this is a scripted model: POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}", r.Method, r.URL.Path))
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("%s %s is not served; this is a scripted model: POST /v1/chat/completions, POST /v1/responses, POST /v1/messages (and /count_tokens), POST /v1beta/models/{model}:generateContent (and :streamGenerateContent, :countTokens), GET /v1/models, GET /v1/models/{id}", r.Method, r.URL.Path))
 	}
 }
 
@@ -99,13 +113,13 @@ func (s *Server) answer(w http.ResponseWriter, req model.Request) (id string, re
 	i := s.next
 	switch {
 	case s.failed != "":
-		writeError(w, http.StatusConflict, model.CodeScriptMismatch, s.failed)
+		writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, s.failed)
 	case i >= len(s.script.Steps):
-		writeError(w, http.StatusConflict, model.CodeScriptEnded, fmt.Sprintf("%s: request %d came after the last step (%d); the script has no reply for it", s.script.Path, i+1, len(s.script.Steps)))
+		writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptEnded, fmt.Sprintf("%s: request %d came after the last step (%d); the script has no reply for it", s.script.Path, i+1, len(s.script.Steps)))
 	default:
 		if diff := s.script.Check(i, req); diff != "" {
 			s.failed = diff
-			writeError(w, http.StatusConflict, model.CodeScriptMismatch, diff)
+			writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, diff)
 			return "", Reply{}, false
 		}
 		s.next++
@@ -178,12 +192,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeAPIError(w, model.APIChat, status, code, msg)
+}
+
+// writeAPIError answers an error in the shape the API's clients read: the
+// code (script_mismatch…) is in it for each.
+func writeAPIError(w http.ResponseWriter, api string, status int, code, msg string) {
 	if status == http.StatusConflict {
 		// Asking again cannot make a request match its step: no SDK
-		// should retry it (openai-node and openai-go honour this header).
+		// should retry it (openai-node, openai-go and the Anthropic SDKs
+		// honour this header).
 		w.Header().Set("x-should-retry", "false")
 	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code, "param": nil}})
+	writeJSON(w, status, model.ErrorBody(api, status, code, msg))
 }
 
 // Endpoint is a running scripted model on loopback.
