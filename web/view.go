@@ -763,3 +763,19 @@ func ruleEnds(r rules.Rule) string {
 	}
 	return "when revoked"
 }
+
+// cacheNote says how many of a run's prompt tokens came from the
+// provider's cache and went into it, when it said; "" otherwise.
+func cacheNote(u bundle.Usage) string {
+	var parts []string
+	if u.CacheReadTokens > 0 {
+		parts = append(parts, formatCount(u.CacheReadTokens)+" read from cache")
+	}
+	if u.CacheWriteTokens > 0 {
+		parts = append(parts, formatCount(u.CacheWriteTokens)+" written to cache")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, ", ")
+}

@@ -138,11 +138,9 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 			emit(ev)
 			return out
 		}
-		out.Usage.PromptTokens += resp.Usage.PromptTokens
-		out.Usage.CompletionTokens += resp.Usage.CompletionTokens
-		out.Usage.TotalTokens += resp.Usage.TotalTokens
-		emit(bundle.ModelResponseEvent{Turn: turn, PromptTokens: resp.Usage.PromptTokens,
-			CompletionTokens: resp.Usage.CompletionTokens, ToolCalls: len(resp.Message.ToolCalls), FinishReason: resp.FinishReason})
+		out.Usage.Add(resp.Usage)
+		emit(bundle.ModelResponseEvent{Turn: turn, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+			CacheReadTokens: resp.Usage.CacheReadTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens, ToolCalls: len(resp.Message.ToolCalls), FinishReason: resp.FinishReason})
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		out.Messages = append(out.Messages, msg)

@@ -74,6 +74,8 @@ type ModelResponseEvent struct {
 	Turn             int    `json:"turn"`
 	PromptTokens     int64  `json:"prompt_tokens"`
 	CompletionTokens int64  `json:"completion_tokens"`
+	CacheReadTokens  int64  `json:"cache_read_tokens,omitempty"`  // of the prompt tokens, read from the provider's cache
+	CacheWriteTokens int64  `json:"cache_write_tokens,omitempty"` // of the prompt tokens, written to it
 	ToolCalls        int    `json:"tool_calls"`
 	FinishReason     string `json:"finish_reason"`
 }

@@ -191,6 +191,10 @@ type Usage struct {
 	CompletionTokens int64 `json:"completion_tokens"`
 	TotalTokens      int64 `json:"total_tokens"`
 	ModelCalls       int64 `json:"model_calls"`
+	// Of the prompt tokens, those read from the provider's cache and those
+	// written to it, when the provider says.
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // Verify is what was checked after the agent finished: check commands run in

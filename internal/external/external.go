@@ -138,7 +138,12 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 // prepare is the argv and environment of the agent.
 func prepare(a Agent, o Options) ([]string, []string, error) {
 	env := append([]string{}, o.Env...)
+	// The proxy, with its placeholder key, for each API's SDKs: OpenAI's
+	// (the base URL ends in /v1), Anthropic's and Google's (they add their
+	// own version to the root).
+	root := strings.TrimSuffix(o.BaseURL, "/v1")
 	env = append(env, "OPENAI_BASE_URL="+o.BaseURL, "OPENAI_API_BASE="+o.BaseURL, "OPENAI_API_KEY="+o.Key,
+		"ANTHROPIC_BASE_URL="+root, "ANTHROPIC_API_KEY="+o.Key, "GOOGLE_GEMINI_BASE_URL="+root, "GEMINI_API_KEY="+o.Key,
 		"OPENAI_MODEL="+o.Model, "PROCTOR_MODEL="+o.Model, "PROCTOR_AGENT_HOME="+o.Home, "CI=1", "NO_COLOR=1", "TERM=dumb")
 	// The agent starts where it works: PWD is its workspace (an agent that
 	// trusts $PWD over its working folder would work on the folder proctor

@@ -112,8 +112,8 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 			a.Env = map[string]string{}
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				k := v.Content[i].Value
-				if !envName.MatchString(k) || strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "PROCTOR_") {
-					d.Add(v.Content[i], f+"."+k, "not a variable an agent may be given (a name, not OPENAI_* or PROCTOR_*, which proctor sets)")
+				if !envName.MatchString(k) || proctorSets(k) {
+					d.Add(v.Content[i], f+"."+k, "not a variable an agent may be given (a name, not OPENAI_*, ANTHROPIC_*, GEMINI_*, GOOGLE_GEMINI_BASE_URL or PROCTOR_*, which proctor sets)")
 					continue
 				}
 				a.Env[k] = d.Str(v.Content[i+1], f+"."+k)
@@ -163,4 +163,16 @@ func (f *File) Names() []string {
 		}
 	}
 	return names
+}
+
+// proctorSets says whether proctor sets the variable for every agent (the
+// proxy and its key for each API, the model, the agent's home), so an
+// agent's env: may not.
+func proctorSets(name string) bool {
+	for _, prefix := range []string{"OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_GEMINI_", "PROCTOR_"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -90,4 +91,28 @@ func googleStatus(status int) string {
 		return "UNAVAILABLE"
 	}
 	return "UNKNOWN"
+}
+
+// ScriptFailure is the scenario-domain error an error body of any API
+// carries when a scripted model refused a request (script_mismatch,
+// script_ended), or nil for any other body.
+func ScriptFailure(body []byte) *Error {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Code    any    `json:"code"`
+			Reason  string `json:"reason"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return nil
+	}
+	code, _ := e.Error.Code.(string)
+	if e.Error.Reason != "" {
+		code = e.Error.Reason
+	}
+	if code != CodeScriptMismatch && code != CodeScriptEnded {
+		return nil
+	}
+	return &Error{Domain: DomainScenario, Code: code, Message: e.Error.Message, Status: 409}
 }

@@ -74,6 +74,15 @@ type Usage struct {
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
+// Add counts u's tokens in too.
+func (t *Usage) Add(u Usage) {
+	t.PromptTokens += u.PromptTokens
+	t.CompletionTokens += u.CompletionTokens
+	t.TotalTokens += u.TotalTokens
+	t.CacheReadTokens += u.CacheReadTokens
+	t.CacheWriteTokens += u.CacheWriteTokens
+}
+
 // Response is the model's reply.
 type Response struct {
 	Message      Message

@@ -36,9 +36,7 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 	yields, continues := 0, 0
 	add := func(res agent.Outcome) {
 		total.Messages = res.Messages
-		total.Usage.PromptTokens += res.Usage.PromptTokens
-		total.Usage.CompletionTokens += res.Usage.CompletionTokens
-		total.Usage.TotalTokens += res.Usage.TotalTokens
+		total.Usage.Add(res.Usage)
 		total.Calls += res.Calls
 		total.ToolCalls += res.ToolCalls
 		total.Stop, total.Final, total.Question, total.Err = res.Stop, res.Final, res.Question, res.Err

@@ -134,6 +134,8 @@ func (l *live) externalOutcome(ctx context.Context, out agent.Outcome, bound str
 		if !strings.HasPrefix(bound, "max_turns") && !strings.HasPrefix(bound, "max_messages") {
 			out.Stop, out.Err = agent.StopError, agentError("bound_exceeded", out.Err.Error())
 		}
+	case out.Err != nil: // the model script refused a call
+		out.Stop = agent.StopError
 	case runErr != nil:
 		out.Stop, out.Err = agent.StopError, runErr
 	case out.Question != "":
@@ -185,6 +187,10 @@ type watcher struct {
 	open  map[string]string // tool call id → name, until its result comes
 	usage model.Usage
 	tools int
+	// script is the first refusal of a scripted model (a request off the
+	// script, or past its end): the run fails in the scenario domain with
+	// it, whatever the agent made of it.
+	script *model.Error
 }
 
 func (w *watcher) record(x model.Exchange, reply *model.Response) {
@@ -203,10 +209,17 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 		w.l.emit(bundle.ModelRequestEvent{Turn: turn, Messages: len(req.Messages)})
 	}
 	if reply == nil {
-		w.l.emit(bundle.ModelErrorEvent{Turn: turn, Error: x.Error})
+		ev := bundle.ModelErrorEvent{Turn: turn, Error: x.Error}
+		if e := model.ScriptFailure(x.Response); e != nil {
+			ev.Domain = string(e.Domain)
+			if w.script == nil {
+				w.script = e
+			}
+		}
+		w.l.emit(ev)
 	} else {
 		w.l.emit(bundle.ModelResponseEvent{Turn: turn, PromptTokens: reply.Usage.PromptTokens, CompletionTokens: reply.Usage.CompletionTokens,
-			ToolCalls: len(reply.Message.ToolCalls), FinishReason: reply.FinishReason})
+			CacheReadTokens: reply.Usage.CacheReadTokens, CacheWriteTokens: reply.Usage.CacheWriteTokens, ToolCalls: len(reply.Message.ToolCalls), FinishReason: reply.FinishReason})
 		for _, c := range reply.Message.ToolCalls {
 			w.open[c.ID] = c.Name
 			w.tools++
@@ -215,9 +228,7 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 				w.l.emit(bundle.AgentQuestionEvent{ID: c.ID, Question: agent.Question(c.Arguments)})
 			}
 		}
-		w.usage.PromptTokens += reply.Usage.PromptTokens
-		w.usage.CompletionTokens += reply.Usage.CompletionTokens
-		w.usage.TotalTokens += reply.Usage.TotalTokens
+		w.usage.Add(reply.Usage)
 	}
 	w.calls = append(w.calls, external.Call{Request: req, Reply: reply})
 }
@@ -247,6 +258,9 @@ func (w *watcher) outcome() agent.Outcome {
 		}
 	}
 	out := agent.Outcome{Messages: external.Conversation(w.calls), Usage: w.usage, Calls: n, ToolCalls: w.tools}
+	if w.script != nil {
+		out.Err = w.script
+	}
 	if k := len(out.Messages); k > 0 {
 		for _, c := range out.Messages[k-1].ToolCalls {
 			if c.Name == agent.AskUserTool {

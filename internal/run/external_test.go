@@ -49,12 +49,14 @@ func externalSpec(t *testing.T, src string, a external.Agent) run.Spec {
 	return run.Spec{SourceDir: dir, Task: "Write new into a.txt", Model: run.ModelChoice{Script: s}, Bounds: bounds.Defaults(), Agent: a}
 }
 
-// Both test agents (Chat Completions with parallel tool calls and
-// content-part arrays; the Responses API with function calls) run under
+// The test agents of each API (Chat Completions with parallel tool calls
+// and content-part arrays; the Responses API with function calls;
+// Anthropic Messages with tool_use; Gemini with functionCall) run under
 // the proxy: their changes are the diff, their calls the exchanges and
 // events, their conversation the transcript, their output agent.log.
 func TestExternalAgentsRunUnderTheProxy(t *testing.T) {
-	for _, tc := range []struct{ agent, api string }{{"chatagent", model.APIChat}, {"responsesagent", model.APIResponses}} {
+	for _, tc := range []struct{ agent, api string }{{"chatagent", model.APIChat}, {"responsesagent", model.APIResponses},
+		{"messagesagent", model.APIMessages}, {"geminiagent", model.APIGemini}} {
 		t.Run(tc.agent, func(t *testing.T) {
 			bin := testutil.TestAgent(t, tc.agent)
 			a := external.Agent{Name: tc.agent, Kind: external.KindCommand, Command: []string{bin, "{{task}}"}}
@@ -98,6 +100,33 @@ func TestExternalAgentsRunUnderTheProxy(t *testing.T) {
 			events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
 			if n := strings.Count(string(events), `"type":"tool.call"`); n != 2 || strings.Count(string(events), `"type":"tool.result"`) != 2 {
 				t.Errorf("%d tool_call events, want 2 and 2 results:\n%s", n, events)
+			}
+		})
+	}
+}
+
+// A request off the model script fails the run in the scenario domain,
+// whichever API the agent speaks and whatever it makes of the refusal
+// (these agents exit 1; one could go on, or exit 0).
+func TestAScriptMismatchUnderAnExternalAgentIsTheScenarios(t *testing.T) {
+	for _, tc := range []struct{ agent, api string }{{"chatagent", model.APIChat}, {"messagesagent", model.APIMessages}, {"geminiagent", model.APIGemini}} {
+		t.Run(tc.agent, func(t *testing.T) {
+			bin := testutil.TestAgent(t, tc.agent)
+			for _, exit := range []string{"its status", "0"} {
+				command := []string{bin, "{{task}}"}
+				if exit == "0" {
+					command = []string{"sh", "-c", bin + ` "$0"; exit 0`, "{{task}}"}
+				}
+				spec := externalSpec(t, "steps:\n  - expect: {last_contains: something else}\n    reply: {content: no}\n", external.Agent{Name: "a", Kind: external.KindCommand, Command: command})
+				res, err := newRunner(t).Run(context.Background(), spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := res.Receipt.Failure
+				if res.Receipt.Status != bundle.StatusError || f == nil || f.Domain != bundle.DomainScenario || f.Code != model.CodeScriptMismatch ||
+					!strings.Contains(f.Message, `expected the last message to contain "something else"`) {
+					t.Fatalf("exit %s: status %s failure %+v", exit, res.Receipt.Status, f)
+				}
 			}
 		})
 	}

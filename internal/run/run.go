@@ -426,7 +426,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		}
 	}
 	l.receipt.Usage = bundle.Usage{PromptTokens: res.Usage.PromptTokens, CompletionTokens: res.Usage.CompletionTokens,
-		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls)}
+		TotalTokens: res.Usage.TotalTokens, ModelCalls: int64(res.Calls), CacheReadTokens: res.Usage.CacheReadTokens, CacheWriteTokens: res.Usage.CacheWriteTokens}
 	if sess != nil {
 		sess.ws = ws
 	}
