@@ -41,7 +41,7 @@ var (
 	validKinds    = []Kind{KindTask, KindScenario}
 	validStages   = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
 	validDomains  = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure, DomainSource}
-	validAgents   = []string{"native", "codex", "command"}
+	validAgents   = AgentKinds()
 	validSources  = []string{"local", "git", "fixture"}
 	validVerdicts = []string{"pass", "fail", "unsure"}
 )
@@ -308,4 +308,10 @@ func PathName(p string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// AgentKinds are the kinds of agent a receipt may name (internal/external
+// defines them; a test there keeps the two lists one).
+func AgentKinds() []string {
+	return []string{"native", "codex", "claude", "gemini", "qwen", "opencode", "command"}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
@@ -87,6 +88,17 @@ func Main(ctx context.Context, args []string, env Env) int {
 		printTopUsage(env.Stdout)
 		if len(args) == 0 {
 			return ExitUsage
+		}
+		return ExitOK
+	}
+	if args[0] == "agent-hook" { // an agent's permission hook, which its configuration runs (internal/external)
+		if len(args) != 2 || args[1] != "claude" {
+			fmt.Fprintln(env.Stderr, "usage: proctor agent-hook claude (Claude Code's PreToolUse hook, written by proctor into its settings)")
+			return ExitUsage
+		}
+		if err := external.ClaudeHook(ctx, env.Stdin, env.Stdout, env.Getenv); err != nil {
+			fmt.Fprintln(env.Stderr, err)
+			return 2 // Claude Code blocks the call
 		}
 		return ExitOK
 	}

@@ -105,7 +105,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	parallel := fs.Int("parallel", 1, "runs at a time")
 	profile := fs.String("model", "", "run every scenario against this model `profile` instead of its own model")
 	models := fs.String("models", "", "models.yaml `file`")
-	agentName := fs.String("agent", "", "run every scenario with this `agent` instead of its own: native, codex, or a name from agents.yaml")
+	agentName := fs.String("agent", "", "run every scenario with this `agent` instead of its own: native, codex, claude, gemini, qwen, opencode, or a name from agents.yaml")
 	agents := fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
 	sandboxMode := fs.String("sandbox", "workspace", "how the runs' commands are confined: workspace, strict or off (docs/security.md)")
 	var tags stringList

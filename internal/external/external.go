@@ -14,9 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -53,7 +55,10 @@ type Agent struct {
 }
 
 // CanResume says whether the agent can continue a conversation.
-func (a Agent) CanResume() bool { return a.Kind == KindCodex || len(a.Resume) > 0 }
+func (a Agent) CanResume() bool {
+	b, ok := builtinKind(a.Kind)
+	return (ok && b.resume) || len(a.Resume) > 0
+}
 
 // Native is proctor's own agent.
 func Native() Agent { return Agent{Name: KindNative, Kind: KindNative} }
@@ -74,6 +79,12 @@ type Options struct {
 	// Confine, when set, makes the agent run confined (a sandbox). Codex
 	// then does not sandbox its own commands: they run inside proctor's.
 	Confine func(cmd *exec.Cmd)
+	// Hook is the proctor executable, which an agent's permission hook
+	// runs (`proctor agent-hook claude`) to ask the run's approvals; ""
+	// leaves the agent's commands to the sandbox alone.
+	Hook string
+
+	config string // the agent's Config, for its kind's setup
 }
 
 // MaxLog is how much of an agent's output is kept.
@@ -151,31 +162,30 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 	// it may write and which is kept across its turns.
 	env = append(env, "PWD="+o.Dir, "XDG_CONFIG_HOME="+filepath.Join(o.Home, "config"), "XDG_DATA_HOME="+filepath.Join(o.Home, "data"),
 		"XDG_STATE_HOME="+filepath.Join(o.Home, "state"), "XDG_CACHE_HOME="+filepath.Join(o.Home, "cache"), "XDG_RUNTIME_DIR="+filepath.Join(o.Home, "runtime"))
-	for k, v := range a.Env {
-		env = append(env, k+"="+v)
+	var own []string // the agent's own env:, last: it may change what proctor sets for its kind
+	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+		own = append(own, k+"="+a.Env[k])
 	}
 	for _, d := range []string{"", "config", "data", "state", "cache", "runtime"} {
 		if err := os.MkdirAll(filepath.Join(o.Home, d), 0o700); err != nil {
 			return nil, nil, fmt.Errorf("agent %s: make its home folder: %w", a.Name, err)
 		}
 	}
-	switch a.Kind {
-	case KindCodex:
-		if err := os.WriteFile(filepath.Join(o.Home, "config.toml"), []byte(codexConfig(o, a.Config)), 0o600); err != nil {
-			return nil, nil, fmt.Errorf("agent %s: write its config: %w", a.Name, err)
+	if b, ok := builtinKind(a.Kind); ok {
+		o.config = a.Config
+		more, err := b.setup(o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: write its configuration: %w", a.Name, err)
 		}
-		env = append(env, "CODEX_HOME="+o.Home)
-		bin := "codex"
+		bin := b.bin
 		var extra []string
 		if len(a.Command) > 0 {
 			bin, extra = a.Command[0], a.Command[1:]
 		}
-		argv := []string{bin, "exec", "--color", "never"}
-		if o.Resume {
-			argv = append(argv, "resume", "--last")
-		}
-		argv = append(append(argv, "--skip-git-repo-check", "--model", o.Model), extra...)
-		return append(argv, "--", o.Task), env, nil
+		return append([]string{bin}, b.argv(o, extra)...), slices.Concat(env, more, own), nil
+	}
+	env = append(env, own...)
+	switch a.Kind {
 	case KindCommand:
 		command := a.Command
 		if o.Resume {
@@ -222,7 +232,7 @@ stream_max_retries = 0
 // executable.
 func version(ctx context.Context, a Agent, path string, env []string, dir string) string {
 	argv := a.Version
-	if len(argv) == 0 && a.Kind == KindCodex {
+	if _, ok := builtinKind(a.Kind); ok && len(argv) == 0 {
 		argv = []string{path, "--version"}
 	}
 	if len(argv) == 0 {
@@ -254,8 +264,8 @@ func version(ctx context.Context, a Agent, path string, env []string, dir string
 }
 
 func installHint(a Agent) string {
-	if a.Kind == KindCodex {
-		return "; install Codex CLI (npm install -g @openai/codex) or set its path in agents.yaml (command: [/path/to/codex])"
+	if b, ok := builtinKind(a.Kind); ok {
+		return fmt.Sprintf("; proctor installs no agent: install it (npm install -g %s) or set its path in agents.yaml (command: [/path/to/%s])", b.npm, b.bin)
 	}
 	return ""
 }

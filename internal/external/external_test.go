@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
 )
 
@@ -16,7 +17,7 @@ func TestParseAgents(t *testing.T) {
 		{"command", "agents:\n  - name: mine\n    kind: command\n    command: [./mine, \"{{task}}\"]\n    env: {QUIET: \"1\"}\n", ""},
 		{"codex with a path", "agents:\n  - name: codex-dev\n    kind: codex\n    command: [/opt/codex/bin/codex]\n", ""},
 		{"empty file", "", ""},
-		{"unknown kind", "agents:\n  - {name: x, kind: shell, command: [a]}\n", "a.yaml:2:21: agents[0].kind: \"shell\": want native, codex or command"},
+		{"unknown kind", "agents:\n  - {name: x, kind: shell, command: [a]}\n", "a.yaml:2:21: agents[0].kind: \"shell\": want one of native, codex, claude, gemini, qwen, opencode, command"},
 		{"no command", "agents:\n  - {name: x, kind: command}\n", "agents[0].command: missing"},
 		{"no kind", "agents:\n  - {name: x, command: [a]}\n", "agents[0].kind: missing"},
 		{"no name", "agents:\n  - {kind: command, command: [a]}\n", "agents[0].name: missing"},
@@ -51,7 +52,7 @@ func TestFindAgents(t *testing.T) {
 			t.Errorf("Find(%q) = %+v, %v; want kind %s", name, a, err, kind)
 		}
 	}
-	if _, err := f.Find("theirs"); err == nil || !strings.Contains(err.Error(), "native, codex, mine") {
+	if _, err := f.Find("theirs"); err == nil || !strings.Contains(err.Error(), "native, codex, claude, gemini, qwen, opencode, mine") {
 		t.Errorf("an unknown agent: %v", err)
 	}
 }
@@ -116,4 +117,11 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A receipt may name every kind of agent there is.
+func TestReceiptsKnowEveryAgentKind(t *testing.T) {
+	if got, want := strings.Join(bundle.AgentKinds(), ","), strings.Join(Kinds(), ","); got != want {
+		t.Fatalf("bundle.AgentKinds() = %s, Kinds() = %s", got, want)
+	}
 }

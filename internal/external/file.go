@@ -15,7 +15,7 @@ import (
 )
 
 // File is agents.yaml: the agents a user can pick by name, beside the
-// built-in native and codex.
+// built-in native, codex, claude, gemini, qwen and opencode.
 //
 //	agents:
 //	  - name: my-agent
@@ -59,7 +59,10 @@ func Parse(path string, data []byte) (*File, error) {
 	out := &File{Path: path}
 	d := &yamldoc.Decoder{File: path}
 	d.Fields(doc, "", []string{"agents"}, func(_ string, _, v *yaml.Node) {
-		seen := map[string]bool{KindNative: true, KindCodex: true}
+		seen := map[string]bool{KindNative: true}
+		for _, k := range BuiltinKinds() {
+			seen[k] = true
+		}
 		for i, n := range d.List(v, "agents") {
 			field := fmt.Sprintf("agents[%d]", i)
 			a := Decode(d, n, field)
@@ -69,7 +72,7 @@ func Parse(path string, data []byte) (*File, error) {
 			case a.Name == "":
 				d.Add(n, field+".name", "missing")
 			case seen[a.Name]:
-				d.Add(n, field+".name", "%q is defined twice (native and codex are built in)", a.Name)
+				d.Add(n, field+".name", "%q is defined twice (%s are built in)", a.Name, strings.Join(append([]string{KindNative}, BuiltinKinds()...), ", "))
 			}
 			seen[a.Name] = true
 			out.Agents = append(out.Agents, a)
@@ -93,8 +96,8 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 				d.Add(v, f, "%q: want 1-64 letters, digits, '.', '_' or '-'", a.Name)
 			}
 		case "kind":
-			if a.Kind = d.Str(v, f); !slices.Contains([]string{KindNative, KindCodex, KindCommand}, a.Kind) {
-				d.Add(v, f, "%q: want native, codex or command", a.Kind)
+			if a.Kind = d.Str(v, f); !slices.Contains(Kinds(), a.Kind) {
+				d.Add(v, f, "%q: want one of %s", a.Kind, strings.Join(Kinds(), ", "))
 			}
 		case "command":
 			a.Command = d.Strs(v, f)
@@ -125,11 +128,13 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 	}
 	switch {
 	case a.Kind == "":
-		d.Add(n, yamldoc.Join(field, "kind"), "missing; want native, codex or command")
+		d.Add(n, yamldoc.Join(field, "kind"), "missing; want one of %s", strings.Join(Kinds(), ", "))
 	case a.Kind == KindCommand && len(a.Command) == 0:
 		d.Add(n, yamldoc.Join(field, "command"), "missing; a command agent needs the command to run, e.g. [./my-agent, \"{{task}}\"]")
 	case a.Kind == KindNative && (len(a.Command) > 0 || len(a.Env) > 0 || len(a.Resume) > 0):
 		d.Add(n, field, "the native agent takes no command or env")
+	case a.Config != "" && a.Kind != KindCodex:
+		d.Add(n, yamldoc.Join(field, "config"), "only a codex agent takes config (more config.toml); give a %s agent its own arguments in command: or variables in env:", a.Kind)
 	}
 	if a.Name == "" && a.Kind != KindCommand {
 		a.Name = a.Kind
@@ -137,7 +142,7 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 	return a
 }
 
-// Find is the agent called name: native, codex (as built in, unless the
+// Find is the agent called name: native, a built-in kind (unless the
 // file says otherwise), or one of the file's.
 func (f *File) Find(name string) (Agent, error) {
 	for _, a := range f.Agents {
@@ -145,18 +150,18 @@ func (f *File) Find(name string) (Agent, error) {
 			return a, nil
 		}
 	}
-	switch name {
-	case "", KindNative:
+	if name == "" || name == KindNative {
 		return Native(), nil
-	case KindCodex:
-		return Agent{Name: KindCodex, Kind: KindCodex}, nil
+	}
+	if _, ok := builtinKind(name); ok {
+		return Agent{Name: name, Kind: name}, nil
 	}
 	return Agent{}, fmt.Errorf("no agent %q: the agents are %s (add one to %s)", name, strings.Join(f.Names(), ", "), f.Path)
 }
 
 // Names are the agents one can pick, native first.
 func (f *File) Names() []string {
-	names := []string{KindNative, KindCodex}
+	names := append([]string{KindNative}, BuiltinKinds()...)
 	for _, a := range f.Agents {
 		if !slices.Contains(names, a.Name) {
 			names = append(names, a.Name)
@@ -175,4 +180,9 @@ func proctorSets(name string) bool {
 		}
 	}
 	return false
+}
+
+// Kinds are the kinds an agent may be: native, the built-in agents, command.
+func Kinds() []string {
+	return slices.Concat([]string{KindNative}, BuiltinKinds(), []string{KindCommand})
 }

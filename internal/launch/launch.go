@@ -47,7 +47,7 @@ type Launcher struct {
 	// ScenarioRoots the folders suites are launched from.
 	SourceRoots, ScenarioRoots []string
 	Profiles                   func() (*model.Profiles, error) // models.yaml, read fresh; nil: none
-	Agents                     func() (*external.File, error)  // agents.yaml, read fresh; nil: native and codex only
+	Agents                     func() (*external.File, error)  // agents.yaml, read fresh; nil: the built-in agents only
 	Getenv                     func(string) string             // where provider keys come from; nil: the process environment
 	Log                        *slog.Logger                    // nil logs nothing
 	// GitHost is what owner/name stands for (default github.com).
@@ -412,7 +412,7 @@ func (l *Launcher) modelChoice(v Task) (run.ModelChoice, string, string) {
 	return run.ModelChoice{Script: sc}, "", ""
 }
 
-// Agent resolves an agent by name: native, codex, or one of agents.yaml
+// Agent resolves an agent by name: native, a built-in kind, or one of agents.yaml
 // (a browser can pick only what the server's owner configured, never a
 // command of its own). A message says what is wrong.
 func (l *Launcher) Agent(name string) (external.Agent, string) {
@@ -439,7 +439,7 @@ func (l *Launcher) AgentNames() ([]string, error) {
 	return file.Names(), nil
 }
 
-// agents is agents.yaml, read fresh (none configured: native and codex).
+// agents is agents.yaml, read fresh (none configured: the built-in agents).
 func (l *Launcher) agents() (*external.File, error) {
 	if l.Agents == nil {
 		return &external.File{Path: "agents.yaml"}, nil

@@ -57,7 +57,8 @@ func messagesBlocks(raw json.RawMessage) ([]messagesBlock, error) {
 }
 
 // DecodeMessagesRequest reads a Messages API request as a Request: the
-// system prompt as a system message; an assistant message's tool_use
+// system prompt, with any system-role message among the messages, as the
+// first message; an assistant message's tool_use
 // blocks as its tool calls; a user message's tool_result blocks as tool
 // messages, which come after the text the same message carries (an agent
 // such as Claude Code adds reminders beside its tool results), so a tool
@@ -73,13 +74,18 @@ func DecodeMessagesRequest(body []byte) (string, Request, error) {
 	if err != nil {
 		return "", Request{}, fmt.Errorf("system: %w", err)
 	}
-	if text := blocksText(system); text != "" {
-		req.Messages = append(req.Messages, Message{Role: RoleSystem, Content: text})
-	}
+	prompt := []string{blocksText(system)}
 	for i, m := range in.Messages {
 		blocks, err := messagesBlocks(m.Content)
 		if err != nil {
 			return "", Request{}, fmt.Errorf("messages[%d].content: %w", i, err)
+		}
+		if m.Role == RoleSystem {
+			// Claude Code sends its environment as a system message after
+			// the user's: it is part of the system prompt, not the last
+			// message.
+			prompt = append(prompt, blocksText(blocks))
+			continue
 		}
 		msg := Message{Role: m.Role, Content: blocksText(blocks)}
 		var results []Message
@@ -99,6 +105,9 @@ func DecodeMessagesRequest(body []byte) (string, Request, error) {
 			req.Messages = append(req.Messages, msg)
 		}
 		req.Messages = append(req.Messages, results...)
+	}
+	if text := strings.TrimSpace(strings.Join(prompt, "\n")); text != "" {
+		req.Messages = append([]Message{{Role: RoleSystem, Content: text}}, req.Messages...)
 	}
 	for _, t := range in.Tools {
 		req.Tools = append(req.Tools, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})

@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/proxy"
+	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
@@ -43,7 +44,18 @@ func sessionAgentHome(s *bundle.Session) string {
 func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *sessionState) agent.Outcome {
 	a := l.spec.Agent
 	l.receipt.Agent = &bundle.Agent{Kind: a.Kind, Name: a.Name, Command: a.Command, Log: bundle.AgentLogFile}
-	up, stopModel, err := l.endpoint(l.spec.Model)
+	m := l.spec.Model
+	if m.Script != nil {
+		// What the agent sends beside its conversation (a title, say) is
+		// answered without a step: a script is written for the
+		// conversation alone.
+		var side []script.Step
+		for _, s := range a.Side() {
+			side = append(side, script.Step{Expect: script.Expect{SystemHas: s.SystemHas, NoTools: true}, Reply: script.Reply{Content: s.Reply}})
+		}
+		m.Script = m.Script.WithAnytime(side...)
+	}
+	up, stopModel, err := l.endpoint(m)
 	if err != nil {
 		return agent.Outcome{Stop: agent.StopError, Err: err}
 	}
@@ -56,7 +68,12 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		ctx, cancel = context.WithDeadlineCause(ctx, lim.Deadline, errWallClock)
 		defer cancel()
 	}
-	w := &watcher{l: l, open: map[string]string{}}
+	// The agent is stopped once a scripted model has refused it a call:
+	// the run has failed in the scenario domain, and an agent that retries
+	// (opencode does, for a minute) would only keep it waiting.
+	ctx, stopAgent := context.WithCancel(ctx)
+	defer stopAgent()
+	w := &watcher{l: l, open: map[string]string{}, stop: stopAgent}
 	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Approve: w.approve(l.showWaiting(l.spec.Approver)), Now: l.r.now})
 	if err != nil {
 		return agent.Outcome{Stop: agent.StopError, Err: err}
@@ -69,6 +86,9 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		opt.Resume = !sess.isNew && len(sess.session.Runs) > 0
 	}
 	opt.Confine = l.confine(ws.Dir, []int{proxyPort(p.URL)}, opt.Home)
+	if l.r.Sandbox != nil {
+		opt.Hook = l.r.Sandbox.Helper // proctor, as the agent's permission hook
+	}
 	var log strings.Builder
 	defer func() {
 		if err := l.rec.text(bundle.AgentLogFile, log.String()); err != nil {
@@ -122,6 +142,8 @@ func (l *live) externalOutcome(ctx context.Context, out agent.Outcome, bound str
 		return &model.Error{Domain: model.Domain(bundle.DomainAgent), Code: code, Message: msg}
 	}
 	switch {
+	case out.Err != nil: // the model script refused a call
+		out.Stop = agent.StopError
 	case errors.Is(context.Cause(ctx), errWallClock):
 		l.abort(fmt.Sprintf("wall_clock_s=%d", l.spec.Bounds.WallClockS))
 		out.Stop, out.Err = agent.StopError, agentError("wall_clock", fmt.Sprintf("the agent ran past wall_clock_s=%d and was stopped", l.spec.Bounds.WallClockS))
@@ -134,8 +156,6 @@ func (l *live) externalOutcome(ctx context.Context, out agent.Outcome, bound str
 		if !strings.HasPrefix(bound, "max_turns") && !strings.HasPrefix(bound, "max_messages") {
 			out.Stop, out.Err = agent.StopError, agentError("bound_exceeded", out.Err.Error())
 		}
-	case out.Err != nil: // the model script refused a call
-		out.Stop = agent.StopError
 	case runErr != nil:
 		out.Stop, out.Err = agent.StopError, runErr
 	case out.Question != "":
@@ -191,6 +211,7 @@ type watcher struct {
 	// script, or past its end): the run fails in the scenario domain with
 	// it, whatever the agent made of it.
 	script *model.Error
+	stop   func() // stops the agent
 }
 
 func (w *watcher) record(x model.Exchange, reply *model.Response) {
@@ -214,6 +235,7 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 			ev.Domain = string(e.Domain)
 			if w.script == nil {
 				w.script = e
+				w.stop()
 			}
 		}
 		w.l.emit(ev)

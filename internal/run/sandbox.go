@@ -91,6 +91,9 @@ func (l *live) confine(ws string, connect []int, write ...string) func(*exec.Cmd
 		p.Read = append(p.Read, l.r.Sandbox.Read...)
 	}
 	helper := l.r.Sandbox.Helper
+	// proctor's own binary: an agent's permission hook runs it to ask the
+	// run's approvals, and a hook it cannot reach would let the call go.
+	p.Read = append(p.Read, programDirs(helper)...)
 	return func(cmd *exec.Cmd) {
 		p := p
 		if m == sandbox.ModeWorkspace {

@@ -316,3 +316,13 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// WithAnytime is the script with more any-time steps after its own.
+func (s *Script) WithAnytime(steps ...Step) *Script {
+	if len(steps) == 0 {
+		return s
+	}
+	c := *s
+	c.Anytime = append(append([]Step{}, s.Anytime...), steps...)
+	return &c
+}

@@ -43,7 +43,7 @@ type Config struct {
 	Profiles func() (*model.Profiles, error)
 	Getenv   func(string) string // where provider keys come from; nil: the process environment
 	// Agents reads agents.yaml, fresh for every form: the agents one may
-	// launch besides native and codex. nil: none.
+	// launch besides the built-in ones (native, codex, claude, gemini, qwen, opencode). nil: none.
 	Agents func() (*external.File, error)
 	// GitHost is what a repository given as owner/name stands for.
 	GitHost string

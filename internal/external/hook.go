@@ -1,0 +1,73 @@
+package external
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// ClaudeHook is `proctor agent-hook claude`, Claude Code's PreToolUse hook
+// under proctor: it reads the tool call Claude Code is about to make (a
+// Bash command) from in, asks the run's approvals through the proxy
+// (POST $OPENAI_BASE_URL/proctor/approvals, as run_command, waiting for
+// the rules or a person on the run page), and writes the decision to out
+// as Claude Code reads it. Anything that goes wrong denies the call (fail
+// closed), with the reason.
+func ClaudeHook(ctx context.Context, in io.Reader, out io.Writer, getenv func(string) string) error {
+	decide := func(allow bool, reason string) error {
+		d := "deny"
+		if allow {
+			d = "allow"
+		}
+		return json.NewEncoder(out).Encode(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": "PreToolUse", "permissionDecision": d, "permissionDecisionReason": reason}})
+	}
+	var call struct {
+		ToolName  string          `json:"tool_name"`
+		ToolInput json.RawMessage `json:"tool_input"`
+		ToolUseID string          `json:"tool_use_id"`
+	}
+	if err := json.NewDecoder(io.LimitReader(in, 8<<20)).Decode(&call); err != nil {
+		return decide(false, "proctor could not read the tool call from Claude Code: "+err.Error())
+	}
+	tool, args := call.ToolName, string(call.ToolInput)
+	if call.ToolName == "Bash" {
+		var input struct {
+			Command string `json:"command"`
+		}
+		json.Unmarshal(call.ToolInput, &input)
+		a, _ := json.Marshal(map[string]string{"command": input.Command})
+		tool, args = "run_command", string(a) // as proctor's rules and pages name a command
+	}
+	body, _ := json.Marshal(map[string]string{"call_id": call.ToolUseID, "tool": tool, "arguments": args})
+	ctx, cancel := context.WithTimeout(ctx, 24*time.Hour) // a person may take a while; Claude Code's own timeout is the hook's
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, getenv("OPENAI_BASE_URL")+"/proctor/approvals", bytes.NewReader(body))
+	if err != nil {
+		return decide(false, "proctor's approvals cannot be asked: "+err.Error())
+	}
+	req.Header.Set("Authorization", "Bearer "+getenv("OPENAI_API_KEY"))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return decide(false, "proctor's approvals did not answer: "+err.Error())
+	}
+	defer resp.Body.Close()
+	var d struct {
+		Approved bool   `json:"approved"`
+		By       string `json:"by"`
+		Reason   string `json:"reason"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&d) != nil {
+		return decide(false, fmt.Sprintf("proctor's approvals answered HTTP %d", resp.StatusCode))
+	}
+	reason := fmt.Sprintf("proctor: %s by %s", map[bool]string{true: "approved", false: "denied"}[d.Approved], d.By)
+	if d.Reason != "" {
+		reason += ": " + d.Reason
+	}
+	return decide(d.Approved, reason)
+}

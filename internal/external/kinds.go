@@ -1,0 +1,235 @@
+package external
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/proctor-dev/proctor/internal/model"
+)
+
+// The coding agents proctor knows how to drive, beside its own: for each,
+// the command it is found as, the npm package it comes in, the model API it
+// speaks, how it is run non-interactively against the proxy, and the
+// configuration proctor writes into the run's private home so that it
+// talks only to the proxy, asks no permission of its own (proctor's sandbox
+// and approvals decide), and sends no side traffic a model script would
+// have to know about.
+const (
+	KindClaude   = "claude"   // Anthropic's Claude Code, `claude -p`
+	KindGemini   = "gemini"   // Google's Gemini CLI, `gemini -p`
+	KindOpencode = "opencode" // opencode, `opencode run`
+	KindQwen     = "qwen"     // Qwen Code, `qwen -p`
+)
+
+// builtin is one agent kind proctor drives.
+type builtin struct {
+	kind, bin, npm, api string
+	resume              bool // it can continue its last conversation
+	// setup writes the agent's configuration into o.Home and returns the
+	// environment it needs besides proctor's.
+	setup func(o Options) ([]string, error)
+	// argv is its command line after the program: extra are the agent's
+	// own extra arguments (agents.yaml command[1:]).
+	argv func(o Options, extra []string) []string
+	// side are the requests it sends besides its conversation, which a
+	// scripted model answers without a step.
+	side []SideRequest
+}
+
+// SideRequest is a request an agent sends beside its conversation (a title
+// for the session, say), known by its system prompt and by offering no
+// tools, and the reply a scripted model gives it.
+type SideRequest struct {
+	SystemHas string
+	Reply     string
+}
+
+// builtins are the agent kinds proctor drives, Codex first.
+func builtins() []builtin {
+	return []builtin{
+		{kind: KindCodex, bin: "codex", npm: "@openai/codex", api: model.APIResponses, resume: true,
+			setup: func(o Options) ([]string, error) {
+				return []string{"CODEX_HOME=" + o.Home}, writeFile(filepath.Join(o.Home, "config.toml"), codexConfig(o, o.config))
+			},
+			argv: func(o Options, extra []string) []string {
+				argv := []string{"exec", "--color", "never"}
+				if o.Resume {
+					argv = append(argv, "resume", "--last")
+				}
+				return append(append(append(argv, "--skip-git-repo-check", "--model", o.Model), extra...), "--", o.Task)
+			}},
+		{kind: KindClaude, bin: "claude", npm: "@anthropic-ai/claude-code", api: model.APIMessages, resume: true,
+			setup: claudeSetup,
+			argv: func(o Options, extra []string) []string {
+				argv := []string{"-p", "--model", o.Model, "--permission-mode", "bypassPermissions", "--output-format", "text"}
+				if o.Resume {
+					argv = append(argv, "--continue")
+				}
+				return append(append(argv, extra...), "--", o.Task)
+			}},
+		{kind: KindGemini, bin: "gemini", npm: "@google/gemini-cli", api: model.APIGemini,
+			setup: func(o Options) ([]string, error) {
+				return geminiStyle(o, ".gemini", "gemini-api-key")
+			},
+			argv: func(o Options, extra []string) []string {
+				return append(append([]string{"--model", o.Model, "--approval-mode", "yolo"}, extra...), "-p", o.Task)
+			}},
+		{kind: KindQwen, bin: "qwen", npm: "@qwen-code/qwen-code", api: model.APIChat,
+			setup: func(o Options) ([]string, error) {
+				env, err := geminiStyle(o, ".qwen", "openai")
+				return append(env, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1"), err
+			},
+			argv: func(o Options, extra []string) []string {
+				return append(append([]string{"--model", o.Model, "--approval-mode", "yolo"}, extra...), "-p", o.Task)
+			}},
+		{kind: KindOpencode, bin: "opencode", npm: "opencode-ai", api: model.APIChat, resume: true,
+			setup: opencodeSetup,
+			argv: func(o Options, extra []string) []string {
+				argv := []string{"run", "--model", "proctor/" + o.Model}
+				if o.Resume {
+					argv = append(argv, "--continue")
+				}
+				return append(append(argv, extra...), "--", o.Task)
+			},
+			// opencode asks its small model for a title, with the task as
+			// the last message: answered here, it takes no step.
+			side: []SideRequest{{SystemHas: "You are a title generator", Reply: "proctor run"}}},
+	}
+}
+
+// builtinKind is the built-in agent kind called kind.
+func builtinKind(kind string) (builtin, bool) {
+	i := slices.IndexFunc(builtins(), func(b builtin) bool { return b.kind == kind })
+	if i < 0 {
+		return builtin{}, false
+	}
+	return builtins()[i], true
+}
+
+// BuiltinKinds are the names of the external agent kinds proctor drives.
+func BuiltinKinds() []string {
+	var names []string
+	for _, b := range builtins() {
+		names = append(names, b.kind)
+	}
+	return names
+}
+
+// API is the model API the agent speaks, "" when proctor does not know it
+// (a command agent may speak any).
+func (a Agent) API() string {
+	if b, ok := builtinKind(a.Kind); ok {
+		return b.api
+	}
+	if a.IsNative() {
+		return model.APIChat
+	}
+	return ""
+}
+
+// Side are the side requests of the agent, which a scripted model answers
+// without a step.
+func (a Agent) Side() []SideRequest {
+	b, _ := builtinKind(a.Kind)
+	return b.side
+}
+
+// quiet is the environment that turns off what agents send besides their
+// model calls: telemetry, error reports, update checks.
+func quiet() []string {
+	return []string{"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "DO_NOT_TRACK=1"}
+}
+
+// claudeSetup configures Claude Code: its config folder in the private
+// home, every model it would pick (its small model for side calls, its
+// sub-agents) the run's, no non-essential traffic, and its permission
+// requests for commands routed to proctor's approvals by a PreToolUse hook
+// when proctor can be run as one.
+func claudeSetup(o Options) ([]string, error) {
+	dir := filepath.Join(o.Home, "claude")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	settings := map[string]any{"permissions": map[string]any{"defaultMode": "bypassPermissions"}, "includeCoAuthoredBy": false}
+	if o.Hook != "" {
+		settings["hooks"] = map[string]any{"PreToolUse": []any{map[string]any{"matcher": "Bash",
+			"hooks": []any{map[string]any{"type": "command", "command": shellQuote(o.Hook) + " agent-hook claude", "timeout": 86400}}}}}
+	}
+	data, _ := json.MarshalIndent(settings, "", "  ")
+	if err := writeFile(filepath.Join(dir, "settings.json"), string(data)+"\n"); err != nil {
+		return nil, err
+	}
+	env := append([]string{"CLAUDE_CONFIG_DIR=" + dir, "IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"ANTHROPIC_MODEL=" + o.Model, "ANTHROPIC_SMALL_FAST_MODEL=" + o.Model, "ANTHROPIC_DEFAULT_HAIKU_MODEL=" + o.Model,
+		"ANTHROPIC_DEFAULT_SONNET_MODEL=" + o.Model, "ANTHROPIC_DEFAULT_OPUS_MODEL=" + o.Model, "CLAUDE_CODE_SUBAGENT_MODEL=" + o.Model}, quiet()...)
+	return env, nil
+}
+
+// geminiStyle configures Gemini CLI or Qwen Code (its fork): HOME is the
+// private home, whose settings file (in folder) picks the auth the proxy
+// serves, and turns off telemetry, usage statistics, update checks and the
+// next-speaker check (a side call); the workspace is trusted.
+func geminiStyle(o Options, folder, auth string) ([]string, error) {
+	settings := map[string]any{
+		"security":  map[string]any{"auth": map[string]any{"selectedType": auth}, "folderTrust": map[string]any{"enabled": false}},
+		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"model":     map[string]any{"name": o.Model, "skipNextSpeakerCheck": true},
+	}
+	data, _ := json.MarshalIndent(settings, "", "  ")
+	dir := filepath.Join(o.Home, folder)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(dir, "settings.json"), string(data)+"\n"); err != nil {
+		return nil, err
+	}
+	return append([]string{"HOME=" + o.Home, "GEMINI_CLI_TRUST_WORKSPACE=true", "QWEN_CODE_TRUST_WORKSPACE=true"}, quiet()...), nil
+}
+
+// opencodeSetup configures opencode: the proxy as its only provider (its
+// main and small model the run's), no sharing, no update, and its own
+// permission prompts off.
+func opencodeSetup(o Options) ([]string, error) {
+	cfg := map[string]any{
+		"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
+		"model": "proctor/" + o.Model, "small_model": "proctor/" + o.Model,
+		"provider": map[string]any{"proctor": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "proctor",
+			"options": map[string]any{"baseURL": "{env:OPENAI_BASE_URL}", "apiKey": "{env:OPENAI_API_KEY}"},
+			"models":  map[string]any{o.Model: map[string]any{"name": o.Model}}}},
+		"permission": map[string]any{"edit": "allow", "bash": "allow", "webfetch": "deny"},
+	}
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	dir := filepath.Join(o.Home, "config", "opencode")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(dir, "opencode.json"), string(data)+"\n"); err != nil {
+		return nil, err
+	}
+	return append([]string{"HOME=" + o.Home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1"}, quiet()...), nil
+}
+
+func writeFile(path, content string) error {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// shellQuote quotes s as one word of a POSIX shell.
+func shellQuote(s string) string {
+	out := "'"
+	for _, r := range s {
+		if r == '\'' {
+			out += `'\''`
+			continue
+		}
+		out += string(r)
+	}
+	return out + "'"
+}
