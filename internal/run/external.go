@@ -53,7 +53,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		for _, s := range a.Side() {
 			side = append(side, script.Step{Expect: script.Expect{SystemHas: s.SystemHas, NoTools: true}, Reply: script.Reply{Content: s.Reply}})
 		}
-		m.Script = m.Script.WithAnytime(side...)
+		m.Script = m.Script.WithAnytime(side...).WithWorkspace(ws.Dir)
 	}
 	up, stopModel, err := l.endpoint(m)
 	if err != nil {

@@ -24,6 +24,9 @@ type Script struct {
 	// the ordered steps and without moving on (side requests such as a
 	// title for the conversation). Each has at least one expectation.
 	Anytime []Step
+	// Workspace is the folder the run's agent works in: an intent's path
+	// is made absolute in it for the agents that want one.
+	Workspace string
 }
 
 // Step is one expected request and its reply.
@@ -50,6 +53,7 @@ type Reply struct {
 	Content   string
 	ToolCalls []model.ToolCall
 	Usage     model.Usage
+	intents   []Intent // beside ToolCalls: a call written as an intent (run, read, write, edit), made a tool's call when answered
 }
 
 // Load reads and parses the script file at path.
@@ -169,7 +173,12 @@ func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 			r.Content = d.Str(v, f)
 		case "tool_calls":
 			for j, cn := range d.List(v, f) {
-				r.ToolCalls = append(r.ToolCalls, toolCall(d, cn, fmt.Sprintf("%s[%d]", f, j), index, j))
+				c, in := toolCall(d, cn, fmt.Sprintf("%s[%d]", f, j), index, j)
+				r.ToolCalls = append(r.ToolCalls, c)
+				r.intents = append(r.intents, in)
+			}
+			if !slices.ContainsFunc(r.intents, func(in Intent) bool { return in.Kind != "" }) {
+				r.intents = nil
 			}
 		case "usage":
 			d.Fields(v, f, []string{"prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_write_tokens"}, func(key string, _, uv *yaml.Node) {
@@ -198,11 +207,49 @@ func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 	return r
 }
 
-func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) model.ToolCall {
+func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (model.ToolCall, Intent) {
 	c := model.ToolCall{ID: fmt.Sprintf("call_%d_%d", step+1, index+1)}
-	d.Fields(n, field, []string{"id", "name", "arguments"}, func(key string, _, v *yaml.Node) {
+	var in Intent
+	d.Fields(n, field, []string{"id", "name", "arguments", IntentRun, IntentRead, IntentWrite, IntentEdit}, func(key string, _, v *yaml.Node) {
 		f := field + "." + key
 		switch key {
+		case IntentRun, IntentRead:
+			if in.Kind != "" {
+				d.Add(v, f, "a tool call does one thing: it already says %s", in.Kind)
+			}
+			in.Kind = key
+			if key == IntentRun {
+				in.Command = d.Str(v, f)
+			} else {
+				in.Path = d.Str(v, f)
+			}
+		case IntentWrite, IntentEdit:
+			if in.Kind != "" {
+				d.Add(v, f, "a tool call does one thing: it already says %s", in.Kind)
+			}
+			in.Kind = key
+			want := []string{"path", "content"}
+			if key == IntentEdit {
+				want = []string{"path", "old", "new"}
+			}
+			d.Fields(v, f, want, func(k string, _, fv *yaml.Node) {
+				switch k {
+				case "path":
+					in.Path = d.Str(fv, f+".path")
+				case "content":
+					in.Content = d.Str(fv, f+".content")
+				case "old":
+					in.Old = d.Str(fv, f+".old")
+				case "new":
+					in.New = d.Str(fv, f+".new")
+				}
+			})
+			if v.Kind == yaml.MappingNode && in.Path == "" {
+				d.Add(v, f+".path", "missing")
+			}
+			if key == IntentEdit && v.Kind == yaml.MappingNode && in.Old == "" {
+				d.Add(v, f+".old", "missing: the text to replace")
+			}
 		case "id":
 			c.ID = d.Str(v, f)
 		case "name":
@@ -229,13 +276,21 @@ func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) m
 			c.Arguments = string(data)
 		}
 	})
-	if n.Kind == yaml.MappingNode && c.Name == "" {
-		d.Add(n, field+".name", "missing")
+	switch {
+	case n.Kind != yaml.MappingNode:
+	case in.Kind != "" && (c.Name != "" || c.Arguments != ""):
+		d.Add(n, field, "either name and arguments (one agent's tool) or %s (whichever tool the agent offers for it), not both", in.Kind)
+	case in.Kind == IntentRun && in.Command == "":
+		d.Add(n, field+".run", "want the command to run")
+	case in.Kind == IntentRead && in.Path == "":
+		d.Add(n, field+".read", "want the path of the file to read")
+	case in.Kind == "" && c.Name == "":
+		d.Add(n, field+".name", "missing (or say run:, read:, write: or edit: for whichever tool the agent offers)")
 	}
 	if c.Arguments == "" {
 		c.Arguments = "{}"
 	}
-	return c
+	return c, in
 }
 
 // Check reports how req differs from what step i expects, or "" when it
@@ -315,6 +370,13 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// WithWorkspace is the script for a run whose agent works in dir.
+func (s *Script) WithWorkspace(dir string) *Script {
+	c := *s
+	c.Workspace = dir
+	return &c
 }
 
 // WithAnytime is the script with more any-time steps after its own.

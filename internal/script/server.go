@@ -106,7 +106,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 // does, it writes the 409 and ok is false. id names the step.
 func (s *Server) answer(w http.ResponseWriter, req model.Request) (id string, reply Reply, ok bool) {
 	if st, found := s.script.AnytimeFor(req); found {
-		return "script-anytime", st.Reply, true
+		reply, err := st.Reply.forRequest(req, s.script.Workspace)
+		if err != nil {
+			writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, fmt.Sprintf("%s:%d: any-time step: %v", s.script.Path, st.Line, err))
+			return "", Reply{}, false
+		}
+		return "script-anytime", reply, true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -122,8 +127,14 @@ func (s *Server) answer(w http.ResponseWriter, req model.Request) (id string, re
 			writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, diff)
 			return "", Reply{}, false
 		}
+		reply, err := s.script.Steps[i].Reply.forRequest(req, s.script.Workspace)
+		if err != nil {
+			s.failed = fmt.Sprintf("%s:%d: step %d: %v", s.script.Path, s.script.Steps[i].Line, i+1, err)
+			writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, s.failed)
+			return "", Reply{}, false
+		}
 		s.next++
-		return fmt.Sprintf("script-%d", i+1), s.script.Steps[i].Reply, true
+		return fmt.Sprintf("script-%d", i+1), reply, true
 	}
 	return "", Reply{}, false
 }
