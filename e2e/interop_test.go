@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Codex CLI, installed from npm by e2e/install-codex.sh, runs under
+// Codex CLI, installed from npm by e2e/install-agent.sh, runs under
 // `proctor run --agent codex` against a model script: it must reach the
 // proxy over the Responses API, run the command the script asks for in the
 // workspace, and leave its change as the run's diff, with its version on
@@ -115,4 +115,76 @@ func interop(t *testing.T) (bin, dir, proctor string) {
 		t.Fatalf("build proctor: %v\n%s", err, out)
 	}
 	return bin, dir, proctor
+}
+
+// Every agent proctor drives, each installed from npm by
+// e2e/install-agent.sh, runs one model script — written once, its tool
+// calls as intents (read, run) — under `proctor run --agent KIND` in
+// proctor's sandbox: each reaches the proxy in its own API, reads the file
+// with its own tool, asks proctor's approvals where it has a hook (Claude
+// Code), and leaves the same change as the run's diff, with its real name
+// and version on the receipt. proctor's own agent runs the same script.
+func TestEveryAgentUnderProctor(t *testing.T) {
+	path := os.Getenv("PROCTOR_AGENT_PATH")
+	if path == "" {
+		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
+	}
+	_, dir, proctor := interop(t)
+	script := filepath.Join(dir, "any-agent.yaml")
+	os.WriteFile(script, []byte(`model: scripted
+steps:
+  - expect: {last_contains: "greeting.txt"}
+    reply: {tool_calls: [{read: greeting.txt}]}
+  - expect: {last_role: tool, last_contains: hello}
+    reply: {tool_calls: [{run: "sed -i 's/hello/hello, proctor/' greeting.txt"}]}
+  - expect: {last_role: tool}
+    reply: {content: "I changed greeting.txt."}
+`), 0o644)
+	for _, tc := range []struct{ kind, api, version string }{
+		{"native", "chat", ""}, {"codex", "responses", "codex-cli "}, {"claude", "messages", "(Claude Code)"},
+		{"gemini", "gemini", "."}, {"qwen", "chat", "."}, {"opencode", "chat", "."},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			src := filepath.Join(dir, tc.kind, "src")
+			os.MkdirAll(src, 0o755)
+			os.WriteFile(filepath.Join(src, "greeting.txt"), []byte("hello\n"), 0o644)
+			data := filepath.Join(dir, tc.kind, "data")
+			cmd := exec.Command(proctor, "run", "--dir", src, "--task", "Change greeting.txt to say hello, proctor.", "--script", script,
+				"--agent", tc.kind, "--allow", "sed", "--wall-clock-s", "150")
+			cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"), "PROCTOR_DATA="+data)
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			took := time.Since(start)
+			runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "run.json"))
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("proctor run --agent %s: %v\n%s", tc.kind, err, out)
+			}
+			runDir := filepath.Dir(runs[0])
+			var receipt struct {
+				Status string
+				Agent  *struct{ Kind, Version string }
+				Usage  struct {
+					ModelCalls int64 `json:"model_calls"`
+				}
+			}
+			raw, _ := os.ReadFile(runs[0])
+			json.Unmarshal(raw, &receipt)
+			diff, _ := os.ReadFile(filepath.Join(runDir, "diff.patch"))
+			exchanges, _ := os.ReadFile(filepath.Join(runDir, "exchanges.jsonl"))
+			ok := receipt.Status == "awaiting_review" && strings.Contains(string(diff), "+hello, proctor") && receipt.Usage.ModelCalls >= 3
+			if tc.kind != "native" {
+				ok = ok && receipt.Agent != nil && receipt.Agent.Kind == tc.kind && strings.Contains(receipt.Agent.Version, tc.version) &&
+					strings.Contains(string(exchanges), `"api":"`+tc.api+`"`)
+			}
+			if !ok {
+				log, _ := os.ReadFile(filepath.Join(runDir, "agent.log"))
+				t.Fatalf("receipt %s\ndiff:\n%s\nagent.log:\n%s\n%s", raw, diff, log, out)
+			}
+			version := "proctor"
+			if receipt.Agent != nil {
+				version = receipt.Agent.Version
+			}
+			t.Logf("%s (%s): %d model calls through the %s API, %s wall", tc.kind, version, receipt.Usage.ModelCalls, tc.api, took.Round(time.Millisecond))
+		})
+	}
 }

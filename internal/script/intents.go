@@ -71,7 +71,9 @@ func toolsFor(kind string) []agentTool {
 		return []agentTool{
 			{"run_command", cmd("command"), "native"}, {"Bash", described, "claude"}, {"run_shell_command", described, "gemini, qwen"},
 			{"bash", described, "opencode"}, {"exec_command", cmd("cmd"), "codex"},
-			{"shell", func(in Intent, _ string) map[string]any { return map[string]any{"command": []string{"bash", "-lc", in.Command}} }, "codex"},
+			{"shell", func(in Intent, _ string) map[string]any {
+				return map[string]any{"command": []string{"bash", "-lc", in.Command}}
+			}, "codex"},
 		}
 	case IntentRead:
 		return []agentTool{{"read_file", file("path"), "native"}, {"Read", file("file_path"), "claude"}, {"read_file", file("file_path"), "gemini, qwen"}, {"read", file("filePath"), "opencode"}}
