@@ -168,6 +168,11 @@ func TestProfiles(t *testing.T) {
     base_url: http://127.0.0.1:8000/v1
     model: qwen
     stream: true
+  - name: claude
+    kind: anthropic
+    base_url: https://api.anthropic.com/v1
+    model: claude-sonnet-4-5
+    api_key_env: ANTHROPIC_API_KEY
 `
 	ps, err := model.ParseProfiles("models.yaml", []byte(good))
 	if err != nil {
@@ -184,7 +189,14 @@ func TestProfiles(t *testing.T) {
 	if err != nil || ep.APIKey != "sk-x" {
 		t.Fatalf("endpoint %+v %v", ep, err)
 	}
-	if _, err := ps.Find("nope"); err == nil || !strings.Contains(err.Error(), "it has: openai, local") {
+	if ep.Kind != model.KindOpenAI || !ep.Speaks(model.APIResponses) || ep.Speaks(model.APIMessages) {
+		t.Fatalf("an openai profile: %+v", ep)
+	}
+	c, _ := ps.Find("claude")
+	if ep, err := c.Endpoint(func(string) string { return "sk-ant" }); err != nil || ep.Kind != model.KindAnthropic || !ep.Speaks(model.APIMessages) || ep.Speaks(model.APIChat) {
+		t.Fatalf("an anthropic profile: %+v %v", ep, err)
+	}
+	if _, err := ps.Find("nope"); err == nil || !strings.Contains(err.Error(), "it has: openai, local, claude") {
 		t.Fatalf("find: %v", err)
 	}
 
@@ -198,6 +210,7 @@ func TestProfiles(t *testing.T) {
 		{"profiles:\n  - name: x\n    base_url: https://a\n    model: m\n    timeout_s: soon\n", `models.yaml:5:16: profiles[0].timeout_s: want a positive integer, got "soon"`},
 		{"profiles: [\n", "models.yaml:1:1: did not find expected node content"},
 		{"models: []\n", "models.yaml:1:1: models: unknown field (known: profiles)"},
+		{"profiles:\n  - name: x\n    kind: mistral\n    base_url: https://a\n    model: m\n", `profiles[0].kind: "mistral": want one of openai, anthropic, gemini`},
 	}
 	for _, tc := range bad {
 		if _, err := model.ParseProfiles("models.yaml", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {

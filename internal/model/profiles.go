@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 // the file and never stored.
 type Profile struct {
 	Name      string
+	Kind      string // the provider's kind (Kinds): which API it speaks and how it takes its key; "" is openai
 	BaseURL   string
 	Model     string
 	APIKeyEnv string
@@ -56,6 +58,11 @@ func LoadProfiles(path string) (*Profiles, error) {
 //	    base_url: https://api.openai.com/v1
 //	    model: gpt-4.1
 //	    api_key_env: OPENAI_API_KEY
+//	  - name: claude
+//	    kind: anthropic               # openai (default), anthropic or gemini
+//	    base_url: https://api.anthropic.com/v1
+//	    model: claude-sonnet-4-5
+//	    api_key_env: ANTHROPIC_API_KEY
 func ParseProfiles(path string, data []byte) (*Profiles, error) {
 	doc, err := yamldoc.Parse(path, data)
 	if err != nil {
@@ -93,9 +100,13 @@ var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func profile(d *yamldoc.Decoder, n *yaml.Node, field string) Profile {
 	var p Profile
-	d.Fields(n, field, []string{"name", "base_url", "model", "api_key_env", "timeout_s", "stream"}, func(key string, _, v *yaml.Node) {
+	d.Fields(n, field, []string{"name", "kind", "base_url", "model", "api_key_env", "timeout_s", "stream"}, func(key string, _, v *yaml.Node) {
 		f := field + "." + key
 		switch key {
+		case "kind":
+			if p.Kind = d.Str(v, f); !slices.Contains(Kinds, p.Kind) {
+				d.Add(v, f, "%q: want one of %s (the API the provider speaks)", p.Kind, strings.Join(Kinds, ", "))
+			}
 		case "name":
 			p.Name = d.Str(v, f)
 		case "base_url":
@@ -166,7 +177,10 @@ func (ps *Profiles) Find(name string) (Profile, error) {
 
 // Endpoint resolves a profile's key from the environment.
 func (p Profile) Endpoint(getenv func(string) string) (Endpoint, error) {
-	e := Endpoint{BaseURL: p.BaseURL, Model: p.Model}
+	e := Endpoint{BaseURL: p.BaseURL, Model: p.Model, Kind: p.Kind}
+	if e.Kind == "" {
+		e.Kind = KindOpenAI
+	}
 	if p.APIKeyEnv != "" {
 		e.APIKey = getenv(p.APIKeyEnv)
 		if e.APIKey == "" {

@@ -60,6 +60,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		return agent.Outcome{Stop: agent.StopError, Err: err}
 	}
 	defer stopModel()
+
 	conv := l.spec.Conversation
 	lim := proxy.Limits{MaxCalls: l.spec.Bounds.MaxTurns, MaxTotalCalls: conv.MaxMessages, MaxTokens: l.spec.Bounds.MaxTokens}
 	if wall := l.spec.Bounds.WallClockS; wall > 0 {

@@ -365,3 +365,25 @@ func TestMaxTokensStopsTheNativeAgent(t *testing.T) {
 		t.Fatalf("no event names the bound:\n%s", events)
 	}
 }
+
+// A live profile of another API than the agent speaks is refused before
+// the agent starts, naming both.
+func TestAnAgentAndAProfileOfAnotherAPIAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		agent external.Agent
+		kind  string
+		want  string
+	}{
+		{external.Native(), model.KindAnthropic, "model live is a profile of kind anthropic, and agent native speaks the chat API"},
+		{external.Agent{Name: "claude", Kind: external.KindClaude}, model.KindOpenAI, "model live is a profile of kind openai, and agent claude speaks the messages API"},
+		{external.Agent{Name: "gemini", Kind: external.KindGemini}, model.KindAnthropic, "model live is a profile of kind anthropic, and agent gemini speaks the gemini API"},
+	} {
+		spec := externalSpec(t, twoWrites(model.APIChat), tc.agent)
+		spec.Model = run.ModelChoice{Profile: &model.Profile{Name: "live", Kind: tc.kind},
+			Endpoint: model.Endpoint{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Kind: tc.kind, APIKey: "k"}}
+		_, err := newRunner(t).Run(context.Background(), spec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s with %s: %v", tc.agent.Name, tc.kind, err)
+		}
+	}
+}

@@ -363,6 +363,13 @@ func validate(spec Spec) error {
 			problems = append(problems, fmt.Sprintf("source %s is not a folder", spec.SourceDir))
 		}
 	}
+	if api := spec.Agent.API(); spec.Model.Profile != nil && api != "" && !spec.Model.Endpoint.Speaks(api) {
+		problems = append(problems, fmt.Sprintf("model %s is a profile of kind %s, and agent %s speaks the %s API: pick a profile of the kind the agent speaks, or an agent that speaks %s (docs/models.md)",
+			spec.Model.Profile.Name, spec.Model.Endpoint.Kind, agentName(spec.Agent), api, spec.Model.Endpoint.Kind))
+	}
+	if v := spec.Verifier; v != nil && v.Profile != nil && !v.Endpoint.Speaks(model.APIChat) {
+		problems = append(problems, fmt.Sprintf("verifier model %s is a profile of kind %s; the verifier speaks chat completions: pick an openai-kind profile", v.Profile.Name, v.Endpoint.Kind))
+	}
 	if spec.Model.Script == nil && spec.Model.Profile == nil {
 		problems = append(problems, "model: name a profile or a script")
 	}
@@ -882,4 +889,12 @@ func (l *live) saveReceipt(ctx context.Context) {
 	if l.r.Index != nil {
 		l.r.Index(context.WithoutCancel(ctx), l.dir)
 	}
+}
+
+// agentName is how messages name an agent.
+func agentName(a external.Agent) string {
+	if a.Name == "" {
+		return external.KindNative
+	}
+	return a.Name
 }
