@@ -211,7 +211,11 @@ func opencodeSetup(o Options) ([]string, error) {
 	if err := writeFile(filepath.Join(dir, "opencode.json"), string(data)+"\n"); err != nil {
 		return nil, err
 	}
-	return append([]string{"HOME=" + o.Home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1"}, quiet()...), nil
+	// No fetch of the models catalogue or default plugins (there is no
+	// network in the sandbox: each would wait for its timeout), and no
+	// project config, which could name another provider.
+	return append([]string{"HOME=" + o.Home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1",
+		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_PROJECT_CONFIG=1", "OPENCODE_DISABLE_CLAUDE_CODE=1"}, quiet()...), nil
 }
 
 func writeFile(path, content string) error {

@@ -211,10 +211,18 @@ func TestExternalAgentsThatFailOrRunPastTheirBounds(t *testing.T) {
 // A replay of an external agent's run runs the same agent again, its
 // model answering from the recording, and makes the same change.
 func TestAnExternalAgentsRunReplays(t *testing.T) {
-	bin := testutil.TestAgent(t, "responsesagent")
+	for _, tc := range []struct{ agent, api string }{{"responsesagent", model.APIResponses}, {"messagesagent", model.APIMessages}, {"geminiagent", model.APIGemini}} {
+		t.Run(tc.agent, func(t *testing.T) { replays(t, tc.agent, tc.api) })
+	}
+}
+
+// replays runs a test agent, then again from its recording, offline, through
+// the same API.
+func replays(t *testing.T, name, api string) {
+	bin := testutil.TestAgent(t, name)
 	r := newRunner(t)
-	a := external.Agent{Name: "responsesagent", Kind: external.KindCommand, Command: []string{bin, "{{task}}"}}
-	first, err := r.Run(context.Background(), externalSpec(t, twoWrites(model.APIResponses), a))
+	a := external.Agent{Name: name, Kind: external.KindCommand, Command: []string{bin, "{{task}}"}}
+	first, err := r.Run(context.Background(), externalSpec(t, twoWrites(api), a))
 	if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
 		t.Fatalf("first run: %v %+v", err, first.Receipt.Failure)
 	}
@@ -228,7 +236,7 @@ func TestAnExternalAgentsRunReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := again.Receipt
-	if rc.Status != bundle.StatusAwaitingReview || rc.Agent == nil || rc.Agent.Name != "responsesagent" || strings.Join(rc.Changed, ",") != "a.txt,b.txt" {
+	if rc.Status != bundle.StatusAwaitingReview || rc.Agent == nil || rc.Agent.Name != name || strings.Join(rc.Changed, ",") != "a.txt,b.txt" {
 		t.Fatalf("replay: status %s agent %+v changed %v failure %+v", rc.Status, rc.Agent, rc.Changed, rc.Failure)
 	}
 	d1, _ := os.ReadFile(filepath.Join(first.Dir, bundle.DiffFile))
