@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,11 +93,11 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	if args[0] == "agent-hook" { // an agent's permission hook, which its configuration runs (internal/external)
-		if len(args) != 2 || args[1] != "claude" {
-			fmt.Fprintln(env.Stderr, "usage: proctor agent-hook claude (Claude Code's PreToolUse hook, written by proctor into its settings)")
+		if len(args) != 2 || !slices.Contains(external.HookKinds(), args[1]) {
+			fmt.Fprintf(env.Stderr, "usage: proctor agent-hook %s (an agent's permission hook, written by proctor into its settings)\n", strings.Join(external.HookKinds(), "|"))
 			return ExitUsage
 		}
-		if err := external.ClaudeHook(ctx, env.Stdin, env.Stdout, env.Getenv); err != nil {
+		if err := external.Hook(ctx, args[1], env.Stdin, env.Stdout, env.Getenv); err != nil {
 			fmt.Fprintln(env.Stderr, err)
 			return 2 // Claude Code blocks the call
 		}

@@ -10,18 +10,26 @@ import (
 	"time"
 )
 
-// ClaudeHook is `proctor agent-hook claude`, Claude Code's PreToolUse hook
-// under proctor: it reads the tool call Claude Code is about to make (a
-// Bash command) from in, asks the run's approvals through the proxy
-// (POST $OPENAI_BASE_URL/proctor/approvals, as run_command, waiting for
-// the rules or a person on the run page), and writes the decision to out
-// as Claude Code reads it. Anything that goes wrong denies the call (fail
-// closed), with the reason.
-func ClaudeHook(ctx context.Context, in io.Reader, out io.Writer, getenv func(string) string) error {
+// HookKinds are the agents whose permission hook proctor answers.
+func HookKinds() []string { return []string{KindClaude, KindGemini, KindQwen} }
+
+// Hook is `proctor agent-hook KIND`, the hook proctor writes into the
+// settings of an agent that offers one before its commands run (Claude
+// Code's and Qwen Code's PreToolUse, Gemini CLI's BeforeTool): it reads the
+// tool call the agent is about to make from in, asks the run's approvals
+// through the proxy (POST $OPENAI_BASE_URL/proctor/approvals; a command as
+// run_command, as proctor's rules and pages name it), waiting for the rules
+// or a person on the run page, and writes the decision to out as the agent
+// reads it. Anything that goes wrong denies the call (fail closed), with
+// the reason.
+func Hook(ctx context.Context, kind string, in io.Reader, out io.Writer, getenv func(string) string) error {
 	decide := func(allow bool, reason string) error {
 		d := "deny"
 		if allow {
 			d = "allow"
+		}
+		if kind == KindGemini {
+			return json.NewEncoder(out).Encode(map[string]any{"decision": d, "reason": reason})
 		}
 		return json.NewEncoder(out).Encode(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": "PreToolUse", "permissionDecision": d, "permissionDecisionReason": reason}})
@@ -32,10 +40,10 @@ func ClaudeHook(ctx context.Context, in io.Reader, out io.Writer, getenv func(st
 		ToolUseID string          `json:"tool_use_id"`
 	}
 	if err := json.NewDecoder(io.LimitReader(in, 8<<20)).Decode(&call); err != nil {
-		return decide(false, "proctor could not read the tool call from Claude Code: "+err.Error())
+		return decide(false, "proctor could not read the tool call from the agent: "+err.Error())
 	}
 	tool, args := call.ToolName, string(call.ToolInput)
-	if call.ToolName == "Bash" {
+	if call.ToolName == "Bash" || call.ToolName == "run_shell_command" {
 		var input struct {
 			Command string `json:"command"`
 		}

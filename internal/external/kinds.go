@@ -72,14 +72,14 @@ func builtins() []builtin {
 			}},
 		{kind: KindGemini, bin: "gemini", npm: "@google/gemini-cli", api: model.APIGemini,
 			setup: func(o Options) ([]string, error) {
-				return geminiStyle(o, ".gemini", "gemini-api-key")
+				return geminiStyle(o, KindGemini, ".gemini", "gemini-api-key")
 			},
 			argv: func(o Options, extra []string) []string {
 				return append(append([]string{"--model", o.Model, "--approval-mode", "yolo"}, extra...), "-p", o.Task)
 			}},
 		{kind: KindQwen, bin: "qwen", npm: "@qwen-code/qwen-code", api: model.APIChat,
 			setup: func(o Options) ([]string, error) {
-				env, err := geminiStyle(o, ".qwen", "openai")
+				env, err := geminiStyle(o, KindQwen, ".qwen", "openai")
 				return append(env, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1"), err
 			},
 			argv: func(o Options, extra []string) []string {
@@ -156,7 +156,7 @@ func claudeSetup(o Options) ([]string, error) {
 	settings := map[string]any{"permissions": map[string]any{"defaultMode": "bypassPermissions"}, "includeCoAuthoredBy": false}
 	if o.Hook != "" {
 		settings["hooks"] = map[string]any{"PreToolUse": []any{map[string]any{"matcher": "Bash",
-			"hooks": []any{map[string]any{"type": "command", "command": shellQuote(o.Hook) + " agent-hook claude", "timeout": 86400}}}}}
+			"hooks": []any{map[string]any{"type": "command", "command": shellQuote(o.Hook) + " agent-hook claude", "timeout": 86400}}}}} // seconds
 	}
 	data, _ := json.MarshalIndent(settings, "", "  ")
 	if err := writeFile(filepath.Join(dir, "settings.json"), string(data)+"\n"); err != nil {
@@ -170,15 +170,30 @@ func claudeSetup(o Options) ([]string, error) {
 
 // geminiStyle configures Gemini CLI or Qwen Code (its fork): HOME is the
 // private home, whose settings file (in folder) picks the auth the proxy
-// serves, and turns off telemetry, usage statistics, update checks and the
-// next-speaker check (a side call); the workspace is trusted.
-func geminiStyle(o Options, folder, auth string) ([]string, error) {
+// serves, turns off telemetry, usage statistics, update checks and the
+// next-speaker check (a side call), and sends the agent's commands to
+// proctor's approvals by its hook; the workspace is trusted.
+func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 	settings := map[string]any{
 		"security":  map[string]any{"auth": map[string]any{"selectedType": auth}, "folderTrust": map[string]any{"enabled": false}},
 		"general":   map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
 		"model":     map[string]any{"name": o.Model, "skipNextSpeakerCheck": true},
+	}
+	if o.Hook != "" {
+		// Commands wait for proctor's approvals: Gemini CLI's BeforeTool
+		// hook (its timeout in milliseconds), Qwen Code's PreToolUse.
+		hook := map[string]any{"type": "command", "name": "proctor-approvals", "command": shellQuote(o.Hook) + " agent-hook " + kind}
+		event := "PreToolUse"
+		if kind == KindGemini {
+			event = "BeforeTool"
+			hook["timeout"] = 86400 * 1000
+			settings["hooksConfig"] = map[string]any{"enabled": true}
+		} else {
+			hook["timeout"] = 86400
+		}
+		settings["hooks"] = map[string]any{event: []any{map[string]any{"matcher": "run_shell_command", "hooks": []any{hook}}}}
 	}
 	data, _ := json.MarshalIndent(settings, "", "  ")
 	dir := filepath.Join(o.Home, folder)

@@ -1,0 +1,55 @@
+package external
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// Each agent's hook asks proctor's approvals for a command as run_command
+// and answers in the agent's own shape; anything that goes wrong denies.
+func TestTheHookAsksTheRunsApprovalsAndFailsClosed(t *testing.T) {
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a struct{ CallID, Tool, Arguments string }
+		if r.Header.Get("Authorization") != "Bearer proxy-key" || r.URL.Path != "/v1/proctor/approvals" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		json.NewDecoder(r.Body).Decode(&a)
+		asked = append(asked, a.Tool+" "+a.Arguments)
+		json.NewEncoder(w).Encode(map[string]any{"approved": strings.Contains(a.Arguments, "go test"), "by": "policy", "reason": "rules"})
+	}))
+	defer srv.Close()
+	env := func(base string) func(string) string {
+		return func(k string) string {
+			return map[string]string{"OPENAI_BASE_URL": base, "OPENAI_API_KEY": "proxy-key"}[k]
+		}
+	}
+	for _, tc := range []struct {
+		kind, in, base, want string
+	}{
+		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"go test ./...","description":"x"},"tool_use_id":"t1"}`, srv.URL + "/v1", `"permissionDecision":"allow","permissionDecisionReason":"proctor: approved by policy: rules"`},
+		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"rm -rf /"}}`, srv.URL + "/v1", `"permissionDecision":"deny"`},
+		{KindQwen, `{"tool_name":"run_shell_command","tool_input":{"command":"go test ./..."}}`, srv.URL + "/v1", `"hookEventName":"PreToolUse","permissionDecision":"allow"`},
+		{KindGemini, `{"tool_name":"run_shell_command","tool_input":{"command":"go test ./..."}}`, srv.URL + "/v1", `{"decision":"allow","reason":"proctor: approved by policy: rules"}`},
+		{KindGemini, `{"tool_name":"run_shell_command","tool_input":{"command":"curl x"}}`, srv.URL + "/v1", `{"decision":"deny"`},
+		{KindGemini, `not json`, srv.URL + "/v1", `{"decision":"deny","reason":"proctor could not read the tool call from the agent`},
+		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"go test"}}`, "http://127.0.0.1:1/v1", `"permissionDecision":"deny","permissionDecisionReason":"proctor's approvals did not answer`},
+		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"go test"}}`, srv.URL + "/elsewhere", `"permissionDecision":"deny","permissionDecisionReason":"proctor's approvals answered HTTP 401"`},
+	} {
+		var out strings.Builder
+		if err := Hook(context.Background(), tc.kind, strings.NewReader(tc.in), &out, env(tc.base)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%s %s: %s, want %s", tc.kind, tc.in, out.String(), tc.want)
+		}
+	}
+	if len(asked) != 5 || asked[0] != `run_command {"command":"go test ./..."}` {
+		t.Fatalf("asked %q", asked)
+	}
+}
