@@ -112,20 +112,33 @@ func TestRunWithAnAgentCommand(t *testing.T) {
 }
 
 // The five example scenarios pass with an agent command as with proctor's
-// own agent: the test chatagent offers proctor's tools, continues its
-// conversation for the next turn and for the answer to its question
-// (resume:), and asks proctor before a gated command (POST
-// /v1/proctor/approvals), which the scenario's approval rules decide.
+// own agent, side by side in one suite: the test chatagent offers
+// proctor's tools, continues its conversation for the next turn and for
+// the answer to its question (resume:), and asks proctor before a gated
+// command (POST /v1/proctor/approvals), which the scenario's approval rules
+// decide.
 func TestTheExampleScenariosRunWithAnAgentCommand(t *testing.T) {
 	bin := testutil.TestAgent(t, "chatagent")
 	agents := filepath.Join(t.TempDir(), "agents.yaml")
 	writeTree(t, filepath.Dir(agents), map[string]string{"agents.yaml": "agents:\n  - name: chat\n    kind: command\n    command: [" + bin + ", \"{{task}}\"]\n    resume: [" + bin + ", --resume, \"{{task}}\"]\n"})
 	env := map[string]string{"PROCTOR_DATA": t.TempDir(), "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
-	r := invoke(t, env, "scenario", "run", "--agent", "chat", "--agents", agents, "../../examples/scenarios")
-	if r.code != ExitOK || !strings.Contains(r.stdout, "5 cases") || !strings.Contains(r.stdout, "5 passed, 0 failed, 0 broken") {
-		t.Fatalf("the examples with an agent command: %+v", r)
+	out := filepath.Join(t.TempDir(), "suite.json")
+	r := invoke(t, env, "scenario", "run", "--agent", "native,chat", "--agents", agents, "--json", out, "../../examples/scenarios")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "10 cases") || !strings.Contains(r.stdout, "10 passed, 0 failed, 0 broken") ||
+		!strings.Contains(r.stdout, "needs-approval (chat)") || !strings.Contains(r.stdout, "needs-approval (native)") {
+		t.Fatalf("the examples with proctor's agent and an agent command: %+v", r)
 	}
-	m := regexp.MustCompile(`verdict needs-approval #1: passed \(\S+\) (\S+)`).FindStringSubmatch(r.stdout)
+	var doc struct{ Cases []struct{ Scenario, Agent string } }
+	data, _ := os.ReadFile(out)
+	if json.Unmarshal(data, &doc); len(doc.Cases) != 10 || doc.Cases[0].Agent != "native" || doc.Cases[1].Agent != "chat" {
+		t.Fatalf("suite JSON cases %+v", doc.Cases)
+	}
+	for _, bad := range []string{"native,,chat", "chat,chat", "nobody"} {
+		if r := invoke(t, env, "scenario", "run", "--agent", bad, "--agents", agents, "../../examples/scenarios"); r.code != ExitUsage {
+			t.Errorf("--agent %s: %+v", bad, r)
+		}
+	}
+	m := regexp.MustCompile(`verdict needs-approval \(chat\) #1: passed \(\S+\) (\S+)`).FindStringSubmatch(r.stdout)
 	if m == nil {
 		t.Fatalf("no needs-approval run:\n%s", r.stdout)
 	}

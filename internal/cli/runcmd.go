@@ -165,11 +165,16 @@ func (f *runFlags) externalAgent(env Env, name string) (external.Agent, error) {
 		}
 		return external.Agent{Name: filepath.Base(rest[0]), Kind: external.KindCommand, Command: rest}, nil
 	}
+	return f.findAgent(env, *f.agent, name)
+}
+
+// findAgent is the agent called agent: built in, or one of agents.yaml.
+func (f *runFlags) findAgent(env Env, agent, name string) (external.Agent, error) {
 	file, err := external.Load(agentsPath(*f.agents, env.Getenv))
 	if err != nil {
 		return external.Agent{}, usagef(name, "%v", err)
 	}
-	a, err := file.Find(*f.agent)
+	a, err := file.Find(agent)
 	if err != nil {
 		return external.Agent{}, usagef(name, "--agent: %v", err)
 	}

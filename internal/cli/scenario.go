@@ -82,14 +82,22 @@ func (rf *runFlags) suiteChoices(env Env, profile string, opt *suite.Options) er
 	if *rf.agent == "" {
 		return nil
 	}
-	if *rf.agent == external.KindCommand {
-		return usagef("scenario run", "--agent command takes no command here: name an agent of agents.yaml")
+	for _, name := range strings.Split(*rf.agent, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			return usagef("scenario run", "--agent %q: an empty name in the list", *rf.agent)
+		case name == external.KindCommand:
+			return usagef("scenario run", "--agent command takes no command here: name an agent of agents.yaml")
+		case slices.ContainsFunc(opt.Agents, func(a external.Agent) bool { return a.Name == name }):
+			return usagef("scenario run", "--agent %q: %s is named twice", *rf.agent, name)
+		}
+		a, err := rf.findAgent(env, name, "scenario run")
+		if err != nil {
+			return err
+		}
+		opt.Agents = append(opt.Agents, a)
 	}
-	a, err := rf.externalAgent(env, "scenario run")
-	if err != nil {
-		return err
-	}
-	opt.Agent = &a
 	return nil
 }
 
@@ -105,7 +113,7 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	parallel := fs.Int("parallel", 1, "runs at a time")
 	profile := fs.String("model", "", "run every scenario against this model `profile` instead of its own model")
 	models := fs.String("models", "", "models.yaml `file`")
-	agentName := fs.String("agent", "", "run every scenario with this `agent` instead of its own: native, codex, claude, gemini, qwen, opencode, or a name from agents.yaml")
+	agentName := fs.String("agent", "", "run every scenario with each of these `agents` (comma-separated) instead of its own: native, codex, claude, gemini, qwen, opencode, or names from agents.yaml")
 	agents := fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
 	sandboxMode := fs.String("sandbox", "workspace", "how the runs' commands are confined: workspace, strict or off (docs/security.md)")
 	var tags stringList

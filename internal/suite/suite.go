@@ -33,7 +33,10 @@ type Options struct {
 	Repeat   int    // runs per scenario; 0 uses each scenario's repeat
 	Parallel int    // runs at a time; default 1
 	Model    *run.ModelChoice
-	Agent    *external.Agent // overrides each scenario's agent
+	// Agents replace each scenario's agent: each scenario runs with each of
+	// them (its repeats each), and the suite's matrix shows them side by
+	// side. None: each scenario's own.
+	Agents []external.Agent
 	Profile  func(name string) (run.ModelChoice, error)
 	Out      io.Writer // one line per result and verdict, then the summary
 	// Quiet prints only the cases that did not pass (their results and
@@ -51,6 +54,7 @@ type Options struct {
 // Case is one run of one scenario.
 type Case struct {
 	Scenario *scenario.Scenario
+	Agent    *external.Agent // replaces the scenario's own; nil: its own
 	Repeat   int
 	Result   *run.Result
 	Err      error // the case could not start
@@ -104,8 +108,17 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 		if k <= 0 {
 			k = s.Repeat
 		}
-		for i := 1; i <= k; i++ {
-			rep.Cases = append(rep.Cases, Case{Scenario: s, Repeat: i})
+		agents := []*external.Agent{nil}
+		if len(opt.Agents) > 0 {
+			agents = nil
+			for i := range opt.Agents {
+				agents = append(agents, &opt.Agents[i])
+			}
+		}
+		for _, a := range agents {
+			for i := 1; i <= k; i++ {
+				rep.Cases = append(rep.Cases, Case{Scenario: s, Agent: a, Repeat: i})
+			}
 		}
 	}
 	// Each case's runner: no progress lines, one loopback host for every
@@ -163,7 +176,7 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 // it; it returns a warning to print when the pack could not take it.
 func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) string {
 	t0 := time.Now()
-	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Agent: opt.Agent, Profile: opt.Profile})
+	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Agent: c.Agent, Profile: opt.Profile})
 	if err == nil {
 		c.Result, err = rr.Run(ctx, spec)
 	}
@@ -326,7 +339,7 @@ func CleanScratch(dataDir string) (removed, kept []string, err error) {
 }
 
 func printCase(w io.Writer, c Case) {
-	name := fmt.Sprintf("%s #%d", c.Scenario.ID, c.Repeat)
+	name := fmt.Sprintf("%s #%d", c.label(), c.Repeat)
 	if c.Err != nil {
 		fmt.Fprintf(w, "BROKEN %s: %v\n", name, c.Err)
 		return
@@ -378,10 +391,10 @@ type Stats struct {
 func (r Report) PerScenario() []Stats {
 	m := map[string]*Stats{}
 	for _, c := range r.Cases {
-		s := m[c.Scenario.ID]
+		s := m[c.label()]
 		if s == nil {
-			s = &Stats{ID: c.Scenario.ID}
-			m[c.Scenario.ID] = s
+			s = &Stats{ID: c.label()}
+			m[c.label()] = s
 		}
 		s.Runs++
 		if c.Passed() {
@@ -532,7 +545,7 @@ func (r Report) WriteJUnit(path string) error {
 // junit is the case as a JUnit test case: a setup problem or a broken
 // check is an error, a failed check or an exceeded budget a failure.
 func (c Case) junit() junitCase {
-	tc := junitCase{Name: fmt.Sprintf("%s #%d", c.Scenario.ID, c.Repeat), Classname: "proctor." + c.Scenario.ID, Time: secs(c.Duration)}
+	tc := junitCase{Name: fmt.Sprintf("%s #%d", c.label(), c.Repeat), Classname: "proctor." + c.Scenario.ID, Time: secs(c.Duration)}
 	switch {
 	case c.Err != nil:
 		tc.Error = &junitFailure{Message: c.Err.Error(), Type: "setup"}
@@ -577,6 +590,7 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 func (r Report) WriteJSON(path string) error {
 	type entry struct {
 		Scenario string               `json:"scenario"`
+		Agent    string               `json:"agent,omitempty"` // the agent that replaced the scenario's own
 		Repeat   int                  `json:"repeat"`
 		RunID    string               `json:"run_id,omitempty"`
 		Bundle   string               `json:"bundle,omitempty"`
@@ -608,6 +622,9 @@ func (r Report) WriteJSON(path string) error {
 	}
 	for _, c := range r.Cases {
 		e := entry{Scenario: c.Scenario.ID, Repeat: c.Repeat, Passed: c.Passed(), Seconds: c.Duration.Seconds(), Results: []bundle.CheckResult{}}
+		if c.Agent != nil {
+			e.Agent = c.Agent.Name
+		}
 		if c.Err != nil {
 			e.Status, e.Error = "broken", c.Err.Error()
 		}
@@ -624,4 +641,12 @@ func (r Report) WriteJSON(path string) error {
 		return err
 	}
 	return bundle.WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// label names the case's scenario, with the agent that replaced its own.
+func (c Case) label() string {
+	if c.Agent == nil {
+		return c.Scenario.ID
+	}
+	return c.Scenario.ID + " (" + c.Agent.Name + ")"
 }
