@@ -128,6 +128,25 @@ func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
 	if out, err := sh(true, "exec 3<>/dev/tcp/127.0.0.1/"+port(proxy)); err != nil {
 		t.Fatalf("the proxy's port is refused: %v %s", err, out)
 	}
+	// A file the command may run (proctor itself, as an agent's hook) is
+	// there alone: it runs, and what lies beside it is not there at all.
+	t.Run("run a file allowed alone, and not its neighbour", func(t *testing.T) {
+		bin := filepath.Join(home, "bin")
+		os.MkdirAll(bin, 0o755)
+		os.WriteFile(filepath.Join(bin, "hook"), []byte("#!/bin/sh\necho hook ran\n"), 0o755)
+		os.WriteFile(filepath.Join(bin, "neighbour.key"), []byte("NEIGHBOUR\n"), 0o600)
+		running := policy
+		running.Run = []string{filepath.Join(bin, "hook")}
+		if out, err := shIn(&running, "bash", filepath.Join(bin, "hook")); err != nil || !strings.Contains(out, "hook ran") {
+			t.Fatalf("the allowed file did not run: %v %s", err, out)
+		}
+		if out, err := shIn(&running, "bash", "test -e "+filepath.Join(bin, "neighbour.key")+" || cat "+filepath.Join(bin, "neighbour.key")); err == nil || strings.Contains(out, "NEIGHBOUR") {
+			t.Fatalf("the file beside it was reached: %v %s", err, out)
+		}
+		if out, err := shIn(&running, "bash", "echo x >> "+filepath.Join(bin, "hook")); err == nil {
+			t.Fatalf("the allowed file was written: %s", out)
+		}
+	})
 	// The helper that hides the network waits for the command and exits
 	// as it did.
 	var exit *exec.ExitError

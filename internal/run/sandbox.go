@@ -91,9 +91,11 @@ func (l *live) confine(ws string, connect []int, write ...string) func(*exec.Cmd
 		p.Read = append(p.Read, l.r.Sandbox.Read...)
 	}
 	helper := l.r.Sandbox.Helper
-	// proctor's own binary: an agent's permission hook runs it to ask the
-	// run's approvals, and a hook it cannot reach would let the call go.
-	p.Read = append(p.Read, programDirs(helper)...)
+	// proctor's own binary, alone (its folder may hold anything): an
+	// agent's permission hook runs it to ask the run's approvals.
+	if self, err := filepath.EvalSymlinks(helper); err == nil && filepath.IsAbs(self) {
+		p.Run = append(p.Run, self)
+	}
 	return func(cmd *exec.Cmd) {
 		p := p
 		if m == sandbox.ModeWorkspace {

@@ -50,6 +50,7 @@ var System = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/lib
 type Policy struct {
 	Write    []string // folders it may write (and read): the workspace, a private temp folder
 	Read     []string // folders it may read besides System: the allow-list (toolchains, module caches)
+	Run      []string // files (not their folders) it may read and run: proctor itself, as an agent's permission hook
 	Connect  []int    // TCP ports it may connect to; none: no TCP at all
 	Offline  bool     // no network at all: a network namespace with only loopback (strict mode)
 	MaxFile  uint64   // bytes one file may grow to (RLIMIT_FSIZE); 0 no limit
@@ -109,6 +110,9 @@ func (p Policy) flags() []string {
 	for _, d := range p.Read {
 		out = append(out, "--read", d)
 	}
+	for _, f := range p.Run {
+		out = append(out, "--run", f)
+	}
 	for _, port := range p.Connect {
 		out = append(out, "--connect", strconv.Itoa(port))
 	}
@@ -134,9 +138,10 @@ func Main(args []string, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var p Policy
-	var write, read, connect list
+	var write, read, runs, connect list
 	fs.Var(&write, "write", "a `folder` the command may write")
 	fs.Var(&read, "read", "a `folder` the command may read")
+	fs.Var(&runs, "run", "a `file` the command may read and run (not its folder)")
 	fs.Var(&connect, "connect", "a TCP `port` the command may connect to")
 	fs.Uint64Var(&p.MaxFile, "max-file", 0, "RLIMIT_FSIZE in bytes")
 	fs.Uint64Var(&p.CPU, "cpu", 0, "RLIMIT_CPU in seconds")
@@ -150,7 +155,7 @@ func Main(args []string, stderr io.Writer) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("sandbox-exec: no command after --")
 	}
-	p.Write, p.Read = write, read
+	p.Write, p.Read, p.Run = write, read, runs
 	for _, s := range connect {
 		port, err := strconv.Atoi(s)
 		if err != nil || port < 1 || port > 65535 {
@@ -202,7 +207,7 @@ func (p Policy) restrict() error {
 	etcDirs, etcFiles := readable("/etc")
 	rules := []landlock.Rule{
 		landlock.RODirs(append(append(system, etcDirs...), p.Read...)...).IgnoreIfMissing(),
-		landlock.ROFiles(etcFiles...).IgnoreIfMissing(),
+		landlock.ROFiles(append(etcFiles, p.Run...)...).IgnoreIfMissing(),
 		landlock.RWDirs(p.Write...).WithResolveUnix(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
 	}

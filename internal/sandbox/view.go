@@ -71,6 +71,16 @@ func (p Policy) enterView() error {
 			return err // a system folder this host does not have is left out
 		}
 	}
+	// Files after every folder: a file in a folder bound above is there
+	// already, and one elsewhere is bound alone, its folder left out.
+	for _, f := range p.Run {
+		if f = filepath.Clean(f); !filepath.IsAbs(f) {
+			continue
+		}
+		if err := bind("/host"+f, "/view"+f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	if err := os.MkdirAll("/view/proc", 0o555); err != nil {
 		return fmt.Errorf("view: %w", err)
 	}
