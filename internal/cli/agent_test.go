@@ -128,7 +128,9 @@ func TestTheExampleScenariosRunWithAnAgentCommand(t *testing.T) {
 		!strings.Contains(r.stdout, "needs-approval (chat)") || !strings.Contains(r.stdout, "needs-approval (native)") {
 		t.Fatalf("the examples with proctor's agent and an agent command: %+v", r)
 	}
-	var doc struct{ Cases []struct{ Scenario, Agent string } }
+	var doc struct {
+		Cases []struct{ Scenario, Agent string }
+	}
 	data, _ := os.ReadFile(out)
 	if json.Unmarshal(data, &doc); len(doc.Cases) != 10 || doc.Cases[0].Agent != "native" || doc.Cases[1].Agent != "chat" {
 		t.Fatalf("suite JSON cases %+v", doc.Cases)

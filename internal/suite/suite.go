@@ -36,9 +36,9 @@ type Options struct {
 	// Agents replace each scenario's agent: each scenario runs with each of
 	// them (its repeats each), and the suite's matrix shows them side by
 	// side. None: each scenario's own.
-	Agents []external.Agent
-	Profile  func(name string) (run.ModelChoice, error)
-	Out      io.Writer // one line per result and verdict, then the summary
+	Agents  []external.Agent
+	Profile func(name string) (run.ModelChoice, error)
+	Out     io.Writer // one line per result and verdict, then the summary
 	// Quiet prints only the cases that did not pass (their results and
 	// verdicts), then the summary: a large suite's log shows what needs
 	// looking at.
