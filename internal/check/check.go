@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/intent"
 )
 
 // Call is one tool call the agent made.
@@ -23,6 +24,23 @@ type Call struct {
 	Tool string `json:"tool"`
 	Args string `json:"args"`
 	OK   bool   `json:"ok"`
+}
+
+// calls says whether the call is of tool with arguments matching args
+// (any, when nil). A check that names one of proctor's own tools for an
+// intent (run_command, read_file, write_file, edit_file) finds whichever
+// agent's tool did it (Claude Code's Bash, Gemini CLI's
+// run_shell_command…), its arguments read as proctor's tool's.
+func (c Call) calls(tool string, args *regexp.Regexp) bool {
+	match := func(a string) bool { return args == nil || args.MatchString(a) }
+	if c.Tool == tool && match(c.Args) {
+		return true
+	}
+	if in, ok := intent.Of(c.Tool, c.Args); ok {
+		name, native := in.Native()
+		return name == tool && match(native)
+	}
+	return false
 }
 
 // Input is what checks judge: the finished workspace and what the agent
@@ -91,7 +109,7 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 	case KindToolCalled, KindToolNotCalled:
 		n := 0
 		for _, c := range in.Calls {
-			if c.Tool == s.Tool && (s.Args == nil || s.Args.MatchString(c.Args)) {
+			if c.calls(s.Tool, s.Args) {
 				n++
 			}
 		}

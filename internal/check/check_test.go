@@ -21,7 +21,9 @@ func input(t *testing.T) check.Input {
 	os.Symlink(outside, filepath.Join(ws, "escape.txt"))
 	os.Symlink("money.go", filepath.Join(ws, "alias.go"))
 	return check.Input{Workspace: ws, RunDir: t.TempDir(), Changed: []string{"money.go", "money_test.go"}, Final: "Fixed the rounding.",
-		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true}},
+		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true},
+			{Tool: "Bash", Args: `{"command":"make lint","description":"lint"}`}, {Tool: "exec_command", Args: `{"cmd":"git status"}`},
+			{Tool: "edit", Args: `{"filePath":"/ws/money.go","oldString":"old","newString":"new"}`}},
 		Env:   []string{"PATH=" + os.Getenv("PATH")}}
 }
 
@@ -54,6 +56,11 @@ func TestChecks(t *testing.T) {
 		{"final message", check.Spec{Kind: check.KindFinalMessage, Text: "rounding"}, true, false, ""},
 		{"tool called", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`)}, true, false, "called 1 time(s)"},
 		{"tool not called", check.Spec{Kind: check.KindToolNotCalled, Tool: "delete_file"}, true, false, ""},
+		// Another agent's tools for an intent count as proctor's own.
+		{"a command by Claude Code", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`"command":"make lint"`)}, true, false, "called 1 time(s)"},
+		{"a command by Codex", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`git status`)}, true, false, "called 1 time(s)"},
+		{"an edit by opencode", check.Spec{Kind: check.KindToolCalled, Tool: "edit_file", Args: regexp.MustCompile(`"search":"old"`)}, true, false, "called 1 time(s)"},
+		{"not any Bash", check.Spec{Kind: check.KindToolNotCalled, Tool: "run_command", Args: regexp.MustCompile(`rm -rf`)}, true, false, "called 0 time(s)"},
 		{"tool not called fails", check.Spec{Kind: check.KindToolNotCalled, Tool: "read_file"}, false, false, "called 1 time(s)"},
 		{"command", check.Spec{Kind: check.KindCommand, Command: "grep -q Round money.go"}, true, false, "exit 0"},
 		{"command fails", check.Spec{Kind: check.KindCommand, Command: "echo nope; exit 3"}, false, false, "exit 3\nnope"},

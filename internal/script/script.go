@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
@@ -53,7 +54,7 @@ type Reply struct {
 	Content   string
 	ToolCalls []model.ToolCall
 	Usage     model.Usage
-	intents   []Intent // beside ToolCalls: a call written as an intent (run, read, write, edit), made a tool's call when answered
+	intents   []intent.Intent // beside ToolCalls: a call written as an intent (run, read, write, edit), made a tool's call when answered
 }
 
 // Load reads and parses the script file at path.
@@ -177,7 +178,7 @@ func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 				r.ToolCalls = append(r.ToolCalls, c)
 				r.intents = append(r.intents, in)
 			}
-			if !slices.ContainsFunc(r.intents, func(in Intent) bool { return in.Kind != "" }) {
+			if !slices.ContainsFunc(r.intents, func(in intent.Intent) bool { return in.Kind != "" }) {
 				r.intents = nil
 			}
 		case "usage":
@@ -207,29 +208,29 @@ func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 	return r
 }
 
-func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (model.ToolCall, Intent) {
+func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (model.ToolCall, intent.Intent) {
 	c := model.ToolCall{ID: fmt.Sprintf("call_%d_%d", step+1, index+1)}
-	var in Intent
-	d.Fields(n, field, []string{"id", "name", "arguments", IntentRun, IntentRead, IntentWrite, IntentEdit}, func(key string, _, v *yaml.Node) {
+	var in intent.Intent
+	d.Fields(n, field, []string{"id", "name", "arguments", intent.Run, intent.Read, intent.Write, intent.Edit}, func(key string, _, v *yaml.Node) {
 		f := field + "." + key
 		switch key {
-		case IntentRun, IntentRead:
+		case intent.Run, intent.Read:
 			if in.Kind != "" {
 				d.Add(v, f, "a tool call does one thing: it already says %s", in.Kind)
 			}
 			in.Kind = key
-			if key == IntentRun {
+			if key == intent.Run {
 				in.Command = d.Str(v, f)
 			} else {
 				in.Path = d.Str(v, f)
 			}
-		case IntentWrite, IntentEdit:
+		case intent.Write, intent.Edit:
 			if in.Kind != "" {
 				d.Add(v, f, "a tool call does one thing: it already says %s", in.Kind)
 			}
 			in.Kind = key
 			want := []string{"path", "content"}
-			if key == IntentEdit {
+			if key == intent.Edit {
 				want = []string{"path", "old", "new"}
 			}
 			d.Fields(v, f, want, func(k string, _, fv *yaml.Node) {
@@ -247,7 +248,7 @@ func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (
 			if v.Kind == yaml.MappingNode && in.Path == "" {
 				d.Add(v, f+".path", "missing")
 			}
-			if key == IntentEdit && v.Kind == yaml.MappingNode && in.Old == "" {
+			if key == intent.Edit && v.Kind == yaml.MappingNode && in.Old == "" {
 				d.Add(v, f+".old", "missing: the text to replace")
 			}
 		case "id":
@@ -280,9 +281,9 @@ func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (
 	case n.Kind != yaml.MappingNode:
 	case in.Kind != "" && (c.Name != "" || c.Arguments != ""):
 		d.Add(n, field, "either name and arguments (one agent's tool) or %s (whichever tool the agent offers for it), not both", in.Kind)
-	case in.Kind == IntentRun && in.Command == "":
+	case in.Kind == intent.Run && in.Command == "":
 		d.Add(n, field+".run", "want the command to run")
-	case in.Kind == IntentRead && in.Path == "":
+	case in.Kind == intent.Read && in.Path == "":
 		d.Add(n, field+".read", "want the path of the file to read")
 	case in.Kind == "" && c.Name == "":
 		d.Add(n, field+".name", "missing (or say run:, read:, write: or edit: for whichever tool the agent offers)")

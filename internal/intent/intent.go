@@ -1,0 +1,217 @@
+// Package intent knows what the tool calls of the coding agents proctor
+// drives do: which of each agent's tools runs a command, reads, writes or
+// edits a file, and how it names its arguments. A model script writes a
+// tool call as an intent once, for every agent (internal/script), and a
+// check that asks whether a command ran finds it whichever agent ran it
+// (internal/check).
+package intent
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// The intents.
+const (
+	Run   = "run"   // run a command
+	Read  = "read"  // read a file
+	Write = "write" // write a whole file
+	Edit  = "edit"  // replace a text in a file
+)
+
+// Kinds are the intents.
+func Kinds() []string { return []string{Run, Read, Write, Edit} }
+
+// Intent is a tool call written as what it does.
+type Intent struct {
+	Kind    string // Run, Read, Write or Edit
+	Command string // Run
+	Path    string // Read, Write, Edit: the file, relative to the workspace (or as the agent gave it)
+	Content string // Write
+	Old     string // Edit: the text replaced
+	New     string // Edit: what replaces it
+}
+
+// Tool is one agent's tool for an intent, and how it names the intent's
+// arguments ("" for an argument it does not take).
+type Tool struct {
+	Name   string
+	Agent  string // whose it is, for messages
+	Kind   string
+	Key    string // Run: the command; the others: the file's path
+	Second string // Write: the content; Edit: the old text
+	Third  string // Edit: the new text
+	// Describe: the tool also takes a description of the command (Claude
+	// Code's, opencode's and Gemini CLI's shell tools).
+	Describe bool
+	// Argv: the command is an argv, run by bash -lc (Codex's shell).
+	Argv bool
+	// Extra arguments the tool requires, with the values given.
+	Extra map[string]any
+}
+
+// Tools are the tools that do an intent, in the order they are looked for
+// among those an agent offers: proctor's own first.
+func Tools(kind string) []Tool {
+	var out []Tool
+	for _, t := range all() {
+		if t.Kind == kind {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func all() []Tool {
+	return []Tool{
+		{Name: "run_command", Agent: "native", Kind: Run, Key: "command"},
+		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true},
+		{Name: "run_shell_command", Agent: "gemini, qwen", Kind: Run, Key: "command", Describe: true},
+		{Name: "bash", Agent: "opencode", Kind: Run, Key: "command", Describe: true},
+		{Name: "exec_command", Agent: "codex", Kind: Run, Key: "cmd"},
+		{Name: "shell", Agent: "codex", Kind: Run, Key: "command", Argv: true},
+
+		{Name: "read_file", Agent: "native", Kind: Read, Key: "path"},
+		{Name: "Read", Agent: "claude", Kind: Read, Key: "file_path"},
+		{Name: "read_file", Agent: "gemini, qwen", Kind: Read, Key: "file_path"},
+		{Name: "read", Agent: "opencode", Kind: Read, Key: "filePath"},
+
+		{Name: "write_file", Agent: "native", Kind: Write, Key: "path", Second: "content"},
+		{Name: "Write", Agent: "claude", Kind: Write, Key: "file_path", Second: "content"},
+		{Name: "write_file", Agent: "gemini, qwen", Kind: Write, Key: "file_path", Second: "content"},
+		{Name: "write", Agent: "opencode", Kind: Write, Key: "filePath", Second: "content"},
+
+		{Name: "edit_file", Agent: "native", Kind: Edit, Key: "path", Second: "search", Third: "replace"},
+		{Name: "Edit", Agent: "claude", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
+		{Name: "edit", Agent: "qwen", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
+		{Name: "edit", Agent: "opencode", Kind: Edit, Key: "filePath", Second: "oldString", Third: "newString"},
+		{Name: "replace", Agent: "gemini", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string",
+			Extra: map[string]any{"instruction": "replace the text as asked"}},
+	}
+}
+
+// Absolute says whether the tool wants a file's path absolute (all but
+// proctor's own, whose paths are relative to the workspace).
+func (t Tool) Absolute() bool { return t.Kind != Run && t.Key != "path" }
+
+// Args are in's arguments as the tool names them, the file at path.
+func (t Tool) Args(in Intent, path string) map[string]any {
+	args := map[string]any{}
+	for k, v := range t.Extra {
+		args[k] = v
+	}
+	switch t.Kind {
+	case Run:
+		args[t.Key] = in.Command
+		if t.Argv {
+			args[t.Key] = []string{"bash", "-lc", in.Command}
+		}
+		if t.Describe {
+			args["description"] = "run " + clip(in.Command, 60)
+		}
+	case Read:
+		args[t.Key] = path
+	case Write:
+		args[t.Key], args[t.Second] = path, in.Content
+	case Edit:
+		args[t.Key], args[t.Second], args[t.Third] = path, in.Old, in.New
+	}
+	return args
+}
+
+// Fits says whether a tool offered with this JSON schema of parameters is
+// this one: it has the properties this tool's arguments use (tools of the
+// same name differ between agents).
+func (t Tool) Fits(schema json.RawMessage) bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil || s.Properties == nil {
+		return t.Kind == Run // a command tool offered without a schema is taken at its name
+	}
+	for _, k := range []string{t.Key, t.Second, t.Third} {
+		if _, ok := s.Properties[k]; k != "" && !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Of is the intent a tool call carries out, when its tool is one an agent
+// offers for one and its arguments are that tool's.
+func Of(name, args string) (Intent, bool) {
+	var a map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return Intent{}, false
+	}
+	str := func(k string) (string, bool) {
+		var s string
+		v, ok := a[k]
+		return s, ok && json.Unmarshal(v, &s) == nil
+	}
+	for _, t := range all() {
+		if t.Name != name {
+			continue
+		}
+		in := Intent{Kind: t.Kind}
+		if t.Kind == Run {
+			if t.Argv {
+				var argv []string
+				if json.Unmarshal(a[t.Key], &argv) != nil || len(argv) == 0 {
+					continue
+				}
+				in.Command = argv[len(argv)-1]
+				if len(argv) < 3 || argv[len(argv)-2] != "-lc" && argv[len(argv)-2] != "-c" {
+					in.Command = joinArgv(argv)
+				}
+				return in, true
+			}
+			if c, ok := str(t.Key); ok {
+				in.Command = c
+				return in, true
+			}
+			continue
+		}
+		p, ok := str(t.Key)
+		if !ok {
+			continue
+		}
+		in.Path = p
+		switch t.Kind {
+		case Write:
+			in.Content, _ = str(t.Second)
+		case Edit:
+			in.Old, _ = str(t.Second)
+			in.New, _ = str(t.Third)
+		}
+		return in, true
+	}
+	return Intent{}, false
+}
+
+// Native is the intent as a call of proctor's own tool: its name and
+// arguments.
+func (in Intent) Native() (string, string) {
+	i := slices.IndexFunc(all(), func(t Tool) bool { return t.Kind == in.Kind && t.Agent == "native" })
+	t := all()[i]
+	data, _ := json.Marshal(t.Args(in, in.Path))
+	return t.Name, string(data)
+}
+
+func joinArgv(argv []string) string {
+	out := ""
+	for i, a := range argv {
+		if i > 0 {
+			out += " "
+		}
+		out += a
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
