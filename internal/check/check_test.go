@@ -24,7 +24,7 @@ func input(t *testing.T) check.Input {
 		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true},
 			{Tool: "Bash", Args: `{"command":"make lint","description":"lint"}`}, {Tool: "exec_command", Args: `{"cmd":"git status"}`},
 			{Tool: "edit", Args: `{"filePath":"/ws/money.go","oldString":"old","newString":"new"}`}},
-		Env:   []string{"PATH=" + os.Getenv("PATH")}}
+		Env: []string{"PATH=" + os.Getenv("PATH")}}
 }
 
 func exe(t *testing.T, body string, mode os.FileMode) string {
