@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,31 @@ func TestTheHookAsksTheRunsApprovalsAndFailsClosed(t *testing.T) {
 	}
 	if len(asked) != 5 || asked[0] != `run_command {"command":"go test ./..."}` {
 		t.Fatalf("asked %q", asked)
+	}
+}
+
+// opencode gets its approvals plugin only when proctor can answer its
+// commands, and Claude Code, Gemini CLI and Qwen Code their hooks, each in
+// the settings file the agent reads.
+func TestEachAgentsHookIsWrittenWhereItReadsIt(t *testing.T) {
+	for _, tc := range []struct{ kind, file, want string }{
+		{KindClaude, "claude/settings.json", `"PreToolUse"`},
+		{KindGemini, ".gemini/settings.json", `"BeforeTool"`},
+		{KindQwen, ".qwen/settings.json", `"PreToolUse"`},
+		{KindOpencode, "config/opencode/plugin/proctor-approvals.js", `"tool.execute.before"`},
+	} {
+		for _, hook := range []string{"", "/opt/proctor/bin/proctor"} {
+			home := t.TempDir()
+			if _, _, err := prepare(Agent{Name: tc.kind, Kind: tc.kind}, Options{Dir: t.TempDir(), Home: home, Model: "m", BaseURL: "http://127.0.0.1:1/v1", Hook: hook}); err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(filepath.Join(home, tc.file))
+			if got := strings.Contains(string(data), tc.want); got != (hook != "") {
+				t.Errorf("%s with hook %q: %s has the hook: %v\n%s", tc.kind, hook, tc.file, got, data)
+			}
+			if hook != "" && tc.kind != KindOpencode && !strings.Contains(string(data), "'/opt/proctor/bin/proctor' agent-hook "+tc.kind) {
+				t.Errorf("%s: the hook does not run proctor agent-hook:\n%s", tc.kind, data)
+			}
+		}
 	}
 }

@@ -220,11 +220,16 @@ func opencodeSetup(o Options) ([]string, error) {
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	dir := filepath.Join(o.Home, "config", "opencode")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "plugin"), 0o700); err != nil {
 		return nil, err
 	}
 	if err := writeFile(filepath.Join(dir, "opencode.json"), string(data)+"\n"); err != nil {
 		return nil, err
+	}
+	if o.Hook != "" {
+		if err := writeFile(filepath.Join(dir, "plugin", "proctor-approvals.js"), opencodePlugin); err != nil {
+			return nil, err
+		}
 	}
 	// No fetch of the models catalogue or default plugins (there is no
 	// network in the sandbox: each would wait for its timeout), and no
@@ -252,3 +257,29 @@ func shellQuote(s string) string {
 	}
 	return out + "'"
 }
+
+// opencodePlugin is the plugin proctor gives opencode: before its bash tool
+// runs a command it asks the run's approvals through the proxy (as
+// run_command, waiting for the rules or a person on the run page), and a
+// denial — or anything that goes wrong — stops the call (fail closed) with
+// the reason, which opencode gives the model as the tool's error.
+const opencodePlugin = `// Written by proctor for one run: opencode's commands wait for proctor's approvals.
+export const ProctorApprovals = async () => ({
+  "tool.execute.before": async (input, output) => {
+    if (input.tool !== "bash") return
+    let d
+    try {
+      const r = await fetch(process.env.OPENAI_BASE_URL + "/proctor/approvals", {
+        method: "POST",
+        headers: { "Authorization": "Bearer " + process.env.OPENAI_API_KEY, "Content-Type": "application/json" },
+        body: JSON.stringify({ call_id: input.callID || "", tool: "run_command", arguments: JSON.stringify({ command: String(output.args?.command ?? "") }) }),
+      })
+      if (!r.ok) throw new Error("HTTP " + r.status)
+      d = await r.json()
+    } catch (e) {
+      throw new Error("proctor's approvals did not answer: " + e.message)
+    }
+    if (!d.approved) throw new Error("proctor: denied by " + d.by + (d.reason ? ": " + d.reason : ""))
+  },
+})
+`
