@@ -33,6 +33,12 @@ steps:
 // without /v1), where the Anthropic and Google SDKs add their own version.
 func rootOf(t *testing.T, src string) string {
 	t.Helper()
+	return strings.TrimSuffix(serve(t, src).URL, "/v1")
+}
+
+// serve starts the script src until the test ends.
+func serve(t *testing.T, src string) *script.Endpoint {
+	t.Helper()
 	s, err := script.Parse("s.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +48,7 @@ func rootOf(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ep.Close() })
-	return strings.TrimSuffix(ep.URL, "/v1")
+	return ep
 }
 
 func anthropicClient(root string) anthropic.Client {

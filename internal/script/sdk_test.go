@@ -22,15 +22,7 @@ import (
 // it, with the SDK's default retries, and a count of the requests it got.
 func sdkEndpoint(t *testing.T, src string) (openai.Client, *atomic.Int32) {
 	t.Helper()
-	s, err := script.Parse("s.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := script.Start(s, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ep.Close() })
+	ep := serve(t, src)
 	var n atomic.Int32
 	target, _ := url.Parse(ep.URL)
 	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
