@@ -84,7 +84,8 @@ type Options struct {
 	// leaves the agent's commands to the sandbox alone.
 	Hook string
 
-	config string // the agent's Config, for its kind's setup
+	config  string // the agent's Config, for its kind's setup
+	version string // what the agent says its version is, for its kind's setup
 }
 
 // MaxLog is how much of an agent's output is kept.
@@ -103,17 +104,24 @@ type Result struct {
 // Run runs the agent to its end or until ctx is done, when its whole
 // process group is stopped (SIGTERM, then SIGKILL after five seconds).
 func Run(ctx context.Context, a Agent, o Options) Result {
-	argv, env, err := prepare(a, o)
-	if err != nil {
-		return Result{ExitCode: -1, Err: err}
-	}
-	res := Result{Argv: argv, ExitCode: -1}
-	path, err := exec.LookPath(argv[0])
+	res := Result{ExitCode: -1}
+	path, err := exec.LookPath(program(a))
 	if err != nil {
 		res.Err = fmt.Errorf("agent %s: %w%s", a.Name, err, installHint(a))
 		return res
 	}
-	res.Version = version(ctx, a, path, env, o.Dir)
+	res.Version = version(ctx, a, path, o.Env, o.Dir)
+	o.version = res.Version
+	argv, env, err := prepare(a, o)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.Argv = argv
+	if path, err = exec.LookPath(argv[0]); err != nil { // a later turn's command may be another program
+		res.Err = fmt.Errorf("agent %s: %w%s", a.Name, err, installHint(a))
+		return res
+	}
 	log := &boundedLog{max: MaxLog}
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Dir, env, nil, log, log
@@ -144,6 +152,18 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 		res.ExitCode = 0
 	}
 	return res
+}
+
+// program is the program the agent runs: its command's first word, else
+// its kind's command.
+func program(a Agent) string {
+	if len(a.Command) > 0 && a.Command[0] != "" {
+		return a.Command[0]
+	}
+	if b, ok := builtinKind(a.Kind); ok {
+		return b.bin
+	}
+	return ""
 }
 
 // prepare is the argv and environment of the agent.

@@ -64,7 +64,8 @@ func TestEachAgentsHookIsWrittenWhereItReadsIt(t *testing.T) {
 		{KindClaude, "claude/settings.json", `"PreToolUse"`},
 		{KindGemini, ".gemini/settings.json", `"BeforeTool"`},
 		{KindQwen, ".qwen/settings.json", `"PreToolUse"`},
-		{KindOpencode, "config/opencode/plugin/proctor-approvals.js", `"tool.execute.before"`},
+		{KindOpencode, "proctor-approvals.js", `"tool.execute.before"`},
+		{KindOpencode, "config/opencode/opencode.json", `proctor-approvals.js"`},
 	} {
 		for _, hook := range []string{"", "/opt/proctor/bin/proctor"} {
 			home := t.TempDir()

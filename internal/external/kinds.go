@@ -218,24 +218,32 @@ func opencodeSetup(o Options) ([]string, error) {
 			"models":  map[string]any{o.Model: map[string]any{"name": o.Model}}}},
 		"permission": map[string]any{"edit": "allow", "bash": "allow", "webfetch": "deny"},
 	}
+	// The plugin lives outside opencode's config folder, named by its path.
+	plugin := filepath.Join(o.Home, "proctor-approvals.js")
+	if o.Hook != "" {
+		cfg["plugin"] = []string{"file://" + plugin}
+		if err := writeFile(plugin, opencodePlugin); err != nil {
+			return nil, err
+		}
+	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	dir := filepath.Join(o.Home, "config", "opencode")
-	if err := os.MkdirAll(filepath.Join(dir, "plugin"), 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	if err := writeFile(filepath.Join(dir, "opencode.json"), string(data)+"\n"); err != nil {
 		return nil, err
 	}
-	if o.Hook != "" {
-		if err := writeFile(filepath.Join(dir, "plugin", "proctor-approvals.js"), opencodePlugin); err != nil {
-			return nil, err
-		}
-	}
 	// No fetch of the models catalogue or default plugins (there is no
 	// network in the sandbox: each would wait for its timeout), and no
 	// project config, which could name another provider.
 	return append([]string{"HOME=" + o.Home, "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1",
-		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_PROJECT_CONFIG=1", "OPENCODE_DISABLE_CLAUDE_CODE=1"}, quiet()...), nil
+		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_PROJECT_CONFIG=1", "OPENCODE_DISABLE_CLAUDE_CODE=1",
+		// opencode installs its plugin package (types only: proctor's
+		// plugin imports nothing) from npm at every start, and waits for
+		// it when a plugin is configured: offline, that fails at once
+		// rather than after a minute of retries.
+		"npm_config_offline=true", "npm_config_fetch_retries=0"}, quiet()...), nil
 }
 
 func writeFile(path, content string) error {
