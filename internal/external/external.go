@@ -84,8 +84,7 @@ type Options struct {
 	// leaves the agent's commands to the sandbox alone.
 	Hook string
 
-	config  string // the agent's Config, for its kind's setup
-	version string // what the agent says its version is, for its kind's setup
+	config string // the agent's Config, for its kind's setup
 }
 
 // MaxLog is how much of an agent's output is kept.
@@ -111,7 +110,6 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 		return res
 	}
 	res.Version = version(ctx, a, path, o.Env, o.Dir)
-	o.version = res.Version
 	argv, env, err := prepare(a, o)
 	if err != nil {
 		res.Err = err
