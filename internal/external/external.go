@@ -103,23 +103,19 @@ type Result struct {
 // Run runs the agent to its end or until ctx is done, when its whole
 // process group is stopped (SIGTERM, then SIGKILL after five seconds).
 func Run(ctx context.Context, a Agent, o Options) Result {
-	res := Result{ExitCode: -1}
-	path, err := exec.LookPath(program(a))
-	if err != nil {
-		res.Err = fmt.Errorf("agent %s: %w%s", a.Name, err, installHint(a))
-		return res
-	}
-	res.Version = version(ctx, a, path, o.Env, o.Dir)
 	argv, env, err := prepare(a, o)
 	if err != nil {
-		res.Err = err
-		return res
+		return Result{ExitCode: -1, Err: err}
 	}
-	res.Argv = argv
-	if path, err = exec.LookPath(argv[0]); err != nil { // a later turn's command may be another program
+	res := Result{Argv: argv, ExitCode: -1}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
 		res.Err = fmt.Errorf("agent %s: %w%s", a.Name, err, installHint(a))
 		return res
 	}
+	// Asked with the agent's own environment: its private home, not the
+	// user's.
+	res.Version = version(ctx, a, path, env, o.Dir)
 	log := &boundedLog{max: MaxLog}
 	cmd := exec.CommandContext(ctx, path, argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Dir, env, nil, log, log
@@ -150,18 +146,6 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 		res.ExitCode = 0
 	}
 	return res
-}
-
-// program is the program the agent runs: its command's first word, else
-// its kind's command.
-func program(a Agent) string {
-	if len(a.Command) > 0 && a.Command[0] != "" {
-		return a.Command[0]
-	}
-	if b, ok := builtinKind(a.Kind); ok {
-		return b.bin
-	}
-	return ""
 }
 
 // prepare is the argv and environment of the agent.
