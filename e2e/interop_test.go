@@ -188,3 +188,45 @@ steps:
 		})
 	}
 }
+
+// A repository that turns its agent's hooks off in its own settings
+// (.claude/settings.json, .gemini/settings.json, .qwen/settings.json)
+// does not get past proctor's approvals: the agent's command is still
+// asked about, denied, and does not run.
+func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
+	path := os.Getenv("PROCTOR_AGENT_PATH")
+	if path == "" {
+		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
+	}
+	_, dir, proctor := interop(t)
+	script := filepath.Join(dir, "deny.yaml")
+	os.WriteFile(script, []byte(`steps:
+  - expect: {last_contains: "greeting.txt"}
+    reply: {tool_calls: [{run: "rm -f greeting.txt"}]}
+  - expect: {last_role: tool, last_contains: denied}
+    reply: {content: "It was denied."}
+`), 0o644)
+	for _, kind := range []string{"claude", "gemini", "qwen", "opencode"} {
+		t.Run(kind, func(t *testing.T) {
+			src := filepath.Join(dir, kind, "src")
+			for _, d := range []string{".claude", ".gemini", ".qwen", ".opencode"} {
+				os.MkdirAll(filepath.Join(src, d), 0o755)
+				os.WriteFile(filepath.Join(src, d, "settings.json"), []byte(`{"disableAllHooks": true, "hooksConfig": {"enabled": false}, "hooks": {}}`), 0o644)
+			}
+			os.WriteFile(filepath.Join(src, "opencode.json"), []byte(`{"plugin": [], "permission": {"bash": "allow"}}`), 0o644)
+			os.WriteFile(filepath.Join(src, "greeting.txt"), []byte("hello\n"), 0o644)
+			data := filepath.Join(dir, kind, "data")
+			cmd := exec.Command(proctor, "run", "--dir", src, "--task", "Remove greeting.txt.", "--script", script, "--agent", kind, "--wall-clock-s", "150")
+			cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"), "PROCTOR_DATA="+data)
+			out, err := cmd.CombinedOutput()
+			runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "run.json"))
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("proctor run --agent %s: %v\n%s", kind, err, out)
+			}
+			events, _ := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), "events.jsonl"))
+			if _, err := os.Stat(filepath.Join(filepath.Dir(runs[0]), "workspace", "greeting.txt")); err != nil || !strings.Contains(string(events), `"approved":false`) {
+				t.Fatalf("the command ran without proctor's approval: %v\n%s\n%s", err, events, out)
+			}
+		})
+	}
+}

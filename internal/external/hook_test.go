@@ -82,3 +82,24 @@ func TestEachAgentsHookIsWrittenWhereItReadsIt(t *testing.T) {
 		}
 	}
 }
+
+// A repository's own agent settings (.claude/settings.json,
+// .gemini/settings.json) could turn the approvals hook off: Claude Code
+// loads only the settings proctor wrote, and Gemini CLI and Qwen Code get
+// them as their system settings, which outrank the workspace's.
+func TestTheWorkspacesSettingsDoNotOutrankProctors(t *testing.T) {
+	for _, tc := range []struct{ kind, want string }{
+		{KindClaude, "--setting-sources user"},
+		{KindGemini, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="},
+		{KindQwen, "QWEN_CODE_SYSTEM_SETTINGS_PATH="},
+	} {
+		home := t.TempDir()
+		argv, env, err := prepare(Agent{Name: tc.kind, Kind: tc.kind}, Options{Dir: t.TempDir(), Home: home, Model: "m", BaseURL: "http://127.0.0.1:1/v1", Hook: "/bin/proctor"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(argv, " "), tc.want) && !strings.Contains(strings.Join(env, "\n"), tc.want+home) {
+			t.Errorf("%s: neither argv %q nor the environment has %s", tc.kind, argv, tc.want)
+		}
+	}
+}

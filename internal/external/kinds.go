@@ -64,7 +64,9 @@ func builtins() []builtin {
 		{kind: KindClaude, bin: "claude", npm: "@anthropic-ai/claude-code", api: model.APIMessages, resume: true,
 			setup: claudeSetup,
 			argv: func(o Options, extra []string) []string {
-				argv := []string{"-p", "--model", o.Model, "--permission-mode", "bypassPermissions", "--output-format", "text"}
+				// Only the settings proctor wrote: a repository's
+				// .claude/settings.json could turn the approvals hook off.
+				argv := []string{"-p", "--model", o.Model, "--permission-mode", "bypassPermissions", "--output-format", "text", "--setting-sources", "user"}
 				if o.Resume {
 					argv = append(argv, "--continue")
 				}
@@ -203,7 +205,11 @@ func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 	if err := writeFile(filepath.Join(dir, "settings.json"), string(data)+"\n"); err != nil {
 		return nil, err
 	}
-	return append([]string{"HOME=" + o.Home, "GEMINI_CLI_TRUST_WORKSPACE=true", "QWEN_CODE_TRUST_WORKSPACE=true"}, quiet()...), nil
+	// The same settings as the system's, which outrank the workspace's
+	// own (.gemini/settings.json in a repository could turn the approvals
+	// hook off, or name another model).
+	return append([]string{"HOME=" + o.Home, "GEMINI_CLI_TRUST_WORKSPACE=true", "QWEN_CODE_TRUST_WORKSPACE=true",
+		"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "settings.json"), "QWEN_CODE_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "settings.json")}, quiet()...), nil
 }
 
 // opencodeSetup configures opencode: the proxy as its only provider (its

@@ -195,3 +195,68 @@ func TestACallInAnAPITheModelDoesNotSpeakIsRefused(t *testing.T) {
 		t.Fatalf("HEAD /api/hello: %v %v", resp, err)
 	}
 }
+
+// The routes of the Messages and Gemini APIs are as exact as the others:
+// a dot segment, an escape, a method that is not a model's or a path past
+// one reaches no provider, and of the query only alt=sse and beta=true
+// are passed on, as the proxy writes them.
+func TestHostileRoutesOfTheOtherAPIsReachNoProvider(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.RequestURI())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"error":{"message":"nope"}}`)
+	}))
+	defer live.Close()
+	for _, kind := range []string{model.KindAnthropic, model.KindGemini} {
+		seen = nil
+		base := live.URL + "/v1"
+		if kind == model.KindGemini {
+			base = live.URL + "/v1beta"
+		}
+		p, _ := start(t, model.Endpoint{BaseURL: base, Kind: kind, APIKey: "real"}, proxy.Limits{})
+		post := func(rawPath string) int {
+			req, err := http.NewRequest(http.MethodPost, root(p)+rawPath, strings.NewReader(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Api-Key", p.Key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		for _, path := range []string{
+			"/v1beta/models/../files:generateContent",
+			"/v1beta/models/%2e%2e:generateContent",
+			"/v1beta/models/gemini:generateContent/../../files",
+			"/v1beta/models/gemini:deleteEverything",
+			"/v1beta/files",
+			"/v1beta/models/gemini%3AgenerateContent",
+			"/v1/messages/batches",
+			"/v1/messages/../organizations/api_keys",
+			"/v1/messages%2Fbatches",
+		} {
+			if code := post(path); code != http.StatusNotFound {
+				t.Errorf("%s: POST %s: %d, want 404", kind, path, code)
+			}
+		}
+		ok := "/v1/messages?beta=true&x=../../organizations"
+		want := "/v1/messages?beta=true"
+		if kind == model.KindGemini {
+			ok = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse&key=x&$.xgafv=../../files"
+			want = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+		}
+		post(ok)
+		mu.Lock()
+		if len(seen) != 1 || seen[0] != want {
+			t.Errorf("%s: the provider saw %q, want only %s", kind, seen, want)
+		}
+		mu.Unlock()
+	}
+}
