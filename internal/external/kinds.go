@@ -191,10 +191,13 @@ func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 		if kind == KindGemini {
 			event = "BeforeTool"
 			hook["timeout"] = 86400 * 1000
-			settings["hooksConfig"] = map[string]any{"enabled": true}
 		} else {
 			hook["timeout"] = 86400
 		}
+		// Said outright, as these settings outrank a workspace's only for
+		// the keys they set: its own could turn hooks off.
+		settings["hooksConfig"] = map[string]any{"enabled": true}
+		settings["disableAllHooks"] = false
 		settings["hooks"] = map[string]any{event: []any{map[string]any{"matcher": "run_shell_command", "hooks": []any{hook}}}}
 	}
 	data, _ := json.MarshalIndent(settings, "", "  ")
