@@ -72,20 +72,28 @@ func builtins() []builtin {
 				}
 				return append(append(argv, extra...), "--", o.Task)
 			}},
-		{kind: KindGemini, bin: "gemini", npm: "@google/gemini-cli", api: model.APIGemini,
+		{kind: KindGemini, bin: "gemini", npm: "@google/gemini-cli", api: model.APIGemini, resume: true,
 			setup: func(o Options) ([]string, error) {
 				return geminiStyle(o, KindGemini, ".gemini", "gemini-api-key")
 			},
 			argv: func(o Options, extra []string) []string {
-				return append(append([]string{"--model", o.Model, "--approval-mode", "yolo"}, extra...), "-p", o.Task)
+				argv := []string{"--model", o.Model, "--approval-mode", "yolo"}
+				if o.Resume {
+					argv = append(argv, "--resume", "latest")
+				}
+				return append(append(argv, extra...), "-p", o.Task)
 			}},
-		{kind: KindQwen, bin: "qwen", npm: "@qwen-code/qwen-code", api: model.APIChat,
+		{kind: KindQwen, bin: "qwen", npm: "@qwen-code/qwen-code", api: model.APIChat, resume: true,
 			setup: func(o Options) ([]string, error) {
 				env, err := geminiStyle(o, KindQwen, ".qwen", "openai")
 				return append(env, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1"), err
 			},
 			argv: func(o Options, extra []string) []string {
-				return append(append([]string{"--model", o.Model, "--approval-mode", "yolo"}, extra...), "-p", o.Task)
+				argv := []string{"--model", o.Model, "--approval-mode", "yolo"}
+				if o.Resume {
+					argv = append(argv, "--continue")
+				}
+				return append(append(argv, extra...), "-p", o.Task)
 			}},
 		{kind: KindOpencode, bin: "opencode", npm: "opencode-ai", api: model.APIChat, resume: true,
 			setup: opencodeSetup,
