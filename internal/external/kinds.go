@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/tools"
 )
 
 // The coding agents proctor knows how to drive, beside its own: for each,
@@ -112,11 +112,12 @@ func builtins() []builtin {
 
 // builtinKind is the built-in agent kind called kind.
 func builtinKind(kind string) (builtin, bool) {
-	i := slices.IndexFunc(builtins(), func(b builtin) bool { return b.kind == kind })
-	if i < 0 {
-		return builtin{}, false
+	for _, b := range builtins() {
+		if b.kind == kind {
+			return b, true
+		}
 	}
-	return builtins()[i], true
+	return builtin{}, false
 }
 
 // BuiltinKinds are the names of the external agent kinds proctor drives.
@@ -166,7 +167,7 @@ func claudeSetup(o Options) ([]string, error) {
 	settings := map[string]any{"permissions": map[string]any{"defaultMode": "bypassPermissions"}, "includeCoAuthoredBy": false}
 	if o.Hook != "" {
 		settings["hooks"] = map[string]any{"PreToolUse": []any{map[string]any{"matcher": "Bash",
-			"hooks": []any{map[string]any{"type": "command", "command": shellQuote(o.Hook) + " agent-hook claude", "timeout": 86400}}}}} // seconds
+			"hooks": []any{map[string]any{"type": "command", "command": tools.ShellQuote(o.Hook) + " agent-hook claude", "timeout": 86400}}}}} // seconds
 	}
 	data, _ := json.MarshalIndent(settings, "", "  ")
 	if err := writeFile(filepath.Join(dir, "settings.json"), string(data)+"\n"); err != nil {
@@ -194,7 +195,7 @@ func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 	if o.Hook != "" {
 		// Commands wait for proctor's approvals: Gemini CLI's BeforeTool
 		// hook (its timeout in milliseconds), Qwen Code's PreToolUse.
-		hook := map[string]any{"type": "command", "name": "proctor-approvals", "command": shellQuote(o.Hook) + " agent-hook " + kind}
+		hook := map[string]any{"type": "command", "name": "proctor-approvals", "command": tools.ShellQuote(o.Hook) + " agent-hook " + kind}
 		event := "PreToolUse"
 		if kind == KindGemini {
 			event = "BeforeTool"
@@ -268,19 +269,6 @@ func writeFile(path, content string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// shellQuote quotes s as one word of a POSIX shell.
-func shellQuote(s string) string {
-	out := "'"
-	for _, r := range s {
-		if r == '\'' {
-			out += `'\''`
-			continue
-		}
-		out += string(r)
-	}
-	return out + "'"
 }
 
 // opencodePlugin is the plugin proctor gives opencode: before its bash tool

@@ -9,6 +9,7 @@ package intent
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // The intents.
@@ -18,9 +19,6 @@ const (
 	Write = "write" // write a whole file
 	Edit  = "edit"  // replace a text in a file
 )
-
-// Kinds are the intents.
-func Kinds() []string { return []string{Run, Read, Write, Edit} }
 
 // Intent is a tool call written as what it does.
 type Intent struct {
@@ -162,7 +160,7 @@ func Of(name, args string) (Intent, bool) {
 				}
 				in.Command = argv[len(argv)-1]
 				if len(argv) < 3 || argv[len(argv)-2] != "-lc" && argv[len(argv)-2] != "-c" {
-					in.Command = joinArgv(argv)
+					in.Command = strings.Join(argv, " ")
 				}
 				return in, true
 			}
@@ -196,17 +194,6 @@ func (in Intent) Native() (string, string) {
 	t := all()[i]
 	data, _ := json.Marshal(t.Args(in, in.Path))
 	return t.Name, string(data)
-}
-
-func joinArgv(argv []string) string {
-	out := ""
-	for i, a := range argv {
-		if i > 0 {
-			out += " "
-		}
-		out += a
-	}
-	return out
 }
 
 func clip(s string, n int) string {

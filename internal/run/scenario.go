@@ -86,7 +86,7 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			out, code, _, err := tools.RunShell(ctx, ws, shellQuote(p), env, 5*time.Minute, confine)
+			out, code, _, err := tools.RunShell(ctx, ws, tools.ShellQuote(p), env, 5*time.Minute, confine)
 			if err != nil || code != 0 {
 				return fmt.Errorf("%s: exit %d: %v %s", p, code, err, strings.TrimSpace(out))
 			}
@@ -95,8 +95,6 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 	}
 	return spec, nil
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // ScenarioEnv is the environment of a scenario's tools and checks: the
 // process environment without proctor's own and secret-looking variables

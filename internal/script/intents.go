@@ -9,6 +9,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/tools"
 )
 
 // A model script may write a tool call as what it does — run a command,
@@ -41,9 +42,9 @@ func resolve(in intent.Intent, id string, req model.Request, workspace string) (
 		return model.ToolCall{ID: id, Name: t.Name, Arguments: string(data)}, nil
 	}
 	if in.Kind == intent.Read || in.Kind == intent.Write {
-		cmd := "cat -- " + quote(in.Path)
+		cmd := "cat -- " + tools.ShellQuote(in.Path)
 		if in.Kind == intent.Write {
-			cmd = "mkdir -p -- " + quote(filepath.Dir(in.Path)) + " && printf '%s' " + quote(in.Content) + " > " + quote(in.Path)
+			cmd = "mkdir -p -- " + tools.ShellQuote(filepath.Dir(in.Path)) + " && printf '%s' " + tools.ShellQuote(in.Content) + " > " + tools.ShellQuote(in.Path)
 		}
 		if c, err := resolve(intent.Intent{Kind: intent.Run, Command: cmd}, id, req, workspace); err == nil {
 			return c, nil
@@ -79,6 +80,3 @@ func (r Reply) forRequest(req model.Request, workspace string) (Reply, error) {
 	}
 	return out, nil
 }
-
-// quote is s as one word of a POSIX shell.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

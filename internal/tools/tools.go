@@ -672,3 +672,6 @@ func Specs() []model.ToolSpec {
 		{Name: "run_command", Description: "Run a shell command (bash) in the workspace root with a time limit; prints the exit code and the output. Needs approval.", Parameters: obj(`"command":{"type":"string"},"timeout_s":{"type":"integer","minimum":1}`, "command")},
 	}
 }
+
+// ShellQuote is s as one word of a POSIX shell.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

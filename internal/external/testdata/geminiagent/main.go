@@ -13,6 +13,8 @@ import (
 	"os"
 
 	"google.golang.org/genai"
+
+	"github.com/proctor-dev/proctor/internal/external/testdata/filetools"
 )
 
 func main() {
@@ -55,7 +57,7 @@ func run(ctx context.Context, task string) error {
 		for _, p := range parts {
 			if c := p.FunctionCall; c != nil {
 				args, _ := json.Marshal(c.Args)
-				out := execute(root, c.Name, string(args))
+				out := filetools.Execute(root, c.Name, string(args))
 				fmt.Printf("tool %s %s -> %s\n", c.Name, args, out)
 				r := genai.NewPartFromFunctionResponse(c.Name, map[string]any{"output": out})
 				r.FunctionResponse.ID = c.ID
@@ -79,26 +81,4 @@ func tools() []*genai.Tool {
 		fn("read_file", "Read a file.", map[string]any{"path": map[string]any{"type": "string"}}),
 		fn("write_file", "Write a file.", map[string]any{"path": map[string]any{"type": "string"}, "content": map[string]any{"type": "string"}}),
 	}}}
-}
-
-// execute runs a tool in the working folder; a problem is its output.
-func execute(root *os.Root, name, args string) string {
-	var a struct{ Path, Content string }
-	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return "error: " + err.Error()
-	}
-	switch name {
-	case "read_file":
-		data, err := root.ReadFile(a.Path)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return string(data)
-	case "write_file":
-		if err := root.WriteFile(a.Path, []byte(a.Content), 0o644); err != nil {
-			return "error: " + err.Error()
-		}
-		return "wrote " + a.Path
-	}
-	return "error: no tool " + name
 }

@@ -8,11 +8,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/proctor-dev/proctor/internal/external/testdata/filetools"
 )
 
 func main() {
@@ -56,7 +57,7 @@ func run(ctx context.Context, task string) error {
 			case "text":
 				text += b.Text
 			case "tool_use":
-				out := execute(root, b.Name, string(b.Input))
+				out := filetools.Execute(root, b.Name, string(b.Input))
 				fmt.Printf("tool %s %s -> %s\n", b.Name, b.Input, out)
 				results = append(results, anthropic.NewToolResultBlock(b.ID, out, false))
 			}
@@ -80,26 +81,4 @@ func tools() []anthropic.ToolUnionParam {
 		fn("read_file", "Read a file.", map[string]any{"path": map[string]any{"type": "string"}}),
 		fn("write_file", "Write a file.", map[string]any{"path": map[string]any{"type": "string"}, "content": map[string]any{"type": "string"}}),
 	}
-}
-
-// execute runs a tool in the working folder; a problem is its output.
-func execute(root *os.Root, name, args string) string {
-	var a struct{ Path, Content string }
-	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return "error: " + err.Error()
-	}
-	switch name {
-	case "read_file":
-		data, err := root.ReadFile(a.Path)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return string(data)
-	case "write_file":
-		if err := root.WriteFile(a.Path, []byte(a.Content), 0o644); err != nil {
-			return "error: " + err.Error()
-		}
-		return "wrote " + a.Path
-	}
-	return "error: no tool " + name
 }

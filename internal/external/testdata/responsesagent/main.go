@@ -8,12 +8,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/proctor-dev/proctor/internal/external/testdata/filetools"
 )
 
 func main() {
@@ -62,7 +63,7 @@ func run(ctx context.Context, task string) error {
 			}
 			calls++
 			args := item.Arguments.OfString
-			out := execute(root, item.Name, args)
+			out := filetools.Execute(root, item.Name, args)
 			fmt.Printf("tool %s %s -> %s\n", item.Name, args, out)
 			output := responses.ResponseInputItemParamOfFunctionCallOutput(out)
 			output.OfFunctionCallOutput.CallID = openai.String(item.CallID)
@@ -85,26 +86,4 @@ func tools() []responses.ToolUnionParam {
 		fn("read_file", "Read a file.", map[string]any{"path": map[string]any{"type": "string"}}),
 		fn("write_file", "Write a file.", map[string]any{"path": map[string]any{"type": "string"}, "content": map[string]any{"type": "string"}}),
 	}
-}
-
-// execute runs a tool in the working folder; a problem is its output.
-func execute(root *os.Root, name, args string) string {
-	var a struct{ Path, Content string }
-	if err := json.Unmarshal([]byte(args), &a); err != nil {
-		return "error: " + err.Error()
-	}
-	switch name {
-	case "read_file":
-		data, err := root.ReadFile(a.Path)
-		if err != nil {
-			return "error: " + err.Error()
-		}
-		return string(data)
-	case "write_file":
-		if err := root.WriteFile(a.Path, []byte(a.Content), 0o644); err != nil {
-			return "error: " + err.Error()
-		}
-		return "wrote " + a.Path
-	}
-	return "error: no tool " + name
 }
