@@ -26,12 +26,12 @@ func TestCodexUnderProctor(t *testing.T) {
 	os.WriteFile(script, []byte(`model: test-model
 steps:
   - expect: {api: responses, last_contains: "greeting.txt"}
-    reply: {content: "", tool_calls: [{id: call-1, name: exec_command, arguments: {cmd: "printf 'hello, codex\\n' > greeting.txt"}}]}
+    reply: {content: "", tool_calls: [{id: call-1, name: exec_command, arguments: {cmd: "sed -i 's/hello/hello, codex/' greeting.txt"}}]}
   - expect: {api: responses}
     reply: {content: "I changed greeting.txt."}
 `), 0o644)
 	data := filepath.Join(dir, "data")
-	cmd := exec.Command(proctor, "run", "--dir", src, "--task", "Change greeting.txt to say hello, codex.", "--script", script, "--agent", "codex", "--wall-clock-s", "120")
+	cmd := exec.Command(proctor, "run", "--dir", src, "--task", "Change greeting.txt to say hello, codex.", "--script", script, "--agent", "codex", "--allow", "sed", "--wall-clock-s", "120")
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "PROCTOR_DATA="+data)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -84,11 +84,11 @@ checks:
 	os.WriteFile(filepath.Join(sc, "model.yaml"), []byte(`model: test-model
 steps:
   - expect: {api: responses, last_contains: "Write new"}
-    reply: {tool_calls: [{id: c1, name: exec_command, arguments: {cmd: "echo new > a.txt"}}]}
+    reply: {tool_calls: [{write: {path: a.txt, content: "new\n"}}]}
   - expect: {api: responses}
     reply: {content: "Wrote a.txt."}
   - expect: {api: responses, last_contains: "write more"}
-    reply: {tool_calls: [{id: c2, name: exec_command, arguments: {cmd: "echo more > b.txt"}}]}
+    reply: {tool_calls: [{write: {path: b.txt, content: "more\n"}}]}
   - expect: {api: responses}
     reply: {content: "Wrote b.txt."}
 `), 0o644)
@@ -190,7 +190,8 @@ steps:
 }
 
 // A repository that turns its agent's hooks off in its own settings
-// (.claude/settings.json, .gemini/settings.json, .qwen/settings.json)
+// (.codex/config.toml, .claude/settings.json, .gemini/settings.json,
+// .qwen/settings.json, opencode.json)
 // does not get past proctor's approvals: the agent's command is still
 // asked about, denied, and does not run.
 func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
@@ -206,9 +207,12 @@ func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
   - expect: {last_role: tool, last_contains: denied}
     reply: {content: "It was denied."}
 `), 0o644)
-	for _, kind := range []string{"claude", "gemini", "qwen", "opencode"} {
+	for _, kind := range []string{"codex", "claude", "gemini", "qwen", "opencode"} {
 		t.Run(kind, func(t *testing.T) {
 			src := filepath.Join(dir, kind, "src")
+			os.MkdirAll(filepath.Join(src, ".codex"), 0o755)
+			os.WriteFile(filepath.Join(src, ".codex", "config.toml"), []byte("[features]\nhooks = false\ncodex_hooks = false\n"), 0o644)
+			os.WriteFile(filepath.Join(src, ".codex", "hooks.json"), []byte(`{"hooks": {}}`), 0o644)
 			for _, d := range []string{".claude", ".gemini", ".qwen", ".opencode"} {
 				os.MkdirAll(filepath.Join(src, d), 0o755)
 				os.WriteFile(filepath.Join(src, d, "settings.json"), []byte(`{"disableAllHooks": true, "hooksConfig": {"enabled": false}, "hooks": {}}`), 0o644)
@@ -228,5 +232,55 @@ func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
 				t.Fatalf("the command ran without proctor's approval: %v\n%s\n%s", err, events, out)
 			}
 		})
+	}
+}
+
+// The five example scenarios, each written once (its tool calls as
+// intents, its question an ask:), pass under proctor's own agent and every
+// agent it drives, in one suite: scenario × agent.
+func TestTheExamplesPassUnderEveryAgent(t *testing.T) {
+	path := os.Getenv("PROCTOR_AGENT_PATH")
+	if path == "" {
+		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
+	}
+	_, dir, proctor := interop(t)
+	agents := []string{"native", "codex", "claude", "gemini", "qwen", "opencode"}
+	results := filepath.Join(dir, "suite.json")
+	cmd := exec.Command(proctor, "scenario", "run", "--data", filepath.Join(dir, "data"), "--agent", strings.Join(agents, ","),
+		"--parallel", "2", "--quiet", "--json", results, "../examples/scenarios")
+	cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	var suite struct {
+		Cases []struct {
+			Scenario, Agent, Status, Bundle string
+			Passed                          bool
+			Seconds                         float64
+			Results                         []struct {
+				Name, Detail string
+				Passed       bool
+			}
+		}
+	}
+	raw, _ := os.ReadFile(results)
+	if jerr := json.Unmarshal(raw, &suite); jerr != nil || len(suite.Cases) != 5*len(agents) {
+		t.Fatalf("proctor scenario run: %v %v: %d cases\n%s", err, jerr, len(suite.Cases), out)
+	}
+	took := map[string]float64{}
+	for _, c := range suite.Cases {
+		took[c.Agent] += c.Seconds
+		if !c.Passed {
+			t.Errorf("%s under %s: %s (%s)", c.Scenario, c.Agent, c.Status, c.Bundle)
+			for _, r := range c.Results {
+				if !r.Passed {
+					t.Errorf("  %s: %s", r.Name, r.Detail)
+				}
+			}
+		}
+	}
+	if err != nil || t.Failed() {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, a := range agents {
+		t.Logf("%s: 5 of 5 examples passed in %.1f s", a, took[a])
 	}
 }

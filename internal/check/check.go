@@ -51,7 +51,8 @@ type Input struct {
 	Changed   []string // paths changed since the fixture's initial state
 	Final     string   // the agent's last message
 	Calls     []Call
-	Aborted   string // the budget that aborted the run, e.g. "wall_clock_s=60"
+	Questions []string // the questions the agent asked the user
+	Aborted   string   // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Env       []string
 	Confine   func(cmd *exec.Cmd) // when set, makes a check's command run confined (a sandbox)
 }
@@ -118,6 +119,18 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 			what += fmt.Sprintf(" with arguments matching /%s/", s.Args)
 		}
 		return held(s, (n > 0) == (s.Kind == KindToolCalled), "%s called %d time(s)", what, n)
+	case KindAsked:
+		n := 0
+		for _, q := range in.Questions {
+			if strings.Contains(q, s.Text) {
+				n++
+			}
+		}
+		what := "a question"
+		if s.Text != "" {
+			what = fmt.Sprintf("a question containing %q", s.Text)
+		}
+		return held(s, n > 0, "%s asked %d time(s)", what, n)
 	case KindBudgetNotExceeded:
 		if in.Aborted != "" {
 			return held(s, false, "budget exceeded: %s", in.Aborted)

@@ -24,7 +24,8 @@ func input(t *testing.T) check.Input {
 		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true},
 			{Tool: "Bash", Args: `{"command":"make lint","description":"lint"}`}, {Tool: "exec_command", Args: `{"cmd":"git status"}`},
 			{Tool: "edit", Args: `{"filePath":"/ws/money.go","oldString":"old","newString":"new"}`}},
-		Env: []string{"PATH=" + os.Getenv("PATH")}}
+		Questions: []string{"Which currency?"},
+		Env:       []string{"PATH=" + os.Getenv("PATH")}}
 }
 
 func exe(t *testing.T, body string, mode os.FileMode) string {
@@ -54,6 +55,9 @@ func TestChecks(t *testing.T) {
 		{"only paths", check.Spec{Kind: check.KindOnlyPathsChanged, Paths: []string{"*.go"}}, true, false, "2 changed path(s)"},
 		{"only paths fails", check.Spec{Kind: check.KindOnlyPathsChanged, Paths: []string{"money.go"}}, false, false, "changed outside [money.go]: money_test.go"},
 		{"final message", check.Spec{Kind: check.KindFinalMessage, Text: "rounding"}, true, false, ""},
+		{"asked", check.Spec{Kind: check.KindAsked}, true, false, "a question asked 1 time(s)"},
+		{"asked about", check.Spec{Kind: check.KindAsked, Text: "currency"}, true, false, `a question containing "currency" asked 1 time(s)`},
+		{"asked about fails", check.Spec{Kind: check.KindAsked, Text: "version"}, false, false, `a question containing "version" asked 0 time(s)`},
 		{"tool called", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`)}, true, false, "called 1 time(s)"},
 		{"tool not called", check.Spec{Kind: check.KindToolNotCalled, Tool: "delete_file"}, true, false, ""},
 		// Another agent's tools for an intent count as proctor's own.

@@ -1,6 +1,7 @@
 // Package check owns judging a finished run: declarative checks (file
 // exists or absent, file contains or matches, only allowed paths changed,
-// the final message contains a text, a tool was or was not called, a command
+// the final message contains a text, a tool was or was not called, the agent
+// asked the user a question, a command
 // holds, no budget was exceeded) and executable checks (checks/<name> of a
 // scenario: exit 0 held, exit 1 failed with its output as the reason,
 // anything else broken — the scenario author's mistake, reported apart).
@@ -21,6 +22,7 @@ const (
 	KindFinalMessage      = "final_message_contains"
 	KindToolCalled        = "tool_called"
 	KindToolNotCalled     = "tool_not_called"
+	KindAsked             = "asked"
 	KindCommand           = "command"
 	KindBudgetNotExceeded = "budget_not_exceeded"
 	KindExecutable        = "executable"
@@ -29,7 +31,7 @@ const (
 // Kinds lists the declarative kinds.
 func Kinds() []string {
 	return []string{KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches, KindOnlyPathsChanged,
-		KindFinalMessage, KindToolCalled, KindToolNotCalled, KindCommand, KindBudgetNotExceeded}
+		KindFinalMessage, KindToolCalled, KindToolNotCalled, KindAsked, KindCommand, KindBudgetNotExceeded}
 }
 
 // Spec is one check as a scenario declares it.
@@ -37,7 +39,7 @@ type Spec struct {
 	Name    string
 	Kind    string
 	Path    string         // file_*: the file, relative to the workspace
-	Text    string         // file_contains, final_message_contains
+	Text    string         // file_contains, final_message_contains, asked (optional)
 	Pattern *regexp.Regexp // file_matches
 	Paths   []string       // only_paths_changed: globs (** matches across folders)
 	Tool    string         // tool_called, tool_not_called

@@ -423,6 +423,11 @@ func checkInput(dir string, b *bundle.Run, r *run.Runner, s *scenario.Scenario) 
 			var d bundle.ToolCallEvent
 			json.Unmarshal(ev.Data, &d)
 			in.Calls = append(in.Calls, check.Call{Tool: d.Name, Args: string(d.Args)})
+		case bundle.EventAgentQuestion:
+			var d bundle.AgentQuestionEvent
+			if json.Unmarshal(ev.Data, &d) == nil {
+				in.Questions = append(in.Questions, d.Question)
+			}
 		case bundle.EventToolResult:
 			var d bundle.ToolResultEvent
 			if json.Unmarshal(ev.Data, &d) == nil && len(in.Calls) > 0 {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/tools"
 )
 
 // The kinds of agent.
@@ -227,7 +228,26 @@ env_key = "OPENAI_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
-`, o.Model, mode, o.BaseURL) + more
+`, o.Model, mode, o.BaseURL) + codexHook(o) + more
+}
+
+// codexHook is the PreToolUse hook that sends Codex's commands to proctor's
+// approvals, when there is a proctor to run as the hook. Codex runs a hook
+// only once it is trusted; proctor wrote it, so the run passes
+// --dangerously-bypass-hook-trust.
+func codexHook(o Options) string {
+	if o.Hook == "" {
+		return ""
+	}
+	return fmt.Sprintf(`
+[[hooks.PreToolUse]]
+matcher = "Bash"
+
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = %q
+timeout = 86400
+`, tools.ShellQuote(o.Hook)+" agent-hook codex")
 }
 
 // version is what the agent says its version is, or the digest of its
@@ -293,12 +313,24 @@ type Call struct {
 }
 
 // Conversation is what the agent and its model said, read from its calls:
-// the longest conversation the agent sent (its main loop — side requests
-// such as a title are shorter; later ones win a tie) and the reply to it.
+// the longest conversation the agent sent offering tools (its main loop;
+// side requests such as a title offer none, and may be longer; later ones
+// win a tie) and the reply to it. An agent that never offered a tool is
+// read from its longest conversation.
 func Conversation(calls []Call) []model.Message {
 	best := -1
+	better := func(c Call) bool {
+		if best < 0 {
+			return true
+		}
+		b := calls[best]
+		if (len(c.Request.Tools) > 0) != (len(b.Request.Tools) > 0) {
+			return len(c.Request.Tools) > 0
+		}
+		return len(c.Request.Messages) >= len(b.Request.Messages)
+	}
 	for i, c := range calls {
-		if c.Reply != nil && (best < 0 || len(c.Request.Messages) >= len(calls[best].Request.Messages)) {
+		if c.Reply != nil && better(c) {
 			best = i
 		}
 	}

@@ -98,6 +98,16 @@ func TestConversationIsTheLongestOneTheAgentSent(t *testing.T) {
 	if len(msgs) != 4 || msgs[3].Content != "done" || msgs[2].Name != "read_file" {
 		t.Fatalf("conversation %+v", msgs)
 	}
+	// A side request offers no tools, and may be longer (opencode's title
+	// request is): the conversation is the one that offered tools.
+	tools := []model.ToolSpec{{Name: "bash"}}
+	side := []Call{
+		{Request: model.Request{Messages: []model.Message{user("task")}, Tools: tools}, Reply: reply("Which version?")},
+		{Request: model.Request{Messages: []model.Message{user("title this"), user("task")}}, Reply: reply("A title")},
+	}
+	if msgs := Conversation(side); len(msgs) != 2 || msgs[1].Content != "Which version?" {
+		t.Fatalf("conversation %+v", msgs)
+	}
 	if Conversation(calls[3:]) != nil {
 		t.Fatal("a conversation from failed calls only")
 	}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/intent"
 )
 
 // HookKinds are the agents whose permission hook proctor answers.
-func HookKinds() []string { return []string{KindClaude, KindGemini, KindQwen} }
+func HookKinds() []string { return []string{KindCodex, KindClaude, KindGemini, KindQwen} }
 
 // Hook is `proctor agent-hook KIND`, the hook proctor writes into the
 // settings of an agent that offers one before its commands run (Claude
@@ -28,8 +30,11 @@ func Hook(ctx context.Context, kind string, in io.Reader, out io.Writer, getenv 
 		if allow {
 			d = "allow"
 		}
-		if kind == KindGemini {
+		switch {
+		case kind == KindGemini:
 			return json.NewEncoder(out).Encode(map[string]any{"decision": d, "reason": reason})
+		case kind == KindCodex && allow:
+			return nil // Codex takes no "allow" from a PreToolUse hook: saying nothing lets the command run
 		}
 		return json.NewEncoder(out).Encode(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": "PreToolUse", "permissionDecision": d, "permissionDecisionReason": reason}})
@@ -48,6 +53,13 @@ func Hook(ctx context.Context, kind string, in io.Reader, out io.Writer, getenv 
 			Command string `json:"command"`
 		}
 		json.Unmarshal(call.ToolInput, &input)
+		if kind == KindCodex && (intent.IsPatchCommand(input.Command) || intent.IsReadCommand(input.Command)) {
+			// Codex's way to read a file (cat) or write one (a patch it
+			// applies itself): a file tool's call, which proctor's
+			// approvals do not gate, as they do not gate read_file or
+			// edit_file (the diff is reviewed).
+			return decide(true, "")
+		}
 		a, _ := json.Marshal(map[string]string{"command": input.Command})
 		tool, args = "run_command", string(a) // as proctor's rules and pages name a command
 	}

@@ -42,16 +42,25 @@ func TestTheHookAsksTheRunsApprovalsAndFailsClosed(t *testing.T) {
 		{KindGemini, `not json`, srv.URL + "/v1", `{"decision":"deny","reason":"proctor could not read the tool call from the agent`},
 		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"go test"}}`, "http://127.0.0.1:1/v1", `"permissionDecision":"deny","permissionDecisionReason":"proctor's approvals did not answer`},
 		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"go test"}}`, srv.URL + "/elsewhere", `"permissionDecision":"deny","permissionDecisionReason":"proctor's approvals answered HTTP 401"`},
+		// Codex takes no allow: an approved command gets no answer.
+		{KindCodex, `{"tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"c1"}`, srv.URL + "/v1", ``},
+		{KindCodex, `{"tool_name":"Bash","tool_input":{"command":"curl x"}}`, srv.URL + "/v1", `"permissionDecision":"deny","permissionDecisionReason":"proctor: denied by policy: rules"`},
+		// Its way to read a file or write one is not asked about, as
+		// read_file and edit_file are not; with more in it, it is.
+		{KindCodex, `{"tool_name":"Bash","tool_input":{"command":"cat -- 'a.txt'"}}`, "http://127.0.0.1:1/v1", ``},
+		{KindCodex, `{"tool_name":"Bash","tool_input":{"command":"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\nEOF\n"}}`, "http://127.0.0.1:1/v1", ``},
+		{KindCodex, `{"tool_name":"Bash","tool_input":{"command":"cat -- 'a.txt'; curl x"}}`, srv.URL + "/v1", `"permissionDecision":"deny"`},
+		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"cat -- 'a.txt'"}}`, srv.URL + "/v1", `"permissionDecision":"deny"`},
 	} {
 		var out strings.Builder
 		if err := Hook(context.Background(), tc.kind, strings.NewReader(tc.in), &out, env(tc.base)); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(out.String(), tc.want) {
+		if !strings.Contains(out.String(), tc.want) || tc.want == "" && out.Len() > 0 {
 			t.Errorf("%s %s: %s, want %s", tc.kind, tc.in, out.String(), tc.want)
 		}
 	}
-	if len(asked) != 5 || asked[0] != `run_command {"command":"go test ./..."}` {
+	if len(asked) != 9 || asked[0] != `run_command {"command":"go test ./..."}` {
 		t.Fatalf("asked %q", asked)
 	}
 }
@@ -64,6 +73,7 @@ func TestEachAgentsHookIsWrittenWhereItReadsIt(t *testing.T) {
 		{KindClaude, "claude/settings.json", `"PreToolUse"`},
 		{KindGemini, ".gemini/settings.json", `"BeforeTool"`},
 		{KindQwen, ".qwen/settings.json", `"PreToolUse"`},
+		{KindCodex, "config.toml", `[[hooks.PreToolUse]]`},
 		{KindOpencode, "proctor-approvals.js", `"tool.execute.before"`},
 		{KindOpencode, "config/opencode/opencode.json", `proctor-approvals.js"`},
 	} {

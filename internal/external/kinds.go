@@ -59,6 +59,9 @@ func builtins() []builtin {
 				if o.Resume {
 					argv = append(argv, "resume", "--last")
 				}
+				if o.Hook != "" {
+					argv = append(argv, "--dangerously-bypass-hook-trust") // proctor's own hook (codexHook)
+				}
 				return append(append(append(argv, "--skip-git-repo-check", "--model", o.Model), extra...), "--", o.Task)
 			}},
 		{kind: KindClaude, bin: "claude", npm: "@anthropic-ai/claude-code", api: model.APIMessages, resume: true,
@@ -191,6 +194,12 @@ func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
 		"model":     map[string]any{"name": o.Model, "skipNextSpeakerCheck": true},
+	}
+	if kind == KindQwen {
+		// Qwen Code's background memory extraction (after a turn) and
+		// its skill and dream agents are requests of their own, which a
+		// model script for the conversation does not expect.
+		settings["memory"] = map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false}
 	}
 	if o.Hook != "" {
 		// Commands wait for proctor's approvals: Gemini CLI's BeforeTool

@@ -18,16 +18,21 @@ const (
 	Read  = "read"  // read a file
 	Write = "write" // write a whole file
 	Edit  = "edit"  // replace a text in a file
+	Ask   = "ask"   // ask the user a question, and wait for the answer
 )
 
 // Intent is a tool call written as what it does.
 type Intent struct {
-	Kind    string // Run, Read, Write or Edit
+	Kind    string // Run, Read, Write, Edit or Ask
 	Command string // Run
 	Path    string // Read, Write, Edit: the file, relative to the workspace (or as the agent gave it)
 	Content string // Write
 	Old     string // Edit: the text replaced
 	New     string // Edit: what replaces it
+	// Ask: the question. An agent without a tool to ask with (all but
+	// proctor's own) is asked by ending its turn with the question as its
+	// message (internal/script), and the run takes that as the question.
+	Question string
 }
 
 // Tool is one agent's tool for an intent, and how it names the intent's
@@ -36,7 +41,7 @@ type Tool struct {
 	Name   string
 	Agent  string // whose it is, for messages
 	Kind   string
-	Key    string // Run: the command; the others: the file's path
+	Key    string // Run: the command; Ask: the question; the others: the file's path
 	Second string // Write: the content; Edit: the old text
 	Third  string // Edit: the new text
 	// Describe: the tool also takes a description of the command (Claude
@@ -44,6 +49,9 @@ type Tool struct {
 	Describe bool
 	// Argv: the command is an argv, run by bash -lc (Codex's shell).
 	Argv bool
+	// Patch: the agent applies a patch given as an apply_patch command
+	// itself (Codex's; PatchCommand), its way to write and edit files.
+	Patch bool
 	// Extra arguments the tool requires, with the values given.
 	Extra map[string]any
 }
@@ -66,8 +74,8 @@ func all() []Tool {
 		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true},
 		{Name: "run_shell_command", Agent: "gemini, qwen", Kind: Run, Key: "command", Describe: true},
 		{Name: "bash", Agent: "opencode", Kind: Run, Key: "command", Describe: true},
-		{Name: "exec_command", Agent: "codex", Kind: Run, Key: "cmd"},
-		{Name: "shell", Agent: "codex", Kind: Run, Key: "command", Argv: true},
+		{Name: "exec_command", Agent: "codex", Kind: Run, Key: "cmd", Patch: true},
+		{Name: "shell", Agent: "codex", Kind: Run, Key: "command", Argv: true, Patch: true},
 
 		{Name: "read_file", Agent: "native", Kind: Read, Key: "path"},
 		{Name: "Read", Agent: "claude", Kind: Read, Key: "file_path"},
@@ -85,12 +93,14 @@ func all() []Tool {
 		{Name: "edit", Agent: "opencode", Kind: Edit, Key: "filePath", Second: "oldString", Third: "newString"},
 		{Name: "replace", Agent: "gemini", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string",
 			Extra: map[string]any{"instruction": "replace the text as asked"}},
+
+		{Name: "ask_user", Agent: "native", Kind: Ask, Key: "question"},
 	}
 }
 
 // Absolute says whether the tool wants a file's path absolute (all but
 // proctor's own, whose paths are relative to the workspace).
-func (t Tool) Absolute() bool { return t.Kind != Run && t.Key != "path" }
+func (t Tool) Absolute() bool { return t.Kind != Run && t.Kind != Ask && t.Key != "path" }
 
 // Args are in's arguments as the tool names them, the file at path.
 func (t Tool) Args(in Intent, path string) map[string]any {
@@ -107,6 +117,8 @@ func (t Tool) Args(in Intent, path string) map[string]any {
 		if t.Describe {
 			args["description"] = "run " + clip(in.Command, 60)
 		}
+	case Ask:
+		args[t.Key] = in.Question
 	case Read:
 		args[t.Key] = path
 	case Write:
@@ -173,6 +185,10 @@ func Of(name, args string) (Intent, bool) {
 		p, ok := str(t.Key)
 		if !ok {
 			continue
+		}
+		if t.Kind == Ask {
+			in.Question = p
+			return in, true
 		}
 		in.Path = p
 		switch t.Kind {

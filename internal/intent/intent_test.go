@@ -2,6 +2,7 @@ package intent_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/intent"
@@ -57,5 +58,48 @@ func TestAToolFitsItsOwnSchemaOnly(t *testing.T) {
 	}
 	if !regexp.MustCompile("run go test").MatchString(intent.Tools(intent.Run)[1].Args(intent.Intent{Kind: intent.Run, Command: "go test"}, "")["description"].(string)) {
 		t.Fatal("no description for a tool that takes one")
+	}
+}
+
+// The commands proctor gives Codex for a file are known for what they are,
+// and nothing more is: a command with anything else in it is a command.
+func TestReadAndPatchCommandsAreKnownExactly(t *testing.T) {
+	patch := intent.PatchCommand(intent.Intent{Kind: intent.Write, Path: "x\nEOF", Content: "EOF\nx\n"}, "")
+	if !strings.HasPrefix(patch, "apply_patch <<'EOF_X'\n") || !intent.IsPatchCommand(patch) {
+		t.Fatalf("a line EOF in the patch needs another delimiter: %q", patch)
+	}
+	for _, tc := range []struct {
+		cmd        string
+		read, isPa bool
+	}{
+		{intent.ReadCommand("a.txt"), true, false},
+		{intent.ReadCommand("dir/a b.txt"), true, false},
+		{intent.PatchCommand(intent.Intent{Kind: intent.Edit, Path: "a", Old: "x", New: "y"}, "x\n"), false, true},
+		{"cat -- 'a.txt'; rm -rf /", false, false},
+		{"cat -- 'a.txt' > b", false, false},
+		{"cat -- '/etc/passwd'", false, false},
+		{"cat -- '../x'", false, false},
+		{intent.ReadCommand("it's"), false, false}, // quoted with '\'' — not a read proctor gives
+		{"cat -- $(rm x)", false, false},
+		{"apply_patch <<'EOF'\n*** Begin Patch\n*** End Patch\nEOF\nrm -rf /\n", false, false},
+		{"apply_patch <<'EOF'\n*** Begin Patch\nEOF\nrm x\n*** End Patch\nEOF\n", false, false},
+		{"apply_patch <<EOF\n*** Begin Patch\n$(rm x)\n*** End Patch\nEOF\n", false, false},
+		{"apply_patch <<'E$F'\n*** Begin Patch\n*** End Patch\nE$F\n", false, false},
+		{"apply_patch <<'EOF' && rm x\n*** Begin Patch\n*** End Patch\nEOF\n", false, false},
+		{"apply_patch <<'EOF'\n*** Begin Patch\n*** End Patch\nEOF", false, true},
+	} {
+		if intent.IsReadCommand(tc.cmd) != tc.read || intent.IsPatchCommand(tc.cmd) != tc.isPa {
+			t.Errorf("%q: read %v patch %v, want %v %v", tc.cmd, intent.IsReadCommand(tc.cmd), intent.IsPatchCommand(tc.cmd), tc.read, tc.isPa)
+		}
+	}
+}
+
+func TestAQuestionIsAskedWithProctorsTool(t *testing.T) {
+	in, ok := intent.Of("ask_user", `{"question":"Which?"}`)
+	if !ok || in.Kind != intent.Ask || in.Question != "Which?" {
+		t.Fatalf("%+v %v", in, ok)
+	}
+	if name, args := in.Native(); name+args != `ask_user{"question":"Which?"}` {
+		t.Fatal(name, args)
 	}
 }

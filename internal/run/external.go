@@ -75,6 +75,9 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 	ctx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
 	w := &watcher{l: l, open: map[string]string{}, stop: stopAgent}
+	if m.Script != nil {
+		w.questions = m.Script.Questions()
+	}
 	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Approve: w.approve(l.showWaiting(l.spec.Approver)), Now: l.r.now})
 	if err != nil {
 		return agent.Outcome{Stop: agent.StopError, Err: err}
@@ -213,6 +216,25 @@ type watcher struct {
 	// it, whatever the agent made of it.
 	script *model.Error
 	stop   func() // stops the agent
+	// questions are those a scripted model asks in a message (the
+	// agent has no tool to ask with): a reply that ends with one, and
+	// calls no tool, is the agent's question.
+	questions []string
+}
+
+// asks is the question a reply of the model asks in its message, if it
+// is one of the script's.
+func (w *watcher) asks(m model.Message) (string, bool) {
+	if len(m.ToolCalls) > 0 {
+		return "", false
+	}
+	text := strings.TrimSpace(m.Content)
+	for _, q := range w.questions {
+		if strings.HasSuffix(text, strings.TrimSpace(q)) {
+			return strings.TrimSpace(q), true
+		}
+	}
+	return "", false
 }
 
 func (w *watcher) record(x model.Exchange, reply *model.Response) {
@@ -251,6 +273,9 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 				w.l.emit(bundle.AgentQuestionEvent{ID: c.ID, Question: agent.Question(c.Arguments)})
 			}
 		}
+		if q, ok := w.asks(reply.Message); ok {
+			w.l.emit(bundle.AgentQuestionEvent{Question: q})
+		}
 		w.usage.Add(reply.Usage)
 	}
 	w.calls = append(w.calls, external.Call{Request: req, Reply: reply})
@@ -285,10 +310,14 @@ func (w *watcher) outcome() agent.Outcome {
 		out.Err = w.script
 	}
 	if k := len(out.Messages); k > 0 {
-		for _, c := range out.Messages[k-1].ToolCalls {
+		last := out.Messages[k-1]
+		for _, c := range last.ToolCalls {
 			if c.Name == agent.AskUserTool {
 				out.Question = strings.TrimSpace(agent.Question(c.Arguments))
 			}
+		}
+		if q, ok := w.asks(last); ok && last.Role == model.RoleAssistant {
+			out.Question = q
 		}
 	}
 	return out

@@ -304,6 +304,36 @@ func TestASessionContinuesAnExternalAgentsConversation(t *testing.T) {
 	}
 }
 
+// An agent without a tool to ask with is asked by a scripted model in the
+// message that ends its turn: the run takes it as the agent's question,
+// answers with the scenario's yield_reply and the agent goes on with its
+// conversation.
+func TestAnExternalAgentAskedInTheMessageGetsTheYieldReply(t *testing.T) {
+	bin := testutil.TestAgent(t, "chatagent")
+	a := external.Agent{Name: "chat", Kind: external.KindCommand, Command: []string{bin, "{{task}}"}, Resume: []string{bin, "--resume", "{{task}}"},
+		Env: map[string]string{"CHATAGENT_NO_ASK": "1"}}
+	spec := externalSpec(t, `steps:
+  - reply: {content: "I need to know.", tool_calls: [{ask: "Which word goes in a.txt?"}]}
+  - expect: {last_role: user, last_contains: "Write bee"}
+    reply: {tool_calls: [{write: {path: a.txt, content: "bee\n"}}]}
+  - reply: {content: Wrote bee.}
+`, a)
+	spec.Conversation = run.Conversation{YieldReply: "Write bee.", MaxYieldReplies: 1}
+	res, err := newRunner(t).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Receipt.Status != bundle.StatusAwaitingReview || strings.Join(res.Receipt.Changed, ",") != "a.txt" {
+		t.Fatalf("status %s changed %v failure %+v", res.Receipt.Status, res.Receipt.Changed, res.Receipt.Failure)
+	}
+	events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
+	for _, want := range []string{`"type":"agent.question","data":{"id":"","question":"Which word goes in a.txt?"}`, `"type":"conversation.yield_reply"`} {
+		if !strings.Contains(string(events), want) {
+			t.Errorf("no %s in the events:\n%s", want, events)
+		}
+	}
+}
+
 // Stopping a run (Ctrl-C, Stop) stops the agent's whole process group and
 // the run is interrupted, its bundle kept.
 func TestStoppingARunStopsTheAgentsProcessGroup(t *testing.T) {

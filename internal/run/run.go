@@ -202,6 +202,7 @@ type live struct {
 	receipt bundle.Receipt
 	redact  *redact.Redactor
 	calls   []check.Call      // every tool call, for checks
+	asked   []string          // every question the agent asked, for checks
 	notes   map[string]string // transcript flags by tool call id
 	pending []model.ToolCall  // a resumed run's calls that had not run
 	aborted string            // the budget that aborted the conversation
@@ -667,7 +668,10 @@ func (l *live) emit(ev bundle.EventData) {
 		l.calls = append(l.calls, check.Call{Tool: ev.Name, Args: string(ev.Args)})
 		l.progress("  tool %s %s", ev.Name, clip(l.redact.String(string(ev.Args)), 100))
 	case bundle.AgentQuestionEvent:
-		l.note(ev.ID, "question for the user")
+		l.asked = append(l.asked, ev.Question)
+		if ev.ID != "" {
+			l.note(ev.ID, "question for the user")
+		}
 	case bundle.ApprovalDecidedEvent:
 		verdict := "denied"
 		if ev.Approved {

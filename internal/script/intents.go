@@ -3,9 +3,12 @@ package script
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -26,29 +29,23 @@ import (
 
 // resolve is the tool call that does in with a tool req offers. A tool
 // that wants a file's path absolute gets it inside workspace; proctor's
-// own gets it as written. Without a tool of its own for a file, an agent
-// that runs commands reads with cat and writes with printf.
+// own gets it as written. An agent without a tool of its own for a file
+// does it with a command: Codex applies a patch (intent.PatchCommand),
+// others read with cat, write with printf and edit with bash.
 func resolve(in intent.Intent, id string, req model.Request, workspace string) (model.ToolCall, error) {
-	for _, t := range intent.Tools(in.Kind) {
-		i := slices.IndexFunc(req.Tools, func(s model.ToolSpec) bool { return s.Name == t.Name })
-		if i < 0 || !t.Fits(req.Tools[i].Parameters) {
-			continue // not offered, or the same name with another agent's arguments
-		}
+	call := func(t intent.Tool, in intent.Intent) model.ToolCall {
 		path := in.Path
 		if t.Absolute() && workspace != "" {
 			path = filepath.Join(workspace, in.Path)
 		}
 		data, _ := json.Marshal(t.Args(in, path))
-		return model.ToolCall{ID: id, Name: t.Name, Arguments: string(data)}, nil
+		return model.ToolCall{ID: id, Name: t.Name, Arguments: string(data)}
 	}
-	if in.Kind == intent.Read || in.Kind == intent.Write {
-		cmd := "cat -- " + tools.ShellQuote(in.Path)
-		if in.Kind == intent.Write {
-			cmd = "mkdir -p -- " + tools.ShellQuote(filepath.Dir(in.Path)) + " && printf '%s' " + tools.ShellQuote(in.Content) + " > " + tools.ShellQuote(in.Path)
-		}
-		if c, err := resolve(intent.Intent{Kind: intent.Run, Command: cmd}, id, req, workspace); err == nil {
-			return c, nil
-		}
+	if t, ok := offered(in.Kind, req); ok {
+		return call(t, in), nil
+	}
+	if t, ok := offered(intent.Run, req); ok && in.Kind != intent.Run {
+		return call(t, intent.Intent{Kind: intent.Run, Command: fileCommand(in, t, workspace)}), nil
 	}
 	var names, known []string
 	for _, t := range req.Tools {
@@ -60,6 +57,69 @@ func resolve(in intent.Intent, id string, req model.Request, workspace string) (
 	return model.ToolCall{}, fmt.Errorf("%s: none of the tools offered does it (offered: %s; proctor knows %s)", in.Kind, orNone(strings.Join(names, ", ")), strings.Join(known, ", "))
 }
 
+// offered is the tool req offers for an intent of kind: the first of
+// intent.Tools that it offers under that name with that tool's arguments.
+func offered(kind string, req model.Request) (intent.Tool, bool) {
+	for _, t := range intent.Tools(kind) {
+		i := slices.IndexFunc(req.Tools, func(s model.ToolSpec) bool { return s.Name == t.Name })
+		if i >= 0 && t.Fits(req.Tools[i].Parameters) {
+			return t, true
+		}
+	}
+	return intent.Tool{}, false
+}
+
+// fileCommand is the command that reads, writes or edits a file for an
+// agent that runs commands with run but has no tool for it.
+func fileCommand(in intent.Intent, run intent.Tool, workspace string) string {
+	q := tools.ShellQuote
+	switch {
+	case in.Kind == intent.Read:
+		return intent.ReadCommand(in.Path)
+	case run.Patch:
+		return intent.PatchCommand(in, readWorkspaceFile(workspace, in.Path))
+	case in.Kind == intent.Write:
+		return "mkdir -p -- " + q(filepath.Dir(in.Path)) + " && printf '%s' " + q(in.Content) + " > " + q(in.Path)
+	}
+	// An edit, as edit_file does it: the first place the text is found.
+	return "bash -c " + q(`s=$(cat -- "$1" && printf x) || exit 1; s=${s%x}; case $s in *"$2"*) ;; *) echo "$1 does not contain the text to replace" >&2; exit 1;; esac; printf '%s' "${s/"$2"/"$3"}" > "$1"`) +
+		" edit " + q(in.Path) + " " + q(in.Old) + " " + q(in.New)
+}
+
+// maxEditedFile is the largest file a patch is made for.
+const maxEditedFile = 8 << 20
+
+// readWorkspaceFile is the content of a regular file of the workspace, ""
+// when it cannot be read. The agent wrote the workspace: the path is
+// confined to it (os.Root), and a link, a FIFO, a device or a file past
+// maxEditedFile is not read.
+func readWorkspaceFile(workspace, path string) string {
+	if workspace == "" {
+		return ""
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxEditedFile {
+		return ""
+	}
+	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxEditedFile))
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
 // forRequest is the reply with each tool call written as an intent made
 // the call of the tool req offers for it.
 func (r Reply) forRequest(req model.Request, workspace string) (Reply, error) {
@@ -67,16 +127,47 @@ func (r Reply) forRequest(req model.Request, workspace string) (Reply, error) {
 		return r, nil
 	}
 	out := r
-	out.ToolCalls = slices.Clone(r.ToolCalls)
+	out.ToolCalls = nil
 	for i, in := range r.intents {
-		if in.Kind == "" {
-			continue
+		c := r.ToolCalls[i]
+		if in.Kind == intent.Ask {
+			if _, ok := offered(intent.Ask, req); !ok {
+				out.Content = askText(out.Content, in.Question)
+				continue // asked in the message, which ends the agent's turn
+			}
 		}
-		c, err := resolve(in, r.ToolCalls[i].ID, req, workspace)
-		if err != nil {
-			return Reply{}, fmt.Errorf("tool call %d: %w", i+1, err)
+		if in.Kind != "" {
+			var err error
+			if c, err = resolve(in, c.ID, req, workspace); err != nil {
+				return Reply{}, fmt.Errorf("tool call %d: %w", i+1, err)
+			}
 		}
-		out.ToolCalls[i] = c
+		out.ToolCalls = append(out.ToolCalls, c)
+	}
+	if len(out.ToolCalls) > 0 && len(out.ToolCalls) < len(r.ToolCalls) {
+		return Reply{}, fmt.Errorf("ask: the agent has no tool to ask with, so it is asked in the message that ends its turn, and that reply can call no other tool")
 	}
 	return out, nil
+}
+
+// askText is a reply's message with the question it asks after it.
+func askText(content, question string) string {
+	if content == "" {
+		return question
+	}
+	return content + "\n\n" + question
+}
+
+// Questions are the questions the script asks in a message (an ask: to an
+// agent without a tool to ask with), each as the end of its message.
+func (s *Script) Questions() []string {
+	var out []string
+	for _, st := range append(slices.Clone(s.Steps), s.Anytime...) {
+		for _, in := range st.Reply.intents {
+			if in.Kind == intent.Ask {
+				out = append(out, in.Question)
+			}
+		}
+	}
+	return out
 }

@@ -2,8 +2,14 @@ package script
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/model"
 )
@@ -50,15 +56,22 @@ func TestAnIntentIsTheToolEachAgentOffers(t *testing.T) {
 	for agent, tools := range agents {
 		reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: tools}, "/ws")
 		if agent == "codex" {
-			// Codex has no tool of its own to edit a file: said so, with
-			// what it offers and what proctor knows.
-			if err == nil || !strings.Contains(err.Error(), "tool call 4: edit: none of the tools offered does it (offered: exec_command; proctor knows edit_file (native)") {
-				t.Fatalf("codex: %v", err)
+			// Codex has no tool of its own for a file: it reads with cat,
+			// and writes and edits with a patch it applies itself.
+			if err != nil {
+				t.Fatal(err)
 			}
-			s2, _ := Parse("s.yaml", []byte("steps:\n  - reply: {tool_calls: [{write: {path: d/b.txt, content: \"it's\"}}]}\n"))
-			r, err := s2.Steps[0].Reply.forRequest(model.Request{Tools: tools}, "/ws")
-			if err != nil || r.ToolCalls[0].Arguments != `{"cmd":"mkdir -p -- 'd' \u0026\u0026 printf '%s' 'it'\\''s' \u003e 'd/b.txt'"}` {
-				t.Fatalf("codex writes through its command tool: %+v %v", r.ToolCalls, err)
+			var got []string
+			for _, c := range reply.ToolCalls {
+				var a struct{ Cmd string }
+				json.Unmarshal([]byte(c.Arguments), &a)
+				got = append(got, a.Cmd)
+			}
+			want := []string{"go test ./...", "cat -- 'a.txt'",
+				"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: b.txt\n+it's\n*** End Patch\nEOF\n",
+				"apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch\nEOF\n"}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("codex:\n got %q\nwant %q", got, want)
 			}
 			continue
 		}
@@ -81,10 +94,132 @@ func TestIntentsAreCheckedWhenParsed(t *testing.T) {
 		{"steps:\n  - reply: {tool_calls: [{run: ls, read: a}]}\n", "a tool call does one thing: it already says run"},
 		{"steps:\n  - reply: {tool_calls: [{write: {content: x}}]}\n", "tool_calls[0].write.path: missing"},
 		{"steps:\n  - reply: {tool_calls: [{edit: {path: a, new: x}}]}\n", "tool_calls[0].edit.old: missing"},
-		{"steps:\n  - reply: {tool_calls: [{arguments: {}}]}\n", "name: missing (or say run:, read:, write: or edit:"},
+		{"steps:\n  - reply: {tool_calls: [{arguments: {}}]}\n", "name: missing (or say run:, read:, write:, edit: or ask:"},
+		{"steps:\n  - reply: {tool_calls: [{ask: \" \"}]}\n", "tool_calls[0].ask: want the question to ask"},
 	} {
 		if _, err := Parse("s.yaml", []byte(tc.src)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
 		}
+	}
+}
+
+// An agent without a file tool of its own, and without Codex's patches,
+// reads, writes and edits with commands; the edit is the first place the
+// text is found, whatever the text holds.
+func TestAnAgentWithOnlyAShellEditsWithCommands(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one & $two\n'three'\n"), 0o644)
+	s, err := Parse("s.yaml", []byte(`steps:
+  - reply:
+      tool_calls:
+        - edit: {path: a.txt, old: "$two\n'three'", new: "& 'four' \\$x"}
+        - write: {path: d/b.txt, content: "it's\n"}
+        - read: d/b.txt
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("sh", "command")}}, ws)
+	if err == nil {
+		t.Fatalf("a tool proctor does not know was taken: %+v", reply.ToolCalls)
+	}
+	reply, err = s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("bash", "command", "description")}}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range reply.ToolCalls {
+		var a struct{ Command string }
+		json.Unmarshal([]byte(c.Arguments), &a)
+		cmd := exec.Command("bash", "-c", a.Command)
+		cmd.Dir = ws
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", a.Command, err, b)
+		}
+		out = append(out, string(b))
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(data) != "one & & 'four' \\$x\n" {
+		t.Errorf("edited: %q", data)
+	}
+	if out[2] != "it's\n" {
+		t.Errorf("read %q", out[2])
+	}
+	// A text the file does not hold is an error of the command, as
+	// edit_file's is.
+	s2, _ := Parse("s.yaml", []byte("steps:\n  - reply: {tool_calls: [{edit: {path: a.txt, old: nowhere, new: x}}]}\n"))
+	r, _ := s2.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("bash", "command", "description")}}, ws)
+	var a struct{ Command string }
+	json.Unmarshal([]byte(r.ToolCalls[0].Arguments), &a)
+	cmd := exec.Command("bash", "-c", a.Command)
+	cmd.Dir = ws
+	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "a.txt does not contain the text to replace") {
+		t.Errorf("%v %s", err, b)
+	}
+}
+
+// Codex's patch for an edit is made from the file as it is in the
+// workspace, with context; a file the agent made a link (to a file outside,
+// say) or a FIFO is not read, and the patch says only the text.
+func TestCodexEditsWithAPatchOfTheWorkspacesFile(t *testing.T) {
+	ws := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(outside, []byte("a\nSECRET x\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "f.txt"), []byte("1\n2\n\n4\nold x old\n6\n7\n8\n9\n"), 0o644)
+	os.Symlink(outside, filepath.Join(ws, "link.txt"))
+	syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644)
+	codex := model.Request{Tools: []model.ToolSpec{schema("exec_command", "cmd")}}
+	for _, tc := range []struct{ path, want string }{
+		{"f.txt", "@@\n 2\n \n 4\n-old x old\n+old y old\n 6\n 7\n 8\n"},
+		{"link.txt", "@@\n-x\n+y\n"},
+		{"fifo", "@@\n-x\n+y\n"},
+		{"../" + filepath.Base(filepath.Dir(outside)) + "/secret", "@@\n-x\n+y\n"},
+	} {
+		s, err := Parse("s.yaml", []byte(fmt.Sprintf("steps:\n  - reply: {tool_calls: [{edit: {path: %q, old: x, new: y}}]}\n", tc.path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan model.ToolCall)
+		go func() {
+			r, _ := s.Steps[0].Reply.forRequest(codex, ws)
+			done <- r.ToolCalls[0]
+		}()
+		select {
+		case c := <-done:
+			if strings.Contains(c.Arguments, "SECRET") || !strings.Contains(c.Arguments, strings.ReplaceAll(strings.ReplaceAll(tc.want, "\n", `\n`), "\t", "")) {
+				t.Errorf("%s: %s, want %q", tc.path, c.Arguments, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the patch waits on the file", tc.path)
+		}
+	}
+}
+
+// ask: is proctor's ask_user where the agent offers it; elsewhere the
+// reply's message asks, which ends the agent's turn, and the script knows
+// the question.
+func TestAnAgentWithoutAnAskToolIsAskedInTheMessage(t *testing.T) {
+	s, err := Parse("s.yaml", []byte(`steps:
+  - reply: {content: "I need to know.", tool_calls: [{ask: "Which version?"}]}
+  - reply: {tool_calls: [{ask: "Which one?"}, {run: ls}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := model.Request{Tools: []model.ToolSpec{schema("ask_user", "question"), schema("run_command", "command")}}
+	r, err := s.Steps[0].Reply.forRequest(native, "/ws")
+	if err != nil || len(r.ToolCalls) != 1 || r.ToolCalls[0].Name+r.ToolCalls[0].Arguments != `ask_user{"question":"Which version?"}` || r.Content != "I need to know." {
+		t.Fatalf("native: %+v %v", r, err)
+	}
+	claude := model.Request{Tools: []model.ToolSpec{schema("Bash", "command", "description")}}
+	r, err = s.Steps[0].Reply.forRequest(claude, "/ws")
+	if err != nil || len(r.ToolCalls) != 0 || r.Content != "I need to know.\n\nWhich version?" {
+		t.Fatalf("claude: %+v %v", r, err)
+	}
+	if _, err := s.Steps[1].Reply.forRequest(claude, "/ws"); err == nil || !strings.Contains(err.Error(), "can call no other tool") {
+		t.Fatalf("a question in the message beside a tool call: %v", err)
+	}
+	if q := s.Questions(); strings.Join(q, "|") != "Which version?|Which one?" {
+		t.Fatalf("questions %q", q)
 	}
 }

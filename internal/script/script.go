@@ -54,7 +54,7 @@ type Reply struct {
 	Content   string
 	ToolCalls []model.ToolCall
 	Usage     model.Usage
-	intents   []intent.Intent // beside ToolCalls: a call written as an intent (run, read, write, edit), made a tool's call when answered
+	intents   []intent.Intent // beside ToolCalls: a call written as an intent (run, read, write, edit, ask), made a tool's call when answered
 }
 
 // Load reads and parses the script file at path.
@@ -211,18 +211,21 @@ func reply(d *yamldoc.Decoder, n *yaml.Node, field string, index int) Reply {
 func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (model.ToolCall, intent.Intent) {
 	c := model.ToolCall{ID: fmt.Sprintf("call_%d_%d", step+1, index+1)}
 	var in intent.Intent
-	d.Fields(n, field, []string{"id", "name", "arguments", intent.Run, intent.Read, intent.Write, intent.Edit}, func(key string, _, v *yaml.Node) {
+	d.Fields(n, field, []string{"id", "name", "arguments", intent.Run, intent.Read, intent.Write, intent.Edit, intent.Ask}, func(key string, _, v *yaml.Node) {
 		f := field + "." + key
 		switch key {
-		case intent.Run, intent.Read:
+		case intent.Run, intent.Read, intent.Ask:
 			if in.Kind != "" {
 				d.Add(v, f, "a tool call does one thing: it already says %s", in.Kind)
 			}
 			in.Kind = key
-			if key == intent.Run {
+			switch key {
+			case intent.Run:
 				in.Command = d.Str(v, f)
-			} else {
+			case intent.Read:
 				in.Path = d.Str(v, f)
+			case intent.Ask:
+				in.Question = d.Str(v, f)
 			}
 		case intent.Write, intent.Edit:
 			if in.Kind != "" {
@@ -285,8 +288,10 @@ func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (
 		d.Add(n, field+".run", "want the command to run")
 	case in.Kind == intent.Read && in.Path == "":
 		d.Add(n, field+".read", "want the path of the file to read")
+	case in.Kind == intent.Ask && strings.TrimSpace(in.Question) == "":
+		d.Add(n, field+".ask", "want the question to ask")
 	case in.Kind == "" && c.Name == "":
-		d.Add(n, field+".name", "missing (or say run:, read:, write: or edit: for whichever tool the agent offers)")
+		d.Add(n, field+".name", "missing (or say run:, read:, write:, edit: or ask: for whichever tool the agent offers)")
 	}
 	if c.Arguments == "" {
 		c.Arguments = "{}"

@@ -10,7 +10,9 @@
 //	chatagent --resume MESSAGE continue it (a next turn, or the answer to its question)
 //
 // It keeps its conversation in $PROCTOR_AGENT_HOME/chatagent.json. A call of
-// ask_user ends its turn: it prints the question and exits 0. Before a gated
+// ask_user ends its turn: it prints the question and exits 0; with
+// CHATAGENT_NO_ASK=1 it offers no ask_user, as no agent but proctor's own
+// does. Before a gated
 // tool (run_command) it asks proctor through POST /v1/proctor/approvals.
 package main
 
@@ -183,6 +185,9 @@ func params(msgs []message) []openai.ChatCompletionMessageParamUnion {
 func specs() []openai.ChatCompletionToolUnionParam {
 	var out []openai.ChatCompletionToolUnionParam
 	for _, s := range agent.Specs() {
+		if s.Name == agent.AskUserTool && os.Getenv("CHATAGENT_NO_ASK") == "1" {
+			continue
+		}
 		var p shared.FunctionParameters
 		json.Unmarshal(s.Parameters, &p)
 		out = append(out, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: s.Name, Description: openai.String(s.Description), Parameters: p}))
