@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/rules"
@@ -676,8 +677,9 @@ func AgentLabel(name string) string {
 	switch name {
 	case "native":
 		return "native — proctor's own agent"
-	case "codex":
-		return "codex — Codex CLI (codex on the server's PATH)"
+	}
+	if title, bin, ok := external.Title(name); ok {
+		return fmt.Sprintf("%s — %s (%s on the server's PATH)", name, title, bin)
 	}
 	return name
 }

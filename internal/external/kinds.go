@@ -27,6 +27,7 @@ const (
 // builtin is one agent kind proctor drives.
 type builtin struct {
 	kind, bin, npm, api string
+	title               string // the agent's own name
 	resume              bool // it can continue its last conversation
 	// setup writes the agent's configuration into o.Home and returns the
 	// environment it needs besides proctor's.
@@ -50,7 +51,7 @@ type SideRequest struct {
 // builtins are the agent kinds proctor drives, Codex first.
 func builtins() []builtin {
 	return []builtin{
-		{kind: KindCodex, bin: "codex", npm: "@openai/codex", api: model.APIResponses, resume: true,
+		{kind: KindCodex, title: "Codex CLI", bin: "codex", npm: "@openai/codex", api: model.APIResponses, resume: true,
 			setup: func(o Options) ([]string, error) {
 				return []string{"CODEX_HOME=" + o.Home}, writeFile(filepath.Join(o.Home, "config.toml"), codexConfig(o, o.config))
 			},
@@ -64,7 +65,7 @@ func builtins() []builtin {
 				}
 				return append(append(append(argv, "--skip-git-repo-check", "--model", o.Model), extra...), "--", o.Task)
 			}},
-		{kind: KindClaude, bin: "claude", npm: "@anthropic-ai/claude-code", api: model.APIMessages, resume: true,
+		{kind: KindClaude, title: "Claude Code", bin: "claude", npm: "@anthropic-ai/claude-code", api: model.APIMessages, resume: true,
 			setup: claudeSetup,
 			argv: func(o Options, extra []string) []string {
 				// Only the settings proctor wrote: a repository's
@@ -75,7 +76,7 @@ func builtins() []builtin {
 				}
 				return append(append(argv, extra...), "--", o.Task)
 			}},
-		{kind: KindGemini, bin: "gemini", npm: "@google/gemini-cli", api: model.APIGemini, resume: true,
+		{kind: KindGemini, title: "Gemini CLI", bin: "gemini", npm: "@google/gemini-cli", api: model.APIGemini, resume: true,
 			setup: func(o Options) ([]string, error) {
 				return geminiStyle(o, KindGemini, ".gemini", "gemini-api-key")
 			},
@@ -86,7 +87,7 @@ func builtins() []builtin {
 				}
 				return append(append(argv, extra...), "-p", o.Task)
 			}},
-		{kind: KindQwen, bin: "qwen", npm: "@qwen-code/qwen-code", api: model.APIChat, resume: true,
+		{kind: KindQwen, title: "Qwen Code", bin: "qwen", npm: "@qwen-code/qwen-code", api: model.APIChat, resume: true,
 			setup: func(o Options) ([]string, error) {
 				env, err := geminiStyle(o, KindQwen, ".qwen", "openai")
 				return append(env, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1"), err
@@ -98,7 +99,7 @@ func builtins() []builtin {
 				}
 				return append(append(argv, extra...), "-p", o.Task)
 			}},
-		{kind: KindOpencode, bin: "opencode", npm: "opencode-ai", api: model.APIChat, resume: true,
+		{kind: KindOpencode, title: "opencode", bin: "opencode", npm: "opencode-ai", api: model.APIChat, resume: true,
 			setup: opencodeSetup,
 			argv: func(o Options, extra []string) []string {
 				argv := []string{"run", "--model", "proctor/" + o.Model}
@@ -130,6 +131,13 @@ func BuiltinKinds() []string {
 		names = append(names, b.kind)
 	}
 	return names
+}
+
+// Title is a built-in agent kind's own name and the program it is found
+// as ("Claude Code", "claude"); ok is false for another kind.
+func Title(kind string) (title, bin string, ok bool) {
+	b, ok := builtinKind(kind)
+	return b.title, b.bin, ok
 }
 
 // API is the model API the agent speaks, "" when proctor does not know it

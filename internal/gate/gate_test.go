@@ -141,6 +141,27 @@ func TestConflictAppliesNothing(t *testing.T) {
 	}
 }
 
+// Every file that changed in the source since the run began is named,
+// before anything is written: one the run edited and one it made new,
+// which a person has since made in the source.
+func TestAConflictNamesEveryFile(t *testing.T) {
+	runDir, src := partsRun(t)
+	os.WriteFile(filepath.Join(src, "new.txt"), []byte("made by a person meanwhile\n"), 0o644)
+	data, _ := os.ReadFile(filepath.Join(src, "notes.txt"))
+	os.WriteFile(filepath.Join(src, "notes.txt"), append(data, "edited meanwhile\n"...), 0o644)
+	_, err := gate.Review(context.Background(), runDir, approve("ana"), opts(runDir))
+	var ce *gate.ConflictError
+	if !errors.As(err, &ce) || strings.Join(ce.Files, ",") != "new.txt,notes.txt" && strings.Join(ce.Files, ",") != "notes.txt,new.txt" {
+		t.Fatalf("err = %v, want a conflict naming new.txt and notes.txt", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(src, "new.txt")); string(got) != "made by a person meanwhile\n" {
+		t.Fatalf("new.txt was overwritten: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(runDir, ".review")); err == nil {
+		t.Fatal("a journal was written for a conflict")
+	}
+}
+
 func TestConcurrentApprovalsApplyOnce(t *testing.T) {
 	runDir, _ := demoRun(t)
 	var wg sync.WaitGroup

@@ -215,6 +215,12 @@ func TestBoundsAreEnforcedByTheProxy(t *testing.T) {
 	}{
 		{"max calls", proxy.Limits{MaxCalls: 2}, 2, "max_turns=2"},
 		{"max tokens", proxy.Limits{MaxTokens: 50}, 1, "max_tokens=50 (60 tokens spent)"},
+		// At a bound is past it: max_tokens=60 spent 60 is refused, as
+		// max_messages=2 refuses the third call.
+		{"max tokens reached exactly", proxy.Limits{MaxTokens: 60}, 1, "max_tokens=60 (60 tokens spent)"},
+		{"max tokens one short", proxy.Limits{MaxTokens: 61}, 3, ""},
+		{"max messages", proxy.Limits{MaxTotalCalls: 2}, 2, "max_messages=2"},
+		{"max messages not reached", proxy.Limits{MaxTotalCalls: 3}, 3, ""},
 		{"wall clock", proxy.Limits{Deadline: now.Add(-time.Second)}, 0, "wall_clock_s"},
 		{"none reached", proxy.Limits{MaxCalls: 5, MaxTokens: 1000, Deadline: now.Add(time.Hour)}, 3, ""},
 	} {

@@ -32,7 +32,10 @@ var patterns = []pattern{
 	{re: regexp.MustCompile(`p(?:tk|st)_[A-Za-z0-9_\-]{40,}`), literals: []string{"ptk_", "pst_"}},                     // proctor's own API tokens and session ids
 	// Case-insensitive shapes are looked for when the text holds the word in
 	// lower, title or upper case.
-	{re: regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)[^\s"']+`), literals: []string{"uthorization", "UTHORIZATION"}, keep: "${1}"},
+	// An Authorization header's credentials however it is written: as a
+	// header (any case), in JSON ("Authorization": "Basic …"), or as a
+	// key=value.
+	{re: regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+)[^\s"']+`), literals: []string{"uthorization", "UTHORIZATION"}, keep: "${1}"},
 	{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}`), literals: []string{"earer", "EARER"}},
 }
 

@@ -128,8 +128,17 @@ func (r Reply) forRequest(req model.Request, workspace string) (Reply, error) {
 	}
 	out := r
 	out.ToolCalls = nil
+	patched := map[string]bool{}
 	for i, in := range r.intents {
 		c := r.ToolCalls[i]
+		if run, ok := offered(intent.Run, req); ok && run.Patch && (in.Kind == intent.Write || in.Kind == intent.Edit) {
+			if _, own := offered(in.Kind, req); !own && patched[in.Path] {
+				// Codex runs a reply's tool calls at once: two patches of
+				// one file would race, and one be lost.
+				return Reply{}, fmt.Errorf("tool call %d: %s %s: this agent (Codex) runs the tool calls of a reply at once, and a second change of the same file in one reply would race with the first: change it in one call, or in the next reply", i+1, in.Kind, in.Path)
+			}
+			patched[in.Path] = true
+		}
 		if in.Kind == intent.Ask {
 			if _, ok := offered(intent.Ask, req); !ok {
 				out.Content = askText(out.Content, in.Question)

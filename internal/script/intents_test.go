@@ -223,3 +223,22 @@ func TestAnAgentWithoutAnAskToolIsAskedInTheMessage(t *testing.T) {
 		t.Fatalf("questions %q", q)
 	}
 }
+
+// Codex runs a reply's tool calls at once: two patches of one file in one
+// reply would race, one lost at random. The script says so, every time.
+func TestTwoPatchesOfOneFileInOneReplyAreRefusedForCodex(t *testing.T) {
+	s, err := Parse("s.yaml", []byte(`steps:
+  - reply: {tool_calls: [{edit: {path: a.go, old: x, new: y}}, {write: {path: b.go, content: z}}, {edit: {path: a.go, old: p, new: q}}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codex := model.Request{Tools: []model.ToolSpec{schema("exec_command", "cmd")}}
+	if _, err := s.Steps[0].Reply.forRequest(codex, t.TempDir()); err == nil || !strings.Contains(err.Error(), "tool call 3: edit a.go: this agent (Codex) runs the tool calls of a reply at once") {
+		t.Fatalf("codex: %v", err)
+	}
+	claude := model.Request{Tools: []model.ToolSpec{schema("Edit", "file_path", "old_string", "new_string"), schema("Write", "file_path", "content")}}
+	if r, err := s.Steps[0].Reply.forRequest(claude, "/ws"); err != nil || len(r.ToolCalls) != 3 {
+		t.Fatalf("claude: %+v %v", r, err)
+	}
+}
