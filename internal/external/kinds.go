@@ -28,7 +28,7 @@ const (
 type builtin struct {
 	kind, bin, npm, api string
 	title               string // the agent's own name
-	resume              bool // it can continue its last conversation
+	resume              bool   // it can continue its last conversation
 	// setup writes the agent's configuration into o.Home and returns the
 	// environment it needs besides proctor's.
 	setup func(o Options) ([]string, error)
