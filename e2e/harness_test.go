@@ -21,6 +21,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -134,9 +135,10 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &run.Runner{DataDir: dataDir, Environ: os.Environ(), Index: index.Into(st)}
+	news := live.New() // as proctor serve: the run pages' streams wake on the runs' news
+	runner := &run.Runner{DataDir: dataDir, Environ: os.Environ(), Index: index.Into(st), OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }}
 	queue := jobs.New(ctx, runner, 2)
-	board := approval.NewBoard(time.Minute, nil)
+	board := approval.NewBoard(time.Minute, news.Publish)
 	sc, err := demo.Script()
 	must(t, err)
 	ep, err := script.Start(sc, "127.0.0.1:0")
@@ -145,7 +147,7 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	profiles := func() (*model.Profiles, error) {
 		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local-demo\n    base_url: "+ep.URL+"\n    model: proctor-demo\n"))
 	}
-	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e",
+	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e", Live: news,
 		SourceRoots: []string{roots}, Profiles: profiles,
 		Agents:        func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
 		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}})

@@ -593,7 +593,7 @@ func ByParts(m Meta, rc bundle.Receipt) bool {
 // partsVerb is what a review part by part did with the accepted parts: a
 // git run's are offered, not applied.
 func partsVerb(rc bundle.Receipt) string {
-	if rc.Source.Kind == "git" {
+	if rc.Source.IsGit() {
 		return "accepted"
 	}
 	return "applied"

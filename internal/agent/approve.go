@@ -52,13 +52,20 @@ type Policy struct {
 // first words never allows one with these, unless it says so.
 func HasShellOperators(cmd string) bool { return strings.ContainsAny(cmd, ";&|`$<>\n") }
 
+// StartsWithWords reports whether a command is prefix, or starts with
+// prefix and a space: its first words are prefix's ("go test" starts
+// "go test ./...", not "go tests").
+func StartsWithWords(cmd, prefix string) bool {
+	return prefix != "" && (cmd == prefix || strings.HasPrefix(cmd, prefix+" "))
+}
+
 // Approve implements Approver.
 func (p Policy) Approve(_ context.Context, req ApprovalRequest) (Decision, error) {
 	cmd := strings.TrimSpace(req.Command())
 	if req.Tool == "run_command" && cmd != "" && !HasShellOperators(cmd) {
 		for _, prefix := range p.Allow {
 			prefix = strings.TrimSpace(prefix)
-			if prefix != "" && (cmd == prefix || strings.HasPrefix(cmd, prefix+" ")) {
+			if StartsWithWords(cmd, prefix) {
 				return Decision{Approved: true, By: "policy", Reason: fmt.Sprintf("allowed prefix %q", prefix)}, nil
 			}
 		}

@@ -147,13 +147,27 @@ type Failure struct {
 
 // Source says where the run's workspace came from.
 type Source struct {
-	Kind       string `json:"kind"` // local | git | fixture
+	Kind       SourceKind `json:"kind"`
 	Path       string `json:"path,omitempty"`
 	Repository string `json:"repository,omitempty"`
 	Ref        string `json:"ref,omitempty"`
 	CommitSHA  string `json:"commit_sha,omitempty"`
 	Tree       string `json:"tree,omitempty"` // git sources: the commit's tree, a digest of its content
 }
+
+// SourceKind is where a run's source came from.
+type SourceKind string
+
+// The kinds of source.
+const (
+	SourceLocal   SourceKind = "local"   // a folder on this machine, which an approval writes
+	SourceGit     SourceKind = "git"     // a repository cloned at a commit; an approval yields a patch
+	SourceFixture SourceKind = "fixture" // a scenario's fixture folder
+)
+
+// IsGit says whether the source is a repository (its change is a patch to
+// hand on, not written to a folder).
+func (s Source) IsGit() bool { return s.Kind == SourceGit }
 
 // Model names the model a run talked to. It never holds a key.
 type Model struct {

@@ -42,7 +42,7 @@ var (
 	validStages   = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
 	validDomains  = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure, DomainSource}
 	validAgents   = AgentKinds()
-	validSources  = []string{"local", "git", "fixture"}
+	validSources  = []SourceKind{SourceLocal, SourceGit, SourceFixture}
 	validVerdicts = []string{"pass", "fail", "unsure"}
 )
 

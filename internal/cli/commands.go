@@ -20,14 +20,17 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
+	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
 // Version is proctor's release version.
@@ -77,7 +80,7 @@ func tokenFromEnv(env Env, r *run.Runner, cmd, flag, name string) (string, error
 	if name == "" {
 		return "", nil
 	}
-	if !envVarName.MatchString(name) {
+	if !yamldoc.EnvName(name) {
 		return "", usagef(cmd, "%s %q: give the name of the variable that holds the token, not the token", flag, name)
 	}
 	token := env.Getenv(name)
@@ -215,7 +218,9 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	}
 
 	modelsFile, agentsFile := modelsPath(f.models, env.Getenv), agentsPath(f.agents, env.Getenv)
-	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: newSandbox(env)}
+	news := live.New() // wakes the run pages' event streams
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: newSandbox(env),
+		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }}
 	runner.Sandbox.Mode, _ = sandbox.Mode(f.sandbox)
 	runner.GitTokens, err = gitCredentials(env, runner, "serve", sourcesPath(*f.sources, env.Getenv), "--git-token-env", f.gitTokenEnv, "https://"+f.gitHost+"/")
 	if err != nil {
@@ -230,11 +235,11 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", f.addr, err)
 	}
 	queue := jobs.New(ctx, runner, f.workers)
-	board := approval.NewBoard(f.approvalTimeout, nil)
+	board := approval.NewBoard(f.approvalTimeout, news.Publish)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: f.reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
 		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost,
-		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed})
+		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news})
 	resumeServer(ctx, log, srv)
 	scheme := "http"
 	if tlsConfig != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -215,7 +214,6 @@ func keyEnvNames(path string) []string {
 	return names
 }
 
-var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func osUser() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
@@ -476,7 +474,7 @@ func applyTo(ctx context.Context, env Env, r *run.Runner, runID, checkout string
 		return err
 	}
 	rc := &b.Receipt
-	if rc.Source.Kind != "git" {
+	if !rc.Source.IsGit() {
 		return usagef("apply", "--to applies a git run (proctor run --repo); run %s worked on a %s source: use proctor apply %s", runID, rc.Source.Kind, runID)
 	}
 	if rc.Review == nil {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/server"
 )
 
 func runScript(ctx context.Context, env Env, args []string) error {
@@ -48,8 +48,8 @@ are answered 409 with code script_mismatch and a message naming the step.`)
 	if fs.NArg() != 1 {
 		return usagef("script serve", "name one script FILE")
 	}
-	if !loopback(*addr) {
-		return usagef("script serve", "--addr %q is not a loopback address", *addr)
+	if ok, err := server.IsLoopback(*addr); err != nil || !ok {
+		return usagef("script serve", "--addr %q is not a loopback address (want e.g. 127.0.0.1:8080)", *addr)
 	}
 	s, err := script.Load(fs.Arg(0))
 	if err != nil {
@@ -64,15 +64,6 @@ are answered 409 with code script_mismatch and a message naming the step.`)
 	<-ctx.Done()
 	fmt.Fprintf(env.Stdout, "answered %d of %d steps\n", ep.Server.Served(), len(s.Steps))
 	return nil
-}
-
-func loopback(addr string) bool {
-	host := addr
-	if i := strings.LastIndex(addr, ":"); i >= 0 {
-		host = addr[:i]
-	}
-	host = strings.Trim(host, "[]")
-	return host == "127.0.0.1" || host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.")
 }
 
 func scriptLint(env Env, args []string) error {

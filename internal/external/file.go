@@ -34,7 +34,6 @@ var Fields = []string{"name", "kind", "command", "resume", "env", "version", "co
 
 var (
 	agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // Load reads agents.yaml at path; a file that does not exist has no agents.
@@ -115,7 +114,7 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 			a.Env = map[string]string{}
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				k := v.Content[i].Value
-				if !envName.MatchString(k) || proctorSets(k) {
+				if !yamldoc.EnvName(k) || proctorSets(k) {
 					d.Add(v.Content[i], f+"."+k, "not a variable an agent may be given (a name, not OPENAI_*, ANTHROPIC_*, GEMINI_*, GOOGLE_GEMINI_BASE_URL or PROCTOR_*, which proctor sets)")
 					continue
 				}

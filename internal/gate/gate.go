@@ -251,7 +251,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		review.ReviewedBy, review.Reason = "gate", "write not requested: the run was read-only"
 	case len(diff) == 0 || len(rc.Changed) == 0:
 		review.ReviewedBy, review.Reason = "gate", "no changes: nothing to apply"
-	case rc.Source.Kind != "git" && (rc.Source.Kind != "local" || rc.Source.Path == ""):
+	case !rc.Source.IsGit() && (rc.Source.Kind != bundle.SourceLocal || rc.Source.Path == ""):
 		review.ReviewedBy, review.Reason = "gate", fmt.Sprintf("a %s source has no tree to apply to", rc.Source.Kind)
 	case reviewer == nil:
 		review.ReviewedBy, review.Reason = "gate", "no reviewer: denied (fail closed)"
@@ -273,7 +273,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 			accepted = changed
 			// A git run's accepted parts are what it offers (the mbox,
 			// apply --to); they are kept before the decision is journaled.
-			if rc.Source.Kind == "git" {
+			if rc.Source.IsGit() {
 				if err := bundle.WriteFileAtomic(filepath.Join(runDir, bundle.AcceptedFile), diff, 0o644); err != nil {
 					return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
 				}
@@ -315,7 +315,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	var files map[string][]byte
 	// A git source's approved change is not applied here: it is offered as
 	// a patch and an mbox (proctor apply --to PATH applies it to a checkout).
-	if review.Approved && rc.Source.Kind != "git" && len(changed) > 0 {
+	if review.Approved && !rc.Source.IsGit() && len(changed) > 0 {
 		if j.Files, files, err = prepare(ctx, rc, string(diff), changed, opt.Workspace); err != nil {
 			var ce *ConflictError
 			if errors.As(err, &ce) && len(opt.rejectedEarlier) > 0 {

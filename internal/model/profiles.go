@@ -96,7 +96,6 @@ func ParseProfiles(path string, data []byte) (*Profiles, error) {
 	return out, nil
 }
 
-var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func profile(d *yamldoc.Decoder, n *yaml.Node, field string) Profile {
 	var p Profile
@@ -118,7 +117,7 @@ func profile(d *yamldoc.Decoder, n *yaml.Node, field string) Profile {
 			p.Model = d.Str(v, f)
 		case "api_key_env":
 			p.APIKeyEnv = d.Str(v, f)
-			if !envVarName.MatchString(p.APIKeyEnv) {
+			if !yamldoc.EnvName(p.APIKeyEnv) {
 				d.Add(v, f, "%q is not an environment variable name (it must name the variable, not hold the key)", p.APIKeyEnv)
 			}
 		case "timeout_s":

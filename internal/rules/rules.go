@@ -66,7 +66,7 @@ type Where struct {
 // repository, and its scenario.
 func WhereRun(rc bundle.Receipt) Where {
 	w := Where{Source: rc.Source.Path}
-	if rc.Source.Kind == "git" {
+	if rc.Source.IsGit() {
 		w.Source = rc.Source.Repository
 	}
 	if rc.Scenario != nil {
@@ -118,7 +118,7 @@ func (r Rule) Allows(req agent.ApprovalRequest, where Where, now time.Time) bool
 	case MatchExact:
 		return cmd == want
 	case MatchPrefix:
-		return cmd == want || strings.HasPrefix(cmd, want+" ")
+		return agent.StartsWithWords(cmd, want)
 	}
 	return false
 }

@@ -58,7 +58,7 @@ func (r *Runner) Mbox(ctx context.Context, runID string) ([]byte, error) {
 	}
 	rc := b.Receipt
 	switch {
-	case rc.Source.Kind != "git":
+	case !rc.Source.IsGit():
 		return nil, fmt.Errorf("run %s worked on a %s source; an mbox is offered for git runs", runID, rc.Source.Kind)
 	case rc.Review == nil || !rc.Review.Approved:
 		return nil, fmt.Errorf("run %s is not approved: its change is offered once it is", runID)

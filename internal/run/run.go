@@ -47,7 +47,7 @@ type Spec struct {
 	RunID        string // optional: the id to run under (a launcher that redirects to the run before it starts)
 	Kind         bundle.Kind
 	SourceDir    string
-	SourceKind   string      // local (default) or fixture
+	SourceKind   bundle.SourceKind // local (default) or fixture
 	Git          *source.Git // a git repository instead of SourceDir
 	GitHost      string      // the host owner/name stands for; "" is github.com
 	Task         string
@@ -307,9 +307,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	srcKind := spec.SourceKind
 	switch {
 	case spec.Git != nil:
-		srcKind = "git"
+		srcKind = bundle.SourceGit
 	case srcKind == "":
-		srcKind = "local"
+		srcKind = bundle.SourceLocal
 	}
 	l.receipt = bundle.Receipt{
 		Schema: bundle.ReceiptSchema, RunID: id, Kind: kind, Status: bundle.StatusRunning, Stage: bundle.StageAcquiringSource,
@@ -354,7 +354,7 @@ func validate(spec Spec) error {
 		problems = append(problems, "source: give a folder or a repository, not both")
 	case spec.Git != nil && spec.Session != "":
 		problems = append(problems, "source: a session works on a folder; a repository run is one run")
-	case spec.Git != nil, spec.Resumes != "" && spec.SourceKind == "git": // a resumed run copies the interrupted run's clone
+	case spec.Git != nil, spec.Resumes != "" && spec.SourceKind == bundle.SourceGit: // a resumed run copies the interrupted run's clone
 	case spec.Session == "" || spec.Session == "new":
 		if spec.SourceDir == "" {
 			problems = append(problems, "source: missing; name the folder to work on")

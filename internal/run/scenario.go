@@ -34,7 +34,7 @@ type ScenarioOptions struct {
 // ScenarioSpec turns a scenario into the spec of one run.
 func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, error) {
 	spec := Spec{
-		Kind: bundle.KindScenario, SourceDir: filepath.Join(s.Dir, scenario.Fixture), SourceKind: "fixture",
+		Kind: bundle.KindScenario, SourceDir: filepath.Join(s.Dir, scenario.Fixture), SourceKind: bundle.SourceFixture,
 		Task: s.Turns[0], Turns: s.Turns[1:], Criteria: s.Criteria, OutOfScope: s.OutOfScope, Bounds: s.Budgets.Bounds,
 		Scenario:     &bundle.ScenarioRef{ID: s.ID, Path: s.Dir, Repeat: max(opt.Repeat, 1), Suite: opt.Suite, Tags: s.Tags},
 		ScenarioFile: filepath.Join(s.Dir, scenario.File),

@@ -96,7 +96,6 @@ var (
 	modelFields    = []string{"script", "profile"}
 	checkFields    = []string{"name", "kind", "path", "text", "pattern", "paths", "tool", "args", "command", "timeout_s"}
 	secretName     = regexp.MustCompile(`(?i)(token|password|passwd|api_?key|secret)`)
-	envName        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // decoder is the YAML decoder with scenario.yaml's own parts.
@@ -254,7 +253,7 @@ func (d *decoder) model(n *yaml.Node, s *Scenario) {
 func (d *decoder) passEnv(n *yaml.Node, s *Scenario) {
 	s.PassEnv = d.Strs(n, "pass_env")
 	for i, name := range s.PassEnv {
-		if !envName.MatchString(name) {
+		if !yamldoc.EnvName(name) {
 			d.Add(n, fmt.Sprintf("pass_env[%d]", i), "%q is not an environment variable name", name)
 		}
 	}
@@ -330,7 +329,7 @@ func (d *decoder) env(n *yaml.Node, s *Scenario) {
 		k, v := n.Content[i], n.Content[i+1]
 		field := "env." + k.Value
 		switch {
-		case !envName.MatchString(k.Value):
+		case !yamldoc.EnvName(k.Value):
 			d.Add(k, field, "not an environment variable name")
 		case secretName.MatchString(k.Value) && v.Value != "":
 			d.Add(v, field, "a literal secret is not allowed in a scenario; list the variable in pass_env and set it in the environment")

@@ -271,8 +271,8 @@ func (s *Server) decideApproval(c echo.Context) error {
 		}
 		return err
 	}
-	// Give the run a moment to move on, so the page shows what happened.
-	time.Sleep(150 * time.Millisecond)
+	// The page shows the request answered at once (it is off the board);
+	// the run's own record of the decision comes through its event stream.
 	if isHTMX(c) {
 		return s.renderRun(c, id, "", http.StatusOK)
 	}
@@ -369,9 +369,24 @@ func (s *Server) runEvents(c echo.Context) error {
 	ctx := c.Request().Context()
 	var offset int64
 	var first time.Time
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	lastBeat := time.Now()
+	// The stream wakes when the run has news (s.cfg.Live) or its job here
+	// ends. A run this server is not running — one another process writes
+	// (proctor run on the same data folder), or with no broker — is read
+	// again each second.
+	wake, unsubscribe := s.cfg.Live.Subscribe(id)
+	defer unsubscribe()
+	var finished <-chan struct{}
+	if s.cfg.Queue != nil {
+		finished, _ = s.cfg.Queue.Finished(id)
+	}
+	var reread <-chan time.Time
+	if wake == nil || finished == nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		reread = t.C
+	}
+	beat := time.NewTicker(15 * time.Second)
+	defer beat.Stop()
 	shown := c.QueryParam("shown") // the board's numbers of the requests the page shows
 	for {
 		events, next, err := readEventsFrom(dir, offset)
@@ -416,15 +431,16 @@ func (s *Server) runEvents(c echo.Context) error {
 			}
 			return nil
 		}
-		if time.Since(lastBeat) > 15*time.Second {
-			fmt.Fprint(w, ": keep-alive\n\n")
-			w.Flush()
-			lastBeat = time.Now()
-		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tick.C:
+		case <-wake:
+		case <-finished:
+			finished = nil // closed: it ends the wait once
+		case <-reread:
+		case <-beat.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			w.Flush()
 		}
 	}
 }

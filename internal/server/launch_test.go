@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -49,9 +51,10 @@ func liveServerWith(t *testing.T, workers int) (*httptest.Server, string, *store
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
+	news := live.New()
+	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st), OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }}
 	q := jobs.New(ctx, r, workers)
-	board := approval.NewBoard(time.Minute, nil)
+	board := approval.NewBoard(time.Minute, news.Publish)
 	roots := t.TempDir()
 	demo.WriteFixture(filepath.Join(roots, "invoice"))
 	os.Symlink(t.TempDir(), filepath.Join(roots, "escape"))
@@ -66,7 +69,7 @@ func liveServerWith(t *testing.T, workers int) (*httptest.Server, string, *store
 	profiles := func() (*model.Profiles, error) {
 		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local\n    base_url: "+ep.URL+"\n    model: proctor-demo\n  - name: keyed\n    base_url: https://example.invalid/v1\n    model: m\n    api_key_env: PROCTOR_TEST_MISSING_KEY\n"))
 	}
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: board, Reviewer: "tester",
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: board, Reviewer: "tester", Live: news,
 		SourceRoots: []string{roots}, Profiles: profiles, Getenv: func(string) string { return "" },
 		ScenarioRoots: []string{"../../examples/scenarios"}}).Handler())
 	t.Cleanup(func() {
@@ -226,6 +229,53 @@ func approveCommand(t *testing.T, b *browser, loc string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("the demo never asked for approval")
+}
+
+// A run page's stream is woken by the run's news, not by reading the file
+// again and again: the decision on a command reaches an open stream while
+// the run still works on (its go test), long before the run's end would
+// wake the stream.
+func TestTheStreamWakesOnTheRunsNews(t *testing.T) {
+	srv, data, _ := liveServer(t)
+	b := newBrowser(t, srv.URL)
+	b.get("/runs")
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	loc := resp.Header.Get("Location")
+	id := strings.TrimPrefix(loc, "/runs/")
+	var call string
+	testutil.Eventually(t, 20*time.Second, "the approval request", func() bool {
+		_, page := b.get(loc)
+		if m := regexp.MustCompile(`data-request="([0-9]+)"`).FindStringSubmatch(page); m != nil {
+			call = m[1]
+		}
+		return call != ""
+	})
+	events, _, _ := bundle.ReadEvents(filepath.Join(data, "runs", id), bundle.DefaultLimits())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+loc+"/events?after="+strconv.FormatInt(events[len(events)-1].Seq, 10)+"&shown="+call, nil)
+	stream, err := b.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if resp, _ := b.post(loc+"/approvals/"+call, url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {"ana"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve: %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(stream.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "approval.decided") {
+			break
+		}
+	}
+	if sc.Err() != nil {
+		t.Fatalf("the stream ended without the decision: %v", sc.Err())
+	}
+	rc, _ := bundle.ReadFile(filepath.Join(data, "runs", id), bundle.ReceiptFile, 1<<20)
+	if !strings.Contains(string(rc), `"status": "running"`) && !strings.Contains(string(rc), `"status":"running"`) {
+		t.Fatalf("the decision came only once the run had ended: %s", rc)
+	}
 }
 
 func TestPendingRunPageWaits(t *testing.T) {

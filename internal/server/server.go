@@ -22,6 +22,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/launch"
+	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -68,6 +69,10 @@ type Config struct {
 	SigninLimit  int
 	SigninWindow time.Duration
 	Now          func() time.Time // the clock for sessions and limits; nil: time.Now
+	// Live wakes a run page's event stream when the run has news (the
+	// Runner's events and the Board's requests published to it); nil: the
+	// stream reads the run's events once a second.
+	Live *live.Broker
 }
 
 // Server is the dashboard and API.

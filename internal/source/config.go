@@ -37,7 +37,6 @@ type Host struct {
 
 var (
 	hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?$`)
-	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // LoadConfig reads sources.yaml at path; a file that does not exist names
@@ -74,7 +73,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 						d.Add(v, field+".host", "%q: want a host name as in an https URL (git.example.com, git.example.com:8443), without a scheme or path", h.Host)
 					}
 				case "token_env":
-					if h.TokenEnv = d.Str(v, field+".token_env"); h.TokenEnv != "" && !envName.MatchString(h.TokenEnv) {
+					if h.TokenEnv = d.Str(v, field+".token_env"); h.TokenEnv != "" && !yamldoc.EnvName(h.TokenEnv) {
 						d.Add(v, field+".token_env", "%q: give the name of the variable that holds the token, not the token", h.TokenEnv)
 					}
 				}

@@ -3,6 +3,8 @@ package source
 import (
 	"strings"
 	"testing"
+
+	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
 func TestSourcesConfig(t *testing.T) {
@@ -63,7 +65,7 @@ func FuzzParseConfig(f *testing.F) {
 		cfg, err := ParseConfig("sources.yaml", []byte(src))
 		if err == nil {
 			for _, h := range cfg.Hosts {
-				if !hostName.MatchString(h.Host) || !envName.MatchString(h.TokenEnv) {
+				if !hostName.MatchString(h.Host) || !yamldoc.EnvName(h.TokenEnv) {
 					t.Fatalf("accepted %+v", h)
 				}
 			}

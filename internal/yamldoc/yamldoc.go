@@ -239,3 +239,16 @@ func sameLetters(a, b string) bool {
 	}
 	return count == [256]int{}
 }
+
+// EnvName says whether s can name an environment variable, as the files
+// proctor reads name them (a provider key's variable, a scenario's env):
+// a letter or underscore, then letters, digits and underscores.
+func EnvName(s string) bool {
+	for i, r := range s {
+		letter := r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r == '_'
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -15,3 +15,11 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvName(t *testing.T) {
+	for s, want := range map[string]bool{"OPENAI_API_KEY": true, "_x1": true, "a": true, "": false, "1A": false, "A-B": false, "A B": false, "É": false, "A=B": false, "$A": false} {
+		if EnvName(s) != want {
+			t.Errorf("EnvName(%q) = %v, want %v", s, !want, want)
+		}
+	}
+}
