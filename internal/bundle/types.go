@@ -148,11 +148,11 @@ type Failure struct {
 // Source says where the run's workspace came from.
 type Source struct {
 	Kind       SourceKind `json:"kind"`
-	Path       string `json:"path,omitempty"`
-	Repository string `json:"repository,omitempty"`
-	Ref        string `json:"ref,omitempty"`
-	CommitSHA  string `json:"commit_sha,omitempty"`
-	Tree       string `json:"tree,omitempty"` // git sources: the commit's tree, a digest of its content
+	Path       string     `json:"path,omitempty"`
+	Repository string     `json:"repository,omitempty"`
+	Ref        string     `json:"ref,omitempty"`
+	CommitSHA  string     `json:"commit_sha,omitempty"`
+	Tree       string     `json:"tree,omitempty"` // git sources: the commit's tree, a digest of its content
 }
 
 // SourceKind is where a run's source came from.

@@ -214,7 +214,6 @@ func keyEnvNames(path string) []string {
 	return names
 }
 
-
 func osUser() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username

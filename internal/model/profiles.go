@@ -96,7 +96,6 @@ func ParseProfiles(path string, data []byte) (*Profiles, error) {
 	return out, nil
 }
 
-
 func profile(d *yamldoc.Decoder, n *yaml.Node, field string) Profile {
 	var p Profile
 	d.Fields(n, field, []string{"name", "kind", "base_url", "model", "api_key_env", "timeout_s", "stream"}, func(key string, _, v *yaml.Node) {

@@ -48,8 +48,8 @@ type Spec struct {
 	Kind         bundle.Kind
 	SourceDir    string
 	SourceKind   bundle.SourceKind // local (default) or fixture
-	Git          *source.Git // a git repository instead of SourceDir
-	GitHost      string      // the host owner/name stands for; "" is github.com
+	Git          *source.Git       // a git repository instead of SourceDir
+	GitHost      string            // the host owner/name stands for; "" is github.com
 	Task         string
 	Addresses    string // the run whose requested changes this run makes (RequestChanges)
 	Resumes      string // an interrupted run to go on from: its workspace, conversation and pending calls (Runner.ResumeSpec)
