@@ -214,15 +214,6 @@ func wholeWhy(f DiffFile) string {
 	return "a change without hunks (its mode) is decided on whole"
 }
 
-// resumeProfile is the profile a resumed run starts with: the run's, unless
-// it was a model script (which the form asks for).
-func resumeProfile(p string) string {
-	if strings.HasPrefix(p, "script:") {
-		return ""
-	}
-	return p
-}
-
 // lineSuffix is ":12" for line 12, "" for none.
 func lineSuffix(n int) string {
 	if n <= 0 {

@@ -165,7 +165,7 @@ func RulesView(p RulesPage) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						var templ_7745c5c3_Var8 = []any{"badge", templ.KV("good", r.State(p.Now) == "active"), templ.KV("plain", r.State(p.Now) != "active")}
+						var templ_7745c5c3_Var8 = []any{"badge", templ.KV("good", r.Active(p.Now)), templ.KV("plain", !r.Active(p.Now))}
 						templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var8...)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
@@ -200,7 +200,7 @@ func RulesView(p RulesPage) templ.Component {
 					var templ_7745c5c3_Var10 string
 					templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(r.State(p.Now))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/rules.templ`, Line: 38, Col: 145}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/rules.templ`, Line: 38, Col: 124}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 					if templ_7745c5c3_Err != nil {
@@ -262,7 +262,7 @@ func RulesView(p RulesPage) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if r.State(p.Now) == "active" && p.Meta.CanReview {
+					if r.Active(p.Now) && p.Meta.CanReview {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<form method=\"post\" action=\"")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -155,6 +156,10 @@ type Source struct {
 	Tree       string     `json:"tree,omitempty"` // git sources: the commit's tree, a digest of its content
 }
 
+// AwaitingReview says whether the run's diff waits for a person's
+// decision: it finished, and nobody has decided on it yet.
+func (r Receipt) AwaitingReview() bool { return r.Status == StatusAwaitingReview && r.Review == nil }
+
 // SourceKind is where a run's source came from.
 type SourceKind string
 
@@ -174,6 +179,22 @@ type Model struct {
 	Profile string `json:"profile,omitempty"`
 	Name    string `json:"name"`
 	BaseURL string `json:"base_url,omitempty"`
+}
+
+// scriptProfile starts Model.Profile for a run against a model script.
+const scriptProfile = "script:"
+
+// ScriptProfile is Model.Profile of a run against the model script file
+// (its base name).
+func ScriptProfile(file string) string { return scriptProfile + file }
+
+// ProfileName is the models.yaml profile the run talked to, "" for a
+// model script.
+func (m Model) ProfileName() string {
+	if strings.HasPrefix(m.Profile, scriptProfile) {
+		return ""
+	}
+	return m.Profile
 }
 
 // Agent is the agent that did a run's work, when it was not proctor's own.

@@ -82,14 +82,6 @@ type Task struct {
 	addresses string // the run whose requested changes the run makes
 }
 
-// profile is the models.yaml profile of a receipt, "" for a model script.
-func profile(rc bundle.Receipt) string {
-	if strings.HasPrefix(rc.Model.Profile, "script:") {
-		return ""
-	}
-	return rc.Model.Profile
-}
-
 // ResumeRun queues a run that goes on from the interrupted run runID (see
 // run.Runner.ResumeSpec), with the model of t (the run's own profile when t
 // names none); its gated calls are asked about on the board again, after
@@ -101,7 +93,7 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 	}
 	rc, _ := l.Runner.Receipt(runID) // ResumeSpec read it
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
-		t.Model = profile(rc)
+		t.Model = rc.Model.ProfileName()
 	}
 	choice, field, msg := l.modelChoice(t)
 	if msg != "" {
@@ -125,7 +117,7 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, map[string]string) {
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
 		rc, _ := l.Runner.Receipt(runID) // unread, it has no profile: the request names the model
-		t.Model = profile(rc)
+		t.Model = rc.Model.ProfileName()
 	}
 	if _, field, msg := l.modelChoice(t); msg != "" {
 		if t.Model == "" && t.Script == "" {

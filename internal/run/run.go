@@ -321,7 +321,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if spec.Model.Profile != nil {
 		l.receipt.Model.Profile, l.receipt.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL
 	} else if spec.Model.Script != nil {
-		l.receipt.Model.Profile = "script:" + filepath.Base(spec.Model.Script.Path)
+		l.receipt.Model.Profile = bundle.ScriptProfile(filepath.Base(spec.Model.Script.Path))
 	}
 	l.progress("run %s: %s", id, clip(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
