@@ -2,12 +2,12 @@ package bundle
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/flock"
 )
 
 // A working run holds an exclusive flock on its events.jsonl from the moment
@@ -17,20 +17,12 @@ import (
 
 // LockLive marks f, the run's open events log, as held by a working run.
 func LockLive(f *os.File) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("lock %s: %w", f.Name(), err)
-	}
-	return nil
+	return flock.TryFile(f)
 }
 
 // heldByLiveRun reports whether a working run holds dir's events log.
 func heldByLiveRun(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, EventsFile))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+	return flock.Held(filepath.Join(dir, EventsFile))
 }
 
 // Orphaned reports whether the run in dir says it is working but no live

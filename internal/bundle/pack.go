@@ -13,7 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/proctor-dev/proctor/internal/flock"
 )
 
 // A pack holds many run bundles in one tar file, <run_id>/<file> per entry,
@@ -65,9 +66,9 @@ func CreatePack(path string) (*PackWriter, error) {
 	}
 	// Held while it is written: RepairPack leaves a pack a writer holds
 	// alone; the kernel drops the lock however the writer ends.
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryFile(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("create pack: lock %s: %w", path, err)
+		return nil, fmt.Errorf("create pack: %w", err)
 	}
 	buf := bufio.NewWriterSize(f, 256<<10)
 	return &PackWriter{path: path, f: f, buf: buf, tw: tar.NewWriter(buf)}, nil
@@ -558,7 +559,7 @@ func RepairPack(path string) (bool, error) {
 		return false, fmt.Errorf("repair pack %s: %w", path, err)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock.TryFile(f); err != nil {
 		return false, nil // a writer holds it: it is being written, not torn
 	}
 	info, err := f.Stat()

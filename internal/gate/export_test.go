@@ -9,7 +9,7 @@ import (
 // touched: the state a process killed right after the journal was written
 // leaves behind.
 func Stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) error {
-	unlock, err := lock(runDir, time.Second)
+	unlock, err := lock(ctx, runDir, time.Second)
 	if err != nil {
 		return err
 	}

@@ -210,7 +210,7 @@ func (o *Options) now() time.Time {
 // the receipt. A conflict leaves the run unreviewed and returns a
 // *ConflictError; no answer from the reviewer returns ErrNoDecision.
 func Review(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (*bundle.Review, error) {
-	unlock, err := lock(runDir, 5*time.Second)
+	unlock, err := lock(ctx, runDir, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}

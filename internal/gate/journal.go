@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/flock"
 )
 
 // The review journal of a run is the folder <run>/.review, which appears
@@ -76,31 +76,21 @@ func newOp() string {
 }
 
 // lock takes the run's review lock: an exclusive flock on the bundle folder
-// itself, waiting up to wait for another review to end (so the second of two
-// reviews at once sees the first's decision). The kernel drops it when the
-// process dies, however it dies: there is no lock file to go stale.
-func lock(runDir string, wait time.Duration) (func(), error) {
-	f, err := os.Open(runDir)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", runDir, err)
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+// itself, waiting up to wait (and while ctx lasts) for another review to
+// end, so the second of two reviews at once sees the first's decision. The
+// kernel drops it when the process dies, however it dies: there is no lock
+// file to go stale.
+func lock(ctx context.Context, runDir string, wait time.Duration) (func(), error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, wait, ErrBusy)
+	defer cancel()
+	l, err := flock.Wait(ctx, runDir, false)
 	switch {
-	case errors.Is(err, syscall.EWOULDBLOCK):
-		f.Close()
+	case errors.Is(err, ErrBusy):
 		return nil, ErrBusy
 	case err != nil:
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", runDir, err)
+		return nil, err
 	}
-	return func() { f.Close() }, nil
+	return func() { l.Unlock() }, nil
 }
 
 // writeJournal makes the journal entry durable, with the files it will
@@ -390,7 +380,7 @@ func syncDir(dir string) error {
 // process that stopped before it was done, and reports what it settled
 // (nil when there was nothing).
 func Recover(ctx context.Context, runDir string, record func(context.Context, Decided) error) (*Decided, error) {
-	unlock, err := lock(runDir, 5*time.Second)
+	unlock, err := lock(ctx, runDir, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@
 package rules
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,11 +18,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/flock"
 )
 
 // Schema is the version of rules.json.
@@ -230,15 +231,11 @@ func (f *File) update(change func(d *doc) error) error {
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
 		return err
 	}
-	lf, err := os.OpenFile(f.Path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	l, err := flock.Wait(context.Background(), f.Path+".lock", true)
 	if err != nil {
-		return fmt.Errorf("lock rules: %w", err)
+		return fmt.Errorf("rules: %w", err)
 	}
-	defer lf.Close()
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock rules: %w", err)
-	}
-	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
+	defer l.Unlock()
 	d, err := f.read()
 	if err != nil {
 		return err

@@ -6,9 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
@@ -157,24 +157,19 @@ func privateTemp(data string) (string, func(), error) {
 		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < time.Minute {
 			continue
 		}
-		if f, err := os.Open(p); err == nil {
-			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-				os.RemoveAll(p)
-			}
-			f.Close()
+		if l, err := flock.TryLock(p, false); err == nil {
+			os.RemoveAll(p) // its run is gone
+			l.Unlock()
 		}
 	}
 	dir, err := os.MkdirTemp(root, "run-*")
 	if err != nil {
 		return "", nil, fmt.Errorf("make the run's temp folder: %w", err)
 	}
-	f, err := os.Open(dir)
-	if err == nil {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	}
+	l, err := flock.TryLock(dir, false)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("lock the run's temp folder %s: %w", dir, err)
+		return "", nil, fmt.Errorf("the run's temp folder: %w", err)
 	}
-	return dir, func() { os.RemoveAll(dir); f.Close() }, nil
+	return dir, func() { os.RemoveAll(dir); l.Unlock() }, nil
 }

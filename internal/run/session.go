@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/redact"
@@ -57,27 +57,14 @@ func (r *Runner) lockSession(ctx context.Context, id string) (unlock func(), err
 	if err := os.MkdirAll(r.sessionsDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("lock session %s: %w", id, err)
 	}
-	f, err := os.OpenFile(filepath.Join(r.sessionsDir(), "."+id+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	l, err := flock.Wait(ctx, filepath.Join(r.sessionsDir(), "."+id+".lock"), true)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("session %s: stopped while waiting for its other run to end: %w", id, context.Cause(ctx))
+	case err != nil:
+		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("session %s: stopped while waiting for its other run to end: %w", id, context.Cause(ctx))
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock session %s: %w", id, err)
-	}
-	return func() { f.Close() }, nil
+	return func() { l.Unlock() }, nil
 }
 
 func (r *Runner) openSession(spec Spec) (*sessionState, error) {

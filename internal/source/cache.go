@@ -11,8 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/flock"
 )
 
 // Cache is a folder of bare mirrors, one per repository URL, that runs of
@@ -74,15 +75,11 @@ func (c *Cache) lock(url string) (string, func(), error) {
 // the mirror is pruned: removing it would let a run that waits on the old
 // file and a run that makes a new one hold "the" lock together.
 func lockMirror(path string) (unlock func(), err error) {
-	lf, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	l, err := flock.Wait(context.Background(), path+".lock", true)
 	if err != nil {
-		return nil, fmt.Errorf("git cache: lock %s: %w", path, err)
+		return nil, fmt.Errorf("git cache: %w", err)
 	}
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("git cache: lock %s: %w", path, err)
-	}
-	return func() { syscall.Flock(int(lf.Fd()), syscall.LOCK_UN); lf.Close() }, nil
+	return func() { l.Unlock() }, nil
 }
 
 // List is every mirror of the cache, the most recently used first.

@@ -13,12 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/proctor-dev/proctor/migrations"
+
+	"github.com/proctor-dev/proctor/internal/flock"
 )
 
 const versionTable = "goose_db_version"
@@ -80,15 +81,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // once do not run the same migration twice. The kernel drops the lock when
 // the process dies.
 func lockMigrations(path string) (func(), error) {
-	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	l, err := flock.Wait(context.Background(), path+".lock", true)
 	if err != nil {
-		return nil, fmt.Errorf("lock database %s for migration: %w", path, err)
+		return nil, fmt.Errorf("database %s, for migration: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock database %s for migration: %w", path, err)
-	}
-	return func() { f.Close() }, nil
+	return func() { l.Unlock() }, nil
 }
 
 // Close closes the database.

@@ -17,11 +17,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/external"
+	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -272,16 +272,13 @@ func NewScratch(dataDir string) (dir string, cleanup func() error, err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("make a scratch folder: %w", err)
 	}
-	held, err := os.Open(d)
-	if err == nil {
-		err = syscall.Flock(int(held.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	}
+	held, err := flock.TryLock(d, false)
 	if err != nil {
 		os.RemoveAll(d)
-		return "", nil, fmt.Errorf("make a scratch folder: lock %s: %w", d, err)
+		return "", nil, fmt.Errorf("make a scratch folder: %w", err)
 	}
 	return d, func() error {
-		defer held.Close()
+		defer held.Unlock()
 		if left, _ := os.ReadDir(d); len(left) > 0 {
 			return fmt.Errorf("the scratch folder %s is kept: it holds %d run(s) that could not be recorded in the pack or under the data folder", d, len(left))
 		}
@@ -307,13 +304,9 @@ func CleanScratch(dataDir string) (removed, kept []string, err error) {
 	}
 	for _, e := range entries {
 		d := filepath.Join(base, e.Name())
-		f, err := os.Open(d)
+		f, err := flock.TryLock(d, false)
 		if err != nil {
-			continue
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close()
-			continue // a suite works in it
+			continue // a suite works in it (or it is gone)
 		}
 		runs, _ := os.ReadDir(d)
 		for _, r := range runs {
@@ -329,7 +322,7 @@ func CleanScratch(dataDir string) (removed, kept []string, err error) {
 			}
 		}
 		err = os.RemoveAll(d)
-		f.Close()
+		f.Unlock()
 		if err != nil {
 			return removed, kept, fmt.Errorf("clean scratch folder %s: %w", d, err)
 		}
