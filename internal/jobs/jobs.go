@@ -48,8 +48,14 @@ type Queue struct {
 	running int
 	jobs    map[string]*Job
 	order   []string // queued run ids, first in first out
+	ended   []string // ended run ids, oldest first: the latest keepEnded stay known
 	wg      sync.WaitGroup
 }
+
+// keepEnded is how many ended jobs the queue still answers for (a run
+// cancelled before it began has no bundle; its page says so from here),
+// so that a server that runs for months does not keep every job it ran.
+const keepEnded = 1024
 
 // New returns a queue that runs with r, workers at a time, in the order
 // runs were submitted, until ctx ends.
@@ -97,6 +103,7 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 			stopped := j.State == Cancelled // by Stop; a server that stops keeps its queue
 			j.State = Cancelled
 			q.dequeue(j.RunID)
+			q.forget(j.RunID)
 			q.turn.Broadcast()
 			q.mu.Unlock()
 			if stopped && spec.Dropped != nil {
@@ -126,7 +133,18 @@ func (q *Queue) finish(j *Job, s State, err error) {
 	}
 	j.Err = err
 	q.dequeue(j.RunID)
+	q.forget(j.RunID)
 	q.turn.Broadcast()
+}
+
+// forget notes that the job id has ended, and drops the oldest ended job
+// past keepEnded; q.mu is held.
+func (q *Queue) forget(id string) {
+	q.ended = append(q.ended, id)
+	if len(q.ended) > keepEnded {
+		delete(q.jobs, q.ended[0])
+		q.ended = q.ended[1:]
+	}
 }
 
 // dequeue removes id from the queue order; q.mu is held.

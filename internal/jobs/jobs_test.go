@@ -79,3 +79,35 @@ func waitState(t *testing.T, q *jobs.Queue, id string, s jobs.State) {
 		return j.State == s
 	})
 }
+
+// A server that runs for months does not keep every job it ran: the latest
+// ended jobs stay known (a run cancelled before it began has no bundle, and
+// its page says so from the queue), older ones are forgotten.
+func TestEndedJobsAreForgottenPastTheLatest(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := jobs.New(ctx, &run.Runner{DataDir: t.TempDir()}, 1)
+	busy := q.Submit(slowSpec(t), "busy")
+	testutil.Eventually(t, 10*time.Second, "the busy run to start", func() bool {
+		j, _ := q.Get(busy)
+		return j.State == jobs.Running
+	})
+	var ids []string
+	for i := range 1100 {
+		id := q.Submit(run.Spec{RunID: fmt.Sprintf("20261206-000000-q%05d", i)}, "queued")
+		ids = append(ids, id)
+		fin, _ := q.Finished(id)
+		if err := q.Stop(id); err != nil {
+			t.Fatal(err)
+		}
+		<-fin // ended in order
+	}
+	if _, ok := q.Get(ids[0]); ok {
+		t.Error("the oldest ended job is still kept")
+	}
+	if j, ok := q.Get(ids[len(ids)-1]); !ok || j.State != jobs.Cancelled {
+		t.Errorf("the latest ended job: %+v %v", j, ok)
+	}
+	q.Stop(busy)
+	q.Wait(context.Background())
+}
