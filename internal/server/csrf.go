@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -21,8 +20,11 @@ const (
 
 // csrf refuses state-changing requests that another site could have made
 // the browser send. Two checks, both needed:
-//   - Origin (or Referer when a browser sends no Origin) must be this
-//     server; a page on another port of the same host is another origin.
+//   - The browser must say the request comes from a page of this server
+//     (http.CrossOriginProtection: Sec-Fetch-Site, else Origin against the
+//     Host); a page on another port of the same host is another origin. A
+//     request that says neither comes from a program, not a page, and still
+//     needs its token.
 //   - The token, in the X-CSRF-Token header (HTMX sends it on every
 //     request) or the csrf form field, must be the HMAC under the server key
 //     of the signed-in session, or, before sign-in and in single-user mode,
@@ -52,7 +54,7 @@ func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 		if bearer, _ := c.Get(bearerKey).(bool); bearer {
 			return next(c)
 		}
-		if !s.sameOrigin(c.Request()) {
+		if s.origins.Check(c.Request()) != nil {
 			return echo.NewHTTPError(http.StatusForbidden, "This request came from another site or port (its Origin is not this server), so it was refused. Open proctor's own page and try again.")
 		}
 		// Single-user JSON API calls need no token either: a page on
@@ -71,29 +73,6 @@ func (s *Server) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
-}
-
-// sameOrigin reports whether a browser says the request comes from a page of
-// this server: its Origin, or when there is none its Referer, has this
-// server's scheme and host. A request with neither comes from a program, not
-// a page (browsers send Origin on every POST), and still needs its token.
-func (s *Server) sameOrigin(r *http.Request) bool {
-	from := r.Header.Get("Origin")
-	if from == "" {
-		from = r.Header.Get("Referer")
-		if from == "" {
-			return true
-		}
-	}
-	u, err := url.Parse(from)
-	if err != nil {
-		return false
-	}
-	scheme := "http"
-	if s.cfg.TLS || r.TLS != nil {
-		scheme = "https"
-	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
 }
 
 func hasPrincipal(c echo.Context) bool { _, ok := principal(c); return ok }

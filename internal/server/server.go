@@ -91,6 +91,7 @@ type Server struct {
 	now        func() time.Time
 	key        []byte          // signs CSRF tokens
 	hosts      map[string]bool // Host names requests may use
+	origins    *http.CrossOriginProtection
 }
 
 // New builds the server and its routes.
@@ -99,7 +100,8 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{}}
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{},
+		origins: http.NewCrossOriginProtection()}
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,
 			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Agents: cfg.Agents, Getenv: cfg.Getenv, Log: log,
