@@ -471,7 +471,7 @@ func SessionView(p SessionPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if sr.Run != nil {
-					templ_7745c5c3_Err = StatusBadge(sr.Run.Status).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = StatusBadge(string(sr.Run.Status)).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

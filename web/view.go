@@ -312,7 +312,7 @@ func formatCount(n int64) string {
 	return b.String()
 }
 
-func humanStatus(s string) string { return strings.ReplaceAll(s, "_", " ") }
+func humanStatus[S ~string](s S) string { return strings.ReplaceAll(string(s), "_", " ") }
 
 func shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -609,7 +609,7 @@ func (p RunPage) Resumable() bool { return p.Meta.CanRun && run.Resumable(p.Run.
 // NoChanges reports whether the run ended well without changing anything:
 // green alone would read as "it did the work".
 func (p RunPage) NoChanges() bool {
-	return !p.Live && p.Run.Status == string(bundle.StatusPassed) && len(p.Run.Receipt.Changed) == 0
+	return !p.Live && p.Run.Status == bundle.StatusPassed && len(p.Run.Receipt.Changed) == 0
 }
 
 // failedTools names the tool calls whose results were errors ("edit_file
@@ -731,7 +731,7 @@ func valueOptions(values []string) []Option {
 func (p RunsPage) StatusOptions() []Option {
 	var out []Option
 	for _, s := range p.Statuses {
-		out = append(out, Option{string(s), humanStatus(string(s))})
+		out = append(out, Option{string(s), humanStatus(s)})
 	}
 	return anyOf(out...)
 }

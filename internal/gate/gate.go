@@ -194,8 +194,6 @@ type Options struct {
 	// journal entry is removed; nil records nothing more.
 	Record func(ctx context.Context, d Decided) error
 	Now    func() time.Time
-
-	rejectedEarlier []string // earlier runs of the session whose changes were not applied
 }
 
 func (o *Options) now() time.Time {
@@ -295,8 +293,9 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		forced = true
 		review.Forced = true
 	}
+	var rejected []string // earlier runs of the session whose changes were not applied
 	if review.Approved {
-		var waiting, rejected []string
+		var waiting []string
 		for _, e := range opt.Earlier {
 			switch {
 			case !e.HasChanges:
@@ -309,7 +308,6 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		if len(waiting) > 0 {
 			return nil, &OutOfOrderError{Waiting: waiting}
 		}
-		opt.rejectedEarlier = rejected
 	}
 	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: forced, Actor: opt.Actor, Address: opt.Address, Source: rc.Source.Path}
 	var files map[string][]byte
@@ -318,8 +316,8 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	if review.Approved && !rc.Source.IsGit() && len(changed) > 0 {
 		if j.Files, files, err = prepare(ctx, rc, string(diff), changed, opt.Workspace); err != nil {
 			var ce *ConflictError
-			if errors.As(err, &ce) && len(opt.rejectedEarlier) > 0 {
-				ce.Hint = fmt.Sprintf("this run of a session was made on top of run %s, whose changes were not applied, so its base holds them; apply its diff by hand (diff.patch), or start a new session from the source", strings.Join(opt.rejectedEarlier, ", "))
+			if errors.As(err, &ce) && len(rejected) > 0 {
+				ce.Hint = fmt.Sprintf("this run of a session was made on top of run %s, whose changes were not applied, so its base holds them; apply its diff by hand (diff.patch), or start a new session from the source", strings.Join(rejected, ", "))
 			}
 			return nil, err // nothing applied; the run stays unreviewed
 		}

@@ -145,8 +145,8 @@ func (a *ScenarioApprover) Approve(_ context.Context, req agent.ApprovalRequest)
 	}
 	for i, r := range a.Approvals.Rules {
 		if r.Tool == req.Tool && (r.Args == nil || r.Args.MatchString(subject)) {
-			return agent.Decision{Approved: r.Decision == "approve", By: "scenario", Reason: fmt.Sprintf("rule %d (%s %s)", i+1, r.Decision, r.Tool)}, nil
+			return agent.Decision{Approved: r.Decision == scenario.Approve, By: "scenario", Reason: fmt.Sprintf("rule %d (%s %s)", i+1, r.Decision, r.Tool)}, nil
 		}
 	}
-	return agent.Decision{Approved: a.Approvals.Default == "approve", By: "scenario", Reason: "default " + a.Approvals.Default}, nil
+	return agent.Decision{Approved: a.Approvals.Default == scenario.Approve, By: "scenario", Reason: "default " + string(a.Approvals.Default)}, nil
 }

@@ -68,9 +68,27 @@ type Budgets struct {
 	Bounds          bundle.Bounds
 }
 
+// Decision is what a scenario's approvals say to a gated call.
+type Decision string
+
+// The decisions.
+const (
+	Approve Decision = "approve"
+	Deny    Decision = "deny"
+)
+
+// decision reads a decision from a scenario's field.
+func decision(d *decoder, v *yaml.Node, field string) Decision {
+	s := Decision(d.Str(v, field))
+	if s != Approve && s != Deny {
+		d.Add(v, field, "want approve or deny, got %q", s)
+	}
+	return s
+}
+
 // Approvals is a scenario's policy for gated tools.
 type Approvals struct {
-	Default      string // deny (default) or approve
+	Default      Decision // Deny (default) or Approve
 	Rules        []Rule
 	MaxDecisions int // 0: no limit
 }
@@ -79,7 +97,7 @@ type Approvals struct {
 type Rule struct {
 	Tool     string
 	Args     *regexp.Regexp // nil matches any arguments
-	Decision string         // approve or deny
+	Decision Decision       // Approve or Deny
 }
 
 // Model is how a scenario's agent is answered.
@@ -141,7 +159,7 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Scenario{Dir: dir, Budgets: Budgets{Bounds: bounds.Defaults()}, Approvals: Approvals{Default: "deny"}, Git: true, Repeat: 1,
+	s := &Scenario{Dir: dir, Budgets: Budgets{Bounds: bounds.Defaults()}, Approvals: Approvals{Default: Deny}, Git: true, Repeat: 1,
 		Env: map[string]string{}, Continue: "Please continue."}
 	if doc == nil {
 		return nil, fmt.Errorf("%s: empty; a scenario needs at least id, a task and a check", file)
@@ -284,10 +302,7 @@ func (d *decoder) approvals(n *yaml.Node, s *Scenario) {
 	d.Fields(n, "approvals", approvalFields, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "default":
-			s.Approvals.Default = d.Str(v, "approvals.default")
-			if s.Approvals.Default != "deny" && s.Approvals.Default != "approve" {
-				d.Add(v, "approvals.default", "want deny or approve, got %q", s.Approvals.Default)
-			}
+			s.Approvals.Default = decision(d, v, "approvals.default")
 		case "max_decisions":
 			s.Approvals.MaxDecisions = d.PosInt(v, "approvals.max_decisions")
 		case "rules":
@@ -297,7 +312,7 @@ func (d *decoder) approvals(n *yaml.Node, s *Scenario) {
 			}
 			for i, rn := range v.Content {
 				field := fmt.Sprintf("approvals.rules[%d]", i)
-				r := Rule{Decision: "approve"}
+				r := Rule{Decision: Approve}
 				d.Fields(rn, field, ruleFields, func(rk string, _, rv *yaml.Node) {
 					switch rk {
 					case "tool":
@@ -305,10 +320,7 @@ func (d *decoder) approvals(n *yaml.Node, s *Scenario) {
 					case "args":
 						r.Args = d.Regex(rv, field+".args")
 					case "decision":
-						r.Decision = d.Str(rv, field+".decision")
-						if r.Decision != "approve" && r.Decision != "deny" {
-							d.Add(rv, field+".decision", "want approve or deny, got %q", r.Decision)
-						}
+						r.Decision = decision(d, rv, field+".decision")
 					}
 				})
 				if r.Tool == "" {

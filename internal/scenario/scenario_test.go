@@ -45,7 +45,7 @@ func TestParseErrors(t *testing.T) {
 		{"check missing field", "id: x\ntask: t\nchecks:\n  - kind: file_contains\n    path: a\n", "checks[0].text: missing; a file_contains check needs it"},
 		{"check path escapes", "id: x\ntask: t\nchecks:\n  - kind: file_exists\n    path: ../etc/passwd\n", "must be a path inside the workspace"},
 		{"unknown template variable", "id: x\ntask: t\ncontext: in $HOME\n", "context: unknown variable $HOME"},
-		{"bad approval", "id: x\ntask: t\napprovals: {default: maybe}\n", `approvals.default: want deny or approve, got "maybe"`},
+		{"bad approval", "id: x\ntask: t\napprovals: {default: maybe}\n", `approvals.default: want approve or deny, got "maybe"`},
 		{"bad rule regex", "id: x\ntask: t\napprovals:\n  rules:\n    - tool: run_command\n      args: \"(\"\n", "approvals.rules[0].args: not a regular expression"},
 		{"duplicate check names", "id: x\ntask: t\nchecks:\n  - {name: a, kind: budget_not_exceeded}\n  - {name: a, kind: budget_not_exceeded}\n", `"a" is used twice`},
 		{"empty", "", "empty"},

@@ -14,29 +14,29 @@ import (
 
 // apiRun is a run in the JSON API's lists.
 type apiRun struct {
-	RunID          string     `json:"run_id"`
-	SessionID      string     `json:"session_id,omitempty"`
-	Kind           string     `json:"kind"`
-	Status         string     `json:"status"`
-	Stage          string     `json:"stage"`
-	Task           string     `json:"task"`
-	Model          string     `json:"model"`
-	ModelProfile   string     `json:"model_profile,omitempty"`
-	Agent          string     `json:"agent"`
-	Scenario       string     `json:"scenario,omitempty"`
-	ScenarioRepeat int        `json:"scenario_repeat,omitempty"`
-	Source         string     `json:"source"`
-	FailureDomain  string     `json:"failure_domain,omitempty"`
-	FailureCode    string     `json:"failure_code,omitempty"`
-	StartedAt      time.Time  `json:"started_at"`
-	EndedAt        *time.Time `json:"ended_at,omitempty"`
-	DurationMS     int64      `json:"duration_ms,omitempty"`
-	TotalTokens    int64      `json:"total_tokens"`
-	ModelCalls     int64      `json:"model_calls"`
-	ChangedFiles   int        `json:"changed_files"`
-	ReviewState    string     `json:"review_state"`
-	Snippet        string     `json:"snippet,omitempty"`
-	URL            string     `json:"url"`
+	RunID          string        `json:"run_id"`
+	SessionID      string        `json:"session_id,omitempty"`
+	Kind           bundle.Kind   `json:"kind"`
+	Status         bundle.Status `json:"status"`
+	Stage          bundle.Stage  `json:"stage"`
+	Task           string        `json:"task"`
+	Model          string        `json:"model"`
+	ModelProfile   string        `json:"model_profile,omitempty"`
+	Agent          string        `json:"agent"`
+	Scenario       string        `json:"scenario,omitempty"`
+	ScenarioRepeat int           `json:"scenario_repeat,omitempty"`
+	Source         string        `json:"source"`
+	FailureDomain  string        `json:"failure_domain,omitempty"`
+	FailureCode    string        `json:"failure_code,omitempty"`
+	StartedAt      time.Time     `json:"started_at"`
+	EndedAt        *time.Time    `json:"ended_at,omitempty"`
+	DurationMS     int64         `json:"duration_ms,omitempty"`
+	TotalTokens    int64         `json:"total_tokens"`
+	ModelCalls     int64         `json:"model_calls"`
+	ChangedFiles   int           `json:"changed_files"`
+	ReviewState    string        `json:"review_state"`
+	Snippet        string        `json:"snippet,omitempty"`
+	URL            string        `json:"url"`
 }
 
 func toAPIRun(r store.RunSummary) apiRun {
@@ -92,7 +92,7 @@ func (s *Server) apiListRuns(c echo.Context) error {
 	}
 	out := apiRunList{Runs: make([]apiRun, 0, len(page.Runs)), Next: page.Next, Prev: page.Prev}
 	for _, q := range s.queuedRuns(f) {
-		out.Runs = append(out.Runs, apiRun{RunID: q.RunID, Kind: string(bundle.KindTask), Status: string(bundle.StatusQueued), Task: q.Title, StartedAt: q.Queued, URL: "/runs/" + q.RunID})
+		out.Runs = append(out.Runs, apiRun{RunID: q.RunID, Kind: bundle.KindTask, Status: bundle.StatusQueued, Task: q.Title, StartedAt: q.Queued, URL: "/runs/" + q.RunID})
 	}
 	for _, r := range page.Runs {
 		out.Runs = append(out.Runs, toAPIRun(r))

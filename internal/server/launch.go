@@ -466,10 +466,12 @@ func (s *Server) ended(dir, id string) bool {
 		return s.cfg.Queue == nil // nothing launched here and no bundle: nothing will come
 	}
 	var r struct {
-		Status string `json:"status"`
+		Status bundle.Status `json:"status"`
 	}
-	json.Unmarshal(data, &r)
-	return r.Status != string(bundle.StatusRunning) && r.Status != string(bundle.StatusQueued)
+	if json.Unmarshal(data, &r) != nil {
+		return true // a receipt nobody can read says nothing more is coming
+	}
+	return r.Status != bundle.StatusRunning && r.Status != bundle.StatusQueued
 }
 
 // readEventsFrom reads the complete event lines of events.jsonl after byte

@@ -19,9 +19,9 @@ import (
 type RunSummary struct {
 	RunID          string
 	SessionID      string
-	Kind           string
-	Status         string
-	Stage          string
+	Kind           bundle.Kind
+	Status         bundle.Status
+	Stage          bundle.Stage
 	Task           string
 	ModelProfile   string
 	ModelName      string

@@ -138,7 +138,7 @@ func (n *nullableSummary) dest() []any {
 }
 
 func (n *nullableSummary) summary() RunSummary {
-	r := RunSummary{SessionID: n.sessionID.String, Kind: n.kind.String, Status: n.status.String, Stage: n.stage.String,
+	r := RunSummary{SessionID: n.sessionID.String, Kind: bundle.Kind(n.kind.String), Status: bundle.Status(n.status.String), Stage: bundle.Stage(n.stage.String),
 		Task: n.task.String, ModelName: n.model.String, TotalTokens: n.tokens.Int64, ReviewState: n.review.String,
 		StartedAt: time.UnixMilli(n.started.Int64).UTC()}
 	if n.ended.Valid {
