@@ -401,7 +401,20 @@ func ruleChoice(p RunPage, a PendingApproval) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, " <select name=\"rule_for\"><option value=\"\">until revoked</option> <option value=\"1h\">1 hour</option> <option value=\"8h\">8 hours</option> <option value=\"24h\">1 day</option> <option value=\"168h\">7 days</option></select></label> <button type=\"submit\" name=\"decision\" value=\"approve-rule\" class=\"approve-rule\">Approve and make the rule</button></div></details>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, " <select name=\"rule_for\"><option value=\"\">until revoked</option> <option value=\"1h\">1 hour</option> <option value=\"8h\">8 hours</option> <option value=\"24h\">1 day</option> <option value=\"168h\">7 days</option></select></label> <button type=\"submit\" name=\"decision\" value=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var22 string
+		templ_7745c5c3_Var22, templ_7745c5c3_Err = templruntime.NewAttributeExpression(string(ApproveRule)).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/rules.templ`, Line: 88, Col: 68}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var22)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "\" class=\"approve-rule\">Approve and make the rule</button></div></details>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -42,9 +42,9 @@ type apiLaunch struct {
 }
 
 type apiDecision struct {
-	Decision string `json:"decision"`
-	Reviewer string `json:"reviewer"`
-	Reason   string `json:"reason"`
+	Decision web.Decision `json:"decision"`
+	Reviewer string       `json:"reviewer"`
+	Reason   string       `json:"reason"`
 	// Force approves a run that failed, errored or was interrupted (review
 	// only; recorded on the receipt and in the audit log).
 	Force bool `json:"force"`
@@ -207,7 +207,7 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 	}
 	var parts []patch.Choice
 	if in.Parts != nil {
-		if in.Decision != "approve" {
+		if in.Decision != web.Approve {
 			return apiError(c, http.StatusBadRequest, "parts: go with decision approve (a rejection is of the whole diff)", nil)
 		}
 		parts = []patch.Choice{}
@@ -246,7 +246,7 @@ func (s *Server) apiDecideApproval(c echo.Context) error {
 		}
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"run_id": c.Param("id"), "id": c.Param("n"), "decision": in.Decision})
+	return c.JSON(http.StatusOK, map[string]string{"run_id": c.Param("id"), "id": c.Param("n"), "decision": string(in.Decision)})
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

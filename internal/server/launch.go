@@ -60,12 +60,12 @@ func (s *Server) stopRun(c echo.Context) error {
 // a request for changes (its comments, like the parts of a decision part by
 // part, are read from the form's numbered fields).
 type reviewForm struct {
-	Reviewer      string `form:"reviewer"`
-	Decision      string `form:"decision"` // approve, reject, partial or changes
-	Reason        string `form:"reason"`
-	Summary       string `form:"summary"`
-	ChangesModel  string `form:"changes_model"`
-	ChangesScript string `form:"changes_script"`
+	Reviewer      string       `form:"reviewer"`
+	Decision      web.Decision `form:"decision"` // approve, reject, partial or changes
+	Reason        string       `form:"reason"`
+	Summary       string       `form:"summary"`
+	ChangesModel  string       `form:"changes_model"`
+	ChangesScript string       `form:"changes_script"`
 }
 
 // reviewRun approves or rejects a run's diff through the gate.
@@ -83,17 +83,17 @@ func (s *Server) reviewRun(c echo.Context) error {
 		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
 	}
 	decision := f.Decision
-	if decision == "changes" {
+	if decision == web.Changes {
 		return s.requestChanges(c, id, reviewer, f)
 	}
 	var parts []patch.Choice
-	if decision == "partial" {
+	if decision == web.Partial {
 		form, _ := c.FormParams()
 		var err error
 		if parts, err = formParts(form); err != nil {
 			return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 		}
-		decision = "approve"
+		decision = web.Approve
 	}
 	reviewErr, err := s.review(c, id, decision, reviewer, f.Reason, false, parts)
 	if err != nil {
@@ -144,7 +144,7 @@ func formParts(form url.Values) ([]patch.Choice, error) {
 // writes its audit entry (recordReview). A returned message says why nothing
 // was done (a conflict, an earlier decision, a run that did not succeed); an
 // error is a request that makes no sense.
-func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, force bool, parts []patch.Choice) (string, error) {
+func (s *Server) review(c echo.Context, id string, decision web.Decision, reviewer, reason string, force bool, parts []patch.Choice) (string, error) {
 	ctx := c.Request().Context()
 	if !bundle.ValidID(id) || s.cfg.Runner == nil {
 		return "", echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
@@ -153,7 +153,7 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	if err != nil {
 		return "", echo.NewHTTPError(http.StatusNotFound, err.Error())
 	}
-	if decision != "approve" && decision != "reject" {
+	if decision != web.Approve && decision != web.Reject {
 		return "", echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or reject")
 	}
 	reviewer = strings.TrimSpace(reviewer)
@@ -174,7 +174,7 @@ func (s *Server) review(c echo.Context, id, decision, reviewer, reason string, f
 	}
 	opt.Force, opt.Actor, opt.Address, opt.Record = force, s.actor(c, reviewer), clientAddr(c), s.recordReview
 	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
-		return gate.Verdict{Approved: decision == "approve", By: reviewer, Reason: reason, Parts: parts}, nil
+		return gate.Verdict{Approved: decision == web.Approve, By: reviewer, Reason: reason, Parts: parts}, nil
 	}), opt)
 	var conflict *gate.ConflictError
 	var notAppliable *gate.NotAppliableError
@@ -233,13 +233,13 @@ func (s *Server) RecoverReviews(ctx context.Context) (int, []error) {
 // approvalForm is an approval box's form: approve or deny, or approve and
 // make a rule (what it matches, where and for how long).
 type approvalForm struct {
-	Reviewer    string `form:"reviewer"`
-	Decision    string `form:"decision"` // approve, deny or approve-rule
-	Reason      string `form:"reason"`
-	RuleMatch   string `form:"rule_match"`
-	RuleCommand string `form:"rule_command"`
-	RuleScope   string `form:"rule_scope"`
-	RuleFor     string `form:"rule_for"`
+	Reviewer    string       `form:"reviewer"`
+	Decision    web.Decision `form:"decision"` // approve, deny or approve-rule
+	Reason      string       `form:"reason"`
+	RuleMatch   string       `form:"rule_match"`
+	RuleCommand string       `form:"rule_command"`
+	RuleScope   string       `form:"rule_scope"`
+	RuleFor     string       `form:"rule_for"`
 }
 
 // decideApproval answers a gated tool call a running run waits on.
@@ -254,7 +254,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 		who = s.reviewerName(c)
 	}
 	decision, reason := f.Decision, f.Reason
-	if decision == "approve-rule" && s.cfg.Board != nil && bundle.ValidID(id) {
+	if decision == web.ApproveRule && s.cfg.Board != nil && bundle.ValidID(id) {
 		num, _ := strconv.ParseInt(c.Param("n"), 10, 64)
 		r, err := s.ruleFromRequest(c, id, num, who, f)
 		switch {
@@ -263,7 +263,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 		case err != nil:
 			return s.renderRun(c, id, "No rule was made and the request still waits: "+err.Error()+".", validationStatus(c))
 		}
-		decision, reason = "approve", ruleDecision(r).Reason
+		decision, reason = web.Approve, ruleDecision(r).Reason
 	}
 	if err := s.decide(c, id, c.Param("n"), decision, who, reason); err != nil {
 		if errors.Is(err, approval.ErrNotPending) {
@@ -281,7 +281,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 
 // decide answers request number n (the board's number, never the model's
 // call id) of run id.
-func (s *Server) decide(c echo.Context, id, n, decision, who, reason string) error {
+func (s *Server) decide(c echo.Context, id, n string, decision web.Decision, who, reason string) error {
 	if s.cfg.Board == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run "+strconv.Quote(id)+" waits for an approval here.")
 	}
@@ -289,20 +289,23 @@ func (s *Server) decide(c echo.Context, id, n, decision, who, reason string) err
 	if err != nil || num < 1 {
 		return echo.NewHTTPError(http.StatusNotFound, "No approval request "+strconv.Quote(n)+" of run "+id+": requests are numbered 1, 2, …")
 	}
-	if decision != "approve" && decision != "deny" {
+	if decision != web.Approve && decision != web.Deny {
 		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
 	}
 	if who == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name, so the decision says who made it")
 	}
-	d := agent.Decision{Approved: decision == "approve", By: who, Reason: map[string]string{"approve": "approved", "deny": "denied"}[decision] + " in the dashboard"}
+	d := agent.Decision{Approved: decision == web.Approve, By: who, Reason: "denied in the dashboard"}
+	if d.Approved {
+		d.Reason = "approved in the dashboard"
+	}
 	if r := strings.TrimSpace(reason); r != "" {
 		d.Reason = r
 	}
 	if err := s.cfg.Board.Decide(id, num, d); err != nil {
 		return err
 	}
-	s.auditAs(c, s.actor(c, who), "approval-"+decision, id, "request "+n)
+	s.auditAs(c, s.actor(c, who), "approval-"+string(decision), id, "request "+n)
 	return nil
 }
 
