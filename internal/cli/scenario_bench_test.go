@@ -12,9 +12,10 @@ import (
 
 // BenchmarkScenarioRunPack runs a suite of 10,000 one-turn scripted
 // scenarios the way a user does — `proctor scenario run --pack --parallel 2`,
-// a child process — and prints its wall time and peak RSS (targets: ≤6 s,
-// ≤200 MiB on 2 cores), beside the baseline measured in the same run: a
-// tenth of the cases without --pack, a folder per run.
+// a child process — and prints its wall time, its CPU time per case (user
+// and system) and peak RSS (targets: ≤1.5 ms of CPU per case, ≤200 MiB on
+// 2 cores; issue 27), beside the baseline measured in the same run: a tenth
+// of the cases without --pack, a folder per run.
 func BenchmarkScenarioRunPack(b *testing.B) {
 	n := 10000
 	if testing.Short() {
@@ -29,11 +30,13 @@ func BenchmarkScenarioRunPack(b *testing.B) {
 		}
 	}
 	for range b.N {
-		baseWall, _ := scenarioRunChild(b, "--parallel", "2", part)
-		wall, rss := scenarioRunChild(b, "--pack", "--parallel", "2", root)
+		baseWall, _, baseCPU := scenarioRunChild(b, "--parallel", "2", part)
+		wall, rss, cpu := scenarioRunChild(b, "--pack", "--parallel", "2", root)
 		rate, baseRate := float64(n)/wall.Seconds(), float64(n/10)/baseWall.Seconds()
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		b.ReportMetric(rate, "cases/s")
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu-ms/case")
+		b.ReportMetric(float64(baseCPU.Microseconds())/1000/float64(n/10), "folder-cpu-ms/case")
 		b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB")
 		b.ReportMetric(baseRate, "folder-cases/s")
 		b.ReportMetric(rate/baseRate, "pack-vs-folders")
@@ -60,8 +63,9 @@ func writeBenchCase(b *testing.B, dir string, i int) {
 }
 
 // scenarioRunChild runs `proctor scenario run --quiet ARGS…` in a new data
-// folder and returns its wall time and peak RSS in KiB; every case must pass.
-func scenarioRunChild(b *testing.B, args ...string) (time.Duration, int64) {
+// folder and returns its wall time, peak RSS in KiB and CPU time (user and
+// system); every case must pass.
+func scenarioRunChild(b *testing.B, args ...string) (time.Duration, int64, time.Duration) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", "scenario", "run", "--quiet"}, args...)...)
 	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "PROCTOR_DATA="+b.TempDir())
@@ -71,5 +75,6 @@ func scenarioRunChild(b *testing.B, args ...string) (time.Duration, int64) {
 	if err != nil {
 		b.Fatalf("scenario run %v: %v\n%.2000s", args, err, out)
 	}
-	return took, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	ps := cmd.ProcessState
+	return took, ps.SysUsage().(*syscall.Rusage).Maxrss, ps.UserTime() + ps.SystemTime()
 }
