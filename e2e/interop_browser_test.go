@@ -16,10 +16,7 @@ import (
 // it work, reads its transcript and approves its diff, which reaches the
 // source folder.
 func TestLaunchEveryAgentFromTheBrowser(t *testing.T) {
-	path := os.Getenv("PROCTOR_AGENT_PATH")
-	if path == "" {
-		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
-	}
+	path := agentPath(t)
 	t.Setenv("PATH", path+":"+os.Getenv("PATH"))
 	a := startApp(t)
 	must(t, os.WriteFile(filepath.Join(a.Roots, "any-agent.yaml"), []byte(`steps:

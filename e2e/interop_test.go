@@ -117,6 +117,17 @@ func interop(t *testing.T) (bin, dir, proctor string) {
 	return bin, dir, proctor
 }
 
+// agentPath is the PATH entries of the agents `go tool task interop`
+// installed (PROCTOR_AGENT_PATH).
+func agentPath(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("PROCTOR_AGENT_PATH")
+	if path == "" {
+		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
+	}
+	return path
+}
+
 // Every agent proctor drives, each installed from npm by
 // e2e/install-agent.sh, runs one model script — written once, its tool
 // calls as intents (read, run) — under `proctor run --agent KIND` in
@@ -125,10 +136,7 @@ func interop(t *testing.T) (bin, dir, proctor string) {
 // Code), and leaves the same change as the run's diff, with its real name
 // and version on the receipt. proctor's own agent runs the same script.
 func TestEveryAgentUnderProctor(t *testing.T) {
-	path := os.Getenv("PROCTOR_AGENT_PATH")
-	if path == "" {
-		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
-	}
+	path := agentPath(t)
 	_, dir, proctor := interop(t)
 	script := filepath.Join(dir, "any-agent.yaml")
 	os.WriteFile(script, []byte(`model: scripted
@@ -195,10 +203,7 @@ steps:
 // does not get past proctor's approvals: the agent's command is still
 // asked about, denied, and does not run.
 func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
-	path := os.Getenv("PROCTOR_AGENT_PATH")
-	if path == "" {
-		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
-	}
+	path := agentPath(t)
 	_, dir, proctor := interop(t)
 	script := filepath.Join(dir, "deny.yaml")
 	os.WriteFile(script, []byte(`steps:
@@ -239,10 +244,7 @@ func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
 // intents, its question an ask:), pass under proctor's own agent and every
 // agent it drives, in one suite: scenario × agent.
 func TestTheExamplesPassUnderEveryAgent(t *testing.T) {
-	path := os.Getenv("PROCTOR_AGENT_PATH")
-	if path == "" {
-		t.Fatal("PROCTOR_AGENT_PATH is not set: run this through `go tool task interop`")
-	}
+	path := agentPath(t)
 	_, dir, proctor := interop(t)
 	agents := []string{"native", "codex", "claude", "gemini", "qwen", "opencode"}
 	results := filepath.Join(dir, "suite.json")

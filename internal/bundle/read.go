@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Limits bounds how much of a bundle the reader loads into memory.
@@ -270,7 +271,8 @@ func Stat(dir, name string) (fs.FileInfo, error) {
 // Open opens the file name inside the bundle folder dir for reading. name must
 // be a plain relative path; it is opened through an os.Root of dir, so a
 // symlink is followed only when its target is inside dir too, and only
-// regular files are opened.
+// regular files are opened (without waiting: a FIFO left there is refused,
+// not waited on).
 func Open(dir, name string) (*os.File, error) {
 	if !validRelPath(filepath.ToSlash(name)) {
 		return nil, fmt.Errorf("%q is not a path inside the bundle folder", name)
@@ -280,7 +282,7 @@ func Open(dir, name string) (*os.File, error) {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if target, lerr := root.Readlink(name); lerr == nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("is a symlink to %s, outside the bundle folder", target)

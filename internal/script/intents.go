@@ -3,13 +3,11 @@ package script
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/tools"
@@ -90,30 +88,14 @@ func fileCommand(in intent.Intent, run intent.Tool, workspace string) string {
 const maxEditedFile = 8 << 20
 
 // readWorkspaceFile is the content of a regular file of the workspace, ""
-// when it cannot be read. The agent wrote the workspace: the path is
-// confined to it (os.Root), and a link, a FIFO, a device or a file past
-// maxEditedFile is not read.
+// when it cannot be read. The agent wrote the workspace: it is read as a
+// bundle's files are (bundle.ReadFile: confined to the folder, a regular
+// file, no FIFO waited on), up to maxEditedFile.
 func readWorkspaceFile(workspace, path string) string {
 	if workspace == "" {
 		return ""
 	}
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return ""
-	}
-	defer root.Close()
-	if fi, err := root.Lstat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxEditedFile {
-		return ""
-	}
-	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxEditedFile))
+	data, err := bundle.ReadFile(workspace, path, maxEditedFile)
 	if err != nil {
 		return ""
 	}
@@ -129,9 +111,10 @@ func (r Reply) forRequest(req model.Request, workspace string) (Reply, error) {
 	out := r
 	out.ToolCalls = nil
 	patched := map[string]bool{}
+	run, runs := offered(intent.Run, req)
 	for i, in := range r.intents {
 		c := r.ToolCalls[i]
-		if run, ok := offered(intent.Run, req); ok && run.Patch && (in.Kind == intent.Write || in.Kind == intent.Edit) {
+		if runs && run.Patch && (in.Kind == intent.Write || in.Kind == intent.Edit) {
 			if _, own := offered(in.Kind, req); !own && patched[in.Path] {
 				// Codex runs a reply's tool calls at once: two patches of
 				// one file would race, and one be lost.

@@ -99,8 +99,7 @@ func TestTheStreamTellsThePageWhenItsApprovalsChange(t *testing.T) {
 	srv, _, _ := liveServer(t)
 	b := newBrowser(t, srv.URL)
 	b.get("/runs")
-	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
-	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	_, id := startDemo(t, b)
 	var num string
 	testutil.Eventually(t, 20*time.Second, "the approval on the run page", func() bool {
 		_, page := b.get("/runs/" + id)

@@ -239,9 +239,7 @@ func TestTheStreamWakesOnTheRunsNews(t *testing.T) {
 	srv, data, _ := liveServer(t)
 	b := newBrowser(t, srv.URL)
 	b.get("/runs")
-	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
-	loc := resp.Header.Get("Location")
-	id := strings.TrimPrefix(loc, "/runs/")
+	loc, id := startDemo(t, b)
 	var call string
 	testutil.Eventually(t, 20*time.Second, "the approval request", func() bool {
 		_, page := b.get(loc)
@@ -283,12 +281,20 @@ func TestPendingRunPageWaits(t *testing.T) {
 	demoAwaitingReview(t, newBrowser(t, srv.URL))
 }
 
+// startDemo launches the demo run as its button does, and returns the path
+// of its page and its id.
+func startDemo(t *testing.T, b *browser) (loc, id string) {
+	t.Helper()
+	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
+	loc = resp.Header.Get("Location")
+	return loc, strings.TrimPrefix(loc, "/runs/")
+}
+
 // demoAwaitingReview starts the demo, approves its command, waits (on the
 // run page) until it awaits review, and returns its id.
 func demoAwaitingReview(t *testing.T, b *browser) string {
 	t.Helper()
-	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
-	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	_, id := startDemo(t, b)
 	approveCommand(t, b, "/runs/"+id)
 	testutil.Eventually(t, 20*time.Second, "the demo run waiting for review", func() bool {
 		r, page := b.get("/runs/" + id)
@@ -761,9 +767,7 @@ func TestApplyAcceptedFromTheRunPage(t *testing.T) {
 	srv, data, _ := liveServer(t)
 	b := newBrowser(t, srv.URL)
 	b.get("/runs")
-	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
-	loc := resp.Header.Get("Location")
-	id := strings.TrimPrefix(loc, "/runs/")
+	loc, id := startDemo(t, b)
 	approveCommand(t, b, loc)
 	var page string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !strings.Contains(page, `id="apply-accepted"`); time.Sleep(50 * time.Millisecond) {
@@ -842,8 +846,7 @@ func TestResumeARunInterruptedWhileItWaited(t *testing.T) {
 	q1, ts1 := start(ctx1)
 	b := newBrowser(t, ts1.URL)
 	b.get("/runs")
-	resp, _ := b.post("/demo", url.Values{"csrf": {b.token()}})
-	id := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	_, id := startDemo(t, b)
 	testutil.Eventually(t, 20*time.Second, "the approval request", func() bool {
 		_, page := b.get("/runs/" + id)
 		return strings.Contains(page, "The agent waits for your approval")
@@ -865,7 +868,7 @@ func TestResumeARunInterruptedWhileItWaited(t *testing.T) {
 	if resp, body := b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}}); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "give a model script") {
 		t.Fatalf("resume without a model: %d", resp.StatusCode)
 	}
-	resp, _ = b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}, "resume_script": {"after.yaml"}})
+	resp, _ := b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}, "resume_script": {"after.yaml"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("resume: %d", resp.StatusCode)
 	}
