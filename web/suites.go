@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
@@ -45,144 +44,14 @@ func orDefault(v, def string) string {
 }
 
 // SuitePage is the view model of one suite: a page of its matrix of
-// scenario (and model) by repeat, the rows that need a look first.
+// scenario (by agent and model) by repeat, the rows that need a look first.
 type SuitePage struct {
-	Meta   Meta
-	Suite  string
-	Matrix *Matrix
-	Filter MatrixFilter
-	Rows   []MatrixRow // this page's rows of the filtered matrix
-	Shown  int         // rows that pass the filter
-	Page   int         // 1-based
-	Pages  int
+	Meta Meta
+	suite.View
 	// Working: runs of the suite have no verdict yet (or none is indexed
 	// yet); the page follows them.
 	Working bool
 	Queued  int // runs of the suite waiting in the launch queue
-}
-
-// MatrixRowsPerPage is how many rows a suite page shows.
-const MatrixRowsPerPage = 50
-
-// MatrixFilter narrows a suite's matrix: by what its rows show and by part
-// of the scenario's name.
-type MatrixFilter struct {
-	Status string // "", broken, failing, flaky, passing, running
-	Name   string
-	Tag    string // rows of scenarios with this tag
-}
-
-// MatrixStatuses are the values of MatrixFilter.Status.
-func MatrixStatuses() []string { return []string{"broken", "failing", "flaky", "passing", "running"} }
-
-// Matrix is a suite's rows, sorted so that what needs a look comes first
-// (broken checks, then by pass rate, lowest first; then by name), with its
-// totals.
-type Matrix struct {
-	Rows    []MatrixRow
-	Repeats int
-	Running int // runs without a verdict yet
-	Passed  int
-	Total   int
-	AllPass int      // rows whose every repeat passed (pass^k)
-	Tags    []string // every tag of the suite's scenarios, sorted
-}
-
-// NewMatrix builds the matrix of a suite's cells.
-func NewMatrix(cells []store.Cell) *Matrix {
-	m := &Matrix{}
-	m.Rows, m.Repeats = BuildMatrix(cells)
-	for _, c := range cells {
-		m.Total++
-		if !c.HasVerdict {
-			m.Running++
-		} else if c.Passed {
-			m.Passed++
-		}
-	}
-	for _, r := range m.Rows {
-		if r.PassK() {
-			m.AllPass++
-		}
-		for _, t := range r.Tags {
-			if !slices.Contains(m.Tags, t) {
-				m.Tags = append(m.Tags, t)
-			}
-		}
-	}
-	slices.Sort(m.Tags)
-	sort.SliceStable(m.Rows, func(i, j int) bool {
-		a, b := m.Rows[i], m.Rows[j]
-		if (a.Broken > 0) != (b.Broken > 0) {
-			return a.Broken > 0
-		}
-		if ra, rb := a.rate(), b.rate(); ra != rb {
-			return ra < rb
-		}
-		return false // BuildMatrix sorted them by name
-	})
-	return m
-}
-
-// rate is the share of repeats that passed; a row with no verdict yet
-// sorts last.
-func (r MatrixRow) rate() float64 {
-	if r.Runs == 0 {
-		return 2
-	}
-	return float64(r.Passed) / float64(r.Runs)
-}
-
-// Running reports whether a repeat of the row has no verdict yet.
-func (r MatrixRow) Running() bool {
-	for _, c := range r.Cells {
-		if c.RunID != "" && !c.HasVerdict {
-			return true
-		}
-	}
-	return false
-}
-
-func (r MatrixRow) is(status string) bool {
-	switch status {
-	case "broken":
-		return r.Broken > 0
-	case "failing":
-		return r.Runs > 0 && r.Passed < r.Runs
-	case "flaky":
-		return r.Flaky()
-	case "passing":
-		return r.PassK()
-	case "running":
-		return r.Running()
-	}
-	return true
-}
-
-// Page returns the rows of page n (1-based) that pass f, how many pass it,
-// and the number of pages (at least 1).
-func (m *Matrix) Page(f MatrixFilter, n int) ([]MatrixRow, int, int) {
-	name := strings.ToLower(strings.TrimSpace(f.Name))
-	n = max(n, 1)
-	from := (n - 1) * MatrixRowsPerPage
-	var rows []MatrixRow
-	shown := 0
-	for i := range m.Rows {
-		r := &m.Rows[i]
-		if !r.is(f.Status) || (name != "" && !strings.Contains(strings.ToLower(r.Scenario), name)) ||
-			(f.Tag != "" && !slices.Contains(r.Tags, f.Tag)) {
-			continue
-		}
-		if shown >= from && shown < from+MatrixRowsPerPage {
-			rows = append(rows, *r)
-		}
-		shown++
-	}
-	pages := max(1, (shown+MatrixRowsPerPage-1)/MatrixRowsPerPage)
-	if n > pages { // past the end: the last page
-		return m.Page(f, pages)
-	}
-	return rows, shown, pages
 }
 
 // PageURL is the link to page n of the suite with the same filter.
@@ -201,75 +70,9 @@ func (p SuitePage) PageURL(n int) string {
 		q.Set("page", strconv.Itoa(n))
 	}
 	if len(q) == 0 {
-		return suiteURL(p.Suite)
+		return suiteURL(p.Matrix.Suite)
 	}
-	return suiteURL(p.Suite) + "?" + q.Encode()
-}
-
-// MatrixRow is one scenario (with one agent and one model) across its
-// repeats.
-type MatrixRow struct {
-	Scenario string
-	Agent    string
-	Model    string
-	Cells    []store.Cell // by repeat; a zero RunID is a repeat not run
-	Passed   int
-	Broken   int
-	Runs     int
-	Tags     []string // the tags its runs were recorded with
-}
-
-// Flaky reports mixed results over the repeats.
-func (r MatrixRow) Flaky() bool { return suite.Flaky(r.Passed, r.Runs) }
-
-// PassK reports whether every repeat passed.
-func (r MatrixRow) PassK() bool { return suite.PassK(r.Passed, r.Runs) }
-
-// BuildMatrix arranges a suite's cells into rows.
-func BuildMatrix(cells []store.Cell) ([]MatrixRow, int) {
-	byKey := map[string]*MatrixRow{}
-	var keys []string
-	repeats := 0
-	for _, c := range cells {
-		k := c.Scenario + "\x00" + c.Agent + "\x00" + c.Model
-		r := byKey[k]
-		if r == nil {
-			r = &MatrixRow{Scenario: c.Scenario, Agent: c.Agent, Model: c.Model}
-			byKey[k] = r
-			keys = append(keys, k)
-		}
-		for len(r.Cells) < c.Repeat {
-			r.Cells = append(r.Cells, store.Cell{})
-		}
-		if c.Repeat >= 1 {
-			r.Cells[c.Repeat-1] = c
-		}
-		repeats = max(repeats, c.Repeat)
-		for _, t := range c.Tags {
-			if !slices.Contains(r.Tags, t) {
-				r.Tags = append(r.Tags, t)
-			}
-		}
-		if c.HasVerdict {
-			r.Runs++
-			if c.Passed {
-				r.Passed++
-			}
-			if c.Broken {
-				r.Broken++
-			}
-		}
-	}
-	sort.Strings(keys)
-	var rows []MatrixRow
-	for _, k := range keys {
-		r := byKey[k]
-		for len(r.Cells) < repeats {
-			r.Cells = append(r.Cells, store.Cell{})
-		}
-		rows = append(rows, *r)
-	}
-	return rows, repeats
+	return suiteURL(p.Matrix.Suite) + "?" + q.Encode()
 }
 
 // cellClass is the colour of a matrix cell.

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,77 +46,6 @@ func TestInlinePartsShowsStrongAndCodeOnly(t *testing.T) {
 		if got := inlineParts(tc.text); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("inlineParts(%q) = %+v, want %+v", tc.text, got, tc.want)
 		}
-	}
-}
-
-func TestMatrixPutsWhatNeedsALookFirstAndPages(t *testing.T) {
-	var cells []store.Cell
-	tags := map[string][]string{"b-fails": {"go"}, "c-flaky": {"go", "slow"}, "z-007": {"slow"}}
-	add := func(scenario string, results ...string) {
-		for i, r := range results {
-			c := store.Cell{Scenario: scenario, Repeat: i + 1, RunID: fmt.Sprintf("%s-%d", scenario, i), Tags: tags[scenario]}
-			switch r {
-			case "pass":
-				c.HasVerdict, c.Passed = true, true
-			case "fail":
-				c.HasVerdict = true
-			case "broken":
-				c.HasVerdict, c.Broken = true, true
-			}
-			cells = append(cells, c)
-		}
-	}
-	add("a-passes", "pass", "pass")
-	add("b-fails", "fail", "fail")
-	add("c-flaky", "pass", "fail")
-	add("d-broken", "pass", "broken")
-	add("e-running", "pass", "running")
-	for i := range 120 {
-		add(fmt.Sprintf("z-%03d", i), "pass", "pass")
-	}
-	m := NewMatrix(cells)
-	var order []string
-	for _, r := range m.Rows[:5] {
-		order = append(order, r.Scenario)
-	}
-	if got := strings.Join(order, " "); got != "d-broken b-fails c-flaky a-passes e-running" {
-		t.Fatalf("order %s", got)
-	}
-	tests := []struct {
-		f           MatrixFilter
-		page        int
-		first       string
-		rows, shown int
-		pages       int
-	}{
-		{MatrixFilter{}, 1, "d-broken", 50, 125, 3},
-		{MatrixFilter{}, 3, "z-095", 25, 125, 3},
-		{MatrixFilter{}, 9, "z-095", 25, 125, 3}, // past the end: the last page
-		{MatrixFilter{Status: "failing"}, 1, "d-broken", 3, 3, 1},
-		{MatrixFilter{Status: "flaky"}, 1, "d-broken", 2, 2, 1}, // a pass and a broken check are mixed results too
-		{MatrixFilter{Status: "running"}, 1, "e-running", 1, 1, 1},
-		{MatrixFilter{Name: "Z-11"}, 1, "z-110", 10, 10, 1},
-		{MatrixFilter{Name: "nothing"}, 1, "", 0, 0, 1},
-		{MatrixFilter{Tag: "go"}, 1, "b-fails", 2, 2, 1},
-		{MatrixFilter{Tag: "slow"}, 1, "c-flaky", 2, 2, 1},
-		{MatrixFilter{Tag: "slow", Status: "passing"}, 1, "z-007", 1, 1, 1},
-		{MatrixFilter{Tag: "nope"}, 1, "", 0, 0, 1},
-	}
-	for _, tc := range tests {
-		rows, shown, pages := m.Page(tc.f, tc.page)
-		first := ""
-		if len(rows) > 0 {
-			first = rows[0].Scenario
-		}
-		if first != tc.first || len(rows) != tc.rows || shown != tc.shown || pages != tc.pages {
-			t.Errorf("%+v page %d: first %q, %d rows, %d shown, %d pages", tc.f, tc.page, first, len(rows), shown, pages)
-		}
-	}
-	if got := strings.Join(m.Tags, " "); got != "go slow" {
-		t.Errorf("tags of the suite: %q", got)
-	}
-	if m.Total != 250 || m.Running != 1 || m.Passed != 245 || m.AllPass != 122 {
-		t.Errorf("totals: %d runs, %d running, %d passed, pass^k %d", m.Total, m.Running, m.Passed, m.AllPass)
 	}
 }
 

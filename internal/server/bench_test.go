@@ -17,8 +17,8 @@ import (
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
-// seedPages indexes 100,000 runs, the last 10,000 of them one suite of
-// 10,000 one-run scenarios (as a suite of generated scenarios makes).
+// seedPages indexes 110,000 runs, 100,000 of them one suite of 10,000
+// scenarios run 10 times each (as a suite of generated scenarios makes).
 func seedPages(b *testing.B) (*server.Server, string) {
 	b.Helper()
 	ctx := context.Background()
@@ -48,11 +48,10 @@ func seedPages(b *testing.B) (*server.Server, string) {
 		run.Receipt = r
 		return run
 	}
-	const n = 100000
+	const others, scenarios, repeats = 10000, 10000, 10
 	var paths []string
 	var runs []*bundle.Run
-	const suiteRuns = 10000
-	for i := range n - suiteRuns {
+	for i := range others {
 		run := mk(i, "", "", 0)
 		paths, runs = append(paths, run.Dir), append(runs, run)
 		if len(runs) == 5000 {
@@ -65,23 +64,26 @@ func seedPages(b *testing.B) (*server.Server, string) {
 	if err := st.ApplyBundles(ctx, updates(paths, runs), nil); err != nil {
 		b.Fatal(err)
 	}
-	var ups []store.BundleUpdate
-	for i := range suiteRuns {
-		run := mk(n-suiteRuns+i, "suite-bench", fmt.Sprintf("scenario-%05d", i), 1)
-		ups = append(ups, store.BundleUpdate{Path: run.Dir, Kind: store.BundleRun, Fingerprint: "f", Run: run})
-	}
-	if err := st.ApplyBundles(ctx, ups, nil); err != nil {
-		b.Fatal(err)
+	for k := 1; k <= repeats; k++ {
+		var ups []store.BundleUpdate
+		for i := range scenarios {
+			run := mk(others+(k-1)*scenarios+i, "suite-bench", fmt.Sprintf("scenario-%05d", i), k)
+			ups = append(ups, store.BundleUpdate{Path: run.Dir, Kind: store.BundleRun, Fingerprint: "f", Run: run})
+		}
+		if err := st.ApplyBundles(ctx, ups, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return server.New(st, server.Config{DataDir: b.TempDir()}), "/suites/suite-bench"
 }
 
-// BenchmarkPages measures the 50-row runs page and the first page (50 rows)
-// of a 10,000-scenario suite's matrix with 100,000 runs indexed: server time and size per page (targets: ≤2 ms,
-// ≤100 KB), each as a ratio to /healthz measured in the same run, and
-// requests/s for the suite page under 16 concurrent connections on loopback
-// (target ≥2,000), and the runs page's rate against the JSON API's for the
-// same rows (target ≥0.5).
+// BenchmarkPages measures the 50-row runs page and the first page (50 rows
+// of 10 repeats) of a suite of 100,000 runs: server time and size per page
+// (targets: ≤2 ms, ≤100 KB), each as a ratio to /healthz measured in the
+// same run; the runs page's rate against the JSON API's for the same rows
+// (target ≥0.5); and the suite page's rate under 16 concurrent connections
+// on loopback against the JSON API's runs list under the same load (target
+// ≥0.5; it was 0.12 requests/s when every reader counted the suite).
 func BenchmarkPages(b *testing.B) {
 	srv, suitePath := seedPages(b)
 	h := srv.Handler()
@@ -134,29 +136,41 @@ func BenchmarkPages(b *testing.B) {
 			b.ReportMetric(float64(per)/float64(base), "ratio-to-healthz")
 		})
 	}
-	b.Run("suite-16-connections", func(b *testing.B) {
+	// 16 colleagues opening the suite at once, against the JSON API's runs
+	// list under the same load in the same run (target: ≥50% of its rate).
+	b.Run("suite-vs-api-16-connections", func(b *testing.B) {
 		ts := httptest.NewServer(h)
 		defer ts.Close()
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
-		const total = 4000
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		t0 := time.Now()
-		for range 16 {
-			wg.Go(func() {
-				for next.Add(1) <= total {
-					resp, err := client.Get(ts.URL + suitePath)
-					if err != nil {
-						b.Error(err)
-						return
+		rate := func(path string) float64 {
+			const total = 4000
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			t0 := time.Now()
+			for range 16 {
+				wg.Go(func() {
+					for next.Add(1) <= total {
+						resp, err := client.Get(ts.URL + path)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode != http.StatusOK {
+							b.Errorf("%s: %s", path, resp.Status)
+							return
+						}
 					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			})
+				})
+			}
+			wg.Wait()
+			return float64(total) / time.Since(t0).Seconds()
 		}
-		wg.Wait()
-		b.ReportMetric(float64(total)/time.Since(t0).Seconds(), "req/s")
+		suite, api := rate(suitePath), rate("/api/v1/runs?limit=50")
+		b.ReportMetric(suite, "suite-req/s")
+		b.ReportMetric(api, "api-req/s")
+		b.ReportMetric(suite/api, "suite-rate-vs-api")
 		b.ReportMetric(0, "ns/op")
 	})
 }

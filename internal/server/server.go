@@ -26,6 +26,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
 	"github.com/proctor-dev/proctor/static"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -78,8 +79,8 @@ type Config struct {
 // Server is the dashboard and API.
 type Server struct {
 	cacheMu    sync.Mutex
-	suiteCache map[string]cachedMatrix
-	facets     cachedFacets  // the runs list's filter choices (guarded by cacheMu)
+	facets     cachedFacets // the runs list's filter choices (guarded by cacheMu)
+	matrices   *suite.Matrices
 	doneLinger time.Duration // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config
@@ -100,7 +101,7 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, suiteCache: map[string]cachedMatrix{},
+	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
 		origins: http.NewCrossOriginProtection()}
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,

@@ -1,18 +1,16 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/suite"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -91,24 +89,24 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return apiError(c, http.StatusNotFound, "no suite has that id", nil)
 	}
-	m, err := s.suiteMatrix(c.Request().Context(), id)
+	m, rows, err := s.matrices.All(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
 	if m.Total == 0 && !s.launched(id) {
 		return apiError(c, http.StatusNotFound, "no suite "+id+" is indexed, and this server has not launched one", nil)
 	}
-	rows := m.Rows
 	type cell struct {
-		RunID   string `json:"run_id"`
-		Repeat  int    `json:"repeat"`
-		Status  string `json:"status"`
-		Passed  bool   `json:"passed"`
-		Broken  bool   `json:"broken"`
-		Aborted string `json:"aborted,omitempty"`
+		RunID   string        `json:"run_id"`
+		Repeat  int           `json:"repeat"`
+		Status  bundle.Status `json:"status"`
+		Passed  bool          `json:"passed"`
+		Broken  bool          `json:"broken"`
+		Aborted string        `json:"aborted,omitempty"`
 	}
 	type row struct {
 		Scenario string `json:"scenario"`
+		Agent    string `json:"agent"`
 		Model    string `json:"model"`
 		Runs     int    `json:"runs"`
 		Passed   int    `json:"passed"`
@@ -120,17 +118,13 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 		Suite string `json:"suite"`
 		Done  bool   `json:"done"`
 		Rows  []row  `json:"rows"`
-	}{Suite: id, Done: m.Total > 0 && m.Running == 0 && s.suiteQueued(id) == 0, Rows: []row{}}
+	}{Suite: id, Done: m.Total > 0 && m.Running == 0 && s.suiteQueued(id) == 0, Rows: make([]row, 0, len(rows))}
 	for _, r := range rows {
-		jr := row{Scenario: r.Scenario, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []cell{}}
+		jr := row{Scenario: r.Scenario, Agent: r.Agent, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []cell{}}
 		for _, c := range r.Cells {
-			if c.RunID == "" {
-				continue
+			if c.RunID != "" {
+				jr.Cells = append(jr.Cells, cell{RunID: c.RunID, Repeat: c.Repeat, Status: c.Status, Passed: c.Passed, Broken: c.Broken, Aborted: c.Aborted})
 			}
-			if !c.HasVerdict {
-				out.Done = false
-			}
-			jr.Cells = append(jr.Cells, cell{RunID: c.RunID, Repeat: c.Repeat, Status: c.Status, Passed: c.Passed, Broken: c.Broken, Aborted: c.Aborted})
 		}
 		out.Rows = append(out.Rows, jr)
 	}
@@ -142,23 +136,20 @@ func (s *Server) showSuite(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite has the id "+strconv.Quote(id)+".")
 	}
-	m, err := s.suiteMatrix(c.Request().Context(), id)
+	f := suite.Filter{Status: c.QueryParam("status"), Name: c.QueryParam("name"), Tag: c.QueryParam("tag")}
+	if err := f.Check(); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	n, _ := strconv.Atoi(c.QueryParam("page"))
+	v, err := s.matrices.View(c.Request().Context(), id, f, n)
 	if err != nil {
 		return err
 	}
-	if m.Total == 0 && !s.launched(id) {
+	if v.Matrix.Total == 0 && !s.launched(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite "+id+" is indexed. If its runs are on disk, run proctor index on their folder.")
 	}
-	f := web.MatrixFilter{Status: c.QueryParam("status"), Name: c.QueryParam("name"), Tag: c.QueryParam("tag")}
-	if f.Status != "" && !slices.Contains(web.MatrixStatuses(), f.Status) {
-		return echo.NewHTTPError(http.StatusBadRequest, "status: want one of "+strings.Join(web.MatrixStatuses(), ", ")+"; got "+strconv.Quote(f.Status))
-	}
-	n, _ := strconv.Atoi(c.QueryParam("page"))
-	p := web.SuitePage{Meta: s.meta(c, "Suite "+id, web.NavSuites), Suite: id, Matrix: m, Filter: f}
-	p.Rows, p.Shown, p.Pages = m.Page(f, n)
-	p.Page = min(max(n, 1), p.Pages)
-	p.Queued = s.suiteQueued(id)
-	p.Working = m.Running > 0 || m.Total == 0 || p.Queued > 0 // none indexed yet: launched a moment ago
+	p := web.SuitePage{Meta: s.meta(c, "Suite "+id, web.NavSuites), View: v, Queued: s.suiteQueued(id)}
+	p.Working = v.Matrix.Running > 0 || v.Matrix.Total == 0 || p.Queued > 0 // none indexed yet: launched a moment ago
 	return render(c, http.StatusOK, web.SuiteView(p))
 }
 
@@ -175,36 +166,6 @@ func (s *Server) showScenario(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "Scenario "+id+" has no indexed runs.")
 	}
 	return render(c, http.StatusOK, web.ScenarioView(web.ScenarioPage{Meta: s.meta(c, "Scenario "+id, web.NavSuites), Scenario: id, Cells: cells, Chart: web.BuildChart(cells)}))
-}
-
-// suiteMatrix returns a suite's matrix, reading the index and building it
-// at most once a second per suite: a suite page is polled while its suite
-// runs, and read by many people at once when it ends. The matrix is shared:
-// callers must not change it.
-func (s *Server) suiteMatrix(ctx context.Context, id string) (*web.Matrix, error) {
-	s.cacheMu.Lock()
-	e, ok := s.suiteCache[id]
-	s.cacheMu.Unlock()
-	if ok && time.Since(e.at) < time.Second {
-		return e.matrix, nil
-	}
-	cells, err := s.store.SuiteCells(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	m := web.NewMatrix(cells)
-	s.cacheMu.Lock()
-	if len(s.suiteCache) > 256 {
-		clear(s.suiteCache)
-	}
-	s.suiteCache[id] = cachedMatrix{matrix: m, at: time.Now()}
-	s.cacheMu.Unlock()
-	return m, nil
-}
-
-type cachedMatrix struct {
-	matrix *web.Matrix
-	at     time.Time
 }
 
 func splitTags(s string) []string {

@@ -273,8 +273,8 @@ const insertRunSQL = `INSERT INTO runs (
 	source_kind, source_location, source_commit, scenario_id, scenario_repeat,
 	failure_domain, failure_code, failure_message, started_at, ended_at,
 	prompt_tokens, completion_tokens, total_tokens, model_calls, changed_count, diff_bytes,
-	verify_verdict, review_state, receipt, suite, agent)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	verify_verdict, review_state, receipt, suite, agent, scenario_tags)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func runArgs(path string, run *bundle.Run) ([]any, error) {
 	r := &run.Receipt
@@ -282,13 +282,20 @@ func runArgs(path string, run *bundle.Run) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode receipt of run %s: %w", r.RunID, err)
 	}
-	var fdomain, fcode, fmsg, scenario, verdict, suite string
+	var fdomain, fcode, fmsg, scenario, verdict, suite, tags string
 	var repeat int
 	if r.Failure != nil {
 		fdomain, fcode, fmsg = string(r.Failure.Domain), r.Failure.Code, r.Failure.Message
 	}
 	if r.Scenario != nil {
 		scenario, repeat, suite = r.Scenario.ID, r.Scenario.Repeat, r.Scenario.Suite
+		if len(r.Scenario.Tags) > 0 {
+			b, err := json.Marshal(r.Scenario.Tags)
+			if err != nil {
+				return nil, fmt.Errorf("encode tags of run %s: %w", r.RunID, err)
+			}
+			tags = string(b)
+		}
 	}
 	if r.Verify != nil {
 		verdict = r.Verify.Verdict
@@ -298,7 +305,7 @@ func runArgs(path string, run *bundle.Run) ([]any, error) {
 		r.Source.Kind, sourceLocation(r.Source), r.Source.CommitSHA, scenario, repeat,
 		fdomain, fcode, fmsg, r.StartedAt.UnixMilli(), msOrNil(r.EndedAt),
 		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.ModelCalls, len(r.Changed), run.DiffBytes,
-		verdict, reviewState(r), string(receipt), suite, agentName(r),
+		verdict, reviewState(r), string(receipt), suite, agentName(r), tags,
 	}, nil
 }
 

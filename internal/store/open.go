@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -28,6 +29,10 @@ const versionTable = "goose_db_version"
 type Store struct {
 	db   *sql.DB
 	path string
+
+	watchMu sync.Mutex // guards the connection Version reads on
+	watch   *sql.Conn
+	watchDB *sql.DB
 }
 
 // ErrNotSQLite is returned when the database path holds a file that is not a
@@ -89,7 +94,16 @@ func lockMigrations(path string) (func(), error) {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.watchMu.Lock()
+	if s.watch != nil {
+		s.watch.Close()
+		s.watchDB.Close()
+		s.watch, s.watchDB = nil, nil
+	}
+	s.watchMu.Unlock()
+	return s.db.Close()
+}
 
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}

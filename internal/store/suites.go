@@ -5,7 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
 // SuiteSummary is one suite run in the suites list.
@@ -52,7 +56,7 @@ type Cell struct {
 	Repeat     int
 	Model      string
 	Agent      string
-	Status     string
+	Status     bundle.Status
 	Started    time.Time
 	HasVerdict bool
 	Passed     bool
@@ -63,8 +67,7 @@ type Cell struct {
 }
 
 const cellQuery = `SELECT r.run_id, r.scenario_id, r.scenario_repeat, r.model_name, r.agent, r.status, r.started_at, r.suite,
-	v.run_id IS NOT NULL, coalesce(v.passed, 0), coalesce(v.checks_broken, 0) > 0, coalesce(v.aborted, ''),
-	coalesce(json_extract(r.receipt, '$.scenario.tags'), '')
+	v.run_id IS NOT NULL, coalesce(v.passed, 0), coalesce(v.checks_broken, 0) > 0, coalesce(v.aborted, ''), r.scenario_tags
 	FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id `
 
 func (s *Store) cells(ctx context.Context, what, where string, args ...any) ([]Cell, error) {
@@ -92,10 +95,67 @@ func (s *Store) cells(ctx context.Context, what, where string, args ...any) ([]C
 	return out, rows.Err()
 }
 
-// SuiteCells returns every run of a suite, by scenario, agent, model and
-// repeat.
-func (s *Store) SuiteCells(ctx context.Context, suite string) ([]Cell, error) {
-	return s.cells(ctx, "runs of suite "+suite, `WHERE r.suite = ? ORDER BY r.scenario_id, r.agent, r.model_name, r.scenario_repeat, r.started_at LIMIT 20000`, suite)
+// SuiteCells returns the runs of a suite, by scenario, agent, model and
+// repeat: every run, or those of the scenarios named.
+func (s *Store) SuiteCells(ctx context.Context, suite string, scenarios ...string) ([]Cell, error) {
+	where, args := `WHERE r.suite = ?`, []any{suite}
+	if len(scenarios) > 0 {
+		where += ` AND r.scenario_id IN (?` + strings.Repeat(`, ?`, len(scenarios)-1) + `)`
+		for _, sc := range scenarios {
+			args = append(args, sc)
+		}
+	}
+	return s.cells(ctx, "runs of suite "+suite, where+` ORDER BY r.scenario_id, r.agent, r.model_name, r.scenario_repeat, r.started_at`, args...)
+}
+
+// SuiteRow is a suite's runs of one scenario by one agent with one model,
+// counted by SQL.
+type SuiteRow struct {
+	Scenario string
+	Agent    string
+	Model    string
+	Runs     int // runs with a verdict
+	Passed   int
+	Broken   int // runs with a broken check
+	Running  int // runs without a verdict yet
+	Repeats  int // the highest repeat number
+	Tags     []string
+}
+
+// SuiteRows returns a suite's rows, by scenario, agent and model.
+func (s *Store) SuiteRows(ctx context.Context, suite string) ([]SuiteRow, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.scenario_id, r.agent, r.model_name,
+		count(v.run_id), coalesce(sum(v.passed), 0), count(CASE WHEN v.checks_broken > 0 THEN 1 END), count(*) - count(v.run_id),
+		max(r.scenario_repeat), coalesce(group_concat(DISTINCT nullif(r.scenario_tags, '')), '')
+		FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
+		WHERE r.suite = ? GROUP BY r.scenario_id, r.agent, r.model_name ORDER BY r.scenario_id, r.agent, r.model_name`, suite)
+	if err != nil {
+		return nil, fmt.Errorf("rows of suite %s: %w", suite, err)
+	}
+	defer rows.Close()
+	var out []SuiteRow
+	for rows.Next() {
+		var r SuiteRow
+		var tags string
+		if err := rows.Scan(&r.Scenario, &r.Agent, &r.Model, &r.Runs, &r.Passed, &r.Broken, &r.Running, &r.Repeats, &tags); err != nil {
+			return nil, fmt.Errorf("rows of suite %s: %w", suite, err)
+		}
+		if tags != "" { // the distinct tag lists of its runs, each a JSON array
+			var lists [][]string
+			if err := json.Unmarshal([]byte("["+tags+"]"), &lists); err != nil {
+				return nil, fmt.Errorf("rows of suite %s: tags of scenario %s: %w", suite, r.Scenario, err)
+			}
+			for _, l := range lists {
+				for _, t := range l {
+					if !slices.Contains(r.Tags, t) {
+						r.Tags = append(r.Tags, t)
+					}
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // ScenarioHistory returns a scenario's most recent runs, oldest first.
