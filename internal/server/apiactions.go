@@ -13,10 +13,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/review"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -205,22 +205,28 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 	if err := readJSON(c, &in, `{"decision": "approve", "reviewer": "name"}`); err != nil {
 		return err
 	}
-	var parts []patch.Choice
+	if in.Decision != web.Approve && in.Decision != web.Reject {
+		return apiError(c, http.StatusBadRequest, "decision: want approve or reject", nil)
+	}
+	d := review.Diff{Approve: in.Decision == web.Approve, Reason: in.Reason, Force: in.Force}
 	if in.Parts != nil {
-		if in.Decision != web.Approve {
-			return apiError(c, http.StatusBadRequest, "parts: go with decision approve (a rejection is of the whole diff)", nil)
-		}
-		parts = []patch.Choice{}
+		d.Parts = []patch.Choice{}
 		for _, p := range in.Parts {
-			parts = append(parts, patch.Choice{File: p.File, Hunk: p.Hunk, Accept: p.Accept, Edit: p.Edit})
+			d.Parts = append(d.Parts, patch.Choice{File: p.File, Hunk: p.Hunk, Accept: p.Accept, Edit: p.Edit})
 		}
 	}
-	msg, err := s.review(c, id, in.Decision, s.decider(c, in.Reviewer), in.Reason, in.Force, parts)
-	if err != nil {
+	err := s.reviews.Decide(c.Request().Context(), id, s.who(c, s.decider(c, in.Reviewer)), d)
+	var refused *review.Refused
+	var invalid *review.Invalid
+	switch {
+	case errors.As(err, &refused):
+		return apiError(c, http.StatusConflict, refused.Reason, nil)
+	case errors.As(err, &invalid):
+		return apiError(c, http.StatusBadRequest, invalid.Error(), nil)
+	case errors.Is(err, review.ErrNoRun):
+		return apiError(c, http.StatusNotFound, err.Error(), nil)
+	case err != nil:
 		return err
-	}
-	if msg != "" {
-		return apiError(c, http.StatusConflict, msg, nil)
 	}
 	return s.apiGetRun(c)
 }
@@ -240,8 +246,9 @@ func (s *Server) apiDecideApproval(c echo.Context) error {
 	if err := readJSON(c, &in, `{"decision": "approve", "reviewer": "name"}`); err != nil {
 		return err
 	}
-	if err := s.decide(c, c.Param("id"), c.Param("n"), in.Decision, s.decider(c, in.Reviewer), in.Reason); err != nil {
-		if errors.Is(err, approval.ErrNotPending) {
+	num, _ := strconv.ParseInt(c.Param("n"), 10, 64)
+	if err := s.answer(c, c.Param("id"), num, in.Decision, s.decider(c, in.Reviewer), in.Reason); err != nil {
+		if errors.Is(err, review.ErrNotWaiting) {
 			return apiError(c, http.StatusConflict, "that request is no longer waiting: it was answered already, or timed out", nil)
 		}
 		return err

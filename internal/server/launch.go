@@ -17,14 +17,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/proctor-dev/proctor/internal/agent"
-	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/review"
 	"github.com/proctor-dev/proctor/internal/run"
-	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -95,12 +92,16 @@ func (s *Server) reviewRun(c echo.Context) error {
 		}
 		decision = web.Approve
 	}
-	reviewErr, err := s.review(c, id, decision, reviewer, f.Reason, false, parts)
-	if err != nil {
-		return err
+	if decision != web.Approve && decision != web.Reject {
+		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve, reject, partial or changes")
 	}
-	if reviewErr != "" {
-		return s.renderRun(c, id, reviewErr, conflictStatus(c))
+	err := s.reviews.Decide(c.Request().Context(), id, s.who(c, reviewer), review.Diff{Approve: decision == web.Approve, Reason: f.Reason, Parts: parts})
+	var refused *review.Refused
+	if errors.As(err, &refused) {
+		return s.renderRun(c, id, refused.Reason, conflictStatus(c))
+	}
+	if err != nil {
+		return reviewError(err)
 	}
 	if isHTMX(c) {
 		return s.renderRun(c, id, "", http.StatusOK)
@@ -140,94 +141,27 @@ func formParts(form url.Values) ([]patch.Choice, error) {
 	return parts, nil
 }
 
-// review decides on a run's diff through the gate, which journals it and
-// writes its audit entry (recordReview). A returned message says why nothing
-// was done (a conflict, an earlier decision, a run that did not succeed); an
-// error is a request that makes no sense.
-func (s *Server) review(c echo.Context, id string, decision web.Decision, reviewer, reason string, force bool, parts []patch.Choice) (string, error) {
-	ctx := c.Request().Context()
-	if !bundle.ValidID(id) || s.cfg.Runner == nil {
-		return "", echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
-	}
-	dir, err := s.cfg.Runner.RunDir(id)
-	if err != nil {
-		return "", echo.NewHTTPError(http.StatusNotFound, err.Error())
-	}
-	if decision != web.Approve && decision != web.Reject {
-		return "", echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or reject")
-	}
-	reviewer = strings.TrimSpace(reviewer)
-	if reviewer == "" || len(reviewer) > 80 {
-		return "", echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name (at most 80 characters), so the decision says who made it")
-	}
-	reason = strings.TrimSpace(reason)
-	if len(reason) > 500 {
-		reason = reason[:500]
-	}
-	b, err := bundle.ReadRun(dir, s.limits)
-	if err != nil {
-		return "", err
-	}
-	opt, err := s.cfg.Runner.ReviewOptions(dir, &b.Receipt)
-	if err != nil {
-		return "", err
-	}
-	opt.Force, opt.Actor, opt.Address, opt.Record = force, s.actor(c, reviewer), clientAddr(c), s.recordReview
-	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
-		return gate.Verdict{Approved: decision == web.Approve, By: reviewer, Reason: reason, Parts: parts}, nil
-	}), opt)
-	var conflict *gate.ConflictError
-	var notAppliable *gate.NotAppliableError
-	var outOfOrder *gate.OutOfOrderError
-	var links *gate.LinkError
-	msg := ""
-	switch {
-	case err == nil:
-	case errors.As(err, &conflict):
-		msg = "Nothing was applied: these files changed in the source since the run began: " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
-		if conflict.Hint != "" {
-			msg += " Why: " + conflict.Hint + "."
-		}
-	case errors.As(err, &notAppliable):
-		msg = "Nothing was applied: " + notAppliable.Error() + "."
-	case errors.As(err, &outOfOrder):
-		msg = "Nothing was applied: " + outOfOrder.Error() + "."
-	case errors.As(err, &links):
-		msg = "N" + strings.TrimPrefix(links.Error(), "n") + "."
-	case errors.Is(err, gate.ErrNothingAccepted), errors.Is(err, patch.ErrNoSuchPart):
-		msg = "Nothing was applied: " + err.Error() + "."
-	case errors.Is(err, gate.ErrAlreadyReviewed):
-		msg = "Nothing was done: " + err.Error() + "."
-	case errors.Is(err, gate.ErrBusy):
-		msg = "Another review of this run is in progress; reload in a moment."
-	default:
-		msg = "The review failed: " + err.Error()
-	}
-	if s.cfg.Runner.Index != nil {
-		s.cfg.Runner.Index(context.WithoutCancel(ctx), dir)
-	}
-	return msg, nil
-}
-
-// recordReview writes a journaled review's audit entry, once per review
-// however often it is called (the entry carries the journal's op id).
-func (s *Server) recordReview(ctx context.Context, d gate.Decided) error {
-	return s.store.Audit(context.WithoutCancel(ctx), store.AuditEntry{Actor: d.Actor, Action: d.Action(), Object: d.RunID, Detail: d.AuditDetail(), Address: d.Address, Op: d.Op})
-}
-
 // RecoverReviews finishes or rolls back the reviews that a stopped process
-// left journaled in the data folder's runs, writes their audit entries and
-// indexes them again. It reports how many it settled.
-func (s *Server) RecoverReviews(ctx context.Context) (int, []error) {
-	done, errs := gate.RecoverAll(ctx, filepath.Join(s.cfg.DataDir, "runs"), s.recordReview)
-	for _, d := range done {
-		if s.cfg.Runner != nil && s.cfg.Runner.Index != nil {
-			if dir, err := s.cfg.Runner.RunDir(d.RunID); err == nil {
-				s.cfg.Runner.Index(ctx, dir)
-			}
-		}
+// left journaled (review.Service.Recover).
+func (s *Server) RecoverReviews(ctx context.Context) (int, []error) { return s.reviews.Recover(ctx) }
+
+// who is the person a request decides for: the name the decision is
+// recorded under, how the audit log names them, and their address.
+func (s *Server) who(c echo.Context, name string) review.Who {
+	return review.Who{Name: strings.TrimSpace(name), Actor: s.actor(c, name), Address: clientAddr(c)}
+}
+
+// reviewError is a review's error as an HTTP error: a run that is not
+// here, a request that makes no sense; anything else fails the request.
+func reviewError(err error) error {
+	var invalid *review.Invalid
+	switch {
+	case errors.Is(err, review.ErrNoRun):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.As(err, &invalid):
+		return echo.NewHTTPError(http.StatusBadRequest, invalid.Error())
 	}
-	return len(done), errs
+	return err
 }
 
 // approvalForm is an approval box's form: approve or deny, or approve and
@@ -253,20 +187,21 @@ func (s *Server) decideApproval(c echo.Context) error {
 	if who == "" {
 		who = s.reviewerName(c)
 	}
-	decision, reason := f.Decision, f.Reason
-	if decision == web.ApproveRule && s.cfg.Board != nil && bundle.ValidID(id) {
-		num, _ := strconv.ParseInt(c.Param("n"), 10, 64)
-		r, err := s.ruleFromRequest(c, id, num, who, f)
+	num, _ := strconv.ParseInt(c.Param("n"), 10, 64)
+	if f.Decision == web.ApproveRule {
+		_, err := s.reviews.ApproveByRule(c.Request().Context(), id, num, s.who(c, who),
+			review.RuleRequest{Match: f.RuleMatch, Command: f.RuleCommand, Scope: f.RuleScope, For: f.RuleFor})
+		var invalid *review.Invalid
 		switch {
-		case errors.Is(err, errNotWaiting):
+		case errors.Is(err, review.ErrNotWaiting):
 			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out. No rule was made.", conflictStatus(c))
+		case errors.As(err, &invalid):
+			return s.renderRun(c, id, "No rule was made and the request still waits: "+invalid.Problem+".", validationStatus(c))
 		case err != nil:
-			return s.renderRun(c, id, "No rule was made and the request still waits: "+err.Error()+".", validationStatus(c))
+			return reviewError(err)
 		}
-		decision, reason = web.Approve, ruleDecision(r).Reason
-	}
-	if err := s.decide(c, id, c.Param("n"), decision, who, reason); err != nil {
-		if errors.Is(err, approval.ErrNotPending) {
+	} else if err := s.answer(c, id, num, f.Decision, who, f.Reason); err != nil {
+		if errors.Is(err, review.ErrNotWaiting) {
 			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out.", conflictStatus(c))
 		}
 		return err
@@ -279,33 +214,18 @@ func (s *Server) decideApproval(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
-// decide answers request number n (the board's number, never the model's
-// call id) of run id.
-func (s *Server) decide(c echo.Context, id, n string, decision web.Decision, who, reason string) error {
-	if s.cfg.Board == nil || !bundle.ValidID(id) {
-		return echo.NewHTTPError(http.StatusNotFound, "No run "+strconv.Quote(id)+" waits for an approval here.")
-	}
-	num, err := strconv.ParseInt(n, 10, 64)
-	if err != nil || num < 1 {
-		return echo.NewHTTPError(http.StatusNotFound, "No approval request "+strconv.Quote(n)+" of run "+id+": requests are numbered 1, 2, …")
-	}
+// answer approves or denies request num that run id waits on.
+func (s *Server) answer(c echo.Context, id string, num int64, decision web.Decision, who, reason string) error {
 	if decision != web.Approve && decision != web.Deny {
 		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
 	}
-	if who == "" {
-		return echo.NewHTTPError(http.StatusBadRequest, "reviewer: give your name, so the decision says who made it")
-	}
-	d := agent.Decision{Approved: decision == web.Approve, By: who, Reason: "denied in the dashboard"}
-	if d.Approved {
-		d.Reason = "approved in the dashboard"
-	}
-	if r := strings.TrimSpace(reason); r != "" {
-		d.Reason = r
-	}
-	if err := s.cfg.Board.Decide(id, num, d); err != nil {
+	err := s.reviews.Answer(c.Request().Context(), id, num, s.who(c, who), decision == web.Approve, reason)
+	if errors.Is(err, review.ErrNotWaiting) {
 		return err
 	}
-	s.auditAs(c, s.actor(c, who), "approval-"+string(decision), id, "request "+n)
+	if err != nil {
+		return reviewError(err)
+	}
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
@@ -54,61 +53,6 @@ func (s *Server) revokeRule(c echo.Context) error {
 	}
 	s.auditAs(c, who, "rule-revoke", "rule #"+strconv.FormatInt(id, 10), r.Describe())
 	return c.Redirect(http.StatusSeeOther, "/rules")
-}
-
-// ruleFromRequest makes the rule a person asked for in an approval box:
-// what it matches comes from the form, where it applies from the run's own
-// record (never from the form), and it must allow the request it was made
-// from.
-func (s *Server) ruleFromRequest(c echo.Context, runID string, num int64, who string, f approvalForm) (rules.Rule, error) {
-	var req *agent.ApprovalRequest
-	for _, p := range s.cfg.Board.Pending(runID) {
-		if p.ID == num {
-			req = &agent.ApprovalRequest{CallID: p.CallID, Tool: p.Tool, Args: p.Args}
-		}
-	}
-	if req == nil {
-		return rules.Rule{}, errNotWaiting
-	}
-	run, err := s.store.GetRun(c.Request().Context(), runID)
-	if err != nil {
-		return rules.Rule{}, err
-	}
-	where := rules.WhereRun(run.Receipt)
-	r := rules.Rule{Tool: req.Tool, Match: f.RuleMatch, Command: f.RuleCommand, Scope: f.RuleScope, CreatedBy: who}
-	switch r.Scope {
-	case rules.ScopeSource:
-		r.Target = where.Source
-	case rules.ScopeScenario:
-		r.Target = where.Scenario
-	}
-	if f.RuleFor != "" {
-		d, err := time.ParseDuration(f.RuleFor)
-		if err != nil || d <= 0 || d > 366*24*time.Hour {
-			return rules.Rule{}, fmt.Errorf("for %q: want a duration such as 8h", f.RuleFor)
-		}
-		end := time.Now().Add(d).UTC()
-		r.Expires = &end
-	}
-	if err := (rules.Rule{Tool: r.Tool, Match: r.Match, Command: r.Command, Scope: r.Scope, Target: r.Target, CreatedBy: who, Created: time.Now(), Expires: r.Expires}).Check(); err != nil {
-		return rules.Rule{}, err
-	}
-	if !r.Allows(*req, where, time.Now()) {
-		return rules.Rule{}, fmt.Errorf("a rule allowing %s would not allow this request (%s)", r.Describe(), strings.TrimSpace(req.Command()))
-	}
-	r, err = s.rulesFile().Add(r)
-	if err != nil {
-		return rules.Rule{}, err
-	}
-	s.auditAs(c, who, "rule-add", "rule #"+strconv.FormatInt(r.ID, 10), r.Describe()+" (from run "+runID+")")
-	return r, nil
-}
-
-var errNotWaiting = errors.New("no such request is waiting")
-
-// ruleDecision approves a request by the rule just made from it.
-func ruleDecision(r rules.Rule) agent.Decision {
-	return agent.Decision{Approved: true, Reason: fmt.Sprintf("approved in the dashboard; rule #%d made (%s)", r.ID, r.Describe())}
 }
 
 // requestChanges sends a reviewer's summary and line comments to the agent

@@ -51,27 +51,35 @@ type Options struct {
 	Scratch string
 }
 
-// Case is one run of one scenario.
+// Case is one run of one scenario: what the suite's report needs of it (a
+// suite keeps every case until it ends, so not the whole receipt).
 type Case struct {
 	Scenario *scenario.Scenario
 	Agent    *external.Agent // replaces the scenario's own; nil: its own
 	Repeat   int
-	Result   *run.Result
+	RunID    string          // "" when the case could not start
+	Dir      string          // its bundle: a folder, or an entry of the pack
+	Status   bundle.Status   // its receipt's
+	Failure  *bundle.Failure // its receipt's
+	Verdict  *bundle.Verdict
 	Err      error // the case could not start
 	Duration time.Duration
 }
 
+// Ran reports whether the case's run was recorded.
+func (c Case) Ran() bool { return c.RunID != "" }
+
 // Passed reports whether the case ran and every check held.
 func (c Case) Passed() bool {
-	return c.Err == nil && c.Result != nil && c.Result.Verdict != nil && c.Result.Verdict.Passed
+	return c.Err == nil && c.Verdict != nil && c.Verdict.Passed
 }
 
 // Broken reports whether a check of the case was broken.
 func (c Case) Broken() bool {
-	if c.Result == nil || c.Result.Verdict == nil {
+	if c.Verdict == nil {
 		return false
 	}
-	for _, r := range c.Result.Verdict.Results {
+	for _, r := range c.Verdict.Results {
 		if r.Broken {
 			return true
 		}
@@ -177,12 +185,17 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) string {
 	t0 := time.Now()
 	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Agent: c.Agent, Profile: opt.Profile})
+	var res *run.Result
 	if err == nil {
-		c.Result, err = rr.Run(ctx, spec)
+		res, err = rr.Run(ctx, spec)
 	}
 	c.Err, c.Duration = err, time.Since(t0)
-	if opt.Pack != nil && c.Result != nil {
-		return pack(opt.Pack, r, c.Result)
+	if res == nil {
+		return ""
+	}
+	c.RunID, c.Dir, c.Status, c.Failure, c.Verdict = res.RunID, res.Dir, res.Receipt.Status, res.Receipt.Failure, res.Verdict
+	if opt.Pack != nil {
+		return pack(opt.Pack, r, c)
 	}
 	return ""
 }
@@ -193,13 +206,13 @@ func (rep Report) recorded(p *bundle.PackWriter) []string {
 	var paths []string
 	packed := false
 	for _, c := range rep.Cases {
-		if c.Result == nil {
+		if !c.Ran() {
 			continue
 		}
-		if _, _, ok := bundle.SplitPackRef(c.Result.Dir); ok {
+		if _, _, ok := bundle.SplitPackRef(c.Dir); ok {
 			packed = true
 		} else {
-			paths = append(paths, c.Result.Dir)
+			paths = append(paths, c.Dir)
 		}
 	}
 	if packed {
@@ -212,20 +225,20 @@ func (rep Report) recorded(p *bundle.PackWriter) []string {
 // pack cannot take it, the run is copied to a folder of its own under the
 // data folder instead, so that nothing is lost, and the returned warning
 // says so.
-func pack(p *bundle.PackWriter, r *run.Runner, res *run.Result) string {
-	err := p.Add(res.Dir, res.RunID)
+func pack(p *bundle.PackWriter, r *run.Runner, c *Case) string {
+	err := p.Add(c.Dir, c.RunID)
 	if err == nil {
-		os.RemoveAll(res.Dir)
-		res.Dir = bundle.PackRef(p.Path(), res.RunID)
+		os.RemoveAll(c.Dir)
+		c.Dir = bundle.PackRef(p.Path(), c.RunID)
 		return ""
 	}
-	dest := filepath.Join(r.DataDir, "runs", res.RunID)
-	if cerr := os.CopyFS(dest, os.DirFS(res.Dir)); cerr != nil {
+	dest := filepath.Join(r.DataDir, "runs", c.RunID)
+	if cerr := os.CopyFS(dest, os.DirFS(c.Dir)); cerr != nil {
 		os.RemoveAll(dest)
-		return fmt.Sprintf("warning: %v; the run is left in %s, which is kept (copy to %s: %v)", err, res.Dir, dest, cerr)
+		return fmt.Sprintf("warning: %v; the run is left in %s, which is kept (copy to %s: %v)", err, c.Dir, dest, cerr)
 	}
-	os.RemoveAll(res.Dir)
-	res.Dir = dest
+	os.RemoveAll(c.Dir)
+	c.Dir = dest
 	return fmt.Sprintf("warning: %v; the run was kept in %s instead", err, dest)
 }
 
@@ -337,7 +350,7 @@ func printCase(w io.Writer, c Case) {
 		fmt.Fprintf(w, "BROKEN %s: %v\n", name, c.Err)
 		return
 	}
-	v, rc := c.Result.Verdict, c.Result.Receipt
+	v := c.Verdict
 	if v != nil {
 		for _, r := range v.Results {
 			mark := "PASS"
@@ -354,9 +367,9 @@ func printCase(w io.Writer, c Case) {
 	verdict := "passed"
 	switch {
 	case v == nil:
-		verdict = string(rc.Status)
-		if rc.Failure != nil {
-			verdict += ": " + rc.Failure.Code + ": " + rc.Failure.Message
+		verdict = string(c.Status)
+		if c.Failure != nil {
+			verdict += ": " + c.Failure.Code + ": " + c.Failure.Message
 		}
 	case c.Broken():
 		verdict = "broken: a check could not judge (the scenario's mistake, not the agent's)"
@@ -365,11 +378,11 @@ func printCase(w io.Writer, c Case) {
 		if v.Aborted != "" {
 			verdict += " (budget exceeded: " + v.Aborted + ")"
 		}
-		if rc.Failure != nil && rc.Failure.Domain != bundle.DomainAgent && rc.Failure.Domain != bundle.DomainCheck {
-			verdict += ": " + rc.Failure.Code + ": " + rc.Failure.Message
+		if c.Failure != nil && c.Failure.Domain != bundle.DomainAgent && c.Failure.Domain != bundle.DomainCheck {
+			verdict += ": " + c.Failure.Code + ": " + c.Failure.Message
 		}
 	}
-	fmt.Fprintf(w, "verdict %s: %s (%.1fs) %s\n", name, verdict, c.Duration.Seconds(), c.Result.Dir)
+	fmt.Fprintf(w, "verdict %s: %s (%.1fs) %s\n", name, verdict, c.Duration.Seconds(), c.Dir)
 }
 
 // Stats are a scenario's results over its repeats.
@@ -546,25 +559,25 @@ func (c Case) junit() junitCase {
 		tc.Error = &junitFailure{Message: "a check is broken", Type: "broken", Text: details(c)}
 	case !c.Passed():
 		msg := "a check failed"
-		if c.Result.Verdict != nil && c.Result.Verdict.Aborted != "" {
-			msg = "budget exceeded: " + c.Result.Verdict.Aborted
-		} else if c.Result.Verdict == nil && c.Result.Receipt.Failure != nil {
-			msg = c.Result.Receipt.Failure.Message
+		if c.Verdict != nil && c.Verdict.Aborted != "" {
+			msg = "budget exceeded: " + c.Verdict.Aborted
+		} else if c.Verdict == nil && c.Failure != nil {
+			msg = c.Failure.Message
 		}
 		tc.Failure = &junitFailure{Message: msg, Type: "failed", Text: details(c)}
 	}
-	if c.Result != nil {
-		tc.SystemOut = "bundle: " + c.Result.Dir
+	if c.Ran() {
+		tc.SystemOut = "bundle: " + c.Dir
 	}
 	return tc
 }
 
 func details(c Case) string {
-	if c.Result == nil || c.Result.Verdict == nil {
+	if c.Verdict == nil {
 		return ""
 	}
 	var b strings.Builder
-	for _, r := range c.Result.Verdict.Results {
+	for _, r := range c.Verdict.Results {
 		state := "passed"
 		switch {
 		case r.Broken:
@@ -621,9 +634,9 @@ func (r Report) WriteJSON(path string) error {
 		if c.Err != nil {
 			e.Status, e.Error = "broken", c.Err.Error()
 		}
-		if c.Result != nil {
-			e.RunID, e.Bundle, e.Status = c.Result.RunID, c.Result.Dir, string(c.Result.Receipt.Status)
-			if v := c.Result.Verdict; v != nil {
+		if c.Ran() {
+			e.RunID, e.Bundle, e.Status = c.RunID, c.Dir, string(c.Status)
+			if v := c.Verdict; v != nil {
 				e.Aborted, e.Results = v.Aborted, v.Results
 			}
 		}

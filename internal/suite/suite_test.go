@@ -41,10 +41,10 @@ func TestFailingAbortedAndBrokenCases(t *testing.T) {
 	}
 	verdict := func(id string) *bundle.Verdict {
 		c, ok := byID[id]
-		if !ok || c.Result == nil || c.Result.Verdict == nil {
+		if !ok || c.Verdict == nil {
 			t.Fatalf("%s: no verdict (%+v)", id, c)
 		}
-		return c.Result.Verdict
+		return c.Verdict
 	}
 	if v := verdict("fails-scope"); v.Passed || v.FirstFailure != "scope" || v.Aborted != "" {
 		t.Errorf("fails-scope: %+v", v)
@@ -55,11 +55,11 @@ func TestFailingAbortedAndBrokenCases(t *testing.T) {
 	if v := verdict("aborted-clock"); v.Aborted != "wall_clock_s=1" {
 		t.Errorf("aborted-clock: %+v", v)
 	}
-	if c := byID["broken-check"]; !c.Broken() || c.Result.Receipt.Failure.Domain != bundle.DomainCheck {
-		t.Errorf("broken-check: %+v", c.Result.Receipt.Failure)
+	if c := byID["broken-check"]; !c.Broken() || c.Failure.Domain != bundle.DomainCheck {
+		t.Errorf("broken-check: %+v", c.Failure)
 	}
-	if c := byID["script-ends"]; c.Result.Receipt.Failure == nil || c.Result.Receipt.Failure.Code != "script_ended" {
-		t.Errorf("script-ends: %+v", c.Result.Receipt)
+	if c := byID["script-ends"]; c.Failure == nil || c.Failure.Code != "script_ended" || c.Status != bundle.StatusError {
+		t.Errorf("script-ends: %s %+v", c.Status, c.Failure)
 	}
 	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Err.Error(), "unreadable/scenario.yaml:2:1") {
 		t.Errorf("problems: %+v", rep.Problems)
@@ -75,7 +75,7 @@ func TestFailingAbortedAndBrokenCases(t *testing.T) {
 	}
 	// Every run, aborted ones included, left a whole bundle.
 	for id, c := range byID {
-		if _, err := bundle.ReadRun(c.Result.Dir, bundle.DefaultLimits()); err != nil {
+		if _, err := bundle.ReadRun(c.Dir, bundle.DefaultLimits()); err != nil {
 			t.Errorf("%s: bundle: %v", id, err)
 		}
 	}
@@ -117,8 +117,9 @@ func TestRepeatsAndPassRate(t *testing.T) {
 		t.Fatalf("%+v\n%s", st, out)
 	}
 	for i, c := range rep.Cases {
-		if c.Result.Receipt.Scenario.Repeat != i+1 || c.Result.Receipt.Scenario.Suite != rep.ID {
-			t.Fatalf("case %d receipt scenario %+v", i, c.Result.Receipt.Scenario)
+		b, err := bundle.ReadRun(c.Dir, bundle.DefaultLimits())
+		if err != nil || c.Repeat != i+1 || b.Receipt.Scenario.Repeat != i+1 || b.Receipt.Scenario.Suite != rep.ID {
+			t.Fatalf("case %d (repeat %d) receipt scenario %+v: %v", i, c.Repeat, b.Receipt.Scenario, err)
 		}
 	}
 }
@@ -126,14 +127,18 @@ func TestRepeatsAndPassRate(t *testing.T) {
 func TestFixtureIsAGitRepositoryWithOrigin(t *testing.T) {
 	rep, _ := runSuite(t, []string{"../../examples/scenarios/rename-config-key"}, suite.Options{})
 	c := rep.Cases[0]
-	ws := filepath.Join(c.Result.Dir, "workspace")
+	b, err := bundle.ReadRun(c.Dir, bundle.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(c.Dir, "workspace")
 	out, err := exec.Command("git", "-C", ws, "log", "--format=%s|%an", "origin/main").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "fixture: initial state|proctor" {
 		t.Fatalf("git log origin/main: %v %s", err, out)
 	}
 	head, _ := exec.Command("git", "-C", ws, "rev-parse", "origin/main").Output()
-	if strings.TrimSpace(string(head)) != c.Result.Receipt.Source.CommitSHA {
-		t.Fatalf("origin/main %s, receipt %s", head, c.Result.Receipt.Source.CommitSHA)
+	if strings.TrimSpace(string(head)) != b.Receipt.Source.CommitSHA {
+		t.Fatalf("origin/main %s, receipt %s", head, b.Receipt.Source.CommitSHA)
 	}
 }
 
@@ -155,12 +160,12 @@ func TestRunsThePackCannotTakeAreKeptAsFolders(t *testing.T) {
 		t.Fatalf("%d passed:\n%s", p, out.String())
 	}
 	for _, c := range rep.Cases {
-		if filepath.Dir(c.Result.Dir) != filepath.Join(data, "runs") {
-			t.Fatalf("run kept at %s", c.Result.Dir)
+		if filepath.Dir(c.Dir) != filepath.Join(data, "runs") {
+			t.Fatalf("run kept at %s", c.Dir)
 		}
-		b, err := bundle.ReadRun(c.Result.Dir, bundle.DefaultLimits())
+		b, err := bundle.ReadRun(c.Dir, bundle.DefaultLimits())
 		if err != nil || len(b.Problems) > 0 || b.Verdict == nil || !b.Verdict.Passed {
-			t.Fatalf("kept run %s: %v %v", c.Result.Dir, err, b)
+			t.Fatalf("kept run %s: %v %v", c.Dir, err, b)
 		}
 	}
 	if strings.Count(out.String(), "the run was kept in") != 2 {
