@@ -3,6 +3,7 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,6 +25,16 @@ func WriteFileAtomicLater(path string, data []byte, perm os.FileMode) error {
 }
 
 func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) error {
+	return WriteAtomicFunc(path, perm, sync, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomicFunc writes what write writes to path atomically, as
+// WriteFileAtomic (sync) or WriteFileAtomicLater does: for a file made as
+// it is written, which is never whole in memory.
+func WriteAtomicFunc(path string, perm os.FileMode, sync bool, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -35,7 +46,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) error {
 		os.Remove(tmpName)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		return cleanup(err)
 	}
 	if err := tmp.Chmod(perm); err != nil {

@@ -4,6 +4,7 @@
 package suite
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,40 +53,48 @@ type Options struct {
 	Scratch string
 }
 
-// Case is one run of one scenario: what the suite's report needs of it (a
-// suite keeps every case until it ends, so not the whole receipt).
+// Case is one run of one scenario. A suite keeps every case until it ends,
+// so a case holds only what its summary needs; the rest of what the report
+// files say of it (its check results, its failure) is its Entry, kept in the
+// report's spool file.
 type Case struct {
 	Scenario *scenario.Scenario
 	Agent    *external.Agent // replaces the scenario's own; nil: its own
 	Repeat   int
-	RunID    string          // "" when the case could not start
-	Dir      string          // its bundle: a folder, or an entry of the pack
-	Status   bundle.Status   // its receipt's
-	Failure  *bundle.Failure // its receipt's
-	Verdict  *bundle.Verdict
-	Err      error // the case could not start
+	RunID    string        // "" when the case could not start
+	Dir      string        // its bundle: a folder, or an entry of the pack
+	Status   bundle.Status // its receipt's
+	Err      error         // the case could not start
 	Duration time.Duration
+	judged   bool  // it has a verdict
+	passed   bool  // every check held
+	broken   bool  // a check could not judge
+	at, size int64 // its entry in the spool; size 0: none
 }
 
 // Ran reports whether the case's run was recorded.
 func (c Case) Ran() bool { return c.RunID != "" }
 
 // Passed reports whether the case ran and every check held.
-func (c Case) Passed() bool {
-	return c.Err == nil && c.Verdict != nil && c.Verdict.Passed
-}
+func (c Case) Passed() bool { return c.Err == nil && c.passed }
 
 // Broken reports whether a check of the case was broken.
-func (c Case) Broken() bool {
-	if c.Verdict == nil {
-		return false
-	}
-	for _, r := range c.Verdict.Results {
-		if r.Broken {
-			return true
-		}
-	}
-	return false
+func (c Case) Broken() bool { return c.broken }
+
+// Entry is a case as the suite's report files give it.
+type Entry struct {
+	Scenario string               `json:"scenario"`
+	Agent    string               `json:"agent,omitempty"` // the agent that replaced the scenario's own
+	Repeat   int                  `json:"repeat"`
+	RunID    string               `json:"run_id,omitempty"`
+	Bundle   string               `json:"bundle,omitempty"`
+	Status   string               `json:"status"`
+	Passed   bool                 `json:"passed"`
+	Aborted  string               `json:"aborted,omitempty"`
+	Failure  *bundle.Failure      `json:"failure,omitempty"`
+	Error    string               `json:"error,omitempty"`
+	Seconds  float64              `json:"seconds"`
+	Results  []bundle.CheckResult `json:"results"`
 }
 
 // Report is a finished suite.
@@ -94,6 +104,7 @@ type Report struct {
 	Problems []scenario.Problem
 	Started  time.Time
 	Duration time.Duration
+	spool    *os.File // each case's Entry as JSON, at the case's offset; removed from its folder at once
 }
 
 // NewID makes a suite id.
@@ -110,6 +121,13 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	out := opt.Out
 	if out == nil {
 		out = io.Discard
+	}
+	var spooled int64
+	if f, err := os.CreateTemp(opt.Scratch, "suite-report-*"); err != nil {
+		fmt.Fprintf(out, "warning: the report files will give cases without their check results: %v\n", err)
+	} else {
+		os.Remove(f.Name()) // the open file is all it needs, and a crash leaves nothing
+		rep.spool = f
 	}
 	for _, s := range scenarios {
 		k := opt.Repeat
@@ -149,13 +167,20 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(rep.Cases) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				c := &rep.Cases[i]
-				warning := runCase(ctx, &rr, r, c, rep.ID, opt)
+				e, warning := runCase(ctx, &rr, r, c, rep.ID, opt)
+				line, err := json.Marshal(e)
 				mu.Lock()
 				if warning != "" {
 					fmt.Fprintln(out, warning)
 				}
 				if !opt.Quiet || !c.Passed() {
-					printCase(out, *c)
+					printCase(out, *c, e)
+				}
+				if err == nil && rep.spool != nil {
+					if _, err := rep.spool.Write(line); err == nil {
+						c.at, c.size = spooled, int64(len(line))
+					}
+					spooled += int64(len(line))
 				}
 				mu.Unlock()
 			}
@@ -181,8 +206,9 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 }
 
 // runCase runs one case with rr and, when the suite packs its runs, packs
-// it; it returns a warning to print when the pack could not take it.
-func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) string {
+// it; it returns the case's entry, and a warning to print when the pack
+// could not take it.
+func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) (Entry, string) {
 	t0 := time.Now()
 	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Agent: c.Agent, Profile: opt.Profile})
 	var res *run.Result
@@ -190,14 +216,33 @@ func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt 
 		res, err = rr.Run(ctx, spec)
 	}
 	c.Err, c.Duration = err, time.Since(t0)
-	if res == nil {
-		return ""
+	warning := ""
+	if res != nil {
+		c.RunID, c.Dir, c.Status = res.RunID, res.Dir, res.Receipt.Status
+		if v := res.Verdict; v != nil {
+			c.judged, c.passed = true, v.Passed
+			for _, r := range v.Results {
+				c.broken = c.broken || r.Broken
+			}
+		}
+		if opt.Pack != nil {
+			warning = pack(opt.Pack, r, c)
+		}
 	}
-	c.RunID, c.Dir, c.Status, c.Failure, c.Verdict = res.RunID, res.Dir, res.Receipt.Status, res.Receipt.Failure, res.Verdict
-	if opt.Pack != nil {
-		return pack(opt.Pack, r, c)
+	e := Entry{Scenario: c.Scenario.ID, Repeat: c.Repeat, Passed: c.Passed(), Seconds: c.Duration.Seconds(), Results: []bundle.CheckResult{}}
+	if c.Agent != nil {
+		e.Agent = c.Agent.Name
 	}
-	return ""
+	if c.Err != nil {
+		e.Status, e.Error = "broken", c.Err.Error()
+	}
+	if res != nil {
+		e.RunID, e.Bundle, e.Status, e.Failure = c.RunID, c.Dir, string(c.Status), res.Receipt.Failure
+		if v := res.Verdict; v != nil {
+			e.Aborted, e.Results = v.Aborted, v.Results
+		}
+	}
+	return e, warning
 }
 
 // recorded are the places that hold the suite's runs: the pack, and the
@@ -344,45 +389,49 @@ func CleanScratch(dataDir string) (removed, kept []string, err error) {
 	return removed, kept, nil
 }
 
-func printCase(w io.Writer, c Case) {
+func printCase(w io.Writer, c Case, e Entry) {
 	name := fmt.Sprintf("%s #%d", c.label(), c.Repeat)
 	if c.Err != nil {
 		fmt.Fprintf(w, "BROKEN %s: %v\n", name, c.Err)
 		return
 	}
-	v := c.Verdict
-	if v != nil {
-		for _, r := range v.Results {
-			mark := "PASS"
-			switch {
-			case r.Broken:
-				mark = "BROKEN"
-			case !r.Passed:
-				mark = "FAIL"
-			}
-			first, _, _ := strings.Cut(r.Detail, "\n")
-			fmt.Fprintf(w, "%s %s.%s: %s\n", mark, r.Phase, r.Name, first)
+	for _, r := range e.Results {
+		mark := "PASS"
+		switch {
+		case r.Broken:
+			mark = "BROKEN"
+		case !r.Passed:
+			mark = "FAIL"
 		}
+		first, _, _ := strings.Cut(r.Detail, "\n")
+		fmt.Fprintf(w, "%s %s.%s: %s\n", mark, r.Phase, r.Name, first)
 	}
-	verdict := "passed"
+	fmt.Fprintf(w, "verdict %s: %s (%.1fs) %s\n", name, e.verdict(c), c.Duration.Seconds(), c.Dir)
+}
+
+// verdict says in words how case c ended.
+func (e Entry) verdict(c Case) string {
+	f := e.Failure
 	switch {
-	case v == nil:
-		verdict = string(c.Status)
-		if c.Failure != nil {
-			verdict += ": " + c.Failure.Code + ": " + c.Failure.Message
+	case !c.judged:
+		v := e.Status
+		if f != nil {
+			v += ": " + f.Code + ": " + f.Message
 		}
+		return v
 	case c.Broken():
-		verdict = "broken: a check could not judge (the scenario's mistake, not the agent's)"
-	case !v.Passed:
-		verdict = "failed"
-		if v.Aborted != "" {
-			verdict += " (budget exceeded: " + v.Aborted + ")"
+		return "broken: a check could not judge (the scenario's mistake, not the agent's)"
+	case !c.Passed():
+		v := "failed"
+		if e.Aborted != "" {
+			v += " (budget exceeded: " + e.Aborted + ")"
 		}
-		if c.Failure != nil && c.Failure.Domain != bundle.DomainAgent && c.Failure.Domain != bundle.DomainCheck {
-			verdict += ": " + c.Failure.Code + ": " + c.Failure.Message
+		if f != nil && f.Domain != bundle.DomainAgent && f.Domain != bundle.DomainCheck {
+			v += ": " + f.Code + ": " + f.Message
 		}
+		return v
 	}
-	fmt.Fprintf(w, "verdict %s: %s (%.1fs) %s\n", name, verdict, c.Duration.Seconds(), c.Dir)
+	return "passed"
 }
 
 // Stats are a scenario's results over its repeats.
@@ -469,7 +518,126 @@ func (r Report) ExitCode() int {
 	return 0
 }
 
-// The JUnit XML elements.
+// Entry returns case i as the report files give it: from the spool when
+// the case has finished, else what the case itself says.
+func (r Report) Entry(i int) (Entry, error) {
+	c := r.Cases[i]
+	if c.size > 0 && r.spool != nil {
+		data := make([]byte, c.size)
+		if _, err := r.spool.ReadAt(data, c.at); err != nil {
+			return Entry{}, fmt.Errorf("read case %s #%d of the report: %w", c.label(), c.Repeat, err)
+		}
+		var e Entry
+		if err := json.Unmarshal(data, &e); err != nil {
+			return Entry{}, fmt.Errorf("read case %s #%d of the report: %w", c.label(), c.Repeat, err)
+		}
+		return e, nil
+	}
+	e := Entry{Scenario: c.Scenario.ID, Repeat: c.Repeat, RunID: c.RunID, Bundle: c.Dir, Status: string(c.Status), Passed: c.Passed(),
+		Seconds: c.Duration.Seconds(), Results: []bundle.CheckResult{}}
+	if c.Agent != nil {
+		e.Agent = c.Agent.Name
+	}
+	if c.Err != nil {
+		e.Status, e.Error = "broken", c.Err.Error()
+	} else if !c.Ran() {
+		e.Status = "not run"
+	}
+	return e, nil
+}
+
+// WriteJUnit writes the suite as JUnit XML: a testsuite per scenario, a
+// testcase per repeat; a failed check is a failure, a broken one an error.
+// It is written case by case, as the report's cases are read from its spool.
+func (r Report) WriteJUnit(path string) error {
+	type group struct {
+		id                    string
+		from, to              int // the cases, r.Cases[from:to]
+		tests, failures, errs int
+		time                  time.Duration
+	}
+	var groups []group
+	var tests, failures, errs int
+	for i, c := range r.Cases {
+		if len(groups) == 0 || groups[len(groups)-1].id != c.Scenario.ID {
+			groups = append(groups, group{id: c.Scenario.ID, from: i})
+		}
+		g := &groups[len(groups)-1]
+		g.to, g.time = i+1, g.time+c.Duration
+		g.tests++
+		switch {
+		case c.Err != nil || c.Broken():
+			g.errs++
+		case !c.Passed():
+			g.failures++
+		}
+	}
+	for _, g := range groups {
+		tests, failures, errs = tests+g.tests, failures+g.failures, errs+g.errs
+	}
+	tests, errs = tests+len(r.Problems), errs+len(r.Problems)
+	attr := func(name, value string) xml.Attr { return xml.Attr{Name: xml.Name{Local: name}, Value: value} }
+	counts := func(name string, tests, failures, errs int, d time.Duration) []xml.Attr {
+		return []xml.Attr{attr("name", name), attr("tests", strconv.Itoa(tests)), attr("failures", strconv.Itoa(failures)),
+			attr("errors", strconv.Itoa(errs)), attr("time", secs(d))}
+	}
+	return bundle.WriteAtomicFunc(path, 0o644, true, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		bw.WriteString(xml.Header)
+		enc := xml.NewEncoder(bw)
+		enc.Indent("", "  ")
+		top := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: counts(r.ID, tests, failures, errs, r.Duration)}
+		if err := enc.EncodeToken(top); err != nil {
+			return err
+		}
+		suiteEl := xml.StartElement{Name: xml.Name{Local: "testsuite"}}
+		caseEl := xml.StartElement{Name: xml.Name{Local: "testcase"}}
+		for _, g := range groups {
+			suiteEl.Attr = counts(g.id, g.tests, g.failures, g.errs, g.time)
+			if err := enc.EncodeToken(suiteEl); err != nil {
+				return err
+			}
+			for i := g.from; i < g.to; i++ {
+				e, err := r.Entry(i)
+				if err != nil {
+					return err
+				}
+				if err := enc.EncodeElement(r.Cases[i].junit(e), caseEl); err != nil {
+					return err
+				}
+			}
+			if err := enc.EncodeToken(suiteEl.End()); err != nil {
+				return err
+			}
+		}
+		if len(r.Problems) > 0 {
+			suiteEl.Attr = counts("unreadable scenarios", len(r.Problems), 0, len(r.Problems), 0)
+			if err := enc.EncodeToken(suiteEl); err != nil {
+				return err
+			}
+			for _, p := range r.Problems {
+				tc := junitCase{Name: p.Path, Classname: "proctor.unreadable", Time: "0",
+					Error: &junitFailure{Message: "the scenario cannot be read", Type: "setup", Text: p.Err.Error()}}
+				if err := enc.EncodeElement(tc, caseEl); err != nil {
+					return err
+				}
+			}
+			if err := enc.EncodeToken(suiteEl.End()); err != nil {
+				return err
+			}
+		}
+		if err := enc.EncodeToken(top.End()); err != nil {
+			return err
+		}
+		if err := enc.Flush(); err != nil {
+			return err
+		}
+		bw.WriteString("\n")
+		return bw.Flush()
+	})
+}
+
+// The JUnit XML elements of a test case.
 type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
@@ -483,88 +651,24 @@ type junitCase struct {
 	Error     *junitFailure `xml:"error,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-// WriteJUnit writes the suite as JUnit XML: a testsuite per scenario, a
-// testcase per repeat; a failed check is a failure, a broken one an error.
-func (r Report) WriteJUnit(path string) error {
-	doc := junitSuites{Name: r.ID, Time: secs(r.Duration)}
-	bySuite := map[string]int{}
-	for _, c := range r.Cases {
-		i, ok := bySuite[c.Scenario.ID]
-		if !ok {
-			doc.Suites = append(doc.Suites, junitSuite{Name: c.Scenario.ID})
-			i = len(doc.Suites) - 1
-			bySuite[c.Scenario.ID] = i
-		}
-		ts := &doc.Suites[i]
-		tc := c.junit()
-		ts.Cases = append(ts.Cases, tc)
-		ts.Tests++
-		doc.Tests++
-		if tc.Failure != nil {
-			ts.Failures++
-			doc.Failures++
-		}
-		if tc.Error != nil {
-			ts.Errors++
-			doc.Errors++
-		}
-		d, _ := time.ParseDuration(ts.Time + "s")
-		ts.Time = secs(d + c.Duration)
-	}
-	if len(r.Problems) > 0 {
-		ts := junitSuite{Name: "unreadable scenarios"}
-		for _, p := range r.Problems {
-			ts.Cases = append(ts.Cases, junitCase{Name: p.Path, Classname: "proctor.unreadable", Time: "0",
-				Error: &junitFailure{Message: "the scenario cannot be read", Type: "setup", Text: p.Err.Error()}})
-			ts.Tests++
-			ts.Errors++
-		}
-		doc.Suites = append(doc.Suites, ts)
-		doc.Tests += ts.Tests
-		doc.Errors += ts.Errors
-	}
-	data, err := xml.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	return bundle.WriteFileAtomic(path, append([]byte(xml.Header), append(data, '\n')...), 0o644)
-}
 
 // junit is the case as a JUnit test case: a setup problem or a broken
 // check is an error, a failed check or an exceeded budget a failure.
-func (c Case) junit() junitCase {
+func (c Case) junit(e Entry) junitCase {
 	tc := junitCase{Name: fmt.Sprintf("%s #%d", c.label(), c.Repeat), Classname: "proctor." + c.Scenario.ID, Time: secs(c.Duration)}
 	switch {
 	case c.Err != nil:
 		tc.Error = &junitFailure{Message: c.Err.Error(), Type: "setup"}
 	case c.Broken():
-		tc.Error = &junitFailure{Message: "a check is broken", Type: "broken", Text: details(c)}
+		tc.Error = &junitFailure{Message: "a check is broken", Type: "broken", Text: details(e)}
 	case !c.Passed():
 		msg := "a check failed"
-		if c.Verdict != nil && c.Verdict.Aborted != "" {
-			msg = "budget exceeded: " + c.Verdict.Aborted
-		} else if c.Verdict == nil && c.Failure != nil {
-			msg = c.Failure.Message
+		if e.Aborted != "" {
+			msg = "budget exceeded: " + e.Aborted
+		} else if !c.judged && e.Failure != nil {
+			msg = e.Failure.Message
 		}
-		tc.Failure = &junitFailure{Message: msg, Type: "failed", Text: details(c)}
+		tc.Failure = &junitFailure{Message: msg, Type: "failed", Text: details(e)}
 	}
 	if c.Ran() {
 		tc.SystemOut = "bundle: " + c.Dir
@@ -572,12 +676,9 @@ func (c Case) junit() junitCase {
 	return tc
 }
 
-func details(c Case) string {
-	if c.Verdict == nil {
-		return ""
-	}
+func details(e Entry) string {
 	var b strings.Builder
-	for _, r := range c.Verdict.Results {
+	for _, r := range e.Results {
 		state := "passed"
 		switch {
 		case r.Broken:
@@ -592,61 +693,61 @@ func details(c Case) string {
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
-// WriteJSON writes the suite as JSON: one entry per case.
+// WriteJSON writes the suite as JSON: its counts, one entry per case and
+// the scenarios that could not be read. It is written case by case, as the
+// report's cases are read from its spool.
 func (r Report) WriteJSON(path string) error {
-	type entry struct {
-		Scenario string               `json:"scenario"`
-		Agent    string               `json:"agent,omitempty"` // the agent that replaced the scenario's own
-		Repeat   int                  `json:"repeat"`
-		RunID    string               `json:"run_id,omitempty"`
-		Bundle   string               `json:"bundle,omitempty"`
-		Status   string               `json:"status"`
-		Passed   bool                 `json:"passed"`
-		Aborted  string               `json:"aborted,omitempty"`
-		Error    string               `json:"error,omitempty"`
-		Seconds  float64              `json:"seconds"`
-		Results  []bundle.CheckResult `json:"results"`
+	type problem struct {
+		Path  string `json:"path"`
+		Error string `json:"error"`
 	}
 	passed, failed, broken := r.Counts()
-	doc := struct {
-		Suite    string  `json:"suite"`
-		Passed   int     `json:"passed"`
-		Failed   int     `json:"failed"`
-		Broken   int     `json:"broken"`
-		Seconds  float64 `json:"seconds"`
-		Cases    []entry `json:"cases"`
-		Problems []struct {
-			Path  string `json:"path"`
-			Error string `json:"error"`
-		} `json:"problems"`
-	}{Suite: r.ID, Passed: passed, Failed: failed, Broken: broken, Seconds: r.Duration.Seconds(), Cases: []entry{}}
-	for _, p := range r.Problems {
-		doc.Problems = append(doc.Problems, struct {
-			Path  string `json:"path"`
-			Error string `json:"error"`
-		}{p.Path, p.Err.Error()})
-	}
-	for _, c := range r.Cases {
-		e := entry{Scenario: c.Scenario.ID, Repeat: c.Repeat, Passed: c.Passed(), Seconds: c.Duration.Seconds(), Results: []bundle.CheckResult{}}
-		if c.Agent != nil {
-			e.Agent = c.Agent.Name
-		}
-		if c.Err != nil {
-			e.Status, e.Error = "broken", c.Err.Error()
-		}
-		if c.Ran() {
-			e.RunID, e.Bundle, e.Status = c.RunID, c.Dir, string(c.Status)
-			if v := c.Verdict; v != nil {
-				e.Aborted, e.Results = v.Aborted, v.Results
-			}
-		}
-		doc.Cases = append(doc.Cases, e)
-	}
-	data, err := json.MarshalIndent(doc, "", "  ")
+	head, err := json.MarshalIndent(struct {
+		Suite   string  `json:"suite"`
+		Passed  int     `json:"passed"`
+		Failed  int     `json:"failed"`
+		Broken  int     `json:"broken"`
+		Seconds float64 `json:"seconds"`
+	}{r.ID, passed, failed, broken, r.Duration.Seconds()}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return bundle.WriteFileAtomic(path, append(data, '\n'), 0o644)
+	problems := []problem{}
+	for _, p := range r.Problems {
+		problems = append(problems, problem{p.Path, p.Err.Error()})
+	}
+	tail, err := json.MarshalIndent(problems, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	return bundle.WriteAtomicFunc(path, 0o644, true, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		bw.Write(head[:len(head)-2]) // the object, open for its cases
+		bw.WriteString(`,
+  "cases": [`)
+		for i := range r.Cases {
+			e, err := r.Entry(i)
+			if err != nil {
+				return err
+			}
+			data, err := json.MarshalIndent(e, "    ", "  ")
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n    ")
+			bw.Write(data)
+		}
+		if len(r.Cases) > 0 {
+			bw.WriteString("\n  ")
+		}
+		bw.WriteString("],\n  \"problems\": ")
+		bw.Write(tail)
+		bw.WriteString("\n}\n")
+		return bw.Flush()
+	})
 }
 
 // label names the case's scenario, with the agent that replaced its own.

@@ -36,17 +36,23 @@ func TestFailingAbortedAndBrokenCases(t *testing.T) {
 	os.Chmod("../../testdata/scenarios/broken-check/checks/no-run-bit", 0o644)
 	rep, out := runSuite(t, []string{"../../testdata/scenarios"}, suite.Options{Parallel: 2, Repeat: 1})
 	byID := map[string]suite.Case{}
-	for _, c := range rep.Cases {
+	entries := map[string]suite.Entry{}
+	for i, c := range rep.Cases {
 		byID[c.Scenario.ID] = c
-	}
-	verdict := func(id string) *bundle.Verdict {
-		c, ok := byID[id]
-		if !ok || c.Verdict == nil {
-			t.Fatalf("%s: no verdict (%+v)", id, c)
+		e, err := rep.Entry(i)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return c.Verdict
+		entries[c.Scenario.ID] = e
 	}
-	if v := verdict("fails-scope"); v.Passed || v.FirstFailure != "scope" || v.Aborted != "" {
+	verdict := func(id string) suite.Entry {
+		e, ok := entries[id]
+		if !ok || len(e.Results) == 0 {
+			t.Fatalf("%s: no verdict (%+v)", id, e)
+		}
+		return e
+	}
+	if v := verdict("fails-scope"); v.Passed || v.Results[1].Name != "scope" || v.Results[1].Passed || v.Aborted != "" {
 		t.Errorf("fails-scope: %+v", v)
 	}
 	if v := verdict("aborted-messages"); v.Aborted != "max_messages=2" || v.Results[1].Passed != true {
@@ -55,11 +61,11 @@ func TestFailingAbortedAndBrokenCases(t *testing.T) {
 	if v := verdict("aborted-clock"); v.Aborted != "wall_clock_s=1" {
 		t.Errorf("aborted-clock: %+v", v)
 	}
-	if c := byID["broken-check"]; !c.Broken() || c.Failure.Domain != bundle.DomainCheck {
-		t.Errorf("broken-check: %+v", c.Failure)
+	if c, e := byID["broken-check"], entries["broken-check"]; !c.Broken() || e.Failure.Domain != bundle.DomainCheck {
+		t.Errorf("broken-check: %+v", e.Failure)
 	}
-	if c := byID["script-ends"]; c.Failure == nil || c.Failure.Code != "script_ended" || c.Status != bundle.StatusError {
-		t.Errorf("script-ends: %s %+v", c.Status, c.Failure)
+	if c, e := byID["script-ends"], entries["script-ends"]; e.Failure == nil || e.Failure.Code != "script_ended" || c.Status != bundle.StatusError {
+		t.Errorf("script-ends: %s %+v", c.Status, e.Failure)
 	}
 	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Err.Error(), "unreadable/scenario.yaml:2:1") {
 		t.Errorf("problems: %+v", rep.Problems)
