@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -169,29 +170,16 @@ func filterQuery(f store.RunFilter, param, cursor string) url.Values {
 
 // RunPage is the view model of one run.
 type RunPage struct {
-	Meta          Meta
-	Find          string // the transcript is searched for this
-	Found         int    // sections that match it
-	Live          bool   // the run is queued or running: the timeline streams
-	CanStop       bool   // the run was launched here and can be stopped
-	Reviewer      string // the name the review form starts with
-	ReviewError   string // why the last review attempt did nothing
-	Pending       []PendingApproval
-	Run           *store.RunDetail
-	Events        []bundle.Event
-	EventProblems bundle.Problems
-	Transcript    []bundle.TranscriptSection
-	TranscriptErr string
-	Files         []patch.File
-	Diff          []DiffFile // Files, highlighted and paired; for a large diff, the listed files only
-	DiffLazy      bool       // a large diff: each file of Diff is loaded when opened
-	BundleFiles   []string   // the bundle's files that exist, for links
-	AgentLog      string     // the end of an external agent's output (agent.log)
-	Split         bool       // show the diff side by side
-	DiffErr       string
-	ReceiptJSON   string
-	Requests      []run.RequestState // the changes reviewers asked of this run
-	Addressing    *run.RequestState  // the request this run was made for
+	Meta Meta
+	*runview.View
+	Find        string // the transcript is searched for this
+	Found       int    // sections that match it
+	Reviewer    string // the name the review form starts with
+	ReviewError string // why the last review attempt did nothing
+	Pending     []PendingApproval
+	Diff        []DiffFile // Files, highlighted and paired; for a large diff, the listed files only
+	DiffLazy    bool       // a large diff: each file of Diff is loaded when opened
+	Split       bool       // show the diff side by side
 }
 
 // SessionsPage is the view model of the sessions list.

@@ -8,6 +8,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -84,7 +85,7 @@ func TestRunPageOffersResumeOnInterruptedRunsOfItsOwnAgent(t *testing.T) {
 	} {
 		rc := interrupted
 		tc.edit(&rc)
-		p := RunPage{Meta: Meta{CanRun: tc.canRun}, Run: &store.RunDetail{Receipt: rc}}
+		p := RunPage{Meta: Meta{CanRun: tc.canRun}, View: &runview.View{Run: &store.RunDetail{Receipt: rc}}}
 		if got := p.Resumable(); got != tc.want {
 			t.Errorf("%s: Resumable() = %v, want %v", tc.name, got, tc.want)
 		}

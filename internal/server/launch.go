@@ -1,13 +1,10 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -18,9 +15,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/review"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -312,7 +309,7 @@ func (s *Server) runEvents(c echo.Context) error {
 	defer beat.Stop()
 	shown := c.QueryParam("shown") // the board's numbers of the requests the page shows
 	for {
-		events, next, err := readEventsFrom(dir, offset)
+		events, next, err := runview.EventsFrom(dir, offset)
 		if err == nil {
 			offset = next
 			for _, ev := range events {
@@ -338,9 +335,9 @@ func (s *Server) runEvents(c echo.Context) error {
 			}
 			w.Flush()
 		}
-		if s.ended(dir, id) {
+		if s.runs.Ended(dir, id) {
 			// One more read so that nothing written before the end is missed.
-			if events, _, err := readEventsFrom(dir, offset); err == nil && hasAfter(events, after) {
+			if events, _, err := runview.EventsFrom(dir, offset); err == nil && hasAfter(events, after) {
 				continue
 			}
 			fmt.Fprint(w, "event: done\ndata: done\n\n")
@@ -377,49 +374,3 @@ func hasAfter(events []bundle.Event, seq int64) bool {
 	return false
 }
 
-// ended reports whether a run has finished (or will never start).
-func (s *Server) ended(dir, id string) bool {
-	if s.cfg.Queue != nil {
-		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == jobs.Queued || j.State == jobs.Running) {
-			return false
-		}
-	}
-	data, err := bundle.ReadFile(dir, bundle.ReceiptFile, s.limits.MaxJSONBytes)
-	if err != nil {
-		return s.cfg.Queue == nil // nothing launched here and no bundle: nothing will come
-	}
-	var r struct {
-		Status bundle.Status `json:"status"`
-	}
-	if json.Unmarshal(data, &r) != nil {
-		return true // a receipt nobody can read says nothing more is coming
-	}
-	return r.Status != bundle.StatusRunning && r.Status != bundle.StatusQueued
-}
-
-// readEventsFrom reads the complete event lines of events.jsonl after byte
-// offset, and returns the offset after the last complete line.
-func readEventsFrom(dir string, offset int64) ([]bundle.Event, int64, error) {
-	f, err := bundle.Open(dir, bundle.EventsFile)
-	if err != nil {
-		return nil, offset, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return nil, offset, err
-	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	var out []bundle.Event
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			break // an incomplete last line is read next time
-		}
-		offset += int64(len(line))
-		var ev bundle.Event
-		if json.Unmarshal(line, &ev) == nil && ev.Type != "" {
-			out = append(out, ev)
-		}
-	}
-	return out, offset, nil
-}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,8 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -164,11 +163,10 @@ func (s *Server) showRun(c echo.Context) error {
 // renderRun renders a run's page; a run launched here that has no bundle
 // yet gets a page that waits for it.
 func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) error {
-	ctx := c.Request().Context()
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
 	}
-	run, err := s.store.GetRun(ctx, id)
+	v, err := s.runs.Run(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		if s.cfg.Queue != nil {
 			if j, ok := s.cfg.Queue.Get(id); ok {
@@ -180,26 +178,16 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if err != nil {
 		return err
 	}
-	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), Run: run, ReviewError: reviewErr, Reviewer: s.reviewerName(c)}
-	p.Live = slices.Contains([]bundle.Status{bundle.StatusRunning, bundle.StatusQueued, bundle.StatusAwaitingApproval}, bundle.Status(run.Status))
-	if s.cfg.Queue != nil {
-		if j, ok := s.cfg.Queue.Get(id); ok && (j.State == jobs.Queued || j.State == jobs.Running) {
-			p.Live, p.CanStop = true, true
-		}
-	}
+	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c)}
 	if s.cfg.Board != nil {
 		for _, r := range s.cfg.Board.Pending(id) {
 			p.Pending = append(p.Pending, web.PendingApproval{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
 		}
 	}
-	if data, err := json.MarshalIndent(run.Receipt, "", "  "); err == nil {
-		p.ReceiptJSON = string(data)
-	}
-	if dir, err := bundle.Unpacked(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir)); err != nil { // a run recorded in a suite's pack
-		p.EventProblems = bundle.Problems{{File: run.BundlePath, Message: "the run's files cannot be read: " + err.Error()}}
-		p.TranscriptErr = "The transcript cannot be shown: " + err.Error()
+	if web.Inline(v.Files) {
+		p.Diff = web.BuildDiff(v.Files)
 	} else {
-		s.readRunFiles(&p, dir)
+		p.Diff, p.DiffLazy = web.ListDiff(v.Files), true
 	}
 	for i := range p.Diff {
 		p.Diff[i].Review = p.ByParts() && s.cfg.Runner != nil
@@ -213,57 +201,6 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	}
 	p.Split = c.QueryParam("view") == "split"
 	return render(c, status, web.RunView(p))
-}
-
-// readRunFiles reads what the run page shows from the bundle folder: the
-// events, the transcript and the diff. What cannot be read is said on the
-// page, and the rest is still shown.
-func (s *Server) readRunFiles(p *web.RunPage, dir string) {
-	p.BundleFiles = bundle.Present(dir)
-	if s.cfg.Runner != nil {
-		var err error
-		if p.Requests, err = s.cfg.Runner.ChangeRequests(dir); err != nil {
-			p.EventProblems = append(p.EventProblems, bundle.Problem{File: bundle.CommentsFile, Message: err.Error()})
-		}
-		p.Addressing, _ = s.cfg.Runner.Addressing(p.Run.Receipt)
-	}
-	events, probs, err := bundle.ReadEvents(dir, s.limits)
-	if err != nil {
-		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})
-	}
-	p.Events, p.EventProblems = events, probs
-	if data, err := bundle.ReadFile(dir, bundle.AgentLogFile, s.limits.MaxTextBytes); err == nil {
-		const tail = 16 << 10 // the end is what says how the agent stopped
-		if len(data) > tail {
-			data = append([]byte("…\n"), data[len(data)-tail:]...)
-		}
-		p.AgentLog = strings.ToValidUTF8(string(data), "\uFFFD")
-	}
-
-	switch data, err := bundle.ReadFile(dir, bundle.TranscriptFile, s.limits.MaxTextBytes); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		p.TranscriptErr = "transcript.md cannot be shown: " + err.Error()
-	default:
-		p.Transcript = bundle.ParseTranscript(string(data))
-	}
-
-	switch data, err := bundle.ReadFile(dir, bundle.DiffFile, s.limits.MaxTextBytes); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		p.DiffErr = "diff.patch cannot be shown: " + err.Error()
-	default:
-		files, err := patch.Parse(string(data))
-		if err != nil {
-			p.DiffErr = "diff.patch: " + err.Error()
-		}
-		p.Files = files
-		if web.Inline(files) {
-			p.Diff = web.BuildDiff(files)
-		} else {
-			p.Diff, p.DiffLazy = web.ListDiff(files), true
-		}
-	}
 }
 
 // runDiffFile shows file number n of a run's diff: the piece a large diff's
@@ -289,28 +226,20 @@ func (s *Server) runDiffFile(c echo.Context) error {
 	return render(c, http.StatusOK, web.DiffFileView(web.DiffFilePage{Meta: s.meta(c, f.Path+" — run "+id, web.NavRuns), RunID: id, File: f, Split: split}))
 }
 
-// runDiff reads and parses an indexed run's diff.patch.
+// runDiff reads an indexed run's diff (runview.Service.Diff), its errors
+// as HTTP errors.
 func (s *Server) runDiff(c echo.Context, id string) ([]patch.File, *store.RunDetail, error) {
-	run, err := s.store.GetRun(c.Request().Context(), id)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir, err := bundle.Unpacked(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir))
-	if err != nil {
-		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "The run's files cannot be read: "+err.Error())
-	}
-	data, err := bundle.ReadFile(dir, bundle.DiffFile, s.limits.MaxTextBytes)
-	if errors.Is(err, fs.ErrNotExist) {
+	files, detail, err := s.runs.Diff(c.Request().Context(), id)
+	var unreadable *runview.Unreadable
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed.")
+	case errors.Is(err, runview.ErrNoDiff):
 		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "Run "+id+" has no diff.")
+	case errors.As(err, &unreadable):
+		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, unreadable.Error())
 	}
-	if err != nil {
-		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch cannot be shown: "+err.Error())
-	}
-	files, err := patch.Parse(string(data))
-	if err != nil && len(files) == 0 {
-		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, "diff.patch: "+err.Error())
-	}
-	return files, run, nil
+	return files, detail, err
 }
 
 func (s *Server) listSessions(c echo.Context) error {

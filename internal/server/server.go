@@ -25,6 +25,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/review"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
@@ -83,6 +84,7 @@ type Server struct {
 	facets     cachedFacets // the runs list's filter choices (guarded by cacheMu)
 	matrices   *suite.Matrices
 	reviews    *review.Service
+	runs       *runview.Service
 	doneLinger time.Duration // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config
@@ -105,6 +107,7 @@ func New(st *store.Store, cfg Config) *Server {
 	}
 	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
 		reviews: &review.Service{Runner: cfg.Runner, Store: st, Board: cfg.Board, DataDir: cfg.DataDir, Limits: bundle.DefaultLimits(), Log: log},
+		runs: &runview.Service{Store: st, Runner: cfg.Runner, Queue: cfg.Queue, DataDir: cfg.DataDir, Limits: bundle.DefaultLimits()},
 		origins: http.NewCrossOriginProtection()}
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,

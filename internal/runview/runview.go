@@ -1,0 +1,227 @@
+// Package runview reads what a run's page shows: the indexed run, and from
+// its bundle (a folder, or an entry of a suite's pack, unpacked once) its
+// events, transcript, diff, agent log and the changes asked of it — each
+// read defensively, what cannot be read said beside the rest; and, for the
+// page's live stream, the events after an offset and whether the run has
+// ended.
+package runview
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// Service reads runs. Runner is nil where runs are only read (no change
+// requests are shown); Queue is nil where no run is launched.
+type Service struct {
+	Store   *store.Store
+	Runner  *run.Runner
+	Queue   *jobs.Queue
+	DataDir string
+	Limits  bundle.Limits
+}
+
+// View is what a run's page shows of it.
+type View struct {
+	Run           *store.RunDetail
+	Dir           string // the bundle's folder ("" when it cannot be read)
+	ReceiptJSON   string
+	BundleFiles   []string // the bundle's files that exist, for links
+	Events        []bundle.Event
+	EventProblems bundle.Problems
+	Transcript    []bundle.TranscriptSection
+	TranscriptErr string
+	Files         []patch.File // the diff
+	DiffErr       string
+	AgentLog      string             // the end of an external agent's output (agent.log)
+	Requests      []run.RequestState // the changes reviewers asked of this run
+	Addressing    *run.RequestState  // the request this run was made for
+	Live          bool               // queued or running: its events stream
+	CanStop       bool               // launched here, and not ended
+}
+
+// ErrNoDiff is returned for a run without a diff.
+var ErrNoDiff = errors.New("the run has no diff")
+
+// Unreadable is a bundle file that cannot be shown, and why.
+type Unreadable struct{ What, Why string }
+
+func (e *Unreadable) Error() string { return e.What + " cannot be shown: " + e.Why }
+
+// Run reads run id; store.ErrNotFound when it is not indexed.
+func (s *Service) Run(ctx context.Context, id string) (*View, error) {
+	detail, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{Run: detail}
+	v.Live = detail.Status == bundle.StatusRunning || detail.Status == bundle.StatusQueued || detail.Status == bundle.StatusAwaitingApproval
+	if s.launchedAndWorking(id) {
+		v.Live, v.CanStop = true, true
+	}
+	if data, err := json.MarshalIndent(detail.Receipt, "", "  "); err == nil {
+		v.ReceiptJSON = string(data)
+	}
+	dir, err := s.dir(detail)
+	if err != nil { // a run recorded in a suite's pack that cannot be unpacked
+		v.EventProblems = bundle.Problems{{File: detail.BundlePath, Message: "the run's files cannot be read: " + err.Error()}}
+		v.TranscriptErr = "The transcript cannot be shown: " + err.Error()
+		return v, nil
+	}
+	v.Dir = dir
+	s.readFiles(v, dir)
+	return v, nil
+}
+
+// dir is the folder of a run's bundle: its own, or its pack entry unpacked.
+func (s *Service) dir(detail *store.RunDetail) (string, error) {
+	return bundle.Unpacked(detail.BundlePath, bundle.UnpackCache(s.DataDir))
+}
+
+// readFiles reads the events, the transcript, the diff and what else the
+// page shows from the bundle folder. What cannot be read is said, and the
+// rest is still read.
+func (s *Service) readFiles(v *View, dir string) {
+	v.BundleFiles = bundle.Present(dir)
+	if s.Runner != nil {
+		var err error
+		if v.Requests, err = s.Runner.ChangeRequests(dir); err != nil {
+			v.EventProblems = append(v.EventProblems, bundle.Problem{File: bundle.CommentsFile, Message: err.Error()})
+		}
+		v.Addressing, _ = s.Runner.Addressing(v.Run.Receipt)
+	}
+	events, probs, err := bundle.ReadEvents(dir, s.Limits)
+	if err != nil {
+		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})
+	}
+	v.Events, v.EventProblems = events, append(v.EventProblems, probs...)
+	if data, err := bundle.ReadFile(dir, bundle.AgentLogFile, s.Limits.MaxTextBytes); err == nil {
+		const tail = 16 << 10 // the end is what says how the agent stopped
+		if len(data) > tail {
+			data = append([]byte("…\n"), data[len(data)-tail:]...)
+		}
+		v.AgentLog = strings.ToValidUTF8(string(data), "\uFFFD")
+	}
+	switch data, err := bundle.ReadFile(dir, bundle.TranscriptFile, s.Limits.MaxTextBytes); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		v.TranscriptErr = "transcript.md cannot be shown: " + err.Error()
+	default:
+		v.Transcript = bundle.ParseTranscript(string(data))
+	}
+	files, err := s.readDiff(dir)
+	var unreadable *Unreadable
+	switch {
+	case errors.Is(err, ErrNoDiff):
+	case errors.As(err, &unreadable):
+		v.DiffErr = unreadable.Error()
+	case err != nil:
+		v.DiffErr = err.Error()
+	}
+	v.Files = files
+}
+
+// readDiff reads and parses a bundle's diff.patch: ErrNoDiff when it has
+// none, an *Unreadable (with what could be parsed) when it cannot be read
+// whole.
+func (s *Service) readDiff(dir string) ([]patch.File, error) {
+	data, err := bundle.ReadFile(dir, bundle.DiffFile, s.Limits.MaxTextBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoDiff
+	}
+	if err != nil {
+		return nil, &Unreadable{"diff.patch", err.Error()}
+	}
+	files, err := patch.Parse(string(data))
+	if err != nil {
+		return files, &Unreadable{"diff.patch", err.Error()}
+	}
+	return files, nil
+}
+
+// Diff reads an indexed run's diff: store.ErrNotFound, ErrNoDiff, or an
+// *Unreadable when nothing of it can be parsed.
+func (s *Service) Diff(ctx context.Context, id string) ([]patch.File, *store.RunDetail, error) {
+	detail, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := s.dir(detail)
+	if err != nil {
+		return nil, nil, &Unreadable{"The run's files", err.Error()}
+	}
+	files, err := s.readDiff(dir)
+	if err != nil && len(files) == 0 {
+		return nil, nil, err
+	}
+	return files, detail, nil
+}
+
+// launchedAndWorking reports whether run id was launched here and is
+// queued or running.
+func (s *Service) launchedAndWorking(id string) bool {
+	if s.Queue == nil {
+		return false
+	}
+	j, ok := s.Queue.Get(id)
+	return ok && (j.State == jobs.Queued || j.State == jobs.Running)
+}
+
+// Ended reports whether run id, whose bundle is the folder dir, has
+// finished (or will never start): nothing more will be written to it.
+func (s *Service) Ended(dir, id string) bool {
+	if s.launchedAndWorking(id) {
+		return false
+	}
+	data, err := bundle.ReadFile(dir, bundle.ReceiptFile, s.Limits.MaxJSONBytes)
+	if err != nil {
+		return s.Queue == nil // nothing launched here and no bundle: nothing will come
+	}
+	var r struct {
+		Status bundle.Status `json:"status"`
+	}
+	if json.Unmarshal(data, &r) != nil {
+		return true // a receipt nobody can read says nothing more is coming
+	}
+	return r.Status != bundle.StatusRunning && r.Status != bundle.StatusQueued
+}
+
+// EventsFrom reads the complete event lines of a bundle's events.jsonl
+// after byte offset, and returns the offset after the last complete line
+// (an incomplete last line is read next time).
+func EventsFrom(dir string, offset int64) ([]bundle.Event, int64, error) {
+	f, err := bundle.Open(dir, bundle.EventsFile)
+	if err != nil {
+		return nil, offset, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, offset, fmt.Errorf("read events of %s: %w", dir, err)
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	var out []bundle.Event
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		offset += int64(len(line))
+		var ev bundle.Event
+		if json.Unmarshal(line, &ev) == nil && ev.Type != "" {
+			out = append(out, ev)
+		}
+	}
+	return out, offset, nil
+}

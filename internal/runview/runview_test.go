@@ -1,0 +1,131 @@
+package runview
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// writeRun records a finished run's bundle in runs/<id> with the given
+// extra files, and indexes it.
+func writeRun(t *testing.T, s *Service, id string, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(s.DataDir, "runs", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if err := bundle.AppendEvent(dir, 1, now, bundle.StageStartedEvent{Stage: bundle.StageRunning}); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := bundle.Receipt{Schema: bundle.ReceiptSchema, RunID: id, Kind: bundle.KindTask, Status: bundle.StatusPassed, Stage: bundle.StageCompleted,
+		Task: "t", Source: bundle.Source{Kind: bundle.SourceLocal, Path: "/src"}, Model: bundle.Model{Name: "m"}, StartedAt: now, EndedAt: &now}
+	if err := bundle.WriteReceipt(dir, &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := index.New(s.Store).Index(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func newService(t *testing.T) *Service {
+	t.Helper()
+	data := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &Service{Store: st, DataDir: data, Limits: bundle.DefaultLimits()}
+}
+
+const diff = "diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,2 +1,2 @@\n-x\n+y\n z\n"
+
+// A run page reads what it can of a bundle and says what it cannot.
+func TestARunIsReadAndWhatCannotBeReadIsSaid(t *testing.T) {
+	s := newService(t)
+	ctx := context.Background()
+	writeRun(t, s, "20260101-000000-whole", map[string]string{bundle.TranscriptFile: "## user\n\nfix it\n", bundle.DiffFile: diff})
+	v, err := s.Run(ctx, "20260101-000000-whole")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Events) != 1 || len(v.Transcript) == 0 || len(v.Files) != 1 || v.DiffErr != "" || v.TranscriptErr != "" || v.Live || v.CanStop ||
+		!strings.Contains(v.ReceiptJSON, `"run_id": "20260101-000000-whole"`) {
+		t.Fatalf("view %+v", v)
+	}
+	files, detail, err := s.Diff(ctx, "20260101-000000-whole")
+	if err != nil || len(files) != 1 || detail.RunID != "20260101-000000-whole" {
+		t.Fatalf("diff: %v %v", files, err)
+	}
+
+	// A diff that is a link out of the bundle is not followed.
+	dir := writeRun(t, s, "20260101-000000-links", map[string]string{bundle.TranscriptFile: "## user\n\nhi\n"})
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte(diff), 0o600)
+	if err := os.Symlink(secret, filepath.Join(dir, bundle.DiffFile)); err != nil {
+		t.Fatal(err)
+	}
+	v, err = s.Run(ctx, "20260101-000000-links")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Files) != 0 || !strings.Contains(v.DiffErr, "diff.patch cannot be shown") || len(v.Transcript) == 0 {
+		t.Fatalf("a linked diff: files %v, %q", v.Files, v.DiffErr)
+	}
+	var unreadable *Unreadable
+	if _, _, err := s.Diff(ctx, "20260101-000000-links"); !errors.As(err, &unreadable) {
+		t.Fatalf("Diff of a linked diff: %v", err)
+	}
+	writeRun(t, s, "20260101-000000-nodiff", nil)
+	if _, _, err := s.Diff(ctx, "20260101-000000-nodiff"); !errors.Is(err, ErrNoDiff) {
+		t.Fatalf("no diff: %v", err)
+	}
+	if _, err := s.Run(ctx, "20260101-000000-nosuch"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a run not indexed: %v", err)
+	}
+}
+
+func TestEventsAreReadByCompleteLinesAndARunEnds(t *testing.T) {
+	s := newService(t)
+	dir := writeRun(t, s, "20260101-000000-events", nil)
+	events, offset, err := EventsFrom(dir, 0)
+	if err != nil || len(events) != 1 || offset == 0 {
+		t.Fatalf("%d events to %d: %v", len(events), offset, err)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, bundle.EventsFile), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"seq":2,"type":"stage.started","data":{}}` + "\n" + `{"seq":3,"ty`)
+	f.Close()
+	events, next, err := EventsFrom(dir, offset)
+	if err != nil || len(events) != 1 || events[0].Seq != 2 {
+		t.Fatalf("after %d: %+v %v", offset, events, err)
+	}
+	if again, _, _ := EventsFrom(dir, next); len(again) != 0 {
+		t.Fatalf("a line cut short was read: %+v", again)
+	}
+	if !s.Ended(dir, "20260101-000000-events") {
+		t.Error("a passed run has not ended")
+	}
+	os.WriteFile(filepath.Join(dir, bundle.ReceiptFile), []byte(`{"status": "running"`), 0o644)
+	if !s.Ended(dir, "20260101-000000-events") {
+		t.Error("a receipt nobody can read: more is expected")
+	}
+	os.WriteFile(filepath.Join(dir, bundle.ReceiptFile), []byte(`{"status": "running"}`), 0o644)
+	if s.Ended(dir, "20260101-000000-events") {
+		t.Error("a running run has ended")
+	}
+}
