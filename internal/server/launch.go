@@ -17,8 +17,8 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/review"
-	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -373,4 +373,3 @@ func hasAfter(events []bundle.Event, seq int64) bool {
 	}
 	return false
 }
-

@@ -25,8 +25,8 @@ import (
 	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/review"
-	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
 	"github.com/proctor-dev/proctor/static"
@@ -107,7 +107,7 @@ func New(st *store.Store, cfg Config) *Server {
 	}
 	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
 		reviews: &review.Service{Runner: cfg.Runner, Store: st, Board: cfg.Board, DataDir: cfg.DataDir, Limits: bundle.DefaultLimits(), Log: log},
-		runs: &runview.Service{Store: st, Runner: cfg.Runner, Queue: cfg.Queue, DataDir: cfg.DataDir, Limits: bundle.DefaultLimits()},
+		runs:    &runview.Service{Store: st, Runner: cfg.Runner, Queue: cfg.Queue, DataDir: cfg.DataDir, Limits: bundle.DefaultLimits()},
 		origins: http.NewCrossOriginProtection()}
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,
