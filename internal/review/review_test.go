@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
 )
 
 func TestARefusalSaysWhyNothingWasDone(t *testing.T) {
@@ -46,12 +46,7 @@ func TestARefusalSaysWhyNothingWasDone(t *testing.T) {
 func service(t *testing.T) *Service {
 	t.Helper()
 	data := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return &Service{Runner: &run.Runner{DataDir: data}, Store: st, Board: approval.NewBoard(time.Minute, nil), DataDir: data, Limits: bundle.DefaultLimits()}
+	return &Service{Runner: &run.Runner{DataDir: data}, Store: storetest.New(t), Board: approval.NewBoard(time.Minute, nil), DataDir: data, Limits: bundle.DefaultLimits()}
 }
 
 func TestADecisionNeedsARunAndAName(t *testing.T) {

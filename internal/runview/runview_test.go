@@ -12,6 +12,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
 )
 
 // writeRun records a finished run's bundle in runs/<id> with the given
@@ -44,13 +45,7 @@ func writeRun(t *testing.T, s *Service, id string, files map[string]string) stri
 
 func newService(t *testing.T) *Service {
 	t.Helper()
-	data := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return &Service{Store: st, DataDir: data, Limits: bundle.DefaultLimits()}
+	return &Service{Store: storetest.New(t), DataDir: t.TempDir(), Limits: bundle.DefaultLimits()}
 }
 
 const diff = "diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,2 +1,2 @@\n-x\n+y\n z\n"

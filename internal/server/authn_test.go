@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
 )
 
 // testCSRF is the browser id cookie every request carries; as a reqOpts.csrf
@@ -38,11 +38,7 @@ type authServer struct {
 func newAuthServer(t testing.TB, cfg server.Config) *authServer {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.New(t)
 	for name, role := range map[string]auth.Role{"vic": auth.Viewer, "rev": auth.Reviewer, "ada": auth.Admin} {
 		h, err := auth.HashPassword(name+"-password", auth.Params{Time: 1, Memory: 64, Threads: 1})
 		if err != nil {

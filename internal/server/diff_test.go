@@ -14,7 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/server"
-	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
 )
 
 // diffOfFiles is a diff changing one line in each of n files.
@@ -39,11 +39,7 @@ func serverWithDiff(tb testing.TB, n int) (*server.Server, string) {
 		tb.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(tb.TempDir(), "proctor.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
+	st := storetest.New(tb)
 	if _, err := index.New(st).Index(ctx, root); err != nil {
 		tb.Fatal(err)
 	}

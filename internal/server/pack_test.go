@@ -11,7 +11,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/server"
-	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
 )
 
 // A run recorded in a pack shows the same page and serves the same files as
@@ -19,11 +19,7 @@ import (
 // why the files are missing.
 func TestPackedRunPage(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.New(t)
 	data := t.TempDir()
 	runs := filepath.Join(data, "runs")
 	if err := os.CopyFS(runs, os.DirFS("../../testdata/bundles/runs")); err != nil {

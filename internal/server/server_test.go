@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
@@ -38,11 +39,7 @@ func newServerStore(t testing.TB, withSamples bool) (*server.Server, string, *st
 func newServerWith(t testing.TB, withSamples bool, cfg server.Config) (*server.Server, string, *store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.New(t)
 	root := t.TempDir()
 	if withSamples {
 		if err := os.CopyFS(root, os.DirFS("../../testdata/bundles")); err != nil {

@@ -3,7 +3,6 @@ package suite_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
 	"github.com/proctor-dev/proctor/internal/suite"
 )
 
@@ -42,15 +42,7 @@ func indexCases(t *testing.T, st *store.Store, id, scenario string, tags []strin
 	}
 }
 
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "proctor.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
+func openStore(t *testing.T) *store.Store { return storetest.New(t) }
 
 func TestMatrixPutsWhatNeedsALookFirstAndPages(t *testing.T) {
 	st := openStore(t)
