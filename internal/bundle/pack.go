@@ -509,14 +509,16 @@ func FindPacked(dir, id string) (string, bool) {
 			continue
 		}
 		pack := filepath.Join(dir, e.Name())
-		if packHolds(pack, id) {
+		if PackHolds(pack, id) {
 			return PackRef(pack, id), true
 		}
 	}
 	return "", false
 }
 
-func packHolds(pack, id string) bool {
+// PackHolds reports whether the pack file holds a whole run id (its
+// receipt), reading only the pack's entry headers.
+func PackHolds(pack, id string) bool {
 	f, err := os.Open(pack)
 	if err != nil {
 		return false

@@ -95,10 +95,11 @@ func (ix *Indexer) Index(ctx context.Context, roots ...string) (Report, error) {
 // pass is what one Index call has found so far.
 type pass struct {
 	rep          Report
-	todo         []candidate          // bundle folders and session files to read
-	ready        []store.BundleUpdate // runs read from packs while scanning
-	removed      []string             // indexed paths that are gone
-	fingerprints map[string]string    // path → fingerprint, of every bundle seen
+	packs        []candidate         // packs that changed, to read run by run
+	packKnown    map[string][]string // their runs as indexed before (PACK#ID): gone unless read again
+	todo         []candidate         // bundle folders and session files to read
+	removed      []string            // indexed paths that are gone
+	fingerprints map[string]string   // path → fingerprint, of every bundle seen
 }
 
 // scan walks one root: it compares each bundle's fingerprint with the
@@ -122,6 +123,7 @@ func (ix *Indexer) scan(ctx context.Context, abs string, p *pass) error {
 	}
 	seen := make(map[string]bool, len(cands))
 	packs := map[string]string{} // pack path → fingerprint, for packs that have not changed
+	changed := map[string]bool{} // packs to read again
 	for _, c := range cands {
 		seen[c.path] = true
 		if _, dup := p.fingerprints[c.path]; dup {
@@ -133,15 +135,8 @@ func (ix *Indexer) scan(ctx context.Context, abs string, p *pass) error {
 		case c.pack && ix.packUnchanged(c.path, fp, known):
 			packs[c.path] = fp
 		case c.pack:
-			updates, err := ix.readPack(ctx, c.path, fp)
-			if err != nil {
-				return err
-			}
-			for _, u := range updates {
-				seen[u.Path] = true
-				p.fingerprints[u.Path] = fp
-			}
-			p.ready = append(p.ready, updates...)
+			p.packs = append(p.packs, c)
+			changed[c.path] = true
 		case known[c.path] == fp:
 			p.rep.Unchanged++
 		default:
@@ -155,7 +150,15 @@ func (ix *Indexer) scan(ctx context.Context, abs string, p *pass) error {
 		}
 	}
 	for path := range known {
-		if !seen[path] {
+		pack, _, ok := bundle.SplitPackRef(path)
+		switch {
+		case seen[path]:
+		case ok && changed[pack]: // gone unless the pack still holds it
+			if p.packKnown == nil {
+				p.packKnown = map[string][]string{}
+			}
+			p.packKnown[pack] = append(p.packKnown[pack], path)
+		default:
 			p.removed = append(p.removed, path)
 		}
 	}
@@ -196,36 +199,53 @@ func (ix *Indexer) fingerprint(c candidate, known string, live bool, rep *Report
 }
 
 // write reads what the pass found and writes it to the store a batch at a
-// time, the runs read from packs first; the removed paths go with the
-// first batch.
+// time: the runs of the packs that changed first, read run by run (a pack
+// is never whole in memory), then the folders and session files; the
+// removed paths go with the first batch, and a pack's runs that it no
+// longer holds with the batch after it is read.
 func (ix *Indexer) write(ctx context.Context, p *pass) error {
-	removed := p.removed
-	sort.Strings(removed)
-	p.rep.Removed += len(removed)
-	removedSet := make(map[string]bool, len(removed))
-	for _, path := range removed {
-		removedSet[path] = true
+	w := &writer{ix: ix, p: p, removed: p.removed, removedSet: map[string]bool{}, owners: map[string]string{}}
+	sort.Strings(w.removed)
+	p.rep.Removed += len(w.removed)
+	for _, path := range w.removed {
+		w.removedSet[path] = true
 	}
-	owners := map[string]string{} // run or session id → bundle path, within this pass
+	for _, pack := range p.packs {
+		if err := ix.streamPack(ctx, pack.path, p.fingerprints[pack.path], p.packKnown[pack.path], w); err != nil {
+			return err
+		}
+	}
 	bs := ix.batchSize
-	readyBatches, todoBatches := (len(p.ready)+bs-1)/bs, (len(p.todo)+bs-1)/bs
-	for b := 0; b < readyBatches+todoBatches || len(removed) > 0; b++ {
+	for from := 0; from < len(p.todo); from += bs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var updates []store.BundleUpdate
-		if b < readyBatches {
-			updates = p.ready[b*bs : min((b+1)*bs, len(p.ready))]
-		} else {
-			from := (b - readyBatches) * bs
-			updates = ix.readAll(ctx, p.todo[min(from, len(p.todo)):min(from+bs, len(p.todo))], p.fingerprints)
-		}
-		if err := ix.apply(ctx, updates, removed, owners, removedSet, &p.rep); err != nil {
+		w.batch = append(w.batch, ix.readAll(ctx, p.todo[from:min(from+bs, len(p.todo))], p.fingerprints)...)
+		if err := w.flush(ctx); err != nil {
 			return err
 		}
-		removed = nil
 	}
-	return nil
+	return w.flush(ctx)
+}
+
+// writer writes a pass's updates a batch at a time.
+type writer struct {
+	ix         *Indexer
+	p          *pass
+	batch      []store.BundleUpdate
+	removed    []string          // to forget with the next batch
+	removedSet map[string]bool   // every path forgotten in this pass
+	owners     map[string]string // run or session id → bundle path, within this pass
+}
+
+// flush writes the batch and the removals waiting (if either has any).
+func (w *writer) flush(ctx context.Context) error {
+	if len(w.batch) == 0 && len(w.removed) == 0 {
+		return nil
+	}
+	err := w.ix.apply(ctx, w.batch, w.removed, w.owners, w.removedSet, &w.p.rep)
+	w.batch, w.removed = w.batch[:0], nil
+	return err
 }
 
 // apply writes one batch: every update claims its run or session id, is
@@ -305,8 +325,8 @@ func (ix *Indexer) claimID(ctx context.Context, u *store.BundleUpdate, owners ma
 }
 
 func exists(path string) bool {
-	if pack, _, ok := bundle.SplitPackRef(path); ok {
-		path = pack
+	if pack, id, ok := bundle.SplitPackRef(path); ok {
+		return bundle.PackHolds(pack, id)
 	}
 	_, err := os.Lstat(path)
 	return err == nil
@@ -330,12 +350,14 @@ func (ix *Indexer) packUnchanged(pack, fp string, known map[string]string) bool 
 	return n > 0
 }
 
-// readPack reads every run in a pack as an update of its own (path
-// PACK#RUN_ID); problems of the pack itself (a cut-short tail) are an update
-// for the pack's path, so they are reported and the pack read again until
-// they are gone.
-func (ix *Indexer) readPack(ctx context.Context, pack, fp string) ([]store.BundleUpdate, error) {
-	var out []store.BundleUpdate
+// streamPack reads every run in a pack as an update of its own (path
+// PACK#RUN_ID) and writes them a batch at a time; problems of the pack
+// itself (a cut-short tail) are an update for the pack's path, so they are
+// reported and the pack read again until they are gone. The runs indexed
+// from it before (known) that it no longer holds are forgotten.
+func (ix *Indexer) streamPack(ctx context.Context, pack, fp string, known []string, w *writer) error {
+	read := map[string]bool{}
+	var failed error
 	probs, err := bundle.ReadPack(pack, ix.limits, func(p *bundle.PackedRun) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -347,19 +369,34 @@ func (ix *Indexer) readPack(ctx context.Context, pack, fp string) ([]store.Bundl
 		} else {
 			u.Run, u.Problems = run, run.Problems
 		}
-		out = append(out, u)
+		read[u.Path] = true
+		w.batch = append(w.batch, u)
+		if len(w.batch) >= ix.batchSize {
+			if failed = w.flush(ctx); failed != nil {
+				return failed
+			}
+		}
 		return nil
 	})
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case failed != nil:
+		return failed
+	case err != nil:
 		probs = append(probs, bundle.Problem{File: pack, Message: describe(err)})
 	}
 	if len(probs) > 0 {
-		out = append(out, store.BundleUpdate{Path: pack, Kind: store.BundleRun, Fingerprint: fp, Problems: probs})
+		w.batch = append(w.batch, store.BundleUpdate{Path: pack, Kind: store.BundleRun, Fingerprint: fp, Problems: probs})
 	}
-	return out, nil
+	for _, path := range known {
+		if !read[path] {
+			w.removed = append(w.removed, path)
+			w.removedSet[path] = true
+			w.p.rep.Removed++
+		}
+	}
+	return nil
 }
 
 // readAll reads a chunk of bundles with a few workers, keeping their order.

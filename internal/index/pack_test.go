@@ -177,3 +177,62 @@ func TestOnlyPacksInRunsFoldersAreRead(t *testing.T) {
 		t.Fatalf("a tar named as a root: %+v, %v; want its problems", rep, err)
 	}
 }
+
+// A pack written again without one of its runs (and a run moved from it
+// into another pack) is read run by run: the run it lost is forgotten, the
+// moved one is indexed from its new pack, and the batches are small.
+func TestAPackThatLostARunIsReadAgainInBatches(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	root := copySamples(t)
+	runs := filepath.Join(root, "runs")
+	entries, _ := os.ReadDir(runs)
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	keep := filepath.Join(t.TempDir(), "runs")
+	if err := os.CopyFS(keep, os.DirFS(runs)); err != nil {
+		t.Fatal(err)
+	}
+	pack := packRuns(t, root, "suite-1")
+	ix := index.NewWith(st, 2) // batches of two runs
+	if rep, err := ix.Index(ctx, root); err != nil || rep.Indexed != 7 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	// suite-1 again without the first two runs; the second moves to suite-2.
+	os.Remove(pack)
+	w1, err1 := bundle.CreatePack(pack)
+	w2, err2 := bundle.CreatePack(filepath.Join(runs, "suite-2"+bundle.PackSuffix))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	for i, id := range ids {
+		w := w1
+		switch {
+		case i == 0:
+			continue
+		case i == 1:
+			w = w2
+		}
+		if err := w.Add(filepath.Join(keep, id), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err1, err2 = w1.Close(), w2.Close(); err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	rep, err := ix.Index(ctx, root)
+	if err != nil || rep.Removed != 2 || rep.Broken != 0 {
+		t.Fatalf("second pass %+v %v", rep, err)
+	}
+	if _, err := st.GetRun(ctx, ids[0]); err == nil {
+		t.Errorf("%s, gone from every pack, is still indexed", ids[0])
+	}
+	run, err := st.GetRun(ctx, ids[1])
+	if err != nil || !strings.Contains(run.BundlePath, "suite-2") {
+		t.Errorf("%s moved to suite-2: %v %+v", ids[1], err, run)
+	}
+}

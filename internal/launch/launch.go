@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +39,27 @@ import (
 	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/suite"
 )
+
+// FieldError is what is wrong with one field of a request.
+type FieldError struct{ Field, Problem string }
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
+
+// FieldErrors are a request's problems by field; none is a request that
+// was taken.
+type FieldErrors map[string]string
+
+// add keeps the first problem of each field.
+func (fe FieldErrors) add(e *FieldError) {
+	if e != nil && fe[e.Field] == "" {
+		fe[e.Field] = e.Problem
+	}
+}
+
+// Error is every problem, sorted, as one sentence.
+func (fe FieldErrors) Error() string { return strings.Join(slices.Sorted(maps.Values(fe)), "; ") }
+
+func fieldErrors(e *FieldError) FieldErrors { return FieldErrors{e.Field: e.Problem} }
 
 // Launcher launches runs with Runner through Queue.
 type Launcher struct {
@@ -86,21 +109,21 @@ type Task struct {
 // run.Runner.ResumeSpec), with the model of t (the run's own profile when t
 // names none); its gated calls are asked about on the board again, after
 // the approval rules. It returns the new run's id, or the problems by field.
-func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string, map[string]string) {
+func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string, FieldErrors) {
 	spec, err := l.Runner.ResumeSpec(ctx, runID)
 	if err != nil {
-		return "", map[string]string{"resume": err.Error()}
+		return "", fieldErrors(&FieldError{"resume", err.Error()})
 	}
 	rc, _ := l.Runner.Receipt(runID) // ResumeSpec read it
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
 		t.Model = rc.Model.ProfileName()
 	}
-	choice, field, msg := l.modelChoice(t)
-	if msg != "" {
+	choice, ferr := l.modelChoice(t)
+	if ferr != nil {
 		if t.Model == "" && t.Script == "" {
-			field, msg = "script", "the run's model was a script: give a model script (or a profile) for the resumed run"
+			ferr = &FieldError{"script", "the run's model was a script: give a model script (or a profile) for the resumed run"}
 		}
-		return "", map[string]string{field: msg}
+		return "", fieldErrors(ferr)
 	}
 	id := run.NewRunID(time.Now())
 	spec.RunID, spec.Model = id, choice
@@ -114,20 +137,20 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 // one) with the request as its user turn, on the same workspace and agent,
 // with the model of t (the run's own profile when t names none). It
 // returns the new run's id, or the problems by field.
-func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, map[string]string) {
+func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, FieldErrors) {
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
 		rc, _ := l.Runner.Receipt(runID) // unread, it has no profile: the request names the model
 		t.Model = rc.Model.ProfileName()
 	}
-	if _, field, msg := l.modelChoice(t); msg != "" {
+	if _, ferr := l.modelChoice(t); ferr != nil {
 		if t.Model == "" && t.Script == "" {
-			msg = "the run's model was a script: choose a model profile or a model script for the run that makes the changes"
+			ferr.Problem = "the run's model was a script: choose a model profile or a model script for the run that makes the changes"
 		}
-		return "", map[string]string{field: msg}
+		return "", fieldErrors(ferr)
 	}
 	session, message, err := l.Runner.RequestChanges(runID, cr)
 	if err != nil {
-		return "", map[string]string{"summary": err.Error()}
+		return "", fieldErrors(&FieldError{"summary", err.Error()})
 	}
 	t.Task, t.addresses = message, runID
 	id, errs := l.Continue(session, t)
@@ -169,23 +192,19 @@ func (l *Launcher) sessionSource(id string) string {
 // Continue queues the next run of a session: its next message, over the
 // same workspace and conversation, with the model of t. It returns the run
 // id, or the problems by field.
-func (l *Launcher) Continue(session string, t Task) (string, map[string]string) {
-	errs := map[string]string{}
+func (l *Launcher) Continue(session string, t Task) (string, FieldErrors) {
+	errs := FieldErrors{}
 	if strings.TrimSpace(t.Task) == "" {
-		errs["task"] = "write the next message"
+		errs.add(&FieldError{"task", "write the next message"})
 	}
-	choice, field, msg := l.modelChoice(t)
-	if msg != "" {
-		errs[field] = msg
-	}
+	choice, ferr := l.modelChoice(t)
+	errs.add(ferr)
 	name := t.Agent
 	if name == "" {
 		name = l.sessionAgent(session) // the agent of the session's last run goes on
 	}
-	a, msg := l.Agent(name)
-	if msg != "" {
-		errs["agent"] = msg
-	}
+	a, ferr := l.Agent(name)
+	errs.add(ferr)
 	if len(errs) > 0 {
 		return "", errs
 	}
@@ -222,71 +241,74 @@ func (l *Launcher) sessionAgent(id string) string {
 
 // sourceDir resolves the chosen folder under a source root, refusing
 // anything that leads outside the root (absolute paths, "..", symlinks).
-func (l *Launcher) sourceDir(rootField, rel string) (string, string, string) {
-	root, rel, field, msg := l.openRoot(rootField, rel)
-	if msg != "" {
-		return "", field, msg
+func (l *Launcher) sourceDir(rootField, rel string) (string, *FieldError) {
+	root, rel, ferr := l.openRoot(rootField, rel)
+	if ferr != nil {
+		return "", ferr
 	}
 	defer root.Close()
 	info, err := root.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", "path", "no such folder under " + root.Name()
+		return "", &FieldError{"path", "no such folder under " + root.Name()}
 	case err != nil:
-		return "", "path", "that folder leads outside the root (a symlink); choose a folder inside it"
+		return "", &FieldError{"path", "that folder leads outside the root (a symlink); choose a folder inside it"}
 	case !info.IsDir():
-		return "", "path", "not a folder"
+		return "", &FieldError{"path", "not a folder"}
 	}
 	real, err := filepath.EvalSymlinks(filepath.Join(root.Name(), rel))
 	if err != nil {
-		return "", "path", err.Error()
+		return "", &FieldError{"path", err.Error()}
 	}
-	return real, "", ""
+	return real, nil
 }
 
 // readUnderRoot reads a file under a source root through an os.Root: a
 // symlink out of the root is not followed.
-func (l *Launcher) readUnderRoot(rootField, rel string) (string, []byte, string, string) {
-	root, rel, field, msg := l.openRoot(rootField, rel)
-	if msg != "" {
-		return "", nil, field, msg
+func (l *Launcher) readUnderRoot(rootField, rel string) (string, []byte, *FieldError) {
+	root, rel, ferr := l.openRoot(rootField, rel)
+	if ferr != nil {
+		if ferr.Field == "path" {
+			ferr.Field = "script"
+		}
+		return "", nil, ferr
 	}
 	defer root.Close()
 	data, err := root.ReadFile(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", nil, "script", "no such file under " + root.Name()
+		return "", nil, &FieldError{"script", "no such file under " + root.Name()}
 	case err != nil:
-		return "", nil, "script", "cannot read it (a file must be inside the root): " + err.Error()
+		return "", nil, &FieldError{"script", "cannot read it (a file must be inside the root): " + err.Error()}
 	}
-	return filepath.Join(root.Name(), rel), data, "", ""
+	return filepath.Join(root.Name(), rel), data, nil
 }
 
 // openRoot opens the chosen source root and checks that rel is a plain
 // path inside it. It returns the field at fault and why.
-func (l *Launcher) openRoot(rootField, rel string) (*os.Root, string, string, string) {
+func (l *Launcher) openRoot(rootField, rel string) (*os.Root, string, *FieldError) {
 	if rootField == "" && len(l.SourceRoots) == 1 {
 		rootField = "0" // the only one
 	}
 	i, err := strconv.Atoi(rootField)
 	if err != nil || i < 0 || i >= len(l.SourceRoots) {
-		return nil, "", "root", "choose one of the source roots"
+		return nil, "", &FieldError{"root", "choose one of the source roots"}
 	}
 	rel = strings.TrimSpace(rel)
 	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
-		return nil, "", "path", "give a folder relative to the root, not an absolute path"
+		return nil, "", &FieldError{"path", "give a folder relative to the root, not an absolute path"}
 	}
 	if rel == "" {
 		rel = "."
 	}
 	if !filepath.IsLocal(rel) {
-		return nil, "", "path", `".." is not allowed: the folder must be inside the root`
+		return nil, "", &FieldError{"path", `".." is not allowed: the folder must be inside the root`}
 	}
 	root, err := os.OpenRoot(l.SourceRoots[i])
 	if err != nil {
-		return nil, "", "root", "the root cannot be read: " + err.Error()
+		return nil, "", &FieldError{"root", "the root cannot be read: " + err.Error()}
 	}
-	return root, rel, "", ""
+	return root, rel, nil
 }
 
 func lines(s string) []string {
@@ -301,20 +323,34 @@ func lines(s string) []string {
 
 // Launch checks a task launch and queues the run; it returns the run
 // id, or the problems by field.
-func (l *Launcher) Launch(v Task) (string, map[string]string) {
+func (l *Launcher) Launch(v Task) (string, FieldErrors) {
 	return l.LaunchAs(run.NewRunID(time.Now()), v)
 }
 
 // LaunchAs is Launch under a given run id.
-func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
-	errs := map[string]string{}
+func (l *Launcher) LaunchAs(id string, v Task) (string, FieldErrors) {
+	spec, errs := l.Build(id, v)
+	if len(errs) > 0 {
+		return "", errs
+	}
+	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
+	spec.Started, spec.Dropped = forget, forget
+	l.Queue.Submit(spec, spec.Task)
+	return id, nil
+}
+
+// Build checks a task launch field by field and makes run id's spec: its
+// source (a folder under a source root, resolved, or a repository), task,
+// bounds, model, agent, sandbox, verifier and approver chain.
+func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
+	errs := FieldErrors{}
 	var src string
 	var git *source.Git
 	if strings.TrimSpace(v.Repo) != "" {
 		git = &source.Git{Repo: strings.TrimSpace(v.Repo), Ref: strings.TrimSpace(v.Ref), Commit: strings.TrimSpace(v.Commit)}
 		if url, err := git.URL(l.gitHost()); err == nil && strings.HasPrefix(url, "file://") {
 			// A browser may not read the server's own folders this way.
-			errs["repo"] = "from the dashboard a repository is an https URL or owner/name; a folder on this server goes in the folder field, under a source root"
+			errs.add(&FieldError{"repo", "from the dashboard a repository is an https URL or owner/name; a folder on this server goes in the folder field, under a source root"})
 		} else if err != nil {
 			field := "repo"
 			switch err.Code {
@@ -323,103 +359,90 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, map[string]string) {
 			case source.CodeCommitInvalid:
 				field = "commit"
 			}
-			errs[field] = err.Message
+			errs.add(&FieldError{field, err.Message})
 		}
 	} else {
-		var field, msg string
-		if src, field, msg = l.sourceDir(v.Root, v.Path); msg != "" {
-			errs[field] = msg
-		}
+		var ferr *FieldError
+		src, ferr = l.sourceDir(v.Root, v.Path)
+		errs.add(ferr)
 	}
 	if strings.TrimSpace(v.Task) == "" {
-		errs["task"] = "say what the agent should do"
+		errs.add(&FieldError{"task", "say what the agent should do"})
 	} else if len(v.Task) > 20000 {
-		errs["task"] = "at most 20,000 characters"
+		errs.add(&FieldError{"task", "at most 20,000 characters"})
 	}
 	b := bounds.Defaults()
 	for key, val := range map[string]string{"max_turns": v.MaxTurns, "max_tool_calls": v.MaxToolCalls} {
 		if strings.TrimSpace(val) != "" {
 			if err := bounds.Set(&b, key, val, "form"); err != nil {
-				errs[key] = strings.TrimPrefix(err.Error(), "form: "+key+": ")
+				errs.add(&FieldError{key, strings.TrimPrefix(err.Error(), "form: "+key+": ")})
 			}
 		}
 	}
-	choice, field, msg := l.modelChoice(v)
-	if msg != "" {
-		errs[field] = msg
-	}
-	agent, msg := l.Agent(v.Agent)
-	if msg != "" {
-		errs["agent"] = msg
-	}
+	choice, ferr := l.modelChoice(v)
+	errs.add(ferr)
+	agent, ferr := l.Agent(v.Agent)
+	errs.add(ferr)
 	mode, err := sandbox.Mode(v.Sandbox)
 	if err != nil {
-		errs["sandbox"] = err.Error()
+		errs.add(&FieldError{"sandbox", err.Error()})
 	}
 	var verifier *run.ModelChoice
 	if v.Verifier != "" {
-		m, msg := l.Profile(v.Verifier)
-		if msg != "" {
-			errs["verifier"] = msg
+		m, ferr := l.Profile(v.Verifier)
+		if ferr != nil {
+			errs.add(&FieldError{"verifier", ferr.Problem})
 		}
 		verifier = &m
 	}
 	if len(errs) > 0 {
-		return "", errs
+		return run.Spec{}, errs
 	}
 	where := rules.Where{Source: src}
 	if git != nil {
 		where.Source, _ = git.URL(l.gitHost())
 	}
-	approver := l.approver(id, v.Allow, where)
-	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
-	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
-		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: approver, Agent: agent, Sandbox: mode,
-		Git: git, GitHost: l.gitHost(), Started: forget, Dropped: forget}, strings.TrimSpace(v.Task))
-	return id, nil
+	return run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
+		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: l.approver(id, v.Allow, where), Agent: agent, Sandbox: mode,
+		Git: git, GitHost: l.gitHost()}, nil
 }
 
 // modelChoice is the model a form asks for: a model script under a source
-// root (v.Root, v.Script), or else the profile v.Model. A message names the
-// field at fault.
-func (l *Launcher) modelChoice(v Task) (run.ModelChoice, string, string) {
+// root (v.Root, v.Script), or else the profile v.Model.
+func (l *Launcher) modelChoice(v Task) (run.ModelChoice, *FieldError) {
 	if strings.TrimSpace(v.Script) == "" {
-		choice, msg := l.Profile(v.Model)
-		return choice, "model", msg
+		return l.Profile(v.Model)
 	}
 	if len(l.SourceRoots) == 0 {
-		return run.ModelChoice{}, "script", "a model script is read from under a source root, and this server has none: start it with proctor serve --source-root DIR"
+		return run.ModelChoice{}, &FieldError{"script", "a model script is read from under a source root, and this server has none: start it with proctor serve --source-root DIR"}
 	}
-	path, data, field, msg := l.readUnderRoot(v.Root, v.Script)
-	switch {
-	case msg != "" && field == "root":
-		return run.ModelChoice{}, "root", msg
-	case msg != "":
-		return run.ModelChoice{}, "script", msg
+	path, data, ferr := l.readUnderRoot(v.Root, v.Script)
+	if ferr != nil {
+		return run.ModelChoice{}, ferr
 	}
 	sc, err := script.Parse(path, data)
 	if err != nil {
-		return run.ModelChoice{}, "script", err.Error()
+		return run.ModelChoice{}, &FieldError{"script", err.Error()}
 	}
-	return run.ModelChoice{Script: sc}, "", ""
+	return run.ModelChoice{Script: sc}, nil
 }
 
 // Agent resolves an agent by name: native, a built-in kind, or one of agents.yaml
 // (a browser can pick only what the server's owner configured, never a
 // command of its own). A message says what is wrong.
-func (l *Launcher) Agent(name string) (external.Agent, string) {
+func (l *Launcher) Agent(name string) (external.Agent, *FieldError) {
 	if name = strings.TrimSpace(name); name == "" || name == external.KindNative {
-		return external.Native(), "" // needs nothing of agents.yaml, broken or not
+		return external.Native(), nil // needs nothing of agents.yaml, broken or not
 	}
 	file, err := l.agents()
 	if err != nil {
-		return external.Agent{}, err.Error()
+		return external.Agent{}, &FieldError{"agent", err.Error()}
 	}
 	a, err := file.Find(strings.TrimSpace(name))
 	if err != nil {
-		return external.Agent{}, err.Error()
+		return external.Agent{}, &FieldError{"agent", err.Error()}
 	}
-	return a, ""
+	return a, nil
 }
 
 // AgentNames are the agents a form offers, native first.
@@ -439,19 +462,18 @@ func (l *Launcher) agents() (*external.File, error) {
 	return l.Agents()
 }
 
-// Profile resolves a model profile with its key; a message says what is
-// wrong.
-func (l *Launcher) Profile(name string) (run.ModelChoice, string) {
+// Profile resolves a model profile with its key (field "model").
+func (l *Launcher) Profile(name string) (run.ModelChoice, *FieldError) {
 	if l.Profiles == nil {
-		return run.ModelChoice{}, "no models.yaml is configured"
+		return run.ModelChoice{}, &FieldError{"model", "no models.yaml is configured"}
 	}
 	ps, err := l.Profiles()
 	if err != nil {
-		return run.ModelChoice{}, err.Error()
+		return run.ModelChoice{}, &FieldError{"model", err.Error()}
 	}
 	p, err := ps.Find(name)
 	if err != nil {
-		return run.ModelChoice{}, err.Error()
+		return run.ModelChoice{}, &FieldError{"model", err.Error()}
 	}
 	getenv := l.Getenv
 	if getenv == nil {
@@ -459,9 +481,9 @@ func (l *Launcher) Profile(name string) (run.ModelChoice, string) {
 	}
 	ep, err := p.Endpoint(getenv)
 	if err != nil {
-		return run.ModelChoice{}, err.Error()
+		return run.ModelChoice{}, &FieldError{"model", err.Error()}
 	}
-	return run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}, ""
+	return run.ModelChoice{Profile: &p, Endpoint: ep, Stream: p.Stream}, nil
 }
 
 func (l *Launcher) Demo(id string) error {
@@ -603,11 +625,11 @@ func (l *Launcher) underScenarioRoot(dir string) bool {
 // scenario k times, each a job of the launch queue (so --workers bounds
 // them, each can be stopped, the server waits for them at shutdown, and one
 // not started yet is launched again after a restart).
-func (l *Launcher) Suite(req SuiteRequest) (string, map[string]string) {
+func (l *Launcher) Suite(req SuiteRequest) (string, FieldErrors) {
 	ids, tags, k, model := req.Scenarios, req.Tags, req.Repeat, req.Model
-	errs := map[string]string{}
+	errs := FieldErrors{}
 	if k < 1 || k > 100 {
-		errs["repeat"] = "want a whole number from 1 to 100"
+		errs.add(&FieldError{"repeat", "want a whole number from 1 to 100"})
 	}
 	chosen := map[string]bool{}
 	for _, id := range ids {
@@ -625,17 +647,15 @@ func (l *Launcher) Suite(req SuiteRequest) (string, map[string]string) {
 		}
 	}
 	if len(picked) == 0 {
-		errs["scenarios"] = "choose at least one scenario (or a tag that one has)"
+		errs.add(&FieldError{"scenarios", "choose at least one scenario (or a tag that one has)"})
 	}
 	if model != "" {
-		if _, msg := l.Profile(model); msg != "" {
-			errs["model"] = msg
-		}
+		_, ferr := l.Profile(model)
+		errs.add(ferr)
 	}
 	if req.Agent != "" {
-		if _, msg := l.Agent(req.Agent); msg != "" {
-			errs["agent"] = msg
-		}
+		_, ferr := l.Agent(req.Agent)
+		errs.add(ferr)
 	}
 	if len(errs) > 0 {
 		return "", errs
@@ -650,8 +670,7 @@ func (l *Launcher) Suite(req SuiteRequest) (string, map[string]string) {
 			rec := queuedRecord{RunID: run.NewRunID(time.Now()), Kind: "scenario", Scenario: &queuedScenario{Dir: sc.Dir, Repeat: i, Suite: id, Model: model, Agent: req.Agent}}
 			spec, err := l.scenarioSpec(sc, rec)
 			if err != nil {
-				errs["scenarios"] = fmt.Sprintf("%s cannot run: %v", sc.ID, err)
-				return "", errs
+				return "", fieldErrors(&FieldError{"scenarios", fmt.Sprintf("%s cannot run: %v", sc.ID, err)})
 			}
 			recs, specs = append(recs, rec), append(specs, spec)
 		}
@@ -676,9 +695,9 @@ type SuiteRequest struct {
 func (l *Launcher) scenarioSpec(sc *scenario.Scenario, rec queuedRecord) (run.Spec, error) {
 	q := rec.Scenario
 	opt := run.ScenarioOptions{Repeat: q.Repeat, Suite: q.Suite, Profile: func(name string) (run.ModelChoice, error) {
-		m, msg := l.Profile(name)
-		if msg != "" {
-			return m, errors.New(msg)
+		m, ferr := l.Profile(name)
+		if ferr != nil {
+			return m, errors.New(ferr.Problem)
 		}
 		return m, nil
 	}}
@@ -690,9 +709,9 @@ func (l *Launcher) scenarioSpec(sc *scenario.Scenario, rec queuedRecord) (run.Sp
 		opt.Model = &m
 	}
 	if q.Agent != "" {
-		a, msg := l.Agent(q.Agent)
-		if msg != "" {
-			return run.Spec{}, errors.New(msg)
+		a, ferr := l.Agent(q.Agent)
+		if ferr != nil {
+			return run.Spec{}, errors.New(ferr.Problem)
 		}
 		opt.Agent = &a
 	}

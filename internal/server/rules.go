@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -76,7 +75,7 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string, f reviewFor
 	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: f.Summary, Comments: comments}
 	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: f.ChangesModel, Script: f.ChangesScript})
 	if len(errs) > 0 {
-		return s.renderRun(c, id, "No changes were requested: "+problemList(errs)+".", validationStatus(c))
+		return s.renderRun(c, id, "No changes were requested: "+errs.Error()+".", validationStatus(c))
 	}
 	s.auditAs(c, s.actor(c, reviewer), "request-changes", id, "next run "+next)
 	if isHTMX(c) {
@@ -143,13 +142,7 @@ func (s *Server) resumeRun(c echo.Context) error {
 	}
 	next, errs := s.launcher.ResumeRun(c.Request().Context(), id, launch.Task{Model: f.Model, Script: f.Script})
 	if len(errs) > 0 {
-		return s.renderRun(c, id, "Not resumed: "+problemList(errs)+".", validationStatus(c))
+		return s.renderRun(c, id, "Not resumed: "+errs.Error()+".", validationStatus(c))
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+next)
-}
-
-// problemList is a launcher's problems by field as one sentence.
-func problemList(errs map[string]string) string {
-	msgs := slices.Sorted(maps.Values(errs))
-	return strings.Join(msgs, "; ")
 }
