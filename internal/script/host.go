@@ -20,6 +20,7 @@ import (
 // endpoint with its own step position.
 type Host struct {
 	base string
+	root *Server // serves every path outside /s/ (Start); nil: none
 	srv  *http.Server
 	done chan error
 
@@ -30,11 +31,19 @@ type Host struct {
 
 // NewHost listens on addr (e.g. "127.0.0.1:0") until Close.
 func NewHost(addr string) (*Host, error) {
-	ln, err := net.Listen("tcp", addr)
+	h, err := newHost(addr, nil)
 	if err != nil {
 		return nil, fmt.Errorf("serve model scripts: %w", err)
 	}
-	h := &Host{base: "http://" + ln.Addr().String() + "/s/", done: make(chan error, 1), scripts: map[string]*Server{}}
+	return h, nil
+}
+
+func newHost(addr string, root *Server) (*Host, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{base: "http://" + ln.Addr().String() + "/s/", root: root, done: make(chan error, 1), scripts: map[string]*Server{}}
 	h.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { h.done <- h.srv.Serve(ln) }()
 	return h, nil
@@ -58,6 +67,10 @@ func (h *Host) Add(s *Script) (baseURL string, server *Server, remove func()) {
 // ServeHTTP routes /s/N/… to script N's endpoint.
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/s/")
+	if !ok && h.root != nil {
+		h.root.ServeHTTP(w, r)
+		return
+	}
 	key, path, _ := strings.Cut(rest, "/")
 	h.mu.Lock()
 	s := h.scripts[key]

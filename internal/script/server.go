@@ -1,12 +1,9 @@
 package script
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -218,34 +215,21 @@ func writeAPIError(w http.ResponseWriter, api string, status int, code, msg stri
 	writeJSON(w, status, model.ErrorBody(api, status, code, msg))
 }
 
-// Endpoint is a running scripted model on loopback.
+// Endpoint is one scripted model served on its own at a fixed base URL
+// (http://ADDR/v1), as proctor script serve gives it: a Host whose root is
+// the script.
 type Endpoint struct {
 	URL    string // base URL, ending in /v1
 	Server *Server
-	srv    *http.Server
-	done   chan error
+	*Host
 }
 
 // Start serves the script on addr (e.g. "127.0.0.1:0") until Close.
 func Start(s *Script, addr string) (*Endpoint, error) {
-	ln, err := net.Listen("tcp", addr)
+	ss := NewServer(s)
+	h, err := newHost(addr, ss)
 	if err != nil {
 		return nil, fmt.Errorf("serve model script %s: %w", s.Path, err)
 	}
-	ss := NewServer(s)
-	e := &Endpoint{URL: "http://" + ln.Addr().String() + "/v1", Server: ss, done: make(chan error, 1),
-		srv: &http.Server{Handler: ss, ReadHeaderTimeout: 10 * time.Second}}
-	go func() { e.done <- e.srv.Serve(ln) }()
-	return e, nil
-}
-
-// Close stops the endpoint.
-func (e *Endpoint) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := e.srv.Shutdown(ctx)
-	if serr := <-e.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		return serr
-	}
-	return err
+	return &Endpoint{URL: strings.TrimSuffix(h.base, "s/") + "v1", Server: ss, Host: h}, nil
 }
