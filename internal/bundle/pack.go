@@ -79,8 +79,8 @@ func (w *PackWriter) Path() string { return w.path }
 
 // Add appends the run bundle in dir, whose run id is id: every file and
 // folder under it (the workspace too), then run.json. When it returns, the
-// run is written to the pack file; it is durable (a crash keeps it) once
-// Sync or Close returns, so that many runs share one sync.
+// run is durable in the pack file (written and synced): a crash after it
+// keeps the run.
 func (w *PackWriter) Add(dir, id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("pack %s: run id %q is not a safe name", w.path, id)
@@ -109,24 +109,14 @@ func (w *PackWriter) Add(dir, id string) error {
 	if err == nil {
 		err = w.buf.Flush()
 	}
+	if err == nil {
+		err = w.f.Sync()
+	}
 	if err != nil {
 		w.err = fmt.Errorf("pack %s: add run %s: %w", w.path, id, err)
 		return w.err
 	}
 	return nil
-}
-
-// Sync makes every run added so far durable.
-func (w *PackWriter) Sync() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	if err := w.f.Sync(); err != nil {
-		w.err = fmt.Errorf("pack %s: sync: %w", w.path, err)
-	}
-	return w.err
 }
 
 func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
@@ -527,8 +517,7 @@ func FindPacked(dir, id string) (string, bool) {
 }
 
 // PackHolds reports whether the pack file holds a whole run id (its
-// receipt, the last entry of a run, whole), reading the pack's entry
-// headers and that receipt.
+// receipt), reading only the pack's entry headers.
 func PackHolds(pack, id string) bool {
 	f, err := os.Open(pack)
 	if err != nil {
@@ -542,9 +531,8 @@ func PackHolds(pack, id string) bool {
 		if err != nil {
 			return false
 		}
-		if hdr.Name == prefix+ReceiptFile { // the last entry of a run: whole when it is
-			_, err := io.Copy(io.Discard, tr)
-			return err == nil
+		if hdr.Name == prefix+ReceiptFile {
+			return true
 		}
 	}
 }

@@ -163,69 +163,24 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	var mu sync.Mutex
 	var next atomic.Int64 // workers take the next case themselves
 	var wg sync.WaitGroup
-	// A case's verdict is printed, and its entry spooled, once its run is
-	// recorded for good: at once for a run in a folder of its own; for a
-	// packed run once the pack is synced with it, which happens once for a
-	// batch of runs (group commit) — their scratch folders are kept until
-	// then, so that a crash loses none.
-	var pending []packed
-	var timer *time.Timer
-	report := func(c *Case, e Entry, warning string) { // mu held
-		if warning != "" {
-			fmt.Fprintln(out, warning)
-		}
-		if !opt.Quiet || !c.Passed() {
-			printCase(out, *c, e)
-		}
-		if line, err := json.Marshal(e); err == nil && rep.spool != nil {
-			if _, err := rep.spool.Write(line); err == nil {
-				c.at, c.size = spooled, int64(len(line))
-			}
-			spooled += int64(len(line))
-		}
-	}
-	commit := func() { // mu held
-		if timer != nil {
-			timer.Stop()
-			timer = nil
-		}
-		if len(pending) == 0 {
-			return
-		}
-		err := opt.Pack.Sync()
-		for _, p := range pending {
-			warning := ""
-			if err != nil {
-				warning = keep(r, p.c, p.scratch, err)
-				p.e.Bundle = p.c.Dir
-			} else {
-				os.RemoveAll(p.scratch)
-			}
-			report(p.c, p.e, warning)
-		}
-		pending = nil
-	}
 	for range min(max(opt.Parallel, 1), max(len(rep.Cases), 1)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(rep.Cases) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				c := &rep.Cases[i]
-				e, scratch, warning := runCase(ctx, &rr, r, c, rep.ID, opt)
+				e, warning := runCase(ctx, &rr, r, c, rep.ID, opt)
+				line, err := json.Marshal(e)
 				mu.Lock()
-				switch {
-				case scratch == "":
-					report(c, e, warning)
-				case len(pending) >= commitBatch-1:
-					pending = append(pending, packed{c, e, scratch})
-					commit()
-				default:
-					pending = append(pending, packed{c, e, scratch})
-					if timer == nil {
-						timer = time.AfterFunc(commitWait, func() {
-							mu.Lock()
-							commit()
-							mu.Unlock()
-						})
+				if warning != "" {
+					fmt.Fprintln(out, warning)
+				}
+				if !opt.Quiet || !c.Passed() {
+					printCase(out, *c, e)
+				}
+				if err == nil && rep.spool != nil {
+					if _, err := rep.spool.Write(line); err == nil {
+						c.at, c.size = spooled, int64(len(line))
 					}
+					spooled += int64(len(line))
 				}
 				mu.Unlock()
 			}
@@ -233,9 +188,6 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	}
 	wg.Wait()
 	if opt.Pack != nil {
-		mu.Lock()
-		commit()
-		mu.Unlock()
 		if err := opt.Pack.Close(); err != nil {
 			fmt.Fprintf(out, "warning: %v\n", err)
 		}
@@ -253,25 +205,10 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 	return rep
 }
 
-// packed is a case whose run is in the pack, not yet synced.
-type packed struct {
-	c       *Case
-	e       Entry
-	scratch string // its folder, kept until the pack is synced
-}
-
-// A packed suite syncs its pack once for commitBatch runs, or once
-// commitWait after a run was added, whichever comes first.
-const (
-	commitBatch = 64
-	commitWait  = 200 * time.Millisecond
-)
-
-// runCase runs one case with rr and, when the suite packs its runs, adds
-// it to the pack; it returns the case's entry, the run's scratch folder
-// when it is in the pack and not yet synced, and a warning to print when
-// the pack could not take it.
-func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) (Entry, string, string) {
+// runCase runs one case with rr and, when the suite packs its runs, packs
+// it; it returns the case's entry, and a warning to print when the pack
+// could not take it.
+func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt Options) (Entry, string) {
 	t0 := time.Now()
 	spec, err := rr.ScenarioSpec(c.Scenario, run.ScenarioOptions{Repeat: c.Repeat, Suite: suite, Model: opt.Model, Agent: c.Agent, Profile: opt.Profile})
 	var res *run.Result
@@ -279,7 +216,7 @@ func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt 
 		res, err = rr.Run(ctx, spec)
 	}
 	c.Err, c.Duration = err, time.Since(t0)
-	warning, scratch := "", ""
+	warning := ""
 	if res != nil {
 		c.RunID, c.Dir, c.Status = res.RunID, res.Dir, res.Receipt.Status
 		if v := res.Verdict; v != nil {
@@ -289,11 +226,7 @@ func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt 
 			}
 		}
 		if opt.Pack != nil {
-			if err := opt.Pack.Add(c.Dir, c.RunID); err != nil {
-				warning = keep(r, c, c.Dir, err)
-			} else {
-				scratch, c.Dir = c.Dir, bundle.PackRef(opt.Pack.Path(), c.RunID)
-			}
+			warning = pack(opt.Pack, r, c)
 		}
 	}
 	e := Entry{Scenario: c.Scenario.ID, Repeat: c.Repeat, Passed: c.Passed(), Seconds: c.Duration.Seconds(), Results: []bundle.CheckResult{}}
@@ -309,7 +242,7 @@ func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt 
 			e.Aborted, e.Results = v.Aborted, v.Results
 		}
 	}
-	return e, scratch, warning
+	return e, warning
 }
 
 // recorded are the places that hold the suite's runs: the pack, and the
@@ -333,17 +266,23 @@ func (rep Report) recorded(p *bundle.PackWriter) []string {
 	return paths
 }
 
-// keep copies a run the pack could not take (or keep: its sync failed)
-// from its scratch folder to a folder of its own under the data folder, so
-// that nothing is lost; the returned warning says so.
-func keep(r *run.Runner, c *Case, scratch string, err error) string {
-	dest := filepath.Join(r.DataDir, "runs", c.RunID)
-	if cerr := os.CopyFS(dest, os.DirFS(scratch)); cerr != nil {
-		os.RemoveAll(dest)
-		c.Dir = scratch
-		return fmt.Sprintf("warning: %v; the run is left in %s, which is kept (copy to %s: %v)", err, scratch, dest, cerr)
+// pack moves a finished run from its scratch folder into the pack. When the
+// pack cannot take it, the run is copied to a folder of its own under the
+// data folder instead, so that nothing is lost, and the returned warning
+// says so.
+func pack(p *bundle.PackWriter, r *run.Runner, c *Case) string {
+	err := p.Add(c.Dir, c.RunID)
+	if err == nil {
+		os.RemoveAll(c.Dir)
+		c.Dir = bundle.PackRef(p.Path(), c.RunID)
+		return ""
 	}
-	os.RemoveAll(scratch)
+	dest := filepath.Join(r.DataDir, "runs", c.RunID)
+	if cerr := os.CopyFS(dest, os.DirFS(c.Dir)); cerr != nil {
+		os.RemoveAll(dest)
+		return fmt.Sprintf("warning: %v; the run is left in %s, which is kept (copy to %s: %v)", err, c.Dir, dest, cerr)
+	}
+	os.RemoveAll(c.Dir)
 	c.Dir = dest
 	return fmt.Sprintf("warning: %v; the run was kept in %s instead", err, dest)
 }
@@ -409,9 +348,8 @@ func NewScratch(dataDir string) (dir string, cleanup func() error, err error) {
 // process holds (their suite was killed). A run in one that has a receipt
 // (one the suite was working on when it was killed, or one its pack could
 // not take) is moved to <dataDir>/runs (when no run of its id is there)
-// rather than lost, where recovery marks it interrupted — unless a pack
-// there holds it whole (it was added, and the suite was killed before the
-// pack's next sync); the rest is half-made work nobody reported. It returns what it removed and
+// rather than lost, where recovery marks it interrupted; the rest is
+// half-made work nobody reported. It returns what it removed and
 // what it kept.
 func CleanScratch(dataDir string) (removed, kept []string, err error) {
 	base := filepath.Join(dataDir, "scratch")
@@ -436,9 +374,6 @@ func CleanScratch(dataDir string) (removed, kept []string, err error) {
 			}
 			if _, err := os.Stat(filepath.Join(d, r.Name(), bundle.ReceiptFile)); err != nil {
 				continue
-			}
-			if _, ok := bundle.FindPacked(filepath.Join(dataDir, "runs"), r.Name()); ok {
-				continue // added to its pack, which was not synced before the kill; the pack is the record
 			}
 			if _, err := os.Lstat(dest); errors.Is(err, fs.ErrNotExist) && os.Rename(filepath.Join(d, r.Name()), dest) == nil {
 				kept = append(kept, dest)
