@@ -517,7 +517,8 @@ func FindPacked(dir, id string) (string, bool) {
 }
 
 // PackHolds reports whether the pack file holds a whole run id (its
-// receipt), reading only the pack's entry headers.
+// receipt, the last entry of a run, whole), reading the pack's entry
+// headers and that receipt.
 func PackHolds(pack, id string) bool {
 	f, err := os.Open(pack)
 	if err != nil {
@@ -531,8 +532,9 @@ func PackHolds(pack, id string) bool {
 		if err != nil {
 			return false
 		}
-		if hdr.Name == prefix+ReceiptFile {
-			return true
+		if hdr.Name == prefix+ReceiptFile { // the last entry of a run: whole when it is
+			_, err := io.Copy(io.Discard, tr)
+			return err == nil
 		}
 	}
 }

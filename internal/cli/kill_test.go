@@ -149,6 +149,11 @@ func TestKill9DuringAPackedSuite(t *testing.T) {
 	if left, _ := os.ReadDir(filepath.Join(data, "scratch")); len(left) != 0 {
 		t.Fatalf("scratch folders left: %v", left)
 	}
+	// A run its pack took just before the kill is in the pack alone, not
+	// also kept as a folder (two copies of one run).
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "index", filepath.Join(data, "runs")); r.code != ExitOK || strings.Contains(r.stdout, "problem:") {
+		t.Fatalf("index after the kills: %+v", r)
+	}
 	t.Logf("6 kills within a %s suite; %d printed verdicts, each in its pack", took.Round(time.Millisecond), printed)
 }
 

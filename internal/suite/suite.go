@@ -348,8 +348,10 @@ func NewScratch(dataDir string) (dir string, cleanup func() error, err error) {
 // process holds (their suite was killed). A run in one that has a receipt
 // (one the suite was working on when it was killed, or one its pack could
 // not take) is moved to <dataDir>/runs (when no run of its id is there)
-// rather than lost, where recovery marks it interrupted; the rest is
-// half-made work nobody reported. It returns what it removed and
+// rather than lost, where recovery marks it interrupted — unless a pack
+// there holds it whole (the suite was killed after the pack took it and
+// before its folder was removed), so that a run is never kept twice; the
+// rest is half-made work nobody reported. It returns what it removed and
 // what it kept.
 func CleanScratch(dataDir string) (removed, kept []string, err error) {
 	base := filepath.Join(dataDir, "scratch")
@@ -374,6 +376,9 @@ func CleanScratch(dataDir string) (removed, kept []string, err error) {
 			}
 			if _, err := os.Stat(filepath.Join(d, r.Name(), bundle.ReceiptFile)); err != nil {
 				continue
+			}
+			if _, ok := bundle.FindPacked(filepath.Join(dataDir, "runs"), r.Name()); ok {
+				continue // killed after its pack took it, before its folder was removed: the pack is the record
 			}
 			if _, err := os.Lstat(dest); errors.Is(err, fs.ErrNotExist) && os.Rename(filepath.Join(d, r.Name()), dest) == nil {
 				kept = append(kept, dest)
