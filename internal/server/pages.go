@@ -166,6 +166,15 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
 	}
+	// The board is read first: a run shows itself awaiting approval (in the
+	// index) before its request reaches the board, so a box the page shows
+	// goes with a status that says so.
+	var pending []web.PendingApproval
+	if s.cfg.Board != nil {
+		for _, r := range s.cfg.Board.Pending(id) {
+			pending = append(pending, web.PendingApproval{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
+		}
+	}
 	v, err := s.runs.Run(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		if s.cfg.Queue != nil {
@@ -178,12 +187,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if err != nil {
 		return err
 	}
-	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c)}
-	if s.cfg.Board != nil {
-		for _, r := range s.cfg.Board.Pending(id) {
-			p.Pending = append(p.Pending, web.PendingApproval{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
-		}
-	}
+	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c), Pending: pending}
 	if web.Inline(v.Files) {
 		p.Diff = web.BuildDiff(v.Files)
 	} else {
