@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // A pack holds many run bundles in one tar file, <run_id>/<file> per entry,
@@ -147,7 +149,7 @@ func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
 	if !info.Mode().IsRegular() {
 		return nil
 	}
-	f, err := os.Open(p)
+	f, err := osfile.Open(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // WriteFileAtomic writes data to path so that a reader sees either the old
@@ -36,7 +38,7 @@ func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) error {
 // it is written, which is never whole in memory.
 func WriteAtomicFunc(path string, perm os.FileMode, sync bool, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := osfile.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -341,9 +341,11 @@ func TestStoppingARunStopsTheAgentsProcessGroup(t *testing.T) {
 	spec := externalSpec(t, twoWrites(model.APIChat), external.Agent{Name: "sleeper", Kind: external.KindCommand,
 		Command: []string{"sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait"}})
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { // stop the run once the agent's child is there (or after 10 s)
+	go func() { // stop the run once the agent's child has written its pid (or after 10 s)
 		for i := 0; i < 500; i++ {
-			if _, err := os.Stat(pidFile); err == nil {
+			// The shell makes the file before echo writes to it: an empty
+			// file is not the pid yet.
+			if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/redact"
 )
 
@@ -37,14 +38,14 @@ type recorder struct {
 func newRecorder(dir string, noSync bool, r *redact.Redactor, now func() time.Time, onEvent func(bundle.Event)) (*recorder, error) {
 	rec := &recorder{dir: dir, noSync: noSync, redact: r, now: now, onEvent: onEvent}
 	var err error
-	if rec.events, err = os.OpenFile(filepath.Join(dir, bundle.EventsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+	if rec.events, err = osfile.Open(filepath.Join(dir, bundle.EventsFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		return nil, fmt.Errorf("open events: %w", err)
 	}
 	if err := bundle.LockLive(rec.events); err != nil {
 		rec.events.Close()
 		return nil, err
 	}
-	if rec.exchanges, err = os.OpenFile(filepath.Join(dir, bundle.ExchangesFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+	if rec.exchanges, err = osfile.Open(filepath.Join(dir, bundle.ExchangesFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		rec.events.Close()
 		return nil, fmt.Errorf("open exchanges: %w", err)
 	}

@@ -19,6 +19,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // Limits bound the source that may be copied.
@@ -284,12 +287,12 @@ func copyTree(src, dst string, lim Limits, manifest map[string]string) error {
 // copyFile copies a regular file; when sum is not nil it gets the SHA-256
 // of the content written.
 func copyFile(src, dst string, perm fs.FileMode, sum *[sha256.Size]byte) error {
-	in, err := os.Open(src)
+	in, err := osfile.Open(src, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO swapped in is not waited on
 	if err != nil {
 		return fmt.Errorf("copy source: %w", err)
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	out, err := osfile.Open(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return fmt.Errorf("copy source: %w", err)
 	}
