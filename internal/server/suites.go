@@ -122,9 +122,11 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 	for _, r := range rows {
 		jr := row{Scenario: r.Scenario, Agent: r.Agent, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []cell{}}
 		for _, c := range r.Cells {
-			if c.RunID != "" {
-				jr.Cells = append(jr.Cells, cell{RunID: c.RunID, Repeat: c.Repeat, Status: c.Status, Passed: c.Passed, Broken: c.Broken, Aborted: c.Aborted})
+			if c.RunID == "" {
+				continue
 			}
+			out.Done = out.Done && c.HasVerdict // the cells are read now; the counts may be a second old
+			jr.Cells = append(jr.Cells, cell{RunID: c.RunID, Repeat: c.Repeat, Status: c.Status, Passed: c.Passed, Broken: c.Broken, Aborted: c.Aborted})
 		}
 		out.Rows = append(out.Rows, jr)
 	}

@@ -230,7 +230,7 @@ func (ms *Matrices) get(ctx context.Context, id string) (*built, error) {
 		}
 		ms.built[id] = b
 		ms.mu.Unlock()
-		rows, err := ms.st.SuiteRows(context.WithoutCancel(ctx), id)
+		rows, err := ms.st.SuiteRows(context.WithoutCancel(ctx), id) // the waiting readers share it: one leaving does not stop it
 		if err == nil {
 			b.matrix = NewMatrix(id, rows)
 		}
