@@ -43,8 +43,6 @@ import (
 // FieldError is what is wrong with one field of a request.
 type FieldError struct{ Field, Problem string }
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
-
 // FieldErrors are a request's problems by field; none is a request that
 // was taken.
 type FieldErrors map[string]string

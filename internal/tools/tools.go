@@ -80,9 +80,6 @@ func New(root string, lim Limits, env []string) (*Toolbox, error) {
 // Close releases the workspace.
 func (tb *Toolbox) Close() error { return tb.fs.Close() }
 
-// Root is the workspace folder.
-func (tb *Toolbox) Root() string { return tb.root }
-
 // Gated reports whether a tool must be approved before it runs.
 func Gated(name string) bool { return name == "run_command" }
 
