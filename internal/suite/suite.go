@@ -401,15 +401,8 @@ func printCase(w io.Writer, c Case, e Entry) {
 		return
 	}
 	for _, r := range e.Results {
-		mark := "PASS"
-		switch {
-		case r.Broken:
-			mark = "BROKEN"
-		case !r.Passed:
-			mark = "FAIL"
-		}
 		first, _, _ := strings.Cut(r.Detail, "\n")
-		fmt.Fprintf(w, "%s %s.%s: %s\n", mark, r.Phase, r.Name, first)
+		fmt.Fprintf(w, "%s %s.%s: %s\n", mark(r, "PASS", "FAIL"), r.Phase, r.Name, first)
 	}
 	fmt.Fprintf(w, "verdict %s: %s (%.1fs) %s\n", name, e.verdict(c), c.Duration.Seconds(), c.Dir)
 }
@@ -684,16 +677,20 @@ func (c Case) junit(e Entry) junitCase {
 func details(e Entry) string {
 	var b strings.Builder
 	for _, r := range e.Results {
-		state := "passed"
-		switch {
-		case r.Broken:
-			state = "BROKEN"
-		case !r.Passed:
-			state = "FAILED"
-		}
-		fmt.Fprintf(&b, "%s %s.%s: %s\n", state, r.Phase, r.Name, r.Detail)
+		fmt.Fprintf(&b, "%s %s.%s: %s\n", mark(r, "passed", "FAILED"), r.Phase, r.Name, r.Detail)
 	}
 	return b.String()
+}
+
+// mark is how a check's result is marked: BROKEN, failed or passed.
+func mark(r bundle.CheckResult, passed, failed string) string {
+	switch {
+	case r.Broken:
+		return "BROKEN"
+	case !r.Passed:
+		return failed
+	}
+	return passed
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
