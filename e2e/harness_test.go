@@ -137,7 +137,8 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	}
 	news := live.New() // as proctor serve: the run pages' streams wake on the runs' news
 	runner := &run.Runner{DataDir: dataDir, Environ: os.Environ(), Index: index.Into(st), OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }}
-	queue := jobs.New(ctx, runner, 2)
+	queue := jobs.New(runner, 2)
+	context.AfterFunc(ctx, queue.Close)
 	board := approval.NewBoard(time.Minute, news.Publish)
 	sc, err := demo.Script()
 	must(t, err)

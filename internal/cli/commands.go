@@ -234,7 +234,8 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", f.addr, err)
 	}
-	queue := jobs.New(ctx, runner, f.workers)
+	queue := jobs.New(runner, f.workers)
+	context.AfterFunc(ctx, queue.Close)
 	board := approval.NewBoard(f.approvalTimeout, news.Publish)
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: f.reviewer,
 		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,

@@ -40,7 +40,6 @@ type Job struct {
 // Queue runs specs in the background, at most Workers at a time.
 type Queue struct {
 	runner  *run.Runner
-	ctx     context.Context
 	workers int
 
 	mu      sync.Mutex
@@ -49,6 +48,7 @@ type Queue struct {
 	jobs    map[string]*Job
 	order   []string // queued run ids, first in first out
 	ended   []string // ended run ids, oldest first: the latest keepEnded stay known
+	closed  bool     // Close was called: nothing more starts, what runs is stopped
 	wg      sync.WaitGroup
 }
 
@@ -58,16 +58,25 @@ type Queue struct {
 const keepEnded = 1024
 
 // New returns a queue that runs with r, workers at a time, in the order
-// runs were submitted, until ctx ends.
-func New(ctx context.Context, r *run.Runner, workers int) *Queue {
-	q := &Queue{runner: r, ctx: ctx, workers: max(workers, 1), jobs: map[string]*Job{}}
+// runs were submitted, until Close.
+func New(r *run.Runner, workers int) *Queue {
+	q := &Queue{runner: r, workers: max(workers, 1), jobs: map[string]*Job{}}
 	q.turn = sync.NewCond(&q.mu)
-	context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		q.turn.Broadcast()
-		q.mu.Unlock()
-	})
 	return q
+}
+
+// Close stops the queue, as a server that stops does: the runs waiting
+// are not started (a launcher that remembers them launches them again
+// next time: they are not dropped), and the running ones are stopped (they
+// end interrupted, their bundles kept). Wait waits for them to end.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	for _, j := range q.jobs {
+		j.cancel()
+	}
+	q.turn.Broadcast()
 }
 
 // ErrNotFound is returned for a run the queue does not know.
@@ -81,7 +90,7 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 	if spec.RunID == "" {
 		spec.RunID = run.NewRunID(time.Now())
 	}
-	ctx, cancel := context.WithCancel(q.ctx)
+	ctx, cancel := context.WithCancel(context.Background()) // the job's own: Stop and Close end it
 	j := &Job{RunID: spec.RunID, Title: title, State: Queued, Queued: time.Now(), cancel: cancel, finished: make(chan struct{})}
 	if spec.Scenario != nil {
 		j.Suite = spec.Scenario.Suite
@@ -96,10 +105,10 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 		defer cancel()
 		// Wait for this job's turn: first in the queue, and a free slot.
 		q.mu.Lock()
-		for j.State == Queued && ctx.Err() == nil && !(len(q.order) > 0 && q.order[0] == j.RunID && q.running < q.workers) {
+		for j.State == Queued && !q.closed && !(len(q.order) > 0 && q.order[0] == j.RunID && q.running < q.workers) {
 			q.turn.Wait()
 		}
-		if j.State != Queued || ctx.Err() != nil {
+		if j.State != Queued || q.closed {
 			stopped := j.State == Cancelled // by Stop; a server that stops keeps its queue
 			j.State = Cancelled
 			q.dequeue(j.RunID)

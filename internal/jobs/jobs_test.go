@@ -37,10 +37,9 @@ func (alwaysYes) Approve(context.Context, agent.ApprovalRequest) (agent.Decision
 }
 
 func TestQueueLimitsStopsAndCancels(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	r := &run.Runner{DataDir: t.TempDir()}
-	q := jobs.New(ctx, r, 1)
+	q := jobs.New(r, 1)
+	defer q.Close()
 	first := q.Submit(slowSpec(t), "first")
 	second := q.Submit(slowSpec(t), "second")
 	waitState(t, q, first, jobs.Running)
@@ -72,6 +71,37 @@ func TestQueueLimitsStopsAndCancels(t *testing.T) {
 	}
 }
 
+// Close is a server stopping: the running run ends interrupted, the one
+// waiting is not started and not dropped (its launcher launches it again
+// next time), and nothing submitted after it starts.
+func TestCloseStopsTheRunningAndKeepsTheWaiting(t *testing.T) {
+	r := &run.Runner{DataDir: t.TempDir()}
+	q := jobs.New(r, 1)
+	dropped := 0
+	first := q.Submit(slowSpec(t), "first")
+	waiting := slowSpec(t)
+	waiting.Dropped = func() { dropped++ }
+	second := q.Submit(waiting, "second")
+	waitState(t, q, first, jobs.Running)
+	q.Close()
+	late := q.Submit(waiting, "late")
+	if err := q.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{second, late} {
+		if j, _ := q.Get(id); j.State != jobs.Cancelled {
+			t.Errorf("%s: %+v", id, j)
+		}
+	}
+	if dropped != 0 {
+		t.Errorf("a waiting run was dropped %d times: a stopping server keeps its queue", dropped)
+	}
+	b, err := bundle.ReadRun(filepath.Join(r.DataDir, "runs", first), bundle.DefaultLimits())
+	if err != nil || b.Receipt.Status != bundle.StatusInterrupted {
+		t.Fatalf("first: %v %+v", err, b)
+	}
+}
+
 func waitState(t *testing.T, q *jobs.Queue, id string, s jobs.State) {
 	t.Helper()
 	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%s becoming %s", id, s), func() bool {
@@ -84,9 +114,8 @@ func waitState(t *testing.T, q *jobs.Queue, id string, s jobs.State) {
 // ended jobs stay known (a run cancelled before it began has no bundle, and
 // its page says so from the queue), older ones are forgotten.
 func TestEndedJobsAreForgottenPastTheLatest(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	q := jobs.New(ctx, &run.Runner{DataDir: t.TempDir()}, 1)
+	q := jobs.New(&run.Runner{DataDir: t.TempDir()}, 1)
+	defer q.Close()
 	busy := q.Submit(slowSpec(t), "busy")
 	testutil.Eventually(t, 10*time.Second, "the busy run to start", func() bool {
 		j, _ := q.Get(busy)

@@ -26,7 +26,8 @@ func launcher(t *testing.T) (*launch.Launcher, string) {
 	script, _ := os.ReadFile("../demo/demo.yaml")
 	os.WriteFile(filepath.Join(root, "demo.yaml"), script, 0o644)
 	r := &run.Runner{DataDir: data, Environ: os.Environ()}
-	q := jobs.New(ctx, r, 1)
+	q := jobs.New(r, 1)
+	context.AfterFunc(ctx, q.Close)
 	t.Cleanup(func() { cancel(); q.Wait(context.Background()) })
 	return &launch.Launcher{Runner: r, Queue: q, SourceRoots: []string{root}, ScenarioRoots: []string{"../../examples/scenarios"}}, data
 }

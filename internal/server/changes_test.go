@@ -34,7 +34,8 @@ func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
 	data, st := dataStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
-	q := jobs.New(ctx, r, 1)
+	q := jobs.New(r, 1)
+	context.AfterFunc(ctx, q.Close)
 	t.Cleanup(func() { cancel(); q.Wait(context.Background()) })
 	src, roots := t.TempDir(), t.TempDir()
 	var calls []string

@@ -53,7 +53,8 @@ func liveServerWith(t *testing.T, workers int) (*httptest.Server, string, *store
 	}
 	news := live.New()
 	r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st), OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }}
-	q := jobs.New(ctx, r, workers)
+	q := jobs.New(r, workers)
+	context.AfterFunc(ctx, q.Close)
 	board := approval.NewBoard(time.Minute, news.Publish)
 	roots := t.TempDir()
 	demo.WriteFixture(filepath.Join(roots, "invoice"))
@@ -448,7 +449,8 @@ func restartable(t *testing.T, scenarioRoots ...string) (string, func(ctx contex
 	data, st := dataStore(t)
 	return data, func(ctx context.Context) (*server.Server, *jobs.Queue, *httptest.Server) {
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
-		q := jobs.New(ctx, r, 1)
+		q := jobs.New(r, 1)
+		context.AfterFunc(ctx, q.Close)
 		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t",
 			ScenarioRoots: scenarioRoots})
 		return srv, q, httptest.NewServer(srv.Handler())
@@ -592,7 +594,8 @@ func TestContinueWithAScriptAndNoSourceRootSaysWhatToPass(t *testing.T) {
 	defer cancel()
 	data, st := dataStore(t)
 	r, sid := oneRunSession(t, data, st)
-	q := jobs.New(ctx, r, 1)
+	q := jobs.New(r, 1)
+	context.AfterFunc(ctx, q.Close)
 	defer q.Wait(context.Background())
 	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q}).Handler())
 	defer srv.Close()
@@ -611,7 +614,8 @@ func TestLaunchFormWithoutProfilesSaysHowToAddOne(t *testing.T) {
 	defer cancel()
 	data, st := dataStore(t)
 	r := &run.Runner{DataDir: data}
-	q := jobs.New(ctx, r, 1)
+	q := jobs.New(r, 1)
+	context.AfterFunc(ctx, q.Close)
 	defer q.Wait(context.Background())
 	missing := filepath.Join(t.TempDir(), "models.yaml")
 	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, SourceRoots: []string{t.TempDir()},
@@ -838,7 +842,8 @@ func TestResumeARunInterruptedWhileItWaited(t *testing.T) {
 	os.WriteFile(filepath.Join(roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Tested after the restart.}\n"), 0o644)
 	start := func(ctx context.Context) (*jobs.Queue, *httptest.Server) {
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
-		q := jobs.New(ctx, r, 1)
+		q := jobs.New(r, 1)
+		context.AfterFunc(ctx, q.Close)
 		srv := server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), Reviewer: "t", SourceRoots: []string{roots}})
 		return q, httptest.NewServer(srv.Handler())
 	}
