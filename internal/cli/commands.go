@@ -507,10 +507,7 @@ changing it. up applies the pending ones (every other command does so too).`)
 func resolveRoots(flag string, dirs []string) ([]string, error) {
 	var out []string
 	for _, d := range dirs {
-		abs, err := filepath.Abs(d)
-		if err == nil {
-			abs, err = filepath.EvalSymlinks(abs)
-		}
+		abs, err := source.Folder(d)
 		if err != nil {
 			return nil, usagef("serve", "%s %s: %v", flag, d, err)
 		}

@@ -71,4 +71,16 @@ func TestRuleAddListRevokeAndARunUsesIt(t *testing.T) {
 	if got := strings.Join(actions, ","); got != "rule-revoke,rule-add" {
 		t.Fatalf("audit: %s", got)
 	}
+	// A rule made for the folder through a link to it applies to runs on
+	// the folder: both name it by its real path.
+	link := filepath.Join(t.TempDir(), "src-link")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	if r := invoke(t, env, "rule", "add", "--command", "ls", "--target", link); r.code != ExitOK || !strings.Contains(r.stdout, "in "+src) {
+		t.Fatalf("rule add through a link: %+v", r)
+	}
+	if got := transcript(); !strings.Contains(got, "approved by rule #2") {
+		t.Fatalf("a rule made through a link to the folder did not decide:\n%s", got)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/rules"
+	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -83,8 +84,14 @@ page); each change is in the audit log. See docs/review.md.
 	if *exact {
 		r.Match = rules.MatchExact
 	}
-	if r.Scope == rules.ScopeSource && r.Target != "" && !filepath.IsAbs(r.Target) && !strings.Contains(r.Target, "://") {
-		r.Target, _ = filepath.Abs(r.Target)
+	if r.Scope == rules.ScopeSource && r.Target != "" && !strings.Contains(r.Target, "://") {
+		// A folder is named as runs on it record it; one not there yet by
+		// its absolute path.
+		if real, err := source.Folder(r.Target); err == nil {
+			r.Target = real
+		} else {
+			r.Target, _ = filepath.Abs(r.Target)
+		}
 	}
 	if *forD < 0 {
 		return usagef(name, "--for must not be negative")

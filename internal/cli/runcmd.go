@@ -349,11 +349,11 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		return usagef("run", "--ref, --commit and --token-env go with --repo")
 	}
 	if *dir != "" {
-		abs, err := filepath.Abs(*dir)
+		real, err := source.Folder(*dir)
 		if err != nil {
 			return usagef("run", "--dir %s: %v", *dir, err)
 		}
-		spec.SourceDir = abs
+		spec.SourceDir = real
 	}
 	spec.Session = *session
 	where := rules.Where{Source: spec.SourceDir}

@@ -254,7 +254,7 @@ func (l *Launcher) sourceDir(rootField, rel string) (string, *FieldError) {
 	case !info.IsDir():
 		return "", &FieldError{"path", "not a folder"}
 	}
-	real, err := filepath.EvalSymlinks(filepath.Join(root.Name(), rel))
+	real, err := source.Folder(filepath.Join(root.Name(), rel))
 	if err != nil {
 		return "", &FieldError{"path", err.Error()}
 	}
