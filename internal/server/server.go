@@ -105,9 +105,10 @@ func New(st *store.Store, cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, cfg: cfg, limits: bundle.DefaultLimits(), log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
-		reviews: &review.Service{Runner: cfg.Runner, Store: st, Board: cfg.Board, DataDir: cfg.DataDir, Limits: bundle.DefaultLimits(), Log: log},
-		runs:    &runview.Service{Store: st, Runner: cfg.Runner, Queue: cfg.Queue, DataDir: cfg.DataDir, Limits: bundle.DefaultLimits()},
+	limits := bundle.DefaultLimits()
+	s := &Server{store: st, cfg: cfg, limits: limits, log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
+		reviews: &review.Service{Runner: cfg.Runner, Store: st, Board: cfg.Board, DataDir: cfg.DataDir, Limits: limits, Log: log},
+		runs:    &runview.Service{Store: st, Runner: cfg.Runner, Queue: cfg.Queue, DataDir: cfg.DataDir, Limits: limits},
 		origins: http.NewCrossOriginProtection()}
 	if cfg.Runner != nil && cfg.Queue != nil {
 		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,

@@ -6,10 +6,10 @@ import (
 	"fmt"
 )
 
-// Version returns a number that changes whenever the database has changed
-// since the last call: a commit by this process or by any other (SQLite's
-// data_version, read on a connection of its own that never writes). A page
-// built from the index may be kept while it stays the same.
+// Version returns a number that stays the same while nothing changes the
+// database and differs once anything has committed to it, this process or
+// another (SQLite's data_version, read on a connection of its own that never
+// writes). What was built from the index may be kept while it stays the same.
 func (s *Store) Version(ctx context.Context) (int64, error) {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
