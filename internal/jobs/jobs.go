@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/proctor-dev/proctor/internal/run"
 )
 
@@ -35,21 +37,20 @@ type Job struct {
 	Queued   time.Time
 	cancel   context.CancelFunc
 	finished chan struct{}
+	first    chan struct{} // closed when the job is first in the queue
 }
 
 // Queue runs specs in the background, at most Workers at a time.
 type Queue struct {
-	runner  *run.Runner
-	workers int
+	runner *run.Runner
+	slots  *semaphore.Weighted // one a running job; waiters are served first in, first out
 
-	mu      sync.Mutex
-	turn    *sync.Cond // signalled when a slot frees, a job leaves the queue or one is cancelled
-	running int
-	jobs    map[string]*Job
-	order   []string // queued run ids, first in first out
-	ended   []string // ended run ids, oldest first: the latest keepEnded stay known
-	closed  bool     // Close was called: nothing more starts, what runs is stopped
-	wg      sync.WaitGroup
+	mu     sync.Mutex
+	jobs   map[string]*Job
+	order  []string // queued run ids, first in first out
+	ended  []string // ended run ids, oldest first: the latest keepEnded stay known
+	closed bool     // Close was called: nothing more starts, what runs is stopped
+	wg     sync.WaitGroup
 }
 
 // keepEnded is how many ended jobs the queue still answers for (a run
@@ -60,9 +61,7 @@ const keepEnded = 1024
 // New returns a queue that runs with r, workers at a time, in the order
 // runs were submitted, until Close.
 func New(r *run.Runner, workers int) *Queue {
-	q := &Queue{runner: r, workers: max(workers, 1), jobs: map[string]*Job{}}
-	q.turn = sync.NewCond(&q.mu)
-	return q
+	return &Queue{runner: r, slots: semaphore.NewWeighted(int64(max(workers, 1))), jobs: map[string]*Job{}}
 }
 
 // Close stops the queue, as a server that stops does: the runs waiting
@@ -76,7 +75,6 @@ func (q *Queue) Close() {
 	for _, j := range q.jobs {
 		j.cancel()
 	}
-	q.turn.Broadcast()
 }
 
 // ErrNotFound is returned for a run the queue does not know.
@@ -91,7 +89,7 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 		spec.RunID = run.NewRunID(time.Now())
 	}
 	ctx, cancel := context.WithCancel(context.Background()) // the job's own: Stop and Close end it
-	j := &Job{RunID: spec.RunID, Title: title, State: Queued, Queued: time.Now(), cancel: cancel, finished: make(chan struct{})}
+	j := &Job{RunID: spec.RunID, Title: title, State: Queued, Queued: time.Now(), cancel: cancel, finished: make(chan struct{}), first: make(chan struct{})}
 	if spec.Scenario != nil {
 		j.Suite = spec.Scenario.Suite
 	}
@@ -103,32 +101,35 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 	q.wg.Go(func() {
 		defer close(j.finished)
 		defer cancel()
-		// Wait for this job's turn: first in the queue, and a free slot.
-		q.mu.Lock()
-		for j.State == Queued && !q.closed && !(len(q.order) > 0 && q.order[0] == j.RunID && q.running < q.workers) {
-			q.turn.Wait()
+		// Wait for this job's turn: first in the queue (so slots go in the
+		// order jobs were submitted), then a free slot.
+		var err error
+		select {
+		case <-j.first:
+			err = q.slots.Acquire(ctx, 1)
+		case <-ctx.Done():
+			err = ctx.Err()
 		}
-		if j.State != Queued || q.closed {
+		q.mu.Lock()
+		if err != nil || j.State != Queued || q.closed {
 			stopped := j.State == Cancelled // by Stop; a server that stops keeps its queue
 			j.State = Cancelled
 			q.dequeue(j.RunID)
 			q.forget(j.RunID)
-			q.turn.Broadcast()
 			q.mu.Unlock()
+			if err == nil {
+				q.slots.Release(1)
+			}
 			if stopped && spec.Dropped != nil {
 				spec.Dropped()
 			}
 			return
 		}
 		j.State = Running
-		q.running++
 		q.dequeue(j.RunID)
-		q.turn.Broadcast()
 		q.mu.Unlock()
-		_, err := q.runner.Run(ctx, spec)
-		q.mu.Lock()
-		q.running--
-		q.mu.Unlock()
+		_, err = q.runner.Run(ctx, spec)
+		q.slots.Release(1)
 		q.finish(j, Done, err)
 	})
 	return j.RunID
@@ -143,7 +144,6 @@ func (q *Queue) finish(j *Job, s State, err error) {
 	j.Err = err
 	q.dequeue(j.RunID)
 	q.forget(j.RunID)
-	q.turn.Broadcast()
 }
 
 // forget notes that the job id has ended, and drops the oldest ended job
@@ -167,9 +167,19 @@ func (q *Queue) dequeue(id string) {
 	q.renumber()
 }
 
+// renumber gives each queued job its place and tells the first that it
+// is first; q.mu is held.
 func (q *Queue) renumber() {
 	for i, id := range q.order {
-		q.jobs[id].Place = i + 1
+		j := q.jobs[id]
+		j.Place = i + 1
+		if i == 0 {
+			select {
+			case <-j.first:
+			default:
+				close(j.first)
+			}
+		}
 	}
 }
 
@@ -212,7 +222,6 @@ func (q *Queue) Stop(id string) error {
 	case Queued:
 		j.State = Cancelled
 		q.dequeue(id)
-		q.turn.Broadcast()
 	}
 	q.mu.Unlock()
 	j.cancel()

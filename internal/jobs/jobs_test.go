@@ -140,3 +140,59 @@ func TestEndedJobsAreForgottenPastTheLatest(t *testing.T) {
 	q.Stop(busy)
 	q.Wait(context.Background())
 }
+
+// Slots go in the order runs were submitted, whatever the order their
+// goroutines happen to start in; a run cancelled while it waits gives up
+// its place, not a slot.
+func TestRunsStartInTheOrderSubmitted(t *testing.T) {
+	r := &run.Runner{DataDir: t.TempDir()}
+	q := jobs.New(r, 1)
+	defer q.Close()
+	ids := make([]string, 5)
+	for i := range ids {
+		ids[i] = q.Submit(slowSpec(t), fmt.Sprint("run ", i))
+	}
+	waitState(t, q, ids[0], jobs.Running)
+	if err := q.Stop(ids[2]); err != nil { // cancelled while it waits
+		t.Fatal(err)
+	}
+	for _, next := range []int{1, 3, 4} {
+		for i, j := range q.Queued() {
+			if j.Place != i+1 {
+				t.Fatalf("place of %s: %d, want %d", j.Title, j.Place, i+1)
+			}
+		}
+		if got := q.Queued()[0].RunID; got != ids[next] {
+			t.Fatalf("first in the queue: %s, want %s", got, ids[next])
+		}
+		running := runningOne(t, q, ids)
+		if err := q.Stop(running); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, q, ids[next], jobs.Running)
+	}
+	if err := q.Stop(ids[4]); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := q.Get(ids[2]); j.State != jobs.Cancelled {
+		t.Fatalf("the cancelled run: %+v", j)
+	}
+}
+
+// runningOne returns the one run of ids that is running.
+func runningOne(t *testing.T, q *jobs.Queue, ids []string) string {
+	t.Helper()
+	var running []string
+	for _, id := range ids {
+		if j, _ := q.Get(id); j.State == jobs.Running {
+			running = append(running, id)
+		}
+	}
+	if len(running) != 1 {
+		t.Fatalf("running: %v, want one", running)
+	}
+	return running[0]
+}
