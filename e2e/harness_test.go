@@ -21,6 +21,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -148,10 +149,10 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	profiles := func() (*model.Profiles, error) {
 		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local-demo\n    base_url: "+ep.URL+"\n    model: proctor-demo\n"))
 	}
-	srv := server.New(st, server.Config{DataDir: dataDir, Runner: runner, Queue: queue, Board: board, Reviewer: "e2e", Live: news,
-		SourceRoots: []string{roots}, Profiles: profiles,
+	launcher := &launch.Launcher{Runner: runner, Queue: queue, Board: board, SourceRoots: []string{roots}, Profiles: profiles,
 		Agents:        func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
-		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}})
+		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}}
+	srv := server.New(st, server.Config{DataDir: dataDir, Launcher: launcher, Reviewer: "e2e", Live: news})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	stopped := false

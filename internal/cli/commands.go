@@ -24,6 +24,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -237,10 +238,11 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	queue := jobs.New(runner, f.workers)
 	context.AfterFunc(ctx, queue.Close)
 	board := approval.NewBoard(f.approvalTimeout, news.Publish)
-	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Runner: runner, Queue: queue, Board: board, Reviewer: f.reviewer,
-		SourceRoots: absRoots, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
-		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost,
-		ScenarioRoots: absScenarioRoots, RequireAuth: !loopback, TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news})
+	launcher := &launch.Launcher{Runner: runner, Queue: queue, Board: board, SourceRoots: absRoots, ScenarioRoots: absScenarioRoots,
+		Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
+		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost, Log: log}
+	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Launcher: launcher, Reviewer: f.reviewer, RequireAuth: !loopback,
+		TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news})
 	resumeServer(ctx, log, srv)
 	scheme := "http"
 	if tlsConfig != nil {

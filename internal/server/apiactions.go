@@ -112,7 +112,7 @@ func apiError(c echo.Context, status int, msg string, fields map[string]string) 
 }
 
 func (s *Server) apiLaunchRun(c echo.Context) error {
-	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+	if s.queue == nil || s.runner == nil {
 		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
 	}
 	var in apiLaunch
@@ -193,7 +193,7 @@ func (s *Server) apiRequestChanges(c echo.Context) error {
 
 func (s *Server) apiStopRun(c echo.Context) error {
 	id := c.Param("id")
-	if s.cfg.Queue == nil || s.cfg.Queue.Stop(id) != nil {
+	if s.queue == nil || s.queue.Stop(id) != nil {
 		return apiError(c, http.StatusNotFound, "run "+id+" was not launched by this server, or has ended", nil)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "status": "stopping"})
@@ -233,8 +233,8 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 
 func (s *Server) apiListApprovals(c echo.Context) error {
 	out := []map[string]any{}
-	if s.cfg.Board != nil {
-		for _, r := range s.cfg.Board.Pending(c.Param("id")) {
+	if s.board != nil {
+		for _, r := range s.board.Pending(c.Param("id")) {
 			out = append(out, map[string]any{"id": r.ID, "call_id": r.CallID, "tool": r.Tool, "args": r.Args, "command": r.Command(), "asked_at": r.Asked})
 		}
 	}

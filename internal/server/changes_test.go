@@ -20,6 +20,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/server"
@@ -52,8 +53,7 @@ func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
 		t.Fatalf("first run: %v %+v", err, first)
 	}
 	os.WriteFile(filepath.Join(roots, "next.yaml"), []byte("steps:\n  - expect: {last_matches: \"(?s)f02.txt:1: two.*f11.txt:1: eleven\"}\n    reply: {content: done}\n"), 0o644)
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil),
-		Reviewer: "t", SourceRoots: []string{roots}}).Handler())
+	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Reviewer: "t", Launcher: &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), SourceRoots: []string{roots}}}).Handler())
 	t.Cleanup(srv.Close)
 
 	b := newBrowser(t, srv.URL)

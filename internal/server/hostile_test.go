@@ -13,6 +13,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/server"
 )
 
@@ -48,7 +49,7 @@ func formPost(target string, form url.Values, cookies ...*http.Cookie) *http.Req
 func TestApprovalURLsNeverHoldTheModelsCallID(t *testing.T) {
 	const waiting, other = "20261201-101544-m2x7pb", "20261201-141005-s4d5tb"
 	board := approval.NewBoard(time.Minute, nil)
-	s := samplesServer(t, server.Config{Board: board})
+	s := samplesServer(t, server.Config{Launcher: &launch.Launcher{Board: board}})
 	hostile := "x/../../../" + other + "/review"
 	got := make(chan agent.Decision, 1)
 	go func() {

@@ -25,7 +25,7 @@ import (
 // startDemo launches the built-in demo on a fresh copy of the demo project
 // inside the data folder, and sends the browser to the run's page.
 func (s *Server) startDemo(c echo.Context) error {
-	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+	if s.queue == nil || s.runner == nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "This server cannot launch runs.")
 	}
 	id := run.NewRunID(time.Now())
@@ -38,10 +38,10 @@ func (s *Server) startDemo(c echo.Context) error {
 // stopRun cancels a queued run or stops a running one.
 func (s *Server) stopRun(c echo.Context) error {
 	id := c.Param("id")
-	if s.cfg.Queue == nil || s.cfg.Queue.Stop(id) != nil {
+	if s.queue == nil || s.queue.Stop(id) != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "Run "+id+" was not launched by this server, or has ended.")
 	}
-	if fin, ok := s.cfg.Queue.Finished(id); ok {
+	if fin, ok := s.queue.Finished(id); ok {
 		select {
 		case <-fin:
 		case <-time.After(10 * time.Second):
@@ -255,11 +255,11 @@ func (s *Server) reviewerName(c echo.Context) string {
 // pendingIDs are the board's numbers of run id's pending approval
 // requests, as the run page's stream URL lists them.
 func (s *Server) pendingIDs(id string) string {
-	if s.cfg.Board == nil {
+	if s.board == nil {
 		return ""
 	}
 	var ids []string
-	for _, p := range s.cfg.Board.Pending(id) {
+	for _, p := range s.board.Pending(id) {
 		ids = append(ids, strconv.FormatInt(p.ID, 10))
 	}
 	return strings.Join(ids, ",")
@@ -296,8 +296,8 @@ func (s *Server) runEvents(c echo.Context) error {
 	wake, unsubscribe := s.cfg.Live.Subscribe(id)
 	defer unsubscribe()
 	var finished <-chan struct{}
-	if s.cfg.Queue != nil {
-		finished, _ = s.cfg.Queue.Finished(id)
+	if s.queue != nil {
+		finished, _ = s.queue.Finished(id)
 	}
 	var reread <-chan time.Time
 	if wake == nil || finished == nil {

@@ -14,10 +14,10 @@ func (s *Server) launchForm(c echo.Context) error {
 }
 
 func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[string]string, status int) error {
-	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+	if s.queue == nil || s.runner == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
 	}
-	p := web.LaunchPage{Meta: s.meta(c, "Launch a run", web.NavLaunch), Roots: s.cfg.SourceRoots, Values: v, Errors: errs}
+	p := web.LaunchPage{Meta: s.meta(c, "Launch a run", web.NavLaunch), Roots: s.launcher.SourceRoots, Values: v, Errors: errs}
 	var err error
 	if p.Models, err = s.models(); err != nil && (errs == nil || errs["model"] == "") {
 		if p.Errors == nil {
@@ -37,10 +37,10 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 // models lists the model profiles of models.yaml (read fresh, so edits
 // apply) and says where the file is; an error is a file that cannot be read.
 func (s *Server) models() (web.Models, error) {
-	if s.cfg.Profiles == nil {
+	if s.launcher == nil || s.launcher.Profiles == nil {
 		return web.Models{}, nil
 	}
-	ps, err := s.cfg.Profiles()
+	ps, err := s.launcher.Profiles()
 	if err != nil {
 		return web.Models{}, err
 	}
@@ -53,7 +53,7 @@ func (s *Server) models() (web.Models, error) {
 
 // launchRun validates the launch form and queues the run.
 func (s *Server) launchRun(c echo.Context) error {
-	if s.cfg.Queue == nil || s.cfg.Runner == nil {
+	if s.queue == nil || s.runner == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
 	}
 	var v web.LaunchValues
@@ -74,7 +74,7 @@ func (s *Server) continueSession(c echo.Context) error {
 	if s.launcher == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot continue sessions.")
 	}
-	if _, err := s.cfg.Runner.LoadSession(id); err != nil {
+	if _, err := s.runner.LoadSession(id); err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "Session "+id+" is not in this server's data folder.")
 	}
 	var form web.LaunchValues

@@ -119,12 +119,12 @@ func (s *Server) listRuns(c echo.Context) error {
 // of the first page of the newest runs when the filter lets queued runs
 // through (no filter but status=queued).
 func (s *Server) queuedRuns(f store.RunFilter) []web.QueuedRun {
-	if s.cfg.Queue == nil || f.After != "" || f.Before != "" || f.Oldest || f.Session != "" || f.Narrows() ||
+	if s.queue == nil || f.After != "" || f.Before != "" || f.Oldest || f.Session != "" || f.Narrows() ||
 		(f.Status != "" && f.Status != string(bundle.StatusQueued)) {
 		return nil
 	}
 	var out []web.QueuedRun
-	for _, j := range s.cfg.Queue.Queued() {
+	for _, j := range s.queue.Queued() {
 		out = append(out, web.QueuedRun{RunID: j.RunID, Title: j.Title, Place: j.Place, Queued: j.Queued})
 	}
 	return out
@@ -170,15 +170,15 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	// index) before its request reaches the board, so a box the page shows
 	// goes with a status that says so.
 	var pending []web.PendingApproval
-	if s.cfg.Board != nil {
-		for _, r := range s.cfg.Board.Pending(id) {
+	if s.board != nil {
+		for _, r := range s.board.Pending(id) {
 			pending = append(pending, web.PendingApproval{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
 		}
 	}
 	v, err := s.runs.Run(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		if s.cfg.Queue != nil {
-			if j, ok := s.cfg.Queue.Get(id); ok {
+		if s.queue != nil {
+			if j, ok := s.queue.Get(id); ok {
 				return render(c, http.StatusOK, web.PendingView(web.PendingPage{Meta: s.meta(c, "Run "+id, web.NavRuns), RunID: id, Title: j.Title, State: string(j.State), Place: j.Place}))
 			}
 		}
@@ -194,7 +194,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 		p.Diff, p.DiffLazy = web.ListDiff(v.Files), true
 	}
 	for i := range p.Diff {
-		p.Diff[i].Review = p.ByParts() && s.cfg.Runner != nil
+		p.Diff[i].Review = p.ByParts() && s.runner != nil
 	}
 	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
 		for _, sec := range p.Transcript {
@@ -223,7 +223,7 @@ func (s *Server) runDiffFile(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("Run %s's diff has %d files; there is no file %d.", id, len(files), n))
 	}
 	f, split := web.BuildFile(files[n], n), c.QueryParam("view") == "split"
-	f.Review = web.ByParts(s.meta(c, "", web.NavRuns), run.Receipt) && s.cfg.Runner != nil
+	f.Review = web.ByParts(s.meta(c, "", web.NavRuns), run.Receipt) && s.runner != nil
 	if isHTMX(c) {
 		return render(c, http.StatusOK, web.DiffFileBody(f, split))
 	}
@@ -274,15 +274,18 @@ func (s *Server) renderSession(c echo.Context, id string, v web.LaunchValues, er
 	if err != nil {
 		return err
 	}
-	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs, Roots: s.cfg.SourceRoots}
-	p.Meta.CanRun = p.Meta.CanRun && s.cfg.Queue != nil
+	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs}
+	p.Meta.CanRun = p.Meta.CanRun && s.queue != nil
+	if p.Meta.CanRun {
+		p.Roots = s.launcher.SourceRoots
+	}
 	p.Models, _ = s.models()
-	if s.cfg.Runner != nil {
+	if s.runner != nil {
 		ids := make([]string, len(sess.Runs))
 		for i, sr := range sess.Runs {
 			ids[i] = sr.RunID
 		}
-		p.Requests = s.cfg.Runner.SessionRequests(ids)
+		p.Requests = s.runner.SessionRequests(ids)
 	}
 	return render(c, status, web.SessionView(p))
 }
@@ -303,10 +306,10 @@ func (s *Server) listProblems(c echo.Context) error {
 // pinned commit, in the mbox format git am reads.
 func (s *Server) runMbox(c echo.Context) error {
 	id := c.Param("id")
-	if !bundle.ValidID(id) || s.cfg.Runner == nil {
+	if !bundle.ValidID(id) || s.runner == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "No such run.")
 	}
-	mbox, err := s.cfg.Runner.Mbox(c.Request().Context(), id)
+	mbox, err := s.runner.Mbox(c.Request().Context(), id)
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
 	}

@@ -19,11 +19,9 @@ import (
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/live"
-	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/review"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/runview"
@@ -35,24 +33,13 @@ import (
 
 // Config is what the server needs besides the store.
 type Config struct {
-	DataDir  string          // shown in the page footer and the empty state
-	Logger   *slog.Logger    // request and error log; nil logs nothing
-	Runner   *run.Runner     // runs, reviews; nil: the dashboard only reads
-	Queue    *jobs.Queue     // launches runs; nil: no demo button
-	Board    *approval.Board // approval requests of launched runs that wait for a person
-	Reviewer string          // the reviewer name a review form starts with
-	// SourceRoots are the folders (absolute) launched runs may work on.
-	SourceRoots []string
-	// Profiles reads models.yaml, fresh for every form, so edits apply.
-	Profiles func() (*model.Profiles, error)
-	Getenv   func(string) string // where provider keys come from; nil: the process environment
-	// Agents reads agents.yaml, fresh for every form: the agents one may
-	// launch besides the built-in ones (native, codex, claude, gemini, qwen, opencode). nil: none.
-	Agents func() (*external.File, error)
-	// GitHost is what a repository given as owner/name stands for.
-	GitHost string
-	// ScenarioRoots are the folders of scenarios suites may be launched from.
-	ScenarioRoots []string
+	DataDir string       // shown in the page footer and the empty state
+	Logger  *slog.Logger // request and error log; nil logs nothing
+	// Launcher runs, reviews and launches (its Queue: nil, no launching;
+	// its Board: approval requests of launched runs that wait for a
+	// person). nil: the dashboard only reads.
+	Launcher *launch.Launcher
+	Reviewer string // the reviewer name a review form starts with
 	// RequireAuth turns sign-in on even before any account exists (serving
 	// beyond loopback); otherwise it is on exactly when accounts exist.
 	RequireAuth bool
@@ -89,6 +76,9 @@ type Server struct {
 	store      *store.Store
 	cfg        Config
 	launcher   *launch.Launcher // nil: the server cannot launch runs
+	runner     *run.Runner      // nil: the dashboard only reads
+	queue      *jobs.Queue      // nil: no launching
+	board      *approval.Board  // nil: no requests wait for a person
 	limits     bundle.Limits
 	log        *slog.Logger
 	echo       *echo.Echo
@@ -107,14 +97,12 @@ func New(st *store.Store, cfg Config) *Server {
 	}
 	limits := bundle.DefaultLimits()
 	s := &Server{store: st, cfg: cfg, limits: limits, log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
-		reviews: &review.Service{Runner: cfg.Runner, Store: st, Board: cfg.Board, DataDir: cfg.DataDir, Limits: limits, Log: log},
-		runs:    &runview.Service{Store: st, Runner: cfg.Runner, Queue: cfg.Queue, DataDir: cfg.DataDir, Limits: limits},
 		origins: http.NewCrossOriginProtection()}
-	if cfg.Runner != nil && cfg.Queue != nil {
-		s.launcher = &launch.Launcher{Runner: cfg.Runner, Queue: cfg.Queue, Board: cfg.Board, SourceRoots: cfg.SourceRoots,
-			ScenarioRoots: cfg.ScenarioRoots, Profiles: cfg.Profiles, Agents: cfg.Agents, Getenv: cfg.Getenv, Log: log,
-			GitHost: cfg.GitHost}
+	if l := cfg.Launcher; l != nil {
+		s.launcher, s.runner, s.queue, s.board = l, l.Runner, l.Queue, l.Board
 	}
+	s.reviews = &review.Service{Runner: s.runner, Store: st, Board: s.board, DataDir: cfg.DataDir, Limits: limits, Log: log}
+	s.runs = &runview.Service{Store: st, Runner: s.runner, Queue: s.queue, DataDir: cfg.DataDir, Limits: limits}
 	s.key = cfg.Key
 	if len(s.key) == 0 {
 		s.key = make([]byte, auth.KeySize)
@@ -277,7 +265,7 @@ func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
 	ctx := c.Request().Context()
 	r := role(c)
 	m := web.Meta{Title: title, Nav: nav, DataDir: s.cfg.DataDir, CSRF: csrfToken(c),
-		CanRun: s.cfg.Queue != nil && s.cfg.Runner != nil && r.Allows(auth.Admin), CanReview: r.Allows(auth.Reviewer), IsAdmin: r.Allows(auth.Admin)}
+		CanRun: s.queue != nil && s.runner != nil && r.Allows(auth.Admin), CanReview: r.Allows(auth.Reviewer), IsAdmin: r.Allows(auth.Admin)}
 	if u, ok := principal(c); ok {
 		m.User, m.Role = u.Name, u.Role
 	} else if authOn(c) {

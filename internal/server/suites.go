@@ -14,11 +14,19 @@ import (
 	"github.com/proctor-dev/proctor/web"
 )
 
-func (s *Server) scenarioIDs() []string {
-	if len(s.cfg.ScenarioRoots) == 0 {
+// scenarioRoots are the folders suites may be launched from.
+func (s *Server) scenarioRoots() []string {
+	if s.launcher == nil {
 		return nil
 	}
-	found, _ := scenario.Discover(s.cfg.ScenarioRoots...)
+	return s.launcher.ScenarioRoots
+}
+
+func (s *Server) scenarioIDs() []string {
+	if len(s.scenarioRoots()) == 0 {
+		return nil
+	}
+	found, _ := scenario.Discover(s.scenarioRoots()...)
 	var ids []string
 	for _, sc := range found {
 		ids = append(ids, sc.ID)
@@ -46,7 +54,7 @@ func (s *Server) renderSuites(c echo.Context, v web.SuiteValues, errs map[string
 // launchSuite runs the chosen scenarios of the configured scenario roots
 // as a suite in the background, and sends the browser to its matrix.
 func (s *Server) launchSuite(c echo.Context) error {
-	if s.cfg.Runner == nil || s.cfg.Queue == nil || len(s.cfg.ScenarioRoots) == 0 {
+	if s.runner == nil || s.queue == nil || len(s.scenarioRoots()) == 0 {
 		return echo.NewHTTPError(http.StatusNotFound, "This server has no scenario roots (--scenarios DIR).")
 	}
 	v := web.SuiteValues{Sent: true}
@@ -62,7 +70,7 @@ func (s *Server) launchSuite(c echo.Context) error {
 }
 
 func (s *Server) apiLaunchSuite(c echo.Context) error {
-	if s.cfg.Runner == nil || s.cfg.Queue == nil || len(s.cfg.ScenarioRoots) == 0 {
+	if s.runner == nil || s.queue == nil || len(s.scenarioRoots()) == 0 {
 		return apiError(c, http.StatusNotFound, "this server has no scenario roots (--scenarios DIR)", nil)
 	}
 	// Repeat left out is 1; given, it is checked as the form's is (0 is
