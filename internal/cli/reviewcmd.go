@@ -45,7 +45,7 @@ See docs/review.md.`)
 		}
 		cr.Comments = append(cr.Comments, bundle.Comment{Path: path, Line: n, Text: text})
 	}
-	spec, err := f.spec(env, "review")
+	req, err := f.request(env, "review")
 	if err != nil {
 		return err
 	}
@@ -58,11 +58,10 @@ See docs/review.md.`)
 	if err != nil {
 		return usagef("review", "%v", err)
 	}
-	spec.RunID, spec.Session, spec.Task, spec.Addresses = run.NewRunID(time.Now()), session, message, runID
-	spec.Approver = withRules(spec.Approver, r, sessionWhere(r, session))
-	if err := r.LinkRequest(runID, spec.RunID); err != nil {
+	req.ID, req.Session, req.Task, req.Addresses = run.NewRunID(time.Now()), session, message, runID
+	if err := r.LinkRequest(runID, req.ID); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "asked for changes of run %s; session %s goes on with run %s\n", runID, session, spec.RunID)
-	return finishRun(r.Run(ctx, spec))
+	fmt.Fprintf(env.Stdout, "asked for changes of run %s; session %s goes on with run %s\n", runID, session, req.ID)
+	return buildAndRun(ctx, r, "review", req)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -17,9 +18,9 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/patch"
-	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -74,10 +75,10 @@ func addRunFlags(fs *flagSet) *runFlags {
 	return f
 }
 
-// spec builds the run spec from the flags, reading bounds in order:
-// defaults, env, --bounds file, flags.
-func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
-	spec := run.Spec{Task: *f.task, Criteria: f.criteria, OutOfScope: f.outOfScope, Checks: f.checks}
+// request is the run the flags ask for (launch.Build makes its spec),
+// reading bounds in order: defaults, env, --bounds file, flags.
+func (f *runFlags) request(env Env, name string) (launch.Request, error) {
+	spec := launch.Request{Task: *f.task, Criteria: f.criteria, OutOfScope: f.outOfScope, Checks: f.checks, Allow: f.allow}
 	b := bounds.Defaults()
 	if err := bounds.FromEnv(&b, env.Getenv); err != nil {
 		return spec, usagef(name, "%v", err)
@@ -96,7 +97,7 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 	if err := errors.Join(errs...); err != nil {
 		return spec, usagef(name, "%v", err)
 	}
-	spec.Bounds = b
+	spec.Bounds = &b
 
 	switch {
 	case *f.profile != "" && *f.scriptPath != "":
@@ -132,7 +133,6 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 	if spec.Sandbox, err = sandbox.Mode(*f.sandbox); err != nil {
 		return spec, usagef(name, "--%v", err)
 	}
-	policy := agent.Policy{Allow: f.allow}
 	mode := *f.approve
 	if mode == "" {
 		mode = "policy"
@@ -142,12 +142,11 @@ func (f *runFlags) spec(env Env, name string) (run.Spec, error) {
 	}
 	switch mode {
 	case "policy":
-		spec.Approver = agent.Chain{Policy: policy}
 	case "ask":
 		if !isTerminal(env.Stdin) {
 			return spec, usagef(name, "--approve ask needs a terminal to ask at; use --approve policy with --allow PREFIX")
 		}
-		spec.Approver = agent.Chain{Policy: policy, Next: &agent.Terminal{In: env.Stdin, Out: env.Stderr, Who: osUser()}}
+		spec.Ask = &agent.Terminal{In: env.Stdin, Out: env.Stderr, Who: osUser()}
 	default:
 		return spec, usagef(name, "--approve %q: want ask or policy", mode)
 	}
@@ -329,7 +328,7 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		defer cleanup()
 		return finishRun(r.Run(ctx, spec))
 	}
-	spec, err := f.spec(env, "run")
+	req, err := f.request(env, "run")
 	if err != nil {
 		return err
 	}
@@ -340,54 +339,35 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 		if *dir != "" {
 			return usagef("run", "give --dir or --repo, not both")
 		}
-		spec.Git, spec.GitHost = &source.Git{Repo: *repo, Ref: *ref, Commit: *commit}, *gitHost
-		gitURL, _ := spec.Git.URL(*gitHost) // a bad repository fails the run, recorded
+		req.Git, req.GitHost = &source.Git{Repo: *repo, Ref: *ref, Commit: *commit}, *gitHost
+		gitURL, _ := req.Git.URL(*gitHost) // a bad repository fails the run, recorded
 		if r.GitTokens, err = gitCredentials(env, r, "run", sourcesPath(*sources, env.Getenv), "--token-env", *tokenEnv, gitURL); err != nil {
 			return err
 		}
 	} else if *ref != "" || *commit != "" || *tokenEnv != "" {
 		return usagef("run", "--ref, --commit and --token-env go with --repo")
 	}
-	if *dir != "" {
-		real, err := source.Folder(*dir)
-		if err != nil {
-			return usagef("run", "--dir %s: %v", *dir, err)
+	req.Dir, req.Session = *dir, *session
+	return buildAndRun(ctx, r, "run", req)
+}
+
+// buildAndRun makes req's spec (launch.Build) and runs it in the
+// foreground; the exit code says how it ended.
+func buildAndRun(ctx context.Context, r *run.Runner, name string, req launch.Request) error {
+	spec, errs := launch.Build(ctx, r, req)
+	if len(errs) > 0 {
+		var problems []string
+		for _, field := range slices.Sorted(maps.Keys(errs)) {
+			problems = append(problems, "--"+field+": "+errs[field])
 		}
-		spec.SourceDir = real
+		return usagef(name, "%s", strings.Join(problems, "; "))
 	}
-	spec.Session = *session
-	where := rules.Where{Source: spec.SourceDir}
-	if spec.Git != nil {
-		where.Source, _ = spec.Git.URL(*gitHost)
-	} else if spec.Session != "" && spec.Session != "new" {
-		where = sessionWhere(r, spec.Session)
-	}
-	spec.Approver = withRules(spec.Approver, r, where)
 	res, err := r.Run(ctx, spec)
 	var se *run.SetupError
 	if errors.As(err, &se) {
-		return usagef("run", "%v", se.Err)
+		return usagef(name, "%v", se.Err)
 	}
 	return finishRun(res, err)
-}
-
-// withRules puts the approval rules of where (the folder, repository or
-// scenario a run works on) before whoever else decides a's calls.
-func withRules(a agent.Approver, r *run.Runner, where rules.Where) agent.Approver {
-	if c, ok := a.(agent.Chain); ok {
-		c.Rules = rules.Set{File: rules.At(r.DataDir), Where: where}
-		return c
-	}
-	return a
-}
-
-// sessionWhere is where a session's runs work, for its approval rules.
-func sessionWhere(r *run.Runner, id string) rules.Where {
-	s, err := r.LoadSession(id)
-	if err != nil {
-		return rules.Where{}
-	}
-	return rules.Where{Source: s.Source}
 }
 
 // resumeRun goes on from the interrupted run id (run.Runner.ResumeSpec) with
@@ -402,21 +382,12 @@ func resumeRun(ctx context.Context, env Env, fs *flagSet, f *runFlags, r *run.Ru
 	if len(other) > 0 {
 		return usagef("run", "--resume keeps the interrupted run's task, source, agent and bounds: leave out %s", strings.Join(other, ", "))
 	}
-	spec, err := r.ResumeSpec(ctx, id)
-	if err != nil {
-		return usagef("run", "--resume: %v", err)
-	}
-	rc, err := r.Receipt(id)
-	if err != nil {
-		return usagef("run", "--resume: %v", err)
-	}
-	given, err := f.spec(env, "run")
+	req, err := f.request(env, "run")
 	if err != nil {
 		return err
 	}
-	spec.Model, spec.Verifier = given.Model, given.Verifier
-	spec.Approver = withRules(given.Approver, r, rules.WhereRun(rc))
-	return finishRun(r.Run(ctx, spec))
+	req.Resume = id
+	return buildAndRun(ctx, r, "run", req)
 }
 
 func runApply(ctx context.Context, env Env, args []string) error {

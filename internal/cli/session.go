@@ -120,17 +120,16 @@ question, or the next request).`)
 	if fs.NArg() != 1 {
 		return usagef("session resume", "name one session ID")
 	}
-	spec, err := f.spec(env, "session resume")
+	req, err := f.request(env, "session resume")
 	if err != nil {
 		return err
 	}
-	spec.Session = fs.Arg(0)
+	req.Session = fs.Arg(0)
 	r, err := newRunner(env, *f.data)
 	if err != nil {
 		return err
 	}
-	spec.Approver = withRules(spec.Approver, r, sessionWhere(r, spec.Session))
-	return finishRun(r.Run(ctx, spec))
+	return buildAndRun(ctx, r, "session resume", req)
 }
 
 func sessionReplay(ctx context.Context, env Env, args []string) error {

@@ -1,8 +1,10 @@
-// Package launch owns launching runs from the dashboard and the API: it
-// checks a task, demo, session or suite launch field by field, builds each
-// run's spec and approver (the request's allowed commands first, then a
-// person on the approval board), queues it, and remembers queued runs on
-// disk (<data>/queue) until they start, so that a restarted server launches
+// Package launch owns making runs. Build makes every run's spec, whoever
+// asks for it (the CLI, the dashboard, the API, a session's next message,
+// the demo, a resume): its source folder named one way and its approver
+// chain (the allowed commands, the approval rules of where it works, then
+// a person). The Launcher checks the dashboard's and the API's launches
+// field by field, queues their runs, and remembers queued runs on disk
+// (<data>/queue) until they start, so that a restarted server launches
 // them again. The server's handlers parse requests into its types and
 // render what it answers.
 package launch
@@ -59,6 +61,73 @@ func (fe FieldErrors) Error() string { return strings.Join(slices.Sorted(maps.Va
 
 func fieldErrors(e *FieldError) FieldErrors { return FieldErrors{e.Field: e.Problem} }
 
+// Request is a run to make, however it was asked for: the CLI's flags, the
+// Launch form, the API, a session's next message, the demo, a resume.
+type Request struct {
+	ID        string      // "" is a new id
+	Dir       string      // the source folder, or
+	Git       *source.Git // a repository on GitHost, or
+	Session   string      // "new" (with Dir), or the session whose next run this is, or
+	Resume    string      // the interrupted run to go on from, with its task, source, agent and bounds
+	Addresses string      // the run whose requested changes this run makes
+	GitHost   string      // what owner/name stands for; "" is github.com
+
+	Task                         string
+	Criteria, OutOfScope, Checks []string
+	Model                        run.ModelChoice
+	Verifier                     *run.ModelChoice
+	Bounds                       *bundle.Bounds // nil: the defaults
+	Agent                        external.Agent
+	Sandbox                      string
+	Allow                        []string       // command prefixes allowed without asking
+	Ask                          agent.Approver // who decides a call that neither Allow nor an approval rule allows (a person on the board or at a terminal); nil: it is refused
+}
+
+// Build makes req's run spec, the one way every run is made: its source
+// folder named as source.Folder names it (so rules made for it apply), and
+// its approver chain — the allowed commands, then the approval rules of
+// where the run works (its folder, repository, session's folder or the
+// interrupted run's), then Ask. The run itself checks the rest when it
+// starts (run.Runner.Run).
+func Build(ctx context.Context, r *run.Runner, req Request) (run.Spec, FieldErrors) {
+	spec := run.Spec{RunID: req.ID, Session: req.Session, Git: req.Git, GitHost: req.GitHost, Task: strings.TrimSpace(req.Task),
+		Addresses: req.Addresses, Criteria: req.Criteria, OutOfScope: req.OutOfScope, Checks: req.Checks, Agent: req.Agent, Sandbox: req.Sandbox}
+	if req.Bounds != nil {
+		spec.Bounds = *req.Bounds
+	} else {
+		spec.Bounds = bounds.Defaults()
+	}
+	where := rules.Where{}
+	switch {
+	case req.Resume != "":
+		resumed, err := r.ResumeSpec(ctx, req.Resume)
+		if err != nil {
+			return run.Spec{}, fieldErrors(&FieldError{"resume", err.Error()})
+		}
+		rc, _ := r.Receipt(req.Resume) // ResumeSpec read it
+		spec, where = resumed, rules.WhereRun(rc)
+		spec.RunID = req.ID
+	case req.Git != nil:
+		where.Source, _ = req.Git.URL(req.GitHost) // a repository that is not one fails the run, recorded
+	case req.Session != "" && req.Session != "new":
+		if s, err := r.LoadSession(req.Session); err == nil {
+			where.Source = s.Source
+		}
+	case req.Dir != "":
+		real, err := source.Folder(req.Dir)
+		if err != nil {
+			return run.Spec{}, fieldErrors(&FieldError{"dir", err.Error()})
+		}
+		spec.SourceDir, where.Source = real, real
+	}
+	if spec.RunID == "" {
+		spec.RunID = run.NewRunID(time.Now())
+	}
+	spec.Model, spec.Verifier = req.Model, req.Verifier
+	spec.Approver = agent.Chain{Policy: agent.Policy{Allow: req.Allow}, Rules: rules.Set{File: rules.At(r.DataDir), Where: where}, Next: req.Ask}
+	return spec, nil
+}
+
 // Launcher launches runs with Runner through Queue.
 type Launcher struct {
 	Runner *run.Runner
@@ -108,11 +177,10 @@ type Task struct {
 // names none); its gated calls are asked about on the board again, after
 // the approval rules. It returns the new run's id, or the problems by field.
 func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string, FieldErrors) {
-	spec, err := l.Runner.ResumeSpec(ctx, runID)
+	rc, err := l.Runner.Receipt(runID)
 	if err != nil {
 		return "", fieldErrors(&FieldError{"resume", err.Error()})
 	}
-	rc, _ := l.Runner.Receipt(runID) // ResumeSpec read it
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
 		t.Model = rc.Model.ProfileName()
 	}
@@ -124,8 +192,10 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 		return "", fieldErrors(ferr)
 	}
 	id := run.NewRunID(time.Now())
-	spec.RunID, spec.Model = id, choice
-	spec.Approver = l.approver(id, "", rules.WhereRun(rc))
+	spec, errs := Build(ctx, l.Runner, Request{ID: id, Resume: runID, Model: choice, Ask: l.ask(id)})
+	if len(errs) > 0 {
+		return "", errs
+	}
 	l.Queue.Submit(spec, "Resume: "+spec.Task)
 	return id, nil
 }
@@ -167,24 +237,13 @@ func (l *Launcher) log() *slog.Logger {
 	return l.Log
 }
 
-// approver is who decides a run's gated calls: the allowed commands, then
-// the approval rules (of the run's source folder or repository), then a
-// person on the board.
-func (l *Launcher) approver(id, allow string, where rules.Where) agent.Approver {
-	c := agent.Chain{Policy: agent.Policy{Allow: lines(allow)}, Rules: rules.Set{File: rules.At(l.Runner.DataDir), Where: where}}
-	if l.Board != nil {
-		c.Next = l.Board.For(id)
+// ask is who decides run id's gated calls after its allowed commands and
+// the approval rules: a person on the board (none: they are refused).
+func (l *Launcher) ask(id string) agent.Approver {
+	if l.Board == nil {
+		return nil
 	}
-	return c
-}
-
-// sessionSource is the folder a session's runs are applied to.
-func (l *Launcher) sessionSource(id string) string {
-	s, err := l.Runner.LoadSession(id)
-	if err != nil {
-		return ""
-	}
-	return s.Source
+	return l.Board.For(id)
 }
 
 // Continue queues the next run of a session: its next message, over the
@@ -207,8 +266,12 @@ func (l *Launcher) Continue(session string, t Task) (string, FieldErrors) {
 		return "", errs
 	}
 	id := run.NewRunID(time.Now())
-	l.Queue.Submit(run.Spec{RunID: id, Session: session, Task: strings.TrimSpace(t.Task), Addresses: t.addresses, Model: choice, Bounds: bounds.Defaults(),
-		Approver: l.approver(id, t.Allow, rules.Where{Source: l.sessionSource(session)}), Agent: a}, strings.TrimSpace(t.Task))
+	spec, errs := Build(context.Background(), l.Runner, Request{ID: id, Session: session, Task: t.Task, Addresses: t.addresses, Model: choice,
+		Agent: a, Allow: lines(t.Allow), Ask: l.ask(id)})
+	if len(errs) > 0 {
+		return "", errs
+	}
+	l.Queue.Submit(spec, spec.Task)
 	return id, nil
 }
 
@@ -396,13 +459,9 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
 	if len(errs) > 0 {
 		return run.Spec{}, errs
 	}
-	where := rules.Where{Source: src}
-	if git != nil {
-		where.Source, _ = git.URL(l.gitHost())
-	}
-	return run.Spec{RunID: id, SourceDir: src, Task: strings.TrimSpace(v.Task), Criteria: lines(v.Criteria), OutOfScope: lines(v.OutOfScope),
-		Model: choice, Bounds: b, Checks: lines(v.Checks), Verifier: verifier, Approver: l.approver(id, v.Allow, where), Agent: agent, Sandbox: mode,
-		Git: git, GitHost: l.gitHost()}, nil
+	return Build(context.Background(), l.Runner, Request{ID: id, Dir: src, Git: git, GitHost: l.gitHost(), Task: v.Task, Criteria: lines(v.Criteria),
+		OutOfScope: lines(v.OutOfScope), Checks: lines(v.Checks), Model: choice, Verifier: verifier, Bounds: &b, Agent: agent, Sandbox: mode,
+		Allow: lines(v.Allow), Ask: l.ask(id)})
 }
 
 // modelChoice is the model a form asks for: a model script under a source
@@ -497,14 +556,17 @@ func (l *Launcher) Demo(id string) error {
 	}
 	// In the dashboard the demo's command waits for a person to approve it,
 	// so the demo shows approval requests as well as the diff review.
-	var approver agent.Approver = agent.Policy{Allow: demo.AllowedCommands}
-	if l.Board != nil {
-		approver = agent.Chain{Rules: rules.Set{File: rules.At(l.Runner.DataDir), Where: rules.Where{Source: src}}, Next: l.Board.For(id)}
+	req := Request{ID: id, Dir: src, Task: demo.Task, Criteria: demo.Criteria, Model: run.ModelChoice{Script: sc}, Ask: l.ask(id)}
+	if l.Board == nil {
+		req.Allow = demo.AllowedCommands
+	}
+	spec, errs := Build(context.Background(), l.Runner, req)
+	if len(errs) > 0 {
+		return errs
 	}
 	forget := l.remember(queuedRecord{RunID: id, Kind: "demo"})
-	l.Queue.Submit(run.Spec{RunID: id, SourceDir: src, Task: demo.Task, Criteria: demo.Criteria,
-		Model: run.ModelChoice{Script: sc}, Bounds: bounds.Defaults(), Approver: approver,
-		Started: forget, Dropped: forget}, "The demo: "+demo.Task)
+	spec.Started, spec.Dropped = forget, forget
+	l.Queue.Submit(spec, "The demo: "+demo.Task)
 	return nil
 }
 

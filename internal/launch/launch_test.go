@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/launch"
+	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
@@ -181,4 +183,71 @@ func TestLaunchOnAGitRepository(t *testing.T) {
 	if src := rb.Receipt.Source; src.Kind != "git" || src.CommitSHA != commits["public"] || src.Repository != base+"/public.git" {
 		t.Fatalf("source %+v failure %+v", src, rb.Receipt.Failure)
 	}
+}
+
+// Build is how every run is made (the CLI, the form, the API, a session's
+// next message, the demo): a source folder is named through its links as a
+// rule names it, and the approver asks the allowed commands, then the
+// rules of where the run works, then Ask.
+func TestBuildNamesTheSourceAndItsRulesDecide(t *testing.T) {
+	data, real := t.TempDir(), t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	r := &run.Runner{DataDir: data}
+	if _, err := rules.At(data).Add(rules.Rule{Tool: "run_command", Match: "prefix", Command: "make", Scope: rules.ScopeSource, Target: real, CreatedBy: "local:rita"}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(command string) agent.ApprovalRequest {
+		return agent.ApprovalRequest{Tool: "run_command", Args: `{"command":"` + command + `"}`}
+	}
+	tests := []struct {
+		name    string
+		req     launch.Request
+		command string
+		by      string // who decides; "" is nobody: refused
+	}{
+		{"a rule of the folder, named through a link", launch.Request{Dir: link}, "make test", "rule"},
+		{"the allowed commands first", launch.Request{Dir: link, Allow: []string{"make"}}, "make test", "policy"},
+		{"a command no rule allows goes to Ask", launch.Request{Dir: link, Ask: alwaysAsk{}}, "go test", "asked"},
+		{"nobody to ask: refused", launch.Request{Dir: link}, "go test", ""},
+		{"another folder's rule does not apply", launch.Request{Dir: t.TempDir()}, "make test", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, errs := launch.Build(context.Background(), r, tc.req)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if tc.req.Dir == link && spec.SourceDir != real {
+				t.Errorf("source folder %s, want %s", spec.SourceDir, real)
+			}
+			if !bundle.ValidID(spec.RunID) || spec.Bounds.MaxTurns == 0 {
+				t.Errorf("a new id and the default bounds: %q %+v", spec.RunID, spec.Bounds)
+			}
+			d, err := spec.Approver.Approve(context.Background(), call(tc.command))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.by == "" && d.Approved:
+				t.Errorf("approved by %s, want refused", d.By)
+			case tc.by != "" && (!d.Approved || !strings.Contains(d.By, tc.by)):
+				t.Errorf("decided %+v, want approved by %s", d, tc.by)
+			}
+		})
+	}
+	if _, errs := launch.Build(context.Background(), r, launch.Request{Dir: filepath.Join(real, "missing")}); errs["dir"] == "" {
+		t.Errorf("a missing folder: %v, want a problem of field dir", errs)
+	}
+	if _, errs := launch.Build(context.Background(), r, launch.Request{Resume: "20260101-000000-nosuch"}); errs["resume"] == "" {
+		t.Errorf("resuming no run: %v, want a problem of field resume", errs)
+	}
+}
+
+type alwaysAsk struct{}
+
+func (alwaysAsk) Approve(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+	return agent.Decision{Approved: true, By: "asked"}, nil
 }
