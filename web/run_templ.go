@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/records"
 )
 
 func RunView(p RunPage) templ.Component {
@@ -2129,9 +2129,9 @@ func TranscriptView(p RunPage) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var107 string
-					templ_7745c5c3_Var107, templ_7745c5c3_Err = templ.JoinStringErrs(shorten(shown(s.Body), 140))
+					templ_7745c5c3_Var107, templ_7745c5c3_Err = templ.JoinStringErrs(bundle.Line(shown(s.Body), 140))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/run.templ`, Line: 382, Col: 45}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/run.templ`, Line: 382, Col: 49}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var107))
 					if templ_7745c5c3_Err != nil {
@@ -2144,7 +2144,7 @@ func TranscriptView(p RunPage) templ.Component {
 					var templ_7745c5c3_Var108 string
 					templ_7745c5c3_Var108, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(len(s.Body)))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/run.templ`, Line: 382, Col: 88}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/run.templ`, Line: 382, Col: 92}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var108))
 					if templ_7745c5c3_Err != nil {
@@ -3342,7 +3342,7 @@ func partChoice(file, hunk int, what string) templ.Component {
 // addressed when the run asked to make it changed the comment's file.
 // requestedBy says who asked for a request's changes, when, and which run
 // makes them; ofRun names the run they were asked of too.
-func requestedBy(rq run.RequestState, ofRun bool) templ.Component {
+func requestedBy(rq records.RequestState, ofRun bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -3497,7 +3497,7 @@ func requestedBy(rq run.RequestState, ofRun bool) templ.Component {
 	})
 }
 
-func changeRequest(rq run.RequestState) templ.Component {
+func changeRequest(rq records.RequestState) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/runview"
@@ -199,11 +200,11 @@ type SessionPage struct {
 	Errors  map[string]string // by field
 	// Requests are the changes reviewers asked of the session's runs, in
 	// the runs' order.
-	Requests []run.RequestState
+	Requests []records.RequestState
 }
 
 // commentTally counts the comments of requests and how many are addressed.
-func commentTally(requests []run.RequestState) string {
+func commentTally(requests []records.RequestState) string {
 	n, done := 0, 0
 	for _, rq := range requests {
 		for _, a := range rq.Addressed {
@@ -302,19 +303,11 @@ func formatCount(n int64) string {
 
 func humanStatus[S ~string](s S) string { return strings.ReplaceAll(string(s), "_", " ") }
 
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
 // title is a run's task as a title: its first paragraph, shortened to n
 // characters (the rest is in the transcript).
 func title(task string, n int) string {
 	first, _, _ := strings.Cut(strings.TrimSpace(strings.ReplaceAll(task, "\r\n", "\n")), "\n\n")
-	return shorten(first, n)
+	return bundle.Line(first, n)
 }
 
 func shortSHA(s string) string {
@@ -336,7 +329,7 @@ func eventData(ev bundle.Event) string {
 	if len(ev.Data) == 0 {
 		return ""
 	}
-	return shorten(string(ev.Data), 400)
+	return bundle.Line(string(ev.Data), 400)
 }
 
 // eventClass groups event types for colouring the timeline.

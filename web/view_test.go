@@ -7,7 +7,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
-	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -102,9 +102,9 @@ func TestCommentTallyCountsAddressedAndOpen(t *testing.T) {
 		{[][]bool{{false}}, "1 comment: 0 addressed, 1 open"},
 		{[][]bool{{}}, "0 comments: 0 addressed, 0 open"},
 	} {
-		var rs []run.RequestState
+		var rs []records.RequestState
 		for _, a := range tc.addressed {
-			rs = append(rs, run.RequestState{Addressed: a})
+			rs = append(rs, records.RequestState{Addressed: a})
 		}
 		if got := commentTally(rs); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.addressed, got, tc.want)

@@ -195,7 +195,7 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 		case !names[call.Name]:
 			result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", call.Name, strings.Join(toolNames(specs), ", "))
 		case !json.Valid([]byte(orEmptyObject(call.Arguments))):
-			result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, clip(call.Arguments, 200))
+			result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, bundle.Clip(call.Arguments, 200))
 		case call.Name == AskUserTool:
 			roundMalformed = false
 			q := Question(call.Arguments)
@@ -282,21 +282,14 @@ func orEmptyObject(s string) string {
 func EventArgs(args string) json.RawMessage {
 	var v map[string]any
 	if json.Unmarshal([]byte(args), &v) != nil {
-		out, _ := json.Marshal(clip(args, 300))
+		out, _ := json.Marshal(bundle.Clip(args, 300))
 		return out
 	}
 	for k, val := range v {
 		if s, ok := val.(string); ok && len(s) > 300 {
-			v[k] = clip(s, 300)
+			v[k] = bundle.Clip(s, 300)
 		}
 	}
 	out, _ := json.Marshal(v)
 	return out
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -106,7 +106,7 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		if strings.Contains(in.Final, s.Text) {
 			return held(s, true, "the final message contains %q", s.Text)
 		}
-		return held(s, false, "the final message does not contain %q: %s", s.Text, clip(in.Final, 200))
+		return held(s, false, "the final message does not contain %q: %s", s.Text, bundle.Clip(in.Final, 200))
 	case KindToolCalled, KindToolNotCalled:
 		n := 0
 		for _, c := range in.Calls {
@@ -223,12 +223,12 @@ func runExecutable(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 	case res.signal != "":
 		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: killed by %s%s", s.Name, res.signal, outputTail(out))
 	case res.code == 0:
-		r.Passed, r.Detail = true, clip(firstLine(out), 300)
+		r.Passed, r.Detail = true, bundle.Clip(firstLine(out), 300)
 		if r.Detail == "" {
 			r.Detail = "held (exit 0)"
 		}
 	case res.code == 1:
-		r.Detail = clip(out, 2000)
+		r.Detail = bundle.Clip(out, 2000)
 		if r.Detail == "" {
 			r.Detail = fmt.Sprintf("checks/%s failed (exit 1) without saying why", s.Name)
 		}
@@ -340,11 +340,4 @@ func outputTail(out string) string {
 		out = "…" + out[len(out)-1000:]
 	}
 	return "\n" + out
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -121,7 +121,7 @@ func reviewRun(ctx context.Context, r *run.Runner, dir string, rc *bundle.Receip
 		defer st.Close()
 		return st.Audit(ctx, store.AuditEntry{Actor: d.Actor, Action: d.Action(), Object: d.RunID, Detail: d.AuditDetail(), Op: d.Op})
 	}
-	opt, err := r.ReviewOptions(dir, rc)
+	opt, err := r.Records().ReviewOptions(dir, rc)
 	if err != nil {
 		return nil, err
 	}

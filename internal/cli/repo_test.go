@@ -122,7 +122,7 @@ func TestAnApprovedGitRunIsOfferedAndAppliedToACheckout(t *testing.T) {
 		t.Fatalf("the review of a git run: %+v (approved, applied nowhere)", rv)
 	}
 
-	mbox, err := rn.Mbox(context.Background(), runID)
+	mbox, err := rn.Records().Mbox(context.Background(), runID)
 	if err != nil || !strings.Contains(string(mbox), "Subject: [PATCH] Make a.txt say three") {
 		t.Fatalf("mbox: %v\n%s", err, mbox)
 	}
@@ -205,12 +205,12 @@ func TestAGitRunApprovedPartByPartOffersOnlyTheAcceptedParts(t *testing.T) {
 	if !rv.Approved || rv.Applied || len(rv.AppliedParts) != 1 || rv.AppliedParts[0].Path != "a.txt" || len(rv.RejectedParts) != 1 || rv.RejectedParts[0].Path != "b.txt" {
 		t.Fatalf("review = %+v", rv)
 	}
-	runDir, _ := g.rn.RunDir(g.runID)
+	runDir, _ := g.rn.Records().RunDir(g.runID)
 	accepted, err := os.ReadFile(filepath.Join(runDir, bundle.AcceptedFile))
 	if err != nil || !strings.Contains(string(accepted), "+three") || strings.Contains(string(accepted), "b.txt") {
 		t.Fatalf("accepted.patch: %v\n%s", err, accepted)
 	}
-	mbox, err := g.rn.Mbox(context.Background(), g.runID)
+	mbox, err := g.rn.Records().Mbox(context.Background(), g.runID)
 	if err != nil || !strings.Contains(string(mbox), "+three") || strings.Contains(string(mbox), "not wanted") {
 		t.Fatalf("mbox: %v\n%s", err, mbox)
 	}
@@ -261,7 +261,7 @@ func newGitRun(t *testing.T, script string) *gitRun {
 // review decides on the run through the gate with verdict v.
 func (g *gitRun) review(v gate.Verdict) *bundle.Review {
 	g.t.Helper()
-	runDir, _ := g.rn.RunDir(g.runID)
+	runDir, _ := g.rn.Records().RunDir(g.runID)
 	b, _ := bundle.ReadRun(runDir, bundle.DefaultLimits())
 	rv, err := reviewRun(context.Background(), g.rn, runDir, &b.Receipt, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return v, nil

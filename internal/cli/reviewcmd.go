@@ -54,12 +54,12 @@ See docs/review.md.`)
 		return err
 	}
 	runID := fs.Arg(0)
-	session, message, err := r.RequestChanges(runID, cr)
+	session, message, err := r.Records().RequestChanges(runID, cr)
 	if err != nil {
 		return usagef("review", "%v", err)
 	}
 	req.ID, req.Session, req.Task, req.Addresses = run.NewRunID(time.Now()), session, message, runID
-	if err := r.LinkRequest(runID, req.ID); err != nil {
+	if err := r.Records().LinkRequest(runID, req.ID); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "asked for changes of run %s; session %s goes on with run %s\n", runID, session, req.ID)

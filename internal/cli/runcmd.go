@@ -427,7 +427,7 @@ the receipt and the audit log record.`)
 
 // applicable is the bundle folder of the run apply names, and its bundle.
 func applicable(r *run.Runner, runID string) (string, *bundle.Run, error) {
-	dir, err := r.RunDir(runID)
+	dir, err := r.Records().RunDir(runID)
 	if err != nil {
 		return "", nil, usagef("apply", "%v", err)
 	}

@@ -192,7 +192,7 @@ func scenarioList(env Env, args []string) error {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tTURNS\tCHECKS\tREPEAT\tTAGS\tDESCRIPTION")
 	for _, s := range scenarios {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, len(s.Turns), len(s.Checks), s.Repeat, strings.Join(s.Tags, ","), clipLine(s.Description, 60))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, len(s.Turns), len(s.Checks), s.Repeat, strings.Join(s.Tags, ","), bundle.Line(s.Description, 60))
 	}
 	tw.Flush()
 	for _, p := range problems {
@@ -349,7 +349,7 @@ Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
 	if err != nil {
 		return err
 	}
-	dir, err := r.RunDir(fs.Arg(0))
+	dir, err := r.Records().RunDir(fs.Arg(0))
 	if err != nil {
 		return usagef("check", "%v", err)
 	}

@@ -110,7 +110,7 @@ step per answered model call, tool call ids kept.`)
 	if err != nil {
 		return err
 	}
-	yaml, err := r.ExportScript(fs.Arg(0))
+	yaml, err := r.Records().ExportScript(fs.Arg(0))
 	if err != nil {
 		return usagef("script export", "%v", err)
 	}

@@ -53,7 +53,7 @@ func verifyDemoRun(ctx context.Context, check func(ok bool, what string, detail 
 
 	rv, err := gate.Review(ctx, res.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return gate.Verdict{Approved: true, By: "selftest", Reason: "selftest approves"}, nil
-	}), gate.Options{Workspace: r.BaseRepo(res.Dir, &rc)})
+	}), gate.Options{Workspace: r.Records().BaseRepo(res.Dir, &rc)})
 	after, _ := os.ReadFile(filepath.Join(src, "money.go"))
 	check(err == nil && rv.Applied && strings.Contains(string(after), "math.Round"), "approving applies the diff to the source copy", err)
 	_, err = gate.Review(ctx, res.Dir, nil, gate.Options{})

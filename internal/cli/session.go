@@ -90,7 +90,7 @@ func sessionShow(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := r.LoadSession(fs.Arg(0))
+	s, err := r.Records().LoadSession(fs.Arg(0))
 	if err != nil {
 		return usagef("session show", "%v", err)
 	}
@@ -103,7 +103,7 @@ func sessionShow(env Env, args []string) error {
 		if b, err := bundle.ReadRun(filepath.Join(r.DataDir, "runs", id), bundle.DefaultLimits()); err == nil {
 			status, task = string(b.Receipt.Status), b.Receipt.Task
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, id, strings.ReplaceAll(status, "_", " "), clipLine(task, 70))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", i+1, id, strings.ReplaceAll(status, "_", " "), bundle.Line(task, 70))
 	}
 	return tw.Flush()
 }
@@ -147,7 +147,7 @@ exchanges, into a new session. Prints each run as it goes.`)
 	if err != nil {
 		return err
 	}
-	s, err := r.LoadSession(fs.Arg(0))
+	s, err := r.Records().LoadSession(fs.Arg(0))
 	if err != nil {
 		return usagef("session replay", "%v", err)
 	}
@@ -185,12 +185,4 @@ exchanges, into a new session. Prints each run as it goes.`)
 		return exitError{worst}
 	}
 	return nil
-}
-
-func clipLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
 // The intents.
@@ -115,7 +117,7 @@ func (t Tool) Args(in Intent, path string) map[string]any {
 			args[t.Key] = []string{"bash", "-lc", in.Command}
 		}
 		if t.Describe {
-			args["description"] = "run " + clip(in.Command, 60)
+			args["description"] = "run " + bundle.Clip(in.Command, 60)
 		}
 	case Ask:
 		args[t.Key] = in.Question
@@ -210,11 +212,4 @@ func (in Intent) Native() (string, string) {
 	t := all()[i]
 	data, _ := json.Marshal(t.Args(in, in.Path))
 	return t.Name, string(data)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

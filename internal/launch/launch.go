@@ -104,13 +104,13 @@ func Build(ctx context.Context, r *run.Runner, req Request) (run.Spec, FieldErro
 		if err != nil {
 			return run.Spec{}, fieldErrors(&FieldError{"resume", err.Error()})
 		}
-		rc, _ := r.Receipt(req.Resume) // ResumeSpec read it
+		rc, _ := r.Records().Receipt(req.Resume) // ResumeSpec read it
 		spec, where = resumed, rules.WhereRun(rc)
 		spec.RunID = req.ID
 	case req.Git != nil:
 		where.Source, _ = req.Git.URL(req.GitHost) // a repository that is not one fails the run, recorded
 	case req.Session != "" && req.Session != "new":
-		if s, err := r.LoadSession(req.Session); err == nil {
+		if s, err := r.Records().LoadSession(req.Session); err == nil {
 			where.Source = s.Source
 		}
 	case req.Dir != "":
@@ -177,7 +177,7 @@ type Task struct {
 // names none); its gated calls are asked about on the board again, after
 // the approval rules. It returns the new run's id, or the problems by field.
 func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string, FieldErrors) {
-	rc, err := l.Runner.Receipt(runID)
+	rc, err := l.Runner.Records().Receipt(runID)
 	if err != nil {
 		return "", fieldErrors(&FieldError{"resume", err.Error()})
 	}
@@ -207,7 +207,7 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 // returns the new run's id, or the problems by field.
 func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, FieldErrors) {
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
-		rc, _ := l.Runner.Receipt(runID) // unread, it has no profile: the request names the model
+		rc, _ := l.Runner.Records().Receipt(runID) // unread, it has no profile: the request names the model
 		t.Model = rc.Model.ProfileName()
 	}
 	if _, ferr := l.modelChoice(t); ferr != nil {
@@ -216,14 +216,14 @@ func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task)
 		}
 		return "", fieldErrors(ferr)
 	}
-	session, message, err := l.Runner.RequestChanges(runID, cr)
+	session, message, err := l.Runner.Records().RequestChanges(runID, cr)
 	if err != nil {
 		return "", fieldErrors(&FieldError{"summary", err.Error()})
 	}
 	t.Task, t.addresses = message, runID
 	id, errs := l.Continue(session, t)
 	if len(errs) == 0 {
-		if err := l.Runner.LinkRequest(runID, id); err != nil {
+		if err := l.Runner.Records().LinkRequest(runID, id); err != nil {
 			l.log().Warn("link the requested changes", "run", runID, "next", id, "err", err)
 		}
 	}
@@ -285,11 +285,11 @@ func (l *Launcher) gitHost() string {
 // sessionAgent is the name of the agent of a session's last run ("" for
 // proctor's own, or when it cannot be read).
 func (l *Launcher) sessionAgent(id string) string {
-	s, err := l.Runner.LoadSession(id)
+	s, err := l.Runner.Records().LoadSession(id)
 	if err != nil || len(s.Runs) == 0 {
 		return ""
 	}
-	dir, err := l.Runner.RunDir(s.Runs[len(s.Runs)-1])
+	dir, err := l.Runner.Records().RunDir(s.Runs[len(s.Runs)-1])
 	if err != nil {
 		return ""
 	}

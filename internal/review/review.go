@@ -78,7 +78,7 @@ func (s *Service) Decide(ctx context.Context, id string, who Who, d Diff) error 
 	if !bundle.ValidID(id) || s.Runner == nil {
 		return fmt.Errorf("%w: %q", ErrNoRun, id)
 	}
-	dir, err := s.Runner.RunDir(id)
+	dir, err := s.Runner.Records().RunDir(id)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoRun, err)
 	}
@@ -97,7 +97,7 @@ func (s *Service) Decide(ctx context.Context, id string, who Who, d Diff) error 
 	if err != nil {
 		return err
 	}
-	opt, err := s.Runner.ReviewOptions(dir, &b.Receipt)
+	opt, err := s.Runner.Records().ReviewOptions(dir, &b.Receipt)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (s *Service) Recover(ctx context.Context) (int, []error) {
 	done, errs := gate.RecoverAll(ctx, filepath.Join(s.DataDir, "runs"), s.record)
 	for _, d := range done {
 		if s.Runner != nil {
-			if dir, err := s.Runner.RunDir(d.RunID); err == nil {
+			if dir, err := s.Runner.Records().RunDir(d.RunID); err == nil {
 				s.index(ctx, dir)
 			}
 		}

@@ -272,7 +272,7 @@ func TestASessionContinuesAnExternalAgentsConversation(t *testing.T) {
 			if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
 				t.Fatalf("first run: %v %+v", err, first.Receipt)
 			}
-			sid, msg, err := r.RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Summary: "And now c.txt"})
+			sid, msg, err := r.Records().RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Summary: "And now c.txt"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -140,11 +140,11 @@ func TestASessionsRunIsResumedInItsSession(t *testing.T) {
 	if res.Receipt.SessionID != sid || strings.Join(res.Receipt.Changed, ",") != "b.txt" || res.Receipt.Source.Path != src {
 		t.Errorf("resumed: session %s, changed %v, source %s; want %s, b.txt (a.txt was the first run's), %s", res.Receipt.SessionID, res.Receipt.Changed, res.Receipt.Source.Path, sid, src)
 	}
-	s, err := r.LoadSession(sid)
+	s, err := r.Records().LoadSession(sid)
 	if err != nil || strings.Join(s.Runs, ",") != first.Receipt.RunID+","+cut.Receipt.RunID+","+res.Receipt.RunID {
 		t.Errorf("session runs %v (%v), want the first, the interrupted and the resumed", s.Runs, err)
 	}
-	earlier, err := r.EarlierInSession(&res.Receipt)
+	earlier, err := r.Records().EarlierInSession(&res.Receipt)
 	if err != nil || len(earlier) != 1 || earlier[0].RunID != first.Receipt.RunID {
 		t.Errorf("earlier in the session %+v (%v), want the first run alone (the interrupted one's changes are the resumed one's)", earlier, err)
 	}
@@ -166,7 +166,7 @@ func TestASessionsRunIsResumedInItsSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := resumeOK(t, r, cut.Receipt.RunID)
-		s, err := r.LoadSession(cut.Receipt.SessionID)
+		s, err := r.Records().LoadSession(cut.Receipt.SessionID)
 		if err != nil || strings.Join(s.Runs, ",") != res.Receipt.RunID || s.Source != src {
 			t.Errorf("session %+v (%v), want the resumed run over %s", s, err, src)
 		}

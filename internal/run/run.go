@@ -18,6 +18,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -230,6 +231,10 @@ func (l *live) stage(ctx context.Context, ev bundle.StageStartedEvent) {
 	l.saveReceipt(ctx)
 }
 
+// Records are the records of the runner's data folder: its runs' bundles,
+// sessions and change requests.
+func (r *Runner) Records() records.Data { return records.Data{Dir: r.DataDir} }
+
 // now is the runner's clock (Now, else the wall clock). A runner is shared
 // by concurrent runs, so Run never writes to it.
 func (r *Runner) now() time.Time {
@@ -323,7 +328,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	} else if spec.Model.Script != nil {
 		l.receipt.Model.Profile = bundle.ScriptProfile(filepath.Base(spec.Model.Script.Path))
 	}
-	l.progress("run %s: %s", id, clip(spec.Task, 80))
+	l.progress("run %s: %s", id, bundle.Line(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
 	// ends; the stages in between are events, which are written live.
 	if err := rec.receipt(&l.receipt, false); err != nil {
@@ -666,7 +671,7 @@ func (l *live) emit(ev bundle.EventData) {
 		}
 	case bundle.ToolCallEvent:
 		l.calls = append(l.calls, check.Call{Tool: ev.Name, Args: string(ev.Args)})
-		l.progress("  tool %s %s", ev.Name, clip(l.redact.String(string(ev.Args)), 100))
+		l.progress("  tool %s %s", ev.Name, bundle.Line(l.redact.String(string(ev.Args)), 100))
 	case bundle.AgentQuestionEvent:
 		l.asked = append(l.asked, ev.Question)
 		if ev.ID != "" {
@@ -837,14 +842,6 @@ func scrubbedEnv(environ []string, dir string) []string {
 		out = append(out, kv)
 	}
 	return append(out, "PROCTOR_WORKSPACE="+dir)
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // showWaiting wraps the part of an approver that waits for a person (on its

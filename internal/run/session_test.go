@@ -64,7 +64,7 @@ func TestSessionContinuesConversationAndWorkspace(t *testing.T) {
 	if !strings.Contains(string(xs[0].Request), "Mention the date?") || !strings.Contains(string(xs[0].Request), "start a changelog") {
 		t.Fatalf("history missing from %s", xs[0].Request)
 	}
-	s, err := r.LoadSession(sid)
+	s, err := r.Records().LoadSession(sid)
 	if err != nil || len(s.Runs) != 2 || s.Runs[0] != res1.RunID || s.Runs[1] != res2.RunID {
 		t.Fatalf("session %+v %v", s, err)
 	}
@@ -107,7 +107,7 @@ func TestSessionRunsApplyToTheSourceInOrder(t *testing.T) {
 		return gate.Verdict{Approved: true, By: "ana"}, nil
 	})
 	review := func(res *run.Result) error {
-		opt, err := r.ReviewOptions(res.Dir, &res.Receipt)
+		opt, err := r.Records().ReviewOptions(res.Dir, &res.Receipt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ func TestRequestedChangesApplyAfterTheCommentedRun(t *testing.T) {
 	if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
 		t.Fatalf("first: %v %+v", err, first)
 	}
-	sid, msg, err := r.RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Comments: []bundle.Comment{{Path: "a.txt", Line: 2, Text: "shout it"}}})
+	sid, msg, err := r.Records().RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Comments: []bundle.Comment{{Path: "a.txt", Line: 2, Text: "shout it"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestRequestedChangesApplyAfterTheCommentedRun(t *testing.T) {
 		return gate.Verdict{Approved: true, By: "ana"}, nil
 	})
 	for _, res := range []*run.Result{first, next} {
-		opt, err := r.ReviewOptions(res.Dir, &res.Receipt)
+		opt, err := r.Records().ReviewOptions(res.Dir, &res.Receipt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestASessionsRunsRunOneAtATime(t *testing.T) {
 	if err != nil || !strings.Contains(fmt.Sprint(req.Messages), "list the files") {
 		t.Fatalf("the third run did not go on from the second: %v %v", req.Messages, err)
 	}
-	s, _ := r.LoadSession(sid)
+	s, _ := r.Records().LoadSession(sid)
 	if strings.Join(s.Runs, ",") != strings.Join([]string{first.RunID, res2.RunID, res3.RunID}, ",") {
 		t.Fatalf("session runs %v", s.Runs)
 	}

@@ -120,8 +120,8 @@ func (l *live) askVerifier(ctx context.Context, ws *workspace.Workspace) bundle.
 	err = json.Unmarshal([]byte(strings.TrimSpace(text)), &answer)
 	if err != nil || (answer.Verdict != "pass" && answer.Verdict != "fail") || answer.Confidence == nil || *answer.Confidence < 0 || *answer.Confidence > 1 {
 		v.ParseOK = &no
-		v.Issues = []string{"the verifier's answer is not the JSON asked for: " + clip(resp.Message.Content, 300)}
-		l.rec.event(bundle.VerifyUnparseableEvent{Answer: clip(resp.Message.Content, 1000)})
+		v.Issues = []string{"the verifier's answer is not the JSON asked for: " + bundle.Line(resp.Message.Content, 300)}
+		l.rec.event(bundle.VerifyUnparseableEvent{Answer: bundle.Line(resp.Message.Content, 1000)})
 		return v
 	}
 	v.ParseOK = &yes

@@ -19,15 +19,13 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/patch"
-	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
-// Service reads runs. Runner is nil where runs are only read (no change
-// requests are shown); Queue is nil where no run is launched.
+// Service reads runs; Queue is nil where no run is launched.
 type Service struct {
 	Store   *store.Store
-	Runner  *run.Runner
 	Queue   *jobs.Queue
 	DataDir string
 	Limits  bundle.Limits
@@ -45,11 +43,11 @@ type View struct {
 	TranscriptErr string
 	Files         []patch.File // the diff
 	DiffErr       string
-	AgentLog      string             // the end of an external agent's output (agent.log)
-	Requests      []run.RequestState // the changes reviewers asked of this run
-	Addressing    *run.RequestState  // the request this run was made for
-	Live          bool               // queued or running: its events stream
-	CanStop       bool               // launched here, and not ended
+	AgentLog      string                 // the end of an external agent's output (agent.log)
+	Requests      []records.RequestState // the changes reviewers asked of this run
+	Addressing    *records.RequestState  // the request this run was made for
+	Live          bool                   // queued or running: its events stream
+	CanStop       bool                   // launched here, and not ended
 }
 
 // ErrNoDiff is returned for a run without a diff.
@@ -95,13 +93,12 @@ func (s *Service) dir(detail *store.RunDetail) (string, error) {
 // rest is still read.
 func (s *Service) readFiles(v *View, dir string) {
 	v.BundleFiles = bundle.Present(dir)
-	if s.Runner != nil {
-		var err error
-		if v.Requests, err = s.Runner.ChangeRequests(dir); err != nil {
-			v.EventProblems = append(v.EventProblems, bundle.Problem{File: bundle.CommentsFile, Message: err.Error()})
-		}
-		v.Addressing, _ = s.Runner.Addressing(v.Run.Receipt)
+	data := records.Data{Dir: s.DataDir}
+	var err error
+	if v.Requests, err = data.ChangeRequests(dir); err != nil {
+		v.EventProblems = append(v.EventProblems, bundle.Problem{File: bundle.CommentsFile, Message: err.Error()})
 	}
+	v.Addressing, _ = data.Addressing(v.Run.Receipt)
 	events, probs, err := bundle.ReadEvents(dir, s.Limits)
 	if err != nil {
 		probs = append(probs, bundle.Problem{File: bundle.EventsFile, Message: err.Error()})

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
@@ -337,10 +338,10 @@ func (e Expect) differences(req model.Request) []string {
 		diffs = append(diffs, fmt.Sprintf("expected the last message to be from %s, got %s", e.LastRole, orNone(last.Role)))
 	}
 	if e.LastContains != "" && !strings.Contains(last.Content, e.LastContains) {
-		diffs = append(diffs, fmt.Sprintf("expected the last message to contain %q, got %q", e.LastContains, clip(last.Content, 200)))
+		diffs = append(diffs, fmt.Sprintf("expected the last message to contain %q, got %q", e.LastContains, bundle.Clip(last.Content, 200)))
 	}
 	if e.LastMatches != nil && !e.LastMatches.MatchString(last.Content) {
-		diffs = append(diffs, fmt.Sprintf("expected the last message to match /%s/, got %q", e.LastMatches, clip(last.Content, 200)))
+		diffs = append(diffs, fmt.Sprintf("expected the last message to match /%s/, got %q", e.LastMatches, bundle.Clip(last.Content, 200)))
 	}
 	for _, t := range e.ToolsOffered {
 		if !slices.ContainsFunc(req.Tools, func(ts model.ToolSpec) bool { return ts.Name == t }) {
@@ -358,7 +359,7 @@ func (e Expect) differences(req model.Request) []string {
 			}
 		}
 		if !strings.Contains(system.String(), e.SystemHas) {
-			diffs = append(diffs, fmt.Sprintf("expected the system prompt to contain %q, got %q", e.SystemHas, clip(system.String(), 200)))
+			diffs = append(diffs, fmt.Sprintf("expected the system prompt to contain %q, got %q", e.SystemHas, bundle.Clip(system.String(), 200)))
 		}
 	}
 	return diffs
@@ -369,13 +370,6 @@ func orNone(s string) string {
 		return "no message"
 	}
 	return s
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // WithWorkspace is the script for a run whose agent works in dir.

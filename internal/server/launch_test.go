@@ -436,7 +436,7 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 		t.Fatalf("the run is not in the session: %+v", rc)
 	}
 	// The session names the run by the time its receipt says it ended.
-	if s, err := r.LoadSession(sid); err != nil || len(s.Runs) != 2 || s.Runs[1] != id {
+	if s, err := r.Records().LoadSession(sid); err != nil || len(s.Runs) != 2 || s.Runs[1] != id {
 		t.Fatalf("the session does not name its second run: %+v %v", s, err)
 	}
 }
@@ -533,7 +533,7 @@ func TestRecoverReviewsWritesTheMissingAuditEntry(t *testing.T) {
 	if err != nil || res.Receipt.Status != bundle.StatusAwaitingReview {
 		t.Fatalf("demo run: %v", err)
 	}
-	opt, _ := r.ReviewOptions(res.Dir, &res.Receipt)
+	opt, _ := r.Records().ReviewOptions(res.Dir, &res.Receipt)
 	opt.Actor, opt.Address = "ana", "192.0.2.9"
 	opt.Record = func(context.Context, gate.Decided) error { return errors.New("database is locked") }
 	gate.Review(ctx, res.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {

@@ -74,7 +74,7 @@ func (s *Server) continueSession(c echo.Context) error {
 	if s.launcher == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot continue sessions.")
 	}
-	if _, err := s.runner.LoadSession(id); err != nil {
+	if _, err := s.runner.Records().LoadSession(id); err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "Session "+id+" is not in this server's data folder.")
 	}
 	var form web.LaunchValues

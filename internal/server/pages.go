@@ -285,7 +285,7 @@ func (s *Server) renderSession(c echo.Context, id string, v web.LaunchValues, er
 		for i, sr := range sess.Runs {
 			ids[i] = sr.RunID
 		}
-		p.Requests = s.runner.SessionRequests(ids)
+		p.Requests = s.runner.Records().SessionRequests(ids)
 	}
 	return render(c, status, web.SessionView(p))
 }
@@ -309,7 +309,7 @@ func (s *Server) runMbox(c echo.Context) error {
 	if !bundle.ValidID(id) || s.runner == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "No such run.")
 	}
-	mbox, err := s.runner.Mbox(c.Request().Context(), id)
+	mbox, err := s.runner.Records().Mbox(c.Request().Context(), id)
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
 	}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
 )
 
@@ -151,16 +152,9 @@ func decode(args string, v any) error {
 	dec := json.NewDecoder(strings.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("arguments are not valid for this tool: %v (got %s)", err, clip(args, 200))
+		return fmt.Errorf("arguments are not valid for this tool: %v (got %s)", err, bundle.Clip(args, 200))
 	}
 	return nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // requirePath checks a path argument that must be given.
@@ -466,7 +460,7 @@ func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
 					more = true
 					return fs.SkipAll
 				}
-				out = append(out, fmt.Sprintf("%s:%d:%s", path, n, clip(string(line), 300)))
+				out = append(out, fmt.Sprintf("%s:%d:%s", path, n, bundle.Clip(string(line), 300)))
 			}
 		}
 		return nil

@@ -1,4 +1,4 @@
-package run_test
+package records_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
-	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/records"
 )
 
 // The next run's diff addresses a comment when it changes the commented
@@ -70,7 +70,7 @@ rename to renamed.txt
 		{"renamed.txt", 0, false}, // comments name the commented run's path
 		{"absent.txt", 0, false},
 	} {
-		if got := run.Addressed(files, tc.path, tc.line); got != tc.want {
+		if got := records.Addressed(files, tc.path, tc.line); got != tc.want {
 			t.Errorf("%s:%d addressed = %v, want %v", tc.path, tc.line, got, tc.want)
 		}
 	}
@@ -92,7 +92,7 @@ func TestChangesMessageLeadsWithWhoAskedAndWhat(t *testing.T) {
 		{bundle.ChangeRequest{By: "Bo", Comments: []bundle.Comment{{Path: "a.txt", Text: "x"}, {Path: "b.txt", Line: 3, Text: "y"}}},
 			"Changes requested by Bo: 2 comments on your changes.", []string{"- b.txt:3: y\n"}},
 	} {
-		msg := run.ChangesMessage("r1", tc.cr)
+		msg := records.ChangesMessage("r1", tc.cr)
 		if first, _, _ := strings.Cut(msg, "\n"); first != tc.first {
 			t.Errorf("first line %q, want %q", first, tc.first)
 		}

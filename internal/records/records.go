@@ -1,0 +1,594 @@
+// Package records reads and keeps the records of a data folder's runs
+// besides running them (package run): a run's bundle folder and receipt
+// (unpacked from a pack when it is in one), its sessions and their
+// workspaces, the change requests made of a run and whether a later run
+// addressed them, what a review of it needs from the data folder, its
+// change as an mbox, its exchanges as a model script, and the conversation
+// a later run goes on from.
+package records
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/script"
+	"github.com/proctor-dev/proctor/internal/workspace"
+)
+
+// Data is a data folder's runs and sessions as records: <Dir>/runs,
+// <Dir>/sessions, <Dir>/workspaces.
+type Data struct{ Dir string }
+
+// Limits of a request for changes.
+const (
+	MaxSummary  = 4000
+	MaxComments = 200
+	MaxComment  = 2000
+)
+
+// RequestChanges records a reviewer's request for changes on the run
+// runID (in its comments.json) and readies the run's session to continue
+// it: a run outside a session becomes the first run of a new one, over its
+// own workspace. It returns the session and the message the agent is to
+// get as its next user turn. The run itself stays as it is (awaiting
+// review): a session's runs are applied in order, so it is approved (or
+// rejected) before the run that makes the changes.
+func (d Data) RequestChanges(runID string, cr bundle.ChangeRequest) (string, string, error) {
+	b, dir, err := d.Read(runID)
+	if err != nil {
+		return "", "", fmt.Errorf("request changes: %w", err)
+	}
+	rc := b.Receipt
+	switch {
+	case rc.Review != nil:
+		return "", "", fmt.Errorf("run %s is reviewed already (%s by %s); request changes of a run that awaits review", runID, reviewWord(rc.Review), rc.Review.ReviewedBy)
+	case rc.Status != bundle.StatusAwaitingReview && rc.Status != bundle.StatusPassed && rc.Status != bundle.StatusFailed:
+		return "", "", fmt.Errorf("run %s is %s; changes are requested of a run that has ended", runID, strings.ReplaceAll(string(rc.Status), "_", " "))
+	case rc.Kind == bundle.KindScenario:
+		return "", "", fmt.Errorf("run %s is a scenario run; change the scenario instead", runID)
+	}
+	cr.Summary = strings.TrimSpace(cr.Summary)
+	if cr.Summary == "" && len(cr.Comments) == 0 {
+		return "", "", errors.New("say what to change: a summary, or a comment on a line")
+	}
+	if len(cr.Summary) > MaxSummary || len(cr.Comments) > MaxComments {
+		return "", "", fmt.Errorf("at most %d characters of summary and %d comments", MaxSummary, MaxComments)
+	}
+	diff, _ := bundle.ReadFile(dir, bundle.DiffFile, 64<<20)
+	files, _ := patch.Parse(string(diff))
+	for i, c := range cr.Comments {
+		cr.Comments[i].Text = strings.TrimSpace(c.Text)
+		if cr.Comments[i].Text == "" || len(c.Text) > MaxComment {
+			return "", "", fmt.Errorf("comment %d on %s: give its text (at most %d characters)", i+1, c.Path, MaxComment)
+		}
+		q, ok := Quote(files, c.Path, c.Line)
+		if !ok {
+			return "", "", fmt.Errorf("comment %d: %s:%d is not a line of the run's diff", i+1, c.Path, c.Line)
+		}
+		cr.Comments[i].Quote = q
+	}
+	session := rc.SessionID
+	if session == "" {
+		if session, err = d.sessionFromRun(dir, rc); err != nil {
+			return "", "", err
+		}
+	}
+	cr.Session = session
+	if err := appendRequest(dir, cr); err != nil {
+		return "", "", err
+	}
+	return session, ChangesMessage(runID, cr), nil
+}
+
+// LinkRequest records which run was asked to make the last requested
+// changes of runID.
+func (d Data) LinkRequest(runID, nextRun string) error {
+	dir, err := d.RunDir(runID)
+	if err != nil {
+		return err
+	}
+	c, err := readComments(dir)
+	if err != nil || len(c.Requests) == 0 {
+		return err
+	}
+	c.Requests[len(c.Requests)-1].NextRun = nextRun
+	return bundle.WriteJSON(filepath.Join(dir, bundle.CommentsFile), c)
+}
+
+func readComments(dir string) (bundle.Comments, error) {
+	c := bundle.Comments{Schema: bundle.CommentsSchema}
+	data, err := bundle.ReadFile(dir, bundle.CommentsFile, 16<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, fmt.Errorf("%s: %w", filepath.Join(dir, bundle.CommentsFile), err)
+	}
+	return c, nil
+}
+
+func appendRequest(dir string, cr bundle.ChangeRequest) error {
+	c, err := readComments(dir)
+	if err != nil {
+		return err
+	}
+	c.Requests = append(c.Requests, cr)
+	return bundle.WriteJSON(filepath.Join(dir, bundle.CommentsFile), c)
+}
+
+// sessionFromRun makes a run outside a session the first run of a new
+// session over its workspace, applied to the run's source.
+func (d Data) sessionFromRun(dir string, rc bundle.Receipt) (string, error) {
+	ws := filepath.Join(dir, "workspace")
+	if _, err := os.Stat(workspace.GitDir(ws)); err != nil {
+		return "", fmt.Errorf("run %s cannot be continued: its workspace %s is gone", rc.RunID, ws)
+	}
+	now := time.Now().UTC()
+	s := &bundle.Session{Schema: bundle.SessionSchema, SessionID: "sess-" + rc.RunID, Title: bundle.Line(rc.Task, 80), Workspace: ws,
+		Source: rc.Source.Path, CreatedAt: now, UpdatedAt: now, Runs: []string{rc.RunID}, Bounds: rc.Bounds}
+	if err := os.MkdirAll(d.SessionsDir(), 0o755); err != nil {
+		return "", err
+	}
+	if err := bundle.WriteSession(d.SessionsDir(), s); err != nil {
+		return "", err
+	}
+	return s.SessionID, nil
+}
+
+// Quote is the code a comment on path:line is about: that line of the new
+// side of the diff (line 0: the file's first hunk's changed lines). ok is
+// false when the diff has no such file or line.
+func Quote(files []patch.File, path string, line int) (string, bool) {
+	for _, f := range files {
+		if f.Path() != path {
+			continue
+		}
+		var changed []string
+		for _, h := range f.Hunks {
+			for _, l := range h.Lines {
+				if line > 0 && l.NewNo == line && l.Kind != patch.Deleted && l.Kind != patch.Note {
+					return l.Text, true
+				}
+				if l.Kind == patch.Added && len(changed) < 5 {
+					changed = append(changed, l.Text)
+				}
+			}
+		}
+		if line == 0 {
+			return strings.Join(changed, "\n"), true
+		}
+	}
+	return "", false
+}
+
+// ChangesMessage is the user turn that asks the agent for the changes.
+func ChangesMessage(runID string, cr bundle.ChangeRequest) string {
+	// The first line is the new run's title in lists: who asked, and what.
+	var b strings.Builder
+	first := fmt.Sprintf("%d comments on your changes.", len(cr.Comments))
+	if len(cr.Comments) == 1 {
+		first = "a comment on your changes."
+	}
+	if cr.Summary != "" {
+		first, _, _ = strings.Cut(cr.Summary, "\n")
+	}
+	fmt.Fprintf(&b, "Changes requested by %s: %s\n\nA reviewer asked for changes to what you did (run %s).\n", cr.By, first, runID)
+	if _, rest, ok := strings.Cut(cr.Summary, "\n"); ok && strings.TrimSpace(rest) != "" {
+		b.WriteString("\n" + strings.TrimSpace(rest) + "\n")
+	}
+	if len(cr.Comments) > 0 {
+		b.WriteString("\nComments on your changes:\n")
+		for _, c := range cr.Comments {
+			where := c.Path
+			if c.Line > 0 {
+				where += ":" + strconv.Itoa(c.Line)
+			}
+			fmt.Fprintf(&b, "\n- %s: %s\n", where, c.Text)
+			for _, q := range strings.Split(c.Quote, "\n") {
+				if c.Quote != "" {
+					b.WriteString("  > " + q + "\n")
+				}
+			}
+		}
+	}
+	b.WriteString("\nMake these changes in the workspace, then say what you changed.")
+	return b.String()
+}
+
+func reviewWord(rv *bundle.Review) string {
+	if rv.Approved {
+		return "approved"
+	}
+	return "rejected"
+}
+
+// nearLines is how far from a comment's line a later change may be and
+// still address the comment.
+const nearLines = 2
+
+// Addressed reports whether files, the diff of the run asked to make the
+// changes, changes the code a comment on path:line is about: that line or
+// one within two lines of it, or the whole file (deleted, binary); a
+// comment on line 0 is about the whole file, so any change to it counts.
+// The comment's lines are the new side of the commented run's diff, which
+// is the old side of the next run's (it starts where the commented run
+// ended).
+func Addressed(files []patch.File, path string, line int) bool {
+	near := func(n int) bool { return n >= line-nearLines && n <= line+nearLines }
+	for _, f := range files {
+		if f.OldPath != path {
+			continue
+		}
+		if line == 0 || f.Binary || f.Mode == "deleted" {
+			return true
+		}
+		for _, h := range f.Hunks {
+			at, replaces := h.After, false // the old line an added line follows; whether it replaces deleted lines
+			for _, l := range h.Lines {
+				switch l.Kind {
+				case patch.Context:
+					at, replaces = l.OldNo, false
+				case patch.Deleted:
+					if at, replaces = l.OldNo, true; near(at) {
+						return true
+					}
+				case patch.Added: // inserted between old lines at and at+1
+					if !replaces && (near(at) || near(at+1)) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// RequestState is a change request with, for each comment, whether the run
+// asked to make it changed the code the comment is on (Addressed; the
+// reviewer judges the rest on that run's page).
+type RequestState struct {
+	bundle.ChangeRequest
+	RunID     string // the run the request was made of
+	Addressed []bool // by comment
+	NextState string // the next run's status, "" when unknown
+}
+
+// ChangeRequests are the change requests made of the run in dir.
+func (d Data) ChangeRequests(dir string) ([]RequestState, error) {
+	c, err := readComments(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []RequestState
+	for _, cr := range c.Requests {
+		out = append(out, d.requestState(filepath.Base(dir), cr))
+	}
+	return out, nil
+}
+
+// SessionRequests are the change requests made of the runs runIDs (a
+// session's, in order); a run whose comments.json cannot be read is left
+// out (its own page says why).
+func (d Data) SessionRequests(runIDs []string) []RequestState {
+	var out []RequestState
+	for _, id := range runIDs {
+		dir, err := d.RunDir(id)
+		if err != nil {
+			continue
+		}
+		if rs, err := d.ChangeRequests(dir); err == nil {
+			out = append(out, rs...)
+		}
+	}
+	return out
+}
+
+// Addressing is the change request the run rc was made for, if any.
+func (d Data) Addressing(rc bundle.Receipt) (*RequestState, error) {
+	if rc.Addresses == "" {
+		return nil, nil
+	}
+	dir, err := d.RunDir(rc.Addresses)
+	if err != nil {
+		return nil, err
+	}
+	c, err := readComments(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, cr := range c.Requests {
+		if cr.NextRun == rc.RunID {
+			st := d.requestState(rc.Addresses, cr)
+			return &st, nil
+		}
+	}
+	return nil, nil
+}
+
+func (d Data) requestState(runID string, cr bundle.ChangeRequest) RequestState {
+	st := RequestState{ChangeRequest: cr, RunID: runID, Addressed: make([]bool, len(cr.Comments))}
+	if cr.NextRun == "" {
+		return st
+	}
+	b, dir, err := d.Read(cr.NextRun)
+	if err != nil {
+		return st
+	}
+	st.NextState = string(b.Receipt.Status)
+	diff, _ := bundle.ReadFile(dir, bundle.DiffFile, 64<<20)
+	files, _ := patch.Parse(string(diff))
+	for i, cm := range cr.Comments {
+		st.Addressed[i] = Addressed(files, cm.Path, cm.Line)
+	}
+	return st
+}
+
+// Receipt is the receipt of the run runID of the data folder.
+func (d Data) Receipt(runID string) (bundle.Receipt, error) {
+	b, _, err := d.Read(runID)
+	if err != nil {
+		return bundle.Receipt{}, err
+	}
+	return b.Receipt, nil
+}
+
+func (d Data) Read(runID string) (*bundle.Run, string, error) {
+	dir, err := d.RunDir(runID)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := bundle.ReadRun(dir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, "", fmt.Errorf("run %s: %w", runID, err)
+	}
+	return b, dir, nil
+}
+
+// RunDir is the bundle folder of a run of the data folder: its own folder
+// under runs/, or for a run recorded in a pack there, an unpacked copy
+// (bundle.Unpacked).
+func (d Data) RunDir(runID string) (string, error) {
+	if !bundle.ValidID(runID) {
+		return "", fmt.Errorf("run %q: not a valid run id", runID)
+	}
+	dir := filepath.Join(d.Dir, "runs", runID)
+	if _, err := os.Stat(filepath.Join(dir, bundle.ReceiptFile)); err == nil {
+		return dir, nil
+	}
+	// A run recorded in a suite's pack is read from an unpacked copy.
+	if ref, ok := bundle.FindPacked(filepath.Join(d.Dir, "runs"), runID); ok {
+		return bundle.Unpacked(ref, bundle.UnpackCache(d.Dir))
+	}
+	return "", fmt.Errorf("run %s: no bundle at %s, nor in a pack beside it", runID, dir)
+}
+
+// BaseRepo is the repository that holds the base commit of a run: its own
+// workspace, or its session's.
+func (d Data) BaseRepo(runDir string, rc *bundle.Receipt) string {
+	own := filepath.Join(runDir, "workspace")
+	if _, err := os.Stat(own); err == nil {
+		return own
+	}
+	if rc.SessionID == "" {
+		return own
+	}
+	if s, err := d.LoadSession(rc.SessionID); err == nil {
+		return s.Workspace // a session made of a run works in that run's workspace
+	}
+	return d.WorkspaceDir(rc.SessionID)
+}
+
+// Mbox is an approved git run's change as an mbox for git am: one commit on
+// top of the run's pinned commit, subject the task's first line.
+func (d Data) Mbox(ctx context.Context, runID string) ([]byte, error) {
+	b, dir, err := d.Read(runID)
+	if err != nil {
+		return nil, err
+	}
+	rc := b.Receipt
+	switch {
+	case !rc.Source.IsGit():
+		return nil, fmt.Errorf("run %s worked on a %s source; an mbox is offered for git runs", runID, rc.Source.Kind)
+	case rc.Review == nil || !rc.Review.Approved:
+		return nil, fmt.Errorf("run %s is not approved: its change is offered once it is", runID)
+	}
+	patch, err := bundle.ReadFile(dir, bundle.OfferedFile(&rc), bundle.DefaultLimits().MaxTextBytes)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: read its diff: %w", runID, err)
+	}
+	subject, _, _ := strings.Cut(strings.TrimSpace(rc.Task), "\n")
+	if len([]rune(subject)) > 72 {
+		subject = string([]rune(subject)[:71]) + "…"
+	}
+	msg := fmt.Sprintf("%s\n\nMade by proctor run %s (model %s), approved by %s.", subject, runID, rc.Model.Name, rc.Review.ReviewedBy)
+	return workspace.Mbox(ctx, d.BaseRepo(dir, &rc), rc.Source.CommitSHA, string(patch), msg, "proctor <proctor@localhost>", rc.Review.ReviewedAt)
+}
+
+// ExportScript turns a recorded run into a model script.
+func (d Data) ExportScript(runID string) ([]byte, error) {
+	dir, err := d.RunDir(runID)
+	if err != nil {
+		return nil, err
+	}
+	xs, probs, err := bundle.ReadExchanges(dir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("export run %s: %v", runID, probs)
+	}
+	return script.Export("replay of "+runID, xs)
+}
+
+func (d Data) SessionsDir() string { return filepath.Join(d.Dir, "sessions") }
+
+// WorkspaceDir is where a session keeps its workspace.
+func (d Data) WorkspaceDir(sessionID string) string {
+	return filepath.Join(d.Dir, "workspaces", sessionID)
+}
+
+// LoadSession reads a session of the data folder.
+func (d Data) LoadSession(id string) (*bundle.Session, error) {
+	if !bundle.ValidID(id) {
+		return nil, fmt.Errorf("session %q: not a valid session id", id)
+	}
+	s, err := bundle.ReadSession(filepath.Join(d.SessionsDir(), id+".json"), bundle.DefaultLimits())
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// sessionSource is the folder a session's runs apply to: the one its first
+// run copied (older session files do not say; their first run's receipt
+// does).
+func (d Data) SessionSource(s *bundle.Session) string {
+	if s.Source != "" || len(s.Runs) == 0 {
+		return s.Source
+	}
+	b, err := bundle.ReadRun(filepath.Join(d.Dir, "runs", s.Runs[0]), bundle.DefaultLimits())
+	if err != nil {
+		return ""
+	}
+	return b.Receipt.Source.Path
+}
+
+// ReviewOptions are the gate options a review of the run in dir needs from
+// the data folder: the repository that holds its base, and the runs of its
+// session before it. The caller adds who decides and how it is recorded.
+func (d Data) ReviewOptions(dir string, rc *bundle.Receipt) (gate.Options, error) {
+	earlier, err := d.EarlierInSession(rc)
+	if err != nil {
+		return gate.Options{}, err
+	}
+	return gate.Options{Workspace: d.BaseRepo(dir, rc), Earlier: earlier}, nil
+}
+
+// EarlierInSession lists the runs of rc's session before it, in order,
+// with whether each is settled for the gate (see gate.Earlier). A run
+// outside a session has none.
+func (d Data) EarlierInSession(rc *bundle.Receipt) ([]gate.Earlier, error) {
+	if rc.SessionID == "" {
+		return nil, nil
+	}
+	s, err := d.LoadSession(rc.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	var out []gate.Earlier
+	for _, id := range s.Runs {
+		if id == rc.RunID {
+			return out, nil
+		}
+		if id == rc.Resumes {
+			continue // its changes are in rc's diff: rc goes on from its base
+		}
+		b, err := bundle.ReadRun(filepath.Join(d.Dir, "runs", id), bundle.DefaultLimits())
+		if err != nil {
+			return nil, fmt.Errorf("session %s: run %s: %w", s.SessionID, id, err)
+		}
+		e := gate.Earlier{RunID: id, HasChanges: len(b.Receipt.Changed) > 0}
+		if rv := b.Receipt.Review; rv != nil {
+			e.Reviewed, e.Applied = true, rv.Applied
+		}
+		out = append(out, e)
+	}
+	return nil, fmt.Errorf("session %s does not hold run %s", s.SessionID, rc.RunID)
+}
+
+// History rebuilds the conversation of a finished run from its exchanges:
+// the last request's messages and the reply to it, with a result for each
+// of the reply's tool calls, as the next user message needs them.
+func History(runDir string) ([]model.Message, error) {
+	msgs, calls, err := lastExchange(runDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range calls {
+		content := "not answered: the run ended"
+		if c.Name == "ask_user" {
+			content = "the question was sent to the user; their answer comes in the next message"
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content})
+	}
+	return msgs, nil
+}
+
+// ResumeHistory rebuilds the conversation of an interrupted run: the last
+// answered request's messages and the reply to it, a result for each of
+// the reply's tool calls that ran before the interruption (its output was
+// not kept, and the model is told so), and the calls that had not run —
+// the one that waited for approval among them — to be run again.
+func ResumeHistory(runDir string) ([]model.Message, []model.ToolCall, error) {
+	msgs, calls, err := lastExchange(runDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	events, _, err := bundle.ReadEvents(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, nil, err
+	}
+	// A call ran when it has a result, unless that result is a denial
+	// because its approval was cut short (the approver failed: the server
+	// stopped while it waited).
+	ran, cut := map[string]bool{}, map[string]bool{}
+	for _, ev := range events {
+		var r bundle.ToolResultEvent
+		var d bundle.ApprovalDecidedEvent
+		switch {
+		case ev.Type == bundle.EventToolResult && json.Unmarshal(ev.Data, &r) == nil:
+			ran[r.ID] = true
+		case ev.Type == bundle.EventApprovalDecided && json.Unmarshal(ev.Data, &d) == nil && d.By == "error":
+			cut[d.ID] = true
+		}
+	}
+	var pending []model.ToolCall
+	for _, c := range calls {
+		if ran[c.ID] && !cut[c.ID] {
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name,
+				Content: "this call ran before proctor was restarted; its output was not kept (call it again if you need it)"})
+		} else {
+			pending = append(pending, c)
+		}
+	}
+	return msgs, pending, nil
+}
+
+// lastExchange is the last answered request's messages with the reply
+// appended, and the reply's tool calls.
+func lastExchange(runDir string) ([]model.Message, []model.ToolCall, error) {
+	xs, _, err := bundle.ReadExchanges(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		if len(xs[i].Response) == 0 || xs[i].Error != "" {
+			continue
+		}
+		_, req, err := model.DecodeAnyRequest(xs[i].API, xs[i].Request)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the history of %s: %w", runDir, err)
+		}
+		resp, err := model.DecodeReply(xs[i].API, xs[i].Response)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the history of %s: %w", runDir, err)
+		}
+		return append(req.Messages, resp.Message), resp.Message.ToolCalls, nil
+	}
+	return nil, nil, fmt.Errorf("%s has no answered model call to continue from", runDir)
+}
