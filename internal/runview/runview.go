@@ -14,19 +14,28 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
-// Service reads runs; Queue is nil where no run is launched.
+// Service reads runs; Queue is nil where no run is launched, Board where
+// no request waits for a person, Live where no run's news is published.
 type Service struct {
 	Store   *store.Store
 	Queue   *jobs.Queue
+	Board   *approval.Board
+	Live    *live.Broker
 	DataDir string
 	Limits  bundle.Limits
 }
@@ -221,4 +230,99 @@ func EventsFrom(dir string, offset int64) ([]bundle.Event, int64, error) {
 		}
 	}
 	return out, offset, nil
+}
+
+// An Update is what a run page's live stream sends next: one event (with
+// the time of the run's first, which the timeline counts from), news that
+// the approval requests waiting for a person changed, the end, or nothing
+// (a keep-alive).
+type Update struct {
+	Event    *bundle.Event
+	First    time.Time
+	Requests bool
+	Done     bool
+}
+
+// Follow sends run id's updates to send, from the event after seq after,
+// until the run has ended (the last update is Done) or ctx ends. shown is
+// the board's numbers of the requests the page shows (Pending). It wakes
+// when the run has news (Live) or its job here ends; a run this server is
+// not running — one another process writes (proctor run on the same data
+// folder) — is read again each second.
+func (s *Service) Follow(ctx context.Context, id string, after int64, shown string, send func(Update) error) error {
+	dir := filepath.Join(s.DataDir, "runs", id)
+	wake, unsubscribe := s.Live.Subscribe(id)
+	defer unsubscribe()
+	var finished <-chan struct{}
+	if s.Queue != nil {
+		finished, _ = s.Queue.Finished(id)
+	}
+	var reread <-chan time.Time
+	if wake == nil || finished == nil {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		reread = t.C
+	}
+	beat := time.NewTicker(15 * time.Second)
+	defer beat.Stop()
+	var offset int64
+	var first time.Time
+	for {
+		events, next, err := EventsFrom(dir, offset)
+		if err == nil {
+			offset = next
+			for i := range events {
+				if first.IsZero() {
+					first = events[i].Time
+				}
+				if events[i].Seq <= after {
+					continue
+				}
+				if err := send(Update{Event: &events[i], First: first}); err != nil {
+					return err
+				}
+				after = events[i].Seq
+			}
+			// Requests get to the board after their event is written (once
+			// no rule decided them).
+			if now := s.Pending(id); now != shown {
+				shown = now
+				if err := send(Update{Requests: true}); err != nil {
+					return err
+				}
+			}
+		}
+		if s.Ended(dir, id) {
+			// One more read, so that nothing written before the end is missed.
+			if events, _, err := EventsFrom(dir, offset); err == nil && slices.ContainsFunc(events, func(e bundle.Event) bool { return e.Seq > after }) {
+				continue
+			}
+			return send(Update{Done: true})
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wake:
+		case <-finished:
+			finished = nil // closed: it ends the wait once
+		case <-reread:
+		case <-beat.C:
+			if err := send(Update{}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Pending are the board's numbers of run id's approval requests waiting
+// for a person, as a page says which it shows.
+func (s *Service) Pending(id string) string {
+	if s.Board == nil {
+		return ""
+	}
+	var ids []string
+	for _, p := range s.Board.Pending(id) {
+		ids = append(ids, strconv.FormatInt(p.ID, 10))
+	}
+	return strings.Join(ids, ",")
 }

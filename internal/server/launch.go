@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -252,19 +251,6 @@ func (s *Server) reviewerName(c echo.Context) string {
 	return s.cfg.Reviewer
 }
 
-// pendingIDs are the board's numbers of run id's pending approval
-// requests, as the run page's stream URL lists them.
-func (s *Server) pendingIDs(id string) string {
-	if s.board == nil {
-		return ""
-	}
-	var ids []string
-	for _, p := range s.board.Pending(id) {
-		ids = append(ids, strconv.FormatInt(p.ID, 10))
-	}
-	return strings.Join(ids, ",")
-}
-
 // runEvents streams a run's events as server-sent events, each an HTML
 // timeline item, from the one after the last seen (Last-Event-ID or
 // ?after=), "approval" when the pending approval requests differ from the
@@ -280,96 +266,35 @@ func (s *Server) runEvents(c echo.Context) error {
 	if v := c.Request().Header.Get("Last-Event-ID"); v != "" {
 		after, _ = strconv.ParseInt(v, 10, 64)
 	}
-	dir := filepath.Join(s.cfg.DataDir, "runs", id)
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	ctx := c.Request().Context()
-	var offset int64
-	var first time.Time
-	// The stream wakes when the run has news (s.cfg.Live) or its job here
-	// ends. A run this server is not running — one another process writes
-	// (proctor run on the same data folder), or with no broker — is read
-	// again each second.
-	wake, unsubscribe := s.cfg.Live.Subscribe(id)
-	defer unsubscribe()
-	var finished <-chan struct{}
-	if s.queue != nil {
-		finished, _ = s.queue.Finished(id)
-	}
-	var reread <-chan time.Time
-	if wake == nil || finished == nil {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		reread = t.C
-	}
-	beat := time.NewTicker(15 * time.Second)
-	defer beat.Stop()
-	shown := c.QueryParam("shown") // the board's numbers of the requests the page shows
-	for {
-		events, next, err := runview.EventsFrom(dir, offset)
-		if err == nil {
-			offset = next
-			for _, ev := range events {
-				if first.IsZero() {
-					first = ev.Time
-				}
-				if ev.Seq <= after {
-					continue
-				}
-				var html bytes.Buffer
-				if err := web.TimelineItem(first, ev).Render(ctx, &html); err != nil {
-					return nil
-				}
-				fmt.Fprintf(w, "id: %d\nevent: ev\ndata: %s\n\n", ev.Seq, strings.ReplaceAll(html.String(), "\n", ""))
-				after = ev.Seq
+	err := s.runs.Follow(ctx, id, after, c.QueryParam("shown"), func(u runview.Update) error {
+		switch {
+		case u.Event != nil:
+			var html bytes.Buffer
+			if err := web.TimelineItem(u.First, *u.Event).Render(ctx, &html); err != nil {
+				return err
 			}
-			// The page shows the requests on the board (they get there after
-			// their event is written, once no rule decided them): when the
-			// board's differ from the page's, the page reloads.
-			if now := s.pendingIDs(id); now != shown {
-				shown = now
-				fmt.Fprintf(w, "event: approval\ndata: %d\n\n", after)
-			}
-			w.Flush()
-		}
-		if s.runs.Ended(dir, id) {
-			// One more read so that nothing written before the end is missed.
-			if events, _, err := runview.EventsFrom(dir, offset); err == nil && hasAfter(events, after) {
-				continue
-			}
+			fmt.Fprintf(w, "id: %d\nevent: ev\ndata: %s\n\n", u.Event.Seq, strings.ReplaceAll(html.String(), "\n", ""))
+		case u.Requests: // the page reloads its approval requests
+			fmt.Fprint(w, "event: approval\ndata: requests\n\n")
+		case u.Done:
 			fmt.Fprint(w, "event: done\ndata: done\n\n")
-			w.Flush()
-			// Leave closing to the page: it reloads on "done", which closes
-			// the stream; a stream the server closed would make the browser
-			// report an error and reconnect.
-			select {
-			case <-ctx.Done():
-			case <-time.After(s.doneLinger):
-			}
-			return nil
+		default:
+			fmt.Fprint(w, ": keep-alive\n\n")
 		}
+		w.Flush()
+		return nil
+	})
+	if err == nil { // done: closing is left to the page, which reloads (a stream the server closed would make the browser reconnect)
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-wake:
-		case <-finished:
-			finished = nil // closed: it ends the wait once
-		case <-reread:
-		case <-beat.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			w.Flush()
+		case <-time.After(s.doneLinger):
 		}
 	}
-}
-
-func hasAfter(events []bundle.Event, seq int64) bool {
-	for _, e := range events {
-		if e.Seq > seq {
-			return true
-		}
-	}
-	return false
+	return nil
 }

@@ -102,7 +102,7 @@ func New(st *store.Store, cfg Config) *Server {
 		s.launcher, s.runner, s.queue, s.board = l, l.Runner, l.Queue, l.Board
 	}
 	s.reviews = &review.Service{Runner: s.runner, Store: st, Board: s.board, DataDir: cfg.DataDir, Limits: limits, Log: log}
-	s.runs = &runview.Service{Store: st, Queue: s.queue, DataDir: cfg.DataDir, Limits: limits}
+	s.runs = &runview.Service{Store: st, Queue: s.queue, Board: s.board, Live: cfg.Live, DataDir: cfg.DataDir, Limits: limits}
 	s.key = cfg.Key
 	if len(s.key) == 0 {
 		s.key = make([]byte, auth.KeySize)

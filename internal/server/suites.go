@@ -97,48 +97,14 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return apiError(c, http.StatusNotFound, "no suite has that id", nil)
 	}
-	m, rows, err := s.matrices.All(c.Request().Context(), id)
+	r, err := s.matrices.Results(c.Request().Context(), id, s.suiteQueued(id))
 	if err != nil {
 		return err
 	}
-	if m.Total == 0 && !s.launched(id) {
+	if r.Empty() && !s.launched(id) {
 		return apiError(c, http.StatusNotFound, "no suite "+id+" is indexed, and this server has not launched one", nil)
 	}
-	type cell struct {
-		RunID   string        `json:"run_id"`
-		Repeat  int           `json:"repeat"`
-		Status  bundle.Status `json:"status"`
-		Passed  bool          `json:"passed"`
-		Broken  bool          `json:"broken"`
-		Aborted string        `json:"aborted,omitempty"`
-	}
-	type row struct {
-		Scenario string `json:"scenario"`
-		Agent    string `json:"agent"`
-		Model    string `json:"model"`
-		Runs     int    `json:"runs"`
-		Passed   int    `json:"passed"`
-		PassK    bool   `json:"pass_k"`
-		Flaky    bool   `json:"flaky"`
-		Cells    []cell `json:"cells"`
-	}
-	out := struct {
-		Suite string `json:"suite"`
-		Done  bool   `json:"done"`
-		Rows  []row  `json:"rows"`
-	}{Suite: id, Done: m.Total > 0 && m.Running == 0 && s.suiteQueued(id) == 0, Rows: make([]row, 0, len(rows))}
-	for _, r := range rows {
-		jr := row{Scenario: r.Scenario, Agent: r.Agent, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []cell{}}
-		for _, c := range r.Cells {
-			if c.RunID == "" {
-				continue
-			}
-			out.Done = out.Done && c.HasVerdict // the cells are read now; the counts may be a second old
-			jr.Cells = append(jr.Cells, cell{RunID: c.RunID, Repeat: c.Repeat, Status: c.Status, Passed: c.Passed, Broken: c.Broken, Aborted: c.Aborted})
-		}
-		out.Rows = append(out.Rows, jr)
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, r)
 }
 
 func (s *Server) showSuite(c echo.Context) error {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -327,6 +328,63 @@ func (ms *Matrices) cells(ctx context.Context, m *Matrix, rows []Row) ([]RowCell
 		if ok && c.Repeat >= 1 && c.Repeat <= len(out[i].Cells) {
 			out[i].Cells[c.Repeat-1] = c
 		}
+	}
+	return out, nil
+}
+
+// Results are a suite's matrix as the API gives it: every row with its
+// runs, and whether the suite is done.
+type Results struct {
+	Suite string      `json:"suite"`
+	Done  bool        `json:"done"`
+	Rows  []ResultRow `json:"rows"`
+	total int
+}
+
+// ResultRow is a row of Results.
+type ResultRow struct {
+	Scenario string       `json:"scenario"`
+	Agent    string       `json:"agent"`
+	Model    string       `json:"model"`
+	Runs     int          `json:"runs"`
+	Passed   int          `json:"passed"`
+	PassK    bool         `json:"pass_k"`
+	Flaky    bool         `json:"flaky"`
+	Cells    []ResultCell `json:"cells"`
+}
+
+// ResultCell is a run of a ResultRow.
+type ResultCell struct {
+	RunID   string        `json:"run_id"`
+	Repeat  int           `json:"repeat"`
+	Status  bundle.Status `json:"status"`
+	Passed  bool          `json:"passed"`
+	Broken  bool          `json:"broken"`
+	Aborted string        `json:"aborted,omitempty"`
+}
+
+// Empty reports whether nothing of the suite is indexed.
+func (r Results) Empty() bool { return r.total == 0 }
+
+// Results are suite id's results. The suite is done when it has runs, every
+// one has its verdict, and none of waiting (its runs queued to start) is
+// left.
+func (ms *Matrices) Results(ctx context.Context, id string, waiting int) (Results, error) {
+	m, rows, err := ms.All(ctx, id)
+	if err != nil {
+		return Results{}, err
+	}
+	out := Results{Suite: id, Done: m.Total > 0 && m.Running == 0 && waiting == 0, Rows: make([]ResultRow, 0, len(rows)), total: m.Total}
+	for _, r := range rows {
+		jr := ResultRow{Scenario: r.Scenario, Agent: r.Agent, Model: r.Model, Runs: r.Runs, Passed: r.Passed, PassK: r.PassK(), Flaky: r.Flaky(), Cells: []ResultCell{}}
+		for _, c := range r.Cells {
+			if c.RunID == "" {
+				continue
+			}
+			out.Done = out.Done && c.HasVerdict // the cells are read now; the counts may be a second old
+			jr.Cells = append(jr.Cells, ResultCell{RunID: c.RunID, Repeat: c.Repeat, Status: c.Status, Passed: c.Passed, Broken: c.Broken, Aborted: c.Aborted})
+		}
+		out.Rows = append(out.Rows, jr)
 	}
 	return out, nil
 }
