@@ -102,14 +102,14 @@ func TestEditAHunkThenApply(t *testing.T) {
 	}
 }
 
-// A 50-file diff is reviewed with the keyboard alone: j then a on every
-// hunk, v on a file, and Apply accepted applies all fifty.
-func TestReviewAFiftyFileDiffWithTheKeyboard(t *testing.T) {
-	a := startApp(t)
+// manyFilesRun launches a run that changes the second line of each of n
+// files (one hunk a file), and waits until it awaits review.
+func manyFilesRun(t *testing.T, a *app, n int) (playwright.Page, string) {
+	t.Helper()
 	src := filepath.Join(a.Roots, "many")
 	must(t, os.MkdirAll(src, 0o755))
 	var calls []string
-	for i := range 50 {
+	for i := range n {
 		name := fmt.Sprintf("f%02d.txt", i)
 		must(t, os.WriteFile(filepath.Join(src, name), []byte("one\ntwo\nthree\n"), 0o644))
 		calls = append(calls, fmt.Sprintf("{name: write_file, arguments: {path: %s, content: \"one\\nTWO\\nthree\\n\"}}", name))
@@ -122,6 +122,30 @@ func TestReviewAFiftyFileDiffWithTheKeyboard(t *testing.T) {
 	must(t, page.Locator("#script").Fill("many.yaml"))
 	must(t, page.Locator("#launch").Click())
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	return page, src
+}
+
+// applyAll applies the accepted parts as Dana and checks that each of the
+// n files of manyFilesRun changed.
+func applyAll(t *testing.T, page playwright.Page, src string, n int) {
+	t.Helper()
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText(fmt.Sprintf("%d parts applied, 0 not", n)))
+	for i := range n {
+		got, err := os.ReadFile(filepath.Join(src, fmt.Sprintf("f%02d.txt", i)))
+		must(t, err)
+		if string(got) != "one\nTWO\nthree\n" {
+			t.Fatalf("f%02d.txt: %q", i, got)
+		}
+	}
+}
+
+// A 50-file diff is reviewed with the keyboard alone: j then a on every
+// hunk, v on a file, and Apply accepted applies all fifty.
+func TestReviewAFiftyFileDiffWithTheKeyboard(t *testing.T) {
+	a := startApp(t)
+	page, src := manyFilesRun(t, a, 50)
 	must(t, expect.Locator(page.Locator("#diff .part")).ToHaveCount(50))
 	must(t, page.Locator("h1").Click())
 	kb := page.Keyboard()
@@ -135,16 +159,35 @@ func TestReviewAFiftyFileDiffWithTheKeyboard(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#part-49-0")).ToBeInViewport())
 	must(t, kb.Press("v"))
 	must(t, expect.Locator(page.Locator("details.file.viewed")).ToHaveCount(1))
-	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
-	must(t, page.Locator("#apply-accepted").Click())
-	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("50 parts applied, 0 not"))
-	for i := range 50 {
-		got, err := os.ReadFile(filepath.Join(src, fmt.Sprintf("f%02d.txt", i)))
-		must(t, err)
-		if string(got) != "one\nTWO\nthree\n" {
-			t.Fatalf("f%02d.txt: %q", i, got)
-		}
+	applyAll(t, page, src, 50)
+}
+
+// A diff past 50 files loads each file when it is opened. The keyboard works
+// on it as on one file: j opens (and loads) the first file and goes to its
+// hunk, a accepts and goes on into the next file, k goes back, and the
+// counter counts every part from the start, loaded or not.
+func TestReviewASeventyOneFileDiffWithTheKeyboard(t *testing.T) {
+	a := startApp(t)
+	page, src := manyFilesRun(t, a, 71)
+	must(t, expect.Locator(page.Locator("#diff-large")).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#diff .part")).ToHaveCount(0)) // nothing loaded yet
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("0 of 71 parts accepted, 0 rejected."))
+	must(t, page.Locator("h1").Click())
+	kb := page.Keyboard()
+	must(t, kb.Press("j"))
+	for i := range 71 {
+		must(t, expect.Locator(page.Locator(fmt.Sprintf("#part-%d-0", i))).ToBeFocused())
+		must(t, kb.Press("a"))
 	}
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("71 of 71 parts accepted, 0 rejected."))
+	must(t, expect.Locator(page.Locator("#part-70-0")).ToBeFocused())
+	must(t, kb.Press("k"))
+	must(t, expect.Locator(page.Locator("#part-69-0")).ToBeFocused())
+	must(t, kb.Press("r"))
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("70 of 71 parts accepted, 1 rejected."))
+	must(t, page.Locator("input[aria-label='Accept hunk 1 of f69.txt']").Check())
+	screenshot(t, page, "review-large-diff-keyboard")
+	applyAll(t, page, src, 71)
 }
 
 // A comment on a line and a summary, sent with Request changes, are the

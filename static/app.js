@@ -1,6 +1,7 @@
 // proctor's keyboard shortcuts on lists: j / k move, Enter opens, / searches;
-// on a diff under review: j / k move between hunks, a / r accept or reject
-// the focused one, e edits it, v marks its file viewed.
+// on a diff under review: j / k move between hunks (opening, and loading, a
+// closed file on the way), a / r accept or reject the focused one, e edits
+// it, v marks its file viewed.
 // No framework; the pages work without this file.
 (function () {
   "use strict";
@@ -20,17 +21,39 @@
     var link = row.querySelector("a");
     if (link) { link.focus({ preventScroll: true }); }
   }
-  function parts() {
-    return Array.prototype.slice.call(document.querySelectorAll(".part")).filter(function (p) { return p.offsetParent !== null; });
+  function visible(els) {
+    return Array.prototype.slice.call(els).filter(function (p) { return p.offsetParent !== null; });
   }
-  function focusPart(list, i) {
-    var part = list[i];
-    if (part) { part.focus({ preventScroll: true }); part.scrollIntoView({ block: "nearest" }); }
+  // What j / k stop at on a diff under review: each hunk shown, and each
+  // closed file (a large diff's files load when opened).
+  function stops() {
+    if (!document.getElementById("parts-count")) { return []; }
+    return visible(document.querySelectorAll(".part, details.file:not([open]) > summary"));
+  }
+  function focusEl(el) {
+    el.focus({ preventScroll: true });
+    el.scrollIntoView({ block: "nearest" });
+  }
+  // enter moves to a stop; a closed file is opened, and the focus waits on
+  // its name until its hunks are there (first, or last when going back).
+  function enter(stop, back) {
+    if (!stop) { return; }
+    if (stop.tagName !== "SUMMARY") { focusEl(stop); return; }
+    var file = stop.parentElement;
+    file.dataset.enter = back ? "last" : "first";
+    file.open = true;
+    focusEl(stop);
+    arrive(file);
+  }
+  function arrive(file) {
+    var list = visible(file.querySelectorAll(".part"));
+    if (!list.length || document.activeElement !== file.querySelector("summary")) { return; }
+    focusEl(file.dataset.enter === "last" ? list[list.length - 1] : list[0]);
   }
   function countParts() {
     var out = document.getElementById("parts-count");
     if (!out) { return; }
-    var all = document.querySelectorAll(".part").length;
+    var all = Number(out.dataset.total) || document.querySelectorAll(".part").length;
     var accepted = document.querySelectorAll(".part input[value=accept]:checked").length;
     var rejected = document.querySelectorAll(".part input[value=reject]:checked").length;
     out.textContent = accepted + " of " + all + " parts accepted, " + rejected + " rejected.";
@@ -45,26 +68,36 @@
     if (e.target.classList.contains("viewed-box")) { markViewed(e.target); }
     if (e.target.closest(".part")) { countParts(); }
   });
-  document.addEventListener("htmx:afterSettle", countParts);
+  document.addEventListener("htmx:afterSettle", function () {
+    countParts();
+    var at = document.activeElement;
+    if (at && at.tagName === "SUMMARY" && at.parentElement.matches("details.file[open]")) { arrive(at.parentElement); }
+  });
   document.addEventListener("DOMContentLoaded", countParts);
   // A diff under review: true when the key was one of its shortcuts.
   function reviewKey(e) {
-    var list = parts();
+    var list = stops();
     if (!list.length) { return false; }
-    var current = list.indexOf(document.activeElement.closest ? document.activeElement.closest(".part") : null);
-    var part = list[current];
+    var at = document.activeElement;
+    var current = list.indexOf(at.closest && at.closest(".part") || at);
+    var between = current < 0 && at && at !== document.body;
+    if (between) { // on a file's name or a link: j goes to the next stop, k to the one before
+      var after = list.findIndex(function (p) { return at.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING; });
+      current = (after < 0 ? list.length : after) - 1;
+    }
+    var part = list[current] && list[current].classList.contains("part") ? list[current] : null;
     switch (e.key) {
     case "j":
-      focusPart(list, Math.min(current + 1, list.length - 1));
+      enter(list[Math.min(current + 1, list.length - 1)], false);
       return true;
     case "k":
-      focusPart(list, Math.max(current - 1, 0));
+      enter(list[Math.max(between ? current : current - 1, 0)], true);
       return true;
     case "a":
     case "r":
       if (!part) { return false; }
       part.querySelector("input[value=" + (e.key === "a" ? "accept" : "reject") + "]").click();
-      focusPart(list, Math.min(current + 1, list.length - 1));
+      enter(stops()[Math.min(current + 1, list.length - 1)], false);
       return true;
     case "e":
     case "c":
@@ -74,13 +107,11 @@
       opened.querySelector("textarea").focus();
       return true;
     case "v":
-      var file = (part || document.activeElement).closest("details.file");
+      var file = at.closest && at.closest("details.file");
       var box = file && file.querySelector(".viewed-box");
       if (!box) { return false; }
       box.click();
-      var next = parts().filter(function (p) { return !file.contains(p); })
-        .find(function (p) { return file.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING; });
-      if (next) { next.focus({ preventScroll: true }); next.scrollIntoView({ block: "nearest" }); }
+      enter(stops().find(function (p) { return !file.contains(p) && file.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING; }), false);
       return true;
     }
     return false;

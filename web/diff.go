@@ -19,6 +19,7 @@ type DiffFile struct {
 	Added, Deleted int
 	Index          int
 	Lines          int        // diff lines, highlighted or not
+	Parts          int        // what a review part by part decides on: its hunks, or the file whole
 	Hunks          []DiffHunk // highlighted; none in a listed file not loaded yet
 	Review         bool       // show the controls of a review part by part
 	Link           string     // where the file points when the change makes it a link
@@ -35,6 +36,10 @@ func newDiffFile(f patch.File, index int) DiffFile {
 		Link: f.Link, LinkLeaves: f.Leaves}
 	for _, h := range f.Hunks {
 		df.Lines += len(h.Lines)
+	}
+	df.Parts = len(f.Hunks)
+	if df.Mode != "" || df.Binary || df.Parts == 0 {
+		df.Parts = 1 // decided whole (Whole)
 	}
 	return df
 }

@@ -583,6 +583,16 @@ func partsVerb(rc bundle.Receipt) string {
 // ByParts: see the function.
 func (p RunPage) ByParts() bool { return !p.Live && ByParts(p.Meta, p.Run.Receipt) }
 
+// Parts is how many parts a review part by part decides on: every part of
+// every file the page lists, loaded or not.
+func (p RunPage) Parts() int {
+	n := 0
+	for _, f := range p.Diff {
+		n += f.Parts
+	}
+	return n
+}
+
 // Resumable reports whether the page offers to resume the run: this server
 // runs agents and the run is one that can be resumed (run.Resumable).
 func (p RunPage) Resumable() bool { return p.Meta.CanRun && run.Resumable(p.Run.Receipt) == nil }
