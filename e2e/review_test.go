@@ -295,3 +295,64 @@ func TestALinkOutsideTheSourceNeedsItsOwnAccept(t *testing.T) {
 		}
 	}
 }
+
+// Decisions, edits and comments are a draft kept on the server for the
+// reviewer until submitted: it survives a reload, and Request changes sends
+// the comments while the decisions and edits stay for the run's own review
+// (which then applies them, and the draft is gone).
+func TestTheDraftReviewOutlivesRequestChanges(t *testing.T) {
+	a := startApp(t)
+	page, notes := partsRun(t, a)
+	first := page.URL()
+	runID := first[strings.LastIndex(first, "/")+1:]
+	must(t, os.WriteFile(filepath.Join(a.Roots, "nothing.yaml"), []byte("steps:\n  - reply: {content: Nothing to change.}\n"), 0o644))
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("input[aria-label='Accept hunk 1 of notes.txt']").Check())
+	must(t, page.Locator("input[aria-label='Reject hunk 2 of notes.txt']").Check())
+	must(t, page.Locator("#part-0-2 .hunk-edit summary").Click())
+	editor := page.Locator("#part-0-2 .hunk-edit textarea")
+	text, err := editor.InputValue()
+	must(t, err)
+	edited := strings.Replace(text, "line 38 changed", "line 38, as Dana wants it", 1)
+	must(t, editor.Fill(edited))
+	must(t, page.Locator("input[aria-label='Accept hunk 3 of notes.txt']").Check())
+	must(t, page.Locator("#part-0-1 .hunk-comment summary").Click())
+	_, err = page.ExpectResponse("**/draft", func() error {
+		return page.Locator("#part-0-1 .hunk-comment textarea").Fill("why not this one?")
+	})
+	must(t, err)
+
+	// A reload shows the draft as it was left.
+	goTo(t, page, first)
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("2 of 3 parts accepted, 1 rejected."))
+	must(t, expect.Locator(page.Locator("#part-0-2 .hunk-edit textarea")).ToHaveValue(edited))
+	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))
+
+	must(t, page.Locator("#request-changes summary").Click())
+	must(t, page.Locator("#changes-summary").Fill("Say why hunk 2 is needed."))
+	must(t, page.Locator("#changes-script").Fill("nothing.yaml"))
+	must(t, page.Locator("#request-changes-button").Click())
+	must(t, expect.Page(page).Not().ToHaveURL(first))
+
+	// Back on the run: the comment went to the agent, the decisions and the
+	// edit are still there.
+	goTo(t, page, first)
+	must(t, expect.Locator(page.Locator(".changes-requested")).ToContainText("Dana asked for changes"))
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("2 of 3 parts accepted, 1 rejected."))
+	must(t, expect.Locator(page.Locator("#part-0-2 .hunk-edit textarea")).ToHaveValue(edited))
+	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue(""))
+	must(t, expect.Locator(page.Locator("#changes-summary")).ToHaveValue(""))
+	screenshot(t, page, "review-draft-kept")
+
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("2 parts applied, 1 not"))
+	got, err := os.ReadFile(notes)
+	must(t, err)
+	lines := strings.Split(string(got), "\n")
+	if lines[1] != "line 2 changed" || lines[19] != "line 20" || lines[37] != "line 38, as Dana wants it" {
+		t.Fatalf("notes.txt after Apply accepted:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(a.DataDir, "drafts", runID)); !os.IsNotExist(err) {
+		t.Fatalf("the submitted draft is still kept: %v", err)
+	}
+}

@@ -64,9 +64,22 @@
     file.classList.toggle("viewed", box.checked);
     if (box.checked) { file.open = false; }
   }
+  // The review form is kept on the server as a draft a moment after each
+  // change (its decisions, edits and comments survive leaving the page).
+  var saving = null;
+  function keepDraft(e) {
+    var form = e.target.form;
+    if (!form || form.id !== "review-form" || !form.dataset.draft) { return; }
+    clearTimeout(saving);
+    saving = setTimeout(function () {
+      fetch(form.dataset.draft, { method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin" });
+    }, 600);
+  }
+  document.addEventListener("input", keepDraft);
   document.addEventListener("change", function (e) {
     if (e.target.classList.contains("viewed-box")) { markViewed(e.target); }
     if (e.target.closest(".part")) { countParts(); }
+    keepDraft(e);
   });
   document.addEventListener("htmx:afterSettle", function () {
     countParts();

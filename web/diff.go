@@ -22,6 +22,7 @@ type DiffFile struct {
 	Parts          int        // what a review part by part decides on: its hunks, or the file whole
 	Hunks          []DiffHunk // highlighted; none in a listed file not loaded yet
 	Review         bool       // show the controls of a review part by part
+	Draft          Draft      // the reviewer's draft review, by field name
 	Link           string     // where the file points when the change makes it a link
 	LinkLeaves     bool       // the link points outside the source: it needs its own accept
 }
@@ -184,6 +185,33 @@ func partName(file, hunk int) string {
 }
 
 func editName(file, hunk int) string { return "edit." + strconv.Itoa(file) + "." + strconv.Itoa(hunk) }
+
+// Draft is a reviewer's review not submitted yet (review.Draft's fields):
+// the review form's values by field name, shown again when the page is.
+type Draft map[string]string
+
+// Chosen is the draft's decision on part hunk of file ("accept", "reject"
+// or "").
+func (d Draft) Chosen(file, hunk int) string { return d[partName(file, hunk)] }
+
+// Edit is hunk's text in its editor: the draft's edit, else the hunk's
+// new side.
+func (d Draft) Edit(file, hunk int, h DiffHunk) string {
+	if e, ok := d[editName(file, hunk)]; ok {
+		return e
+	}
+	return "\n" + h.NewSide
+}
+
+// Comment is the draft's comment on hunk, and its line (the hunk's first
+// changed line when the draft has none).
+func (d Draft) Comment(file, hunk int, h DiffHunk) (text, line string) {
+	at := strconv.Itoa(file) + "." + strconv.Itoa(hunk)
+	if line = d["line."+at]; line == "" {
+		line = firstChanged(h)
+	}
+	return d["comment."+at], line
+}
 
 func partID(file, hunk int) string { return strings.ReplaceAll(partName(file, hunk), ".", "-") }
 

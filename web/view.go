@@ -181,6 +181,7 @@ type RunPage struct {
 	Diff        []DiffFile // Files, highlighted and paired; for a large diff, the listed files only
 	DiffLazy    bool       // a large diff: each file of Diff is loaded when opened
 	Split       bool       // show the diff side by side
+	Draft       Draft      // the reviewer's draft review of the run
 }
 
 // SessionsPage is the view model of the sessions list.

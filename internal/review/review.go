@@ -107,6 +107,9 @@ func (s *Service) Decide(ctx context.Context, id string, who Who, d Diff) error 
 	}), opt)
 	s.index(ctx, dir)
 	if err == nil {
+		if err := s.DropDraft(id, who.Actor); err != nil && s.Log != nil {
+			s.Log.Warn("drop a submitted draft review", "run", id, "err", err)
+		}
 		return nil
 	}
 	return &Refused{refusal(err)}

@@ -171,6 +171,7 @@ func TestRouteAccess(t *testing.T) {
 		"GET /suites/:id":                    {"/suites/s1", "viewer", 0},
 		"GET /scenarios/:id":                 {"/scenarios/x", "viewer", 0},
 		"POST /runs/:id/review":              {"/runs/" + run + "/review", "reviewer", 0},
+		"POST /runs/:id/draft":               {"/runs/" + run + "/draft", "reviewer", 0},
 		"POST /runs/:id/approvals/:n":        {"/runs/" + run + "/approvals/1", "reviewer", 0},
 		"GET /launch":                        {"/launch", "admin", 0},
 		"POST /launch":                       {"/launch", "admin", 0},

@@ -55,7 +55,7 @@ func TestLargeDiffIsAListOfFilesLoadedOnDemand(t *testing.T) {
 	if rec.Code != http.StatusOK || !strings.Contains(page, `id="diff-large"`) || !strings.Contains(page, "3000 files") {
 		t.Fatalf("%d: no large-diff notice", rec.Code)
 	}
-	if n := strings.Count(page, `hx-trigger="intersect once"`); n != 1000 {
+	if n := strings.Count(page, `hx-trigger="toggle once from:closest details, intersect once"`); n != 1000 {
 		t.Fatalf("%d files listed to load, want the first 1000", n)
 	}
 	if strings.Contains(page, `class="diff"`) || !strings.Contains(page, "/files/diff.patch") {

@@ -69,11 +69,12 @@ func (s *Server) reviewRun(c echo.Context) error {
 		return err
 	}
 	reviewer := s.decider(c, f.Reviewer)
-	if _, signedIn := principal(c); !signedIn && reviewer != "" && len(reviewer) <= 80 {
-		c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
-	}
+	s.rememberReviewer(c, reviewer)
 	if reviewer == "" || len(reviewer) > 80 {
 		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
+	}
+	if err := s.saveDraft(c, id, reviewer, false); err != nil { // kept until a decision is taken
+		return reviewError(err)
 	}
 	decision := f.Decision
 	if decision == web.Changes {
@@ -145,6 +146,48 @@ func (s *Server) RecoverReviews(ctx context.Context) (int, []error) { return s.r
 // recorded under, how the audit log names them, and their address.
 func (s *Server) who(c echo.Context, name string) review.Who {
 	return review.Who{Name: strings.TrimSpace(name), Actor: s.actor(c, name), Address: clientAddr(c)}
+}
+
+// draft is the draft review of run id by the reviewer this browser is.
+func (s *Server) draft(c echo.Context, id string) web.Draft {
+	return web.Draft(s.reviews.Draft(id, s.actor(c, s.reviewerName(c))).Fields)
+}
+
+// saveDraft keeps the review form's decisions, edits and comments (only
+// the decisions and edits once its request for changes was sent) as
+// reviewer's draft of run id.
+func (s *Server) saveDraft(c echo.Context, id, reviewer string, requestSent bool) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	d, err := review.DraftFrom(form)
+	if err != nil {
+		return err
+	}
+	if requestSent {
+		d = d.WithoutRequest()
+	}
+	return s.reviews.SaveDraft(id, s.actor(c, reviewer), d)
+}
+
+// saveDraftForm keeps the review form as the reviewer's draft as it is
+// filled in (the page sends it a moment after each change).
+func (s *Server) saveDraftForm(c echo.Context) error {
+	reviewer := s.decider(c, c.FormValue("reviewer"))
+	s.rememberReviewer(c, reviewer)
+	if err := s.saveDraft(c, c.Param("id"), reviewer, false); err != nil {
+		return reviewError(err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// rememberReviewer keeps the name a browser that is not signed in reviews
+// under (a cookie), for its next form and its draft.
+func (s *Server) rememberReviewer(c echo.Context, reviewer string) {
+	if _, signedIn := principal(c); !signedIn && reviewer != "" && len(reviewer) <= 80 {
+		c.SetCookie(&http.Cookie{Name: "proctor_reviewer", Value: url.QueryEscape(reviewer), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
+	}
 }
 
 // reviewError is a review's error as an HTTP error: a run that is not

@@ -187,14 +187,15 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if err != nil {
 		return err
 	}
-	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c), Pending: pending}
+	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c), Pending: pending,
+		Draft: s.draft(c, id)}
 	if web.Inline(v.Files) {
 		p.Diff = web.BuildDiff(v.Files)
 	} else {
 		p.Diff, p.DiffLazy = web.ListDiff(v.Files), true
 	}
 	for i := range p.Diff {
-		p.Diff[i].Review = p.ByParts() && s.runner != nil
+		p.Diff[i].Review, p.Diff[i].Draft = p.ByParts() && s.runner != nil, p.Draft
 	}
 	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
 		for _, sec := range p.Transcript {
@@ -224,6 +225,7 @@ func (s *Server) runDiffFile(c echo.Context) error {
 	}
 	f, split := web.BuildFile(files[n], n), c.QueryParam("view") == "split"
 	f.Review = web.ByParts(s.meta(c, "", web.NavRuns), run.Receipt) && s.runner != nil
+	f.Draft = s.draft(c, id)
 	if isHTMX(c) {
 		return render(c, http.StatusOK, web.DiffFileBody(f, split))
 	}

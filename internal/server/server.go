@@ -178,6 +178,7 @@ func (s *Server) routes(e *echo.Echo) {
 
 	// Reviewers decide.
 	e.POST("/runs/:id/review", s.reviewRun, review)
+	e.POST("/runs/:id/draft", s.saveDraftForm, review)
 	e.POST("/runs/:id/approvals/:n", s.decideApproval, review)
 	e.POST("/api/v1/runs/:id/review", s.apiReviewRun, review)
 	e.POST("/api/v1/runs/:id/approvals/:n", s.apiDecideApproval, review)

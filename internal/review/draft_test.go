@@ -1,0 +1,98 @@
+package review
+
+import (
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A draft keeps the review form's decisions, edits, comments and summary,
+// and nothing else a form (or an attacker) sends.
+func TestADraftKeepsTheReviewFieldsOnly(t *testing.T) {
+	form := url.Values{
+		"part.0.1": {"accept"}, "part.2.file": {"reject"}, "edit.0.1": {"\nnew line\n"}, "edit.0.2": {""},
+		"comment.0.3": {"why?"}, "line.0.3": {"12"}, "comment.1.0": {"  "}, "summary": {"look again"},
+		"csrf": {"token"}, "reviewer": {"dana"}, "decision": {"approve"}, "part.../../x": {"accept"},
+		"part.0.1.2": {"accept"}, "part.-1.0": {"accept"}, "part.0.x": {"accept"}, "edit.0.9": {"a", "b"},
+	}
+	d, err := DraftFrom(form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"part.0.1": "accept", "part.2.file": "reject", "edit.0.1": "\nnew line\n", "edit.0.2": "",
+		"comment.0.3": "why?", "line.0.3": "12", "summary": "look again"}
+	if len(d.Fields) != len(want) {
+		t.Errorf("fields %v, want %v", d.Fields, want)
+	}
+	for k, v := range want {
+		if d.Fields[k] != v {
+			t.Errorf("%s = %q, want %q", k, d.Fields[k], v)
+		}
+	}
+	sent := d.WithoutRequest()
+	for k := range sent.Fields {
+		if !strings.HasPrefix(k, "part.") && !strings.HasPrefix(k, "edit.") {
+			t.Errorf("after the request was sent the draft still has %s", k)
+		}
+	}
+	if len(sent.Fields) != 4 {
+		t.Errorf("after the request was sent: %v, want the two decisions and two edits", sent.Fields)
+	}
+	big := url.Values{"edit.0.0": {strings.Repeat("x", maxDraftBytes+1)}}
+	var invalid *Invalid
+	if _, err := DraftFrom(big); !errors.As(err, &invalid) {
+		t.Errorf("a draft past its size: %v, want *Invalid", err)
+	}
+}
+
+// Drafts are kept by run and by reviewer, under the data folder whatever
+// the reviewer's name, and go when the review is submitted.
+func TestDraftsAreKeptByRunAndReviewer(t *testing.T) {
+	s := service(t)
+	id := "20261206-070000-abcdef"
+	d := Draft{Fields: map[string]string{"part.0.0": "accept"}}
+	for _, actor := range []string{"local:dana", "../../etc/passwd", "local:ed"} {
+		if err := s.SaveDraft(id, actor, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Draft(id, "local:dana"); got.Fields["part.0.0"] != "accept" || got.Saved.IsZero() {
+		t.Errorf("dana's draft: %+v", got)
+	}
+	if got := s.Draft(id, "local:nobody"); len(got.Fields) != 0 {
+		t.Errorf("nobody's draft: %+v", got)
+	}
+	if got := s.Draft("20261206-070000-other1", "local:dana"); len(got.Fields) != 0 {
+		t.Errorf("dana's draft of another run: %+v", got)
+	}
+	entries, _ := os.ReadDir(filepath.Join(s.DataDir, "drafts", id))
+	if len(entries) != 3 {
+		t.Errorf("%d draft files, want 3 (one a reviewer, none outside the run's folder)", len(entries))
+	}
+	if err := s.SaveDraft("../x", "local:dana", d); !errors.Is(err, ErrNoRun) {
+		t.Errorf("a hostile run id: %v, want ErrNoRun", err)
+	}
+	// A file in the drafts folder is read as hostile: unknown fields go.
+	path, _ := s.draftPath(id, "local:ed")
+	if err := os.WriteFile(path, []byte(`{"fields": {"part.0.0": "accept", "../evil": "x"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Draft(id, "local:ed"); len(got.Fields) != 1 {
+		t.Errorf("ed's draft with a field no form has: %v", got.Fields)
+	}
+	// Submitting (or emptying) a draft removes it; the last one takes the run's folder.
+	for _, actor := range []string{"local:dana", "../../etc/passwd"} {
+		if err := s.DropDraft(id, actor); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SaveDraft(id, "local:ed", Draft{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.DataDir, "drafts", id)); !os.IsNotExist(err) {
+		t.Errorf("the run's drafts folder after its last draft went: %v", err)
+	}
+}
