@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,4 +126,43 @@ func TestExpiredSessionGoesToSignIn(t *testing.T) {
 	goTo(t, page, a.URL+"/runs")
 	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/signin\?next=%2Fruns$`)))
 	must(t, expect.Locator(page.Locator("#signin")).ToBeVisible())
+}
+
+// The run page offers each role what it may do: a viewer sees no Stop and
+// is told a reviewer answers the agent's request; the admin sees Stop; a
+// reviewer answers the request and asks for changes (asking for changes
+// is reviewing), which starts the agent's next run.
+func TestTheRunPageOffersEachRoleWhatItMay(t *testing.T) {
+	a := startApp(t)
+	addUsers(t, a)
+	must(t, os.WriteFile(filepath.Join(a.Roots, "nothing.yaml"), []byte("steps:\n  - reply: {content: Nothing to change.}\n"), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	signIn(t, page, "ada")
+	must(t, page.Locator("#run-demo").Click())
+	must(t, expect.Locator(page.Locator(".approve-call")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#stop-run")).ToBeVisible())
+	runURL := page.URL()
+	signOut(t, page)
+
+	goTo(t, page, runURL)
+	signIn(t, page, "vic")
+	must(t, expect.Locator(page.Locator("#approvals h2")).ToHaveText("The agent waits for a reviewer's approval"))
+	must(t, expect.Locator(page.Locator(".approve-call")).ToHaveCount(0))
+	must(t, expect.Locator(page.Locator("#stop-run")).ToHaveCount(0))
+	screenshot(t, page, "viewer-waiting-run")
+	signOut(t, page)
+
+	goTo(t, page, runURL)
+	signIn(t, page, "rev")
+	must(t, expect.Locator(page.Locator("#approvals h2")).ToHaveText("The agent waits for your approval"))
+	must(t, expect.Locator(page.Locator("#stop-run")).ToHaveCount(0))
+	must(t, page.Locator(".approve-call").Click())
+	must(t, expect.Locator(page.Locator("#approve")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
+	must(t, page.Locator("#request-changes summary").Click())
+	must(t, page.Locator("#changes-summary").Fill("Round half up, please."))
+	must(t, page.Locator("#changes-script").Fill("nothing.yaml"))
+	must(t, page.Locator("#request-changes-button").Click())
+	must(t, expect.Page(page).Not().ToHaveURL(runURL))
+	must(t, expect.Locator(page.Locator("#addressing")).ToContainText("asked by rev"))
 }

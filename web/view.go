@@ -43,6 +43,7 @@ type Meta struct {
 	DataDir  string
 	CSRF     string // the token every form and HTMX request sends back
 	CanRun   bool   // the server can launch runs and the user may (the demo button)
+	Launches bool   // the server can launch runs (a reviewer's request for changes starts one)
 	// User is the signed-in user and Role theirs; both empty when sign-in is
 	// off (single-user on loopback).
 	User      string
@@ -583,6 +584,17 @@ func partsVerb(rc bundle.Receipt) string {
 
 // ByParts: see the function.
 func (p RunPage) ByParts() bool { return !p.Live && ByParts(p.Meta, p.Run.Receipt) }
+
+// ShowStop reports whether the page offers to stop the run: it runs here
+// and the user may stop runs.
+func (p RunPage) ShowStop() bool { return p.CanStop && p.Meta.CanRun }
+
+// CanRequestChanges reports whether the page offers to request changes:
+// the user reviews, this server runs agents, and the run is not a
+// scenario's (change the scenario instead).
+func (p RunPage) CanRequestChanges() bool {
+	return p.Meta.CanReview && p.Meta.Launches && p.Run.Receipt.Kind != bundle.KindScenario
+}
 
 // Parts is how many parts a review part by part decides on: every part of
 // every file the page lists, loaded or not.

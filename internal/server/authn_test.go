@@ -191,7 +191,7 @@ func TestRouteAccess(t *testing.T) {
 		"POST /api/v1/suites":                {"/api/v1/suites", "admin", 0},
 		"POST /api/v1/runs/:id/stop":         {"/api/v1/runs/" + run + "/stop", "admin", 0},
 		"POST /api/v1/runs/:id/resume":       {"/api/v1/runs/" + run + "/resume", "admin", 0},
-		"POST /api/v1/runs/:id/changes":      {"/api/v1/runs/" + run + "/changes", "admin", 0},
+		"POST /api/v1/runs/:id/changes":      {"/api/v1/runs/" + run + "/changes", "reviewer", 0},
 	}
 	for _, r := range a.s.Routes() {
 		if _, ok := routes[r]; !ok {

@@ -197,7 +197,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/api/v1/suites", s.audited("suites", s.apiLaunchSuite), admin)
 	e.POST("/api/v1/runs/:id/stop", s.audited("runs stop", s.apiStopRun), admin)
 	e.POST("/api/v1/runs/:id/resume", s.audited("runs resume", s.apiResumeRun), admin)
-	e.POST("/api/v1/runs/:id/changes", s.apiRequestChanges, admin)
+	e.POST("/api/v1/runs/:id/changes", s.apiRequestChanges, review)
 }
 
 // audited records a successful launch or stop in the audit log as action,
@@ -266,7 +266,8 @@ func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
 	ctx := c.Request().Context()
 	r := role(c)
 	m := web.Meta{Title: title, Nav: nav, DataDir: s.cfg.DataDir, CSRF: csrfToken(c),
-		CanRun: s.queue != nil && s.runner != nil && r.Allows(auth.Admin), CanReview: r.Allows(auth.Reviewer), IsAdmin: r.Allows(auth.Admin)}
+		Launches: s.queue != nil && s.runner != nil, CanReview: r.Allows(auth.Reviewer), IsAdmin: r.Allows(auth.Admin)}
+	m.CanRun = m.Launches && m.IsAdmin
 	if u, ok := principal(c); ok {
 		m.User, m.Role = u.Name, u.Role
 	} else if authOn(c) {
