@@ -109,6 +109,9 @@ func TestSignInReviewByRoleAndSignOut(t *testing.T) {
 	signIn(t, page, "ada")
 	audit := page.Locator("#audit")
 	must(t, expect.Locator(audit).ToContainText("signin-failed"))
+	// One person is named one way: ada's sign-in is by ada (it said "local").
+	must(t, expect.Locator(audit.Locator("tr:has(td.audit-signin)").Filter(playwright.LocatorFilterOptions{HasText: "ada"}).First().Locator("td").Nth(1)).ToHaveText("ada"))
+	must(t, expect.Locator(audit.Locator("tr:has(td.audit-signin-failed)").First().Locator("td").Nth(1)).ToHaveText("anonymous"))
 	must(t, expect.Locator(audit).ToContainText("demo"))
 	must(t, expect.Locator(audit.Locator("tr:has(td.audit-approve)").Filter(playwright.LocatorFilterOptions{HasText: id})).ToContainText("rev"))
 	screenshot(t, page, "audit")

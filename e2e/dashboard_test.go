@@ -113,7 +113,7 @@ func TestRunPageShowsTranscriptDiffAndChecks(t *testing.T) {
 	must(t, expect.Locator(checks).ToContainText("2 passed · 1 failed · 1 broken"))
 	must(t, expect.Locator(checks.Locator("tr", playwright.LocatorLocatorOptions{HasText: "no-old-key"})).ToContainText("broken"))
 	must(t, expect.Locator(checks.Locator("tr", playwright.LocatorLocatorOptions{HasText: "scope"})).ToContainText("failed"))
-	must(t, expect.Locator(page.Locator("#failure")).ToContainText("checks_failed"))
+	must(t, expect.Locator(page.Locator("#failure strong")).ToHaveText("Agent: checks failed")) // not "agent · checks_failed"
 	screenshot(t, page, "run-scenario")
 
 	// An unknown run is a 404 page that says what to do, not a crash.

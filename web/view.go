@@ -800,3 +800,13 @@ func cacheNote(u bundle.Usage) string {
 	}
 	return ", " + strings.Join(parts, ", ")
 }
+
+// failureTitle names a run's failure in words: its domain, then its code
+// ("Agent: checks failed").
+func failureTitle(f *bundle.Failure) string {
+	domain := string(f.Domain)
+	if domain != "" {
+		domain = strings.ToUpper(domain[:1]) + domain[1:] + ": "
+	}
+	return domain + strings.ReplaceAll(f.Code, "_", " ")
+}

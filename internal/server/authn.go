@@ -148,7 +148,7 @@ func (s *Server) actor(c echo.Context, decided string) string {
 		return u.Name
 	}
 	if authOn(c) {
-		return "local"
+		return "anonymous" // not signed in: a failed or limited sign-in
 	}
 	if decided = strings.TrimSpace(decided); decided == "" {
 		decided = s.reviewerName(c)
@@ -205,15 +205,15 @@ func (s *Server) signin(c echo.Context) error {
 	name, pw, next := strings.TrimSpace(f.User), f.Password, safeNext(f.Next)
 	addr := clientAddr(c)
 	page := web.SigninPage{Meta: s.meta(c, "Sign in", ""), Next: next, User: name}
-	addrKey, pairKey, userKey := "addr:"+addr, "pair:"+name+"@"+addr, "user:"+name
+	addrKey, pairKey, nameKey := "addr:"+addr, "pair:"+name+"@"+addr, "user:"+name
 	// Failures against a name from many addresses block it only for
 	// addresses that have failed themselves, so a flood cannot lock out the
 	// owner signing in from a clean address.
 	block := []string{addrKey, pairKey}
 	if s.limiter.Failures(addrKey) > 0 {
-		block = append(block, userKey)
+		block = append(block, nameKey)
 	}
-	counted := []string{addrKey, pairKey, userKey}
+	counted := []string{addrKey, pairKey, nameKey}
 	if ok, wait := s.limiter.Try(block, counted); !ok {
 		s.audit(c, "signin-limited", name, "")
 		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
@@ -235,7 +235,7 @@ func (s *Server) signin(c echo.Context) error {
 		return render(c, http.StatusUnauthorized, web.SigninView(page))
 	}
 	s.limiter.Forgive(addrKey)
-	s.limiter.Succeed(pairKey, userKey)
+	s.limiter.Succeed(pairKey, nameKey)
 	secret, err := auth.NewSecret(auth.SessionPrefix)
 	if err != nil {
 		return err

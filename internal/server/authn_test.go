@@ -336,6 +336,16 @@ func TestSigninFlow(t *testing.T) {
 	if len(got) == 0 || got[0] != want || !strings.Contains(strings.Join(got, ","), "signin-failed:nobody") {
 		t.Errorf("audit = %v", got)
 	}
+	// One person is named one way: a sign-in is by the user who signed in
+	// (it was by "local"), a failed one by nobody known.
+	for _, e := range entries {
+		switch {
+		case (e.Action == "signin" || e.Action == "signout") && e.Actor != e.Object:
+			t.Errorf("%s of %s by %q, want by %s", e.Action, e.Object, e.Actor, e.Object)
+		case e.Action == "signin-failed" && e.Actor != "anonymous":
+			t.Errorf("a failed sign-in as %s by %q, want anonymous", e.Object, e.Actor)
+		}
+	}
 }
 
 // clientFrom is an HTTP client whose connections come from the loopback
