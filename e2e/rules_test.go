@@ -102,3 +102,28 @@ func TestStopTheServerWhileARunWaitsThenResume(t *testing.T) {
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
 }
+
+// Each demo run works on a fresh copy of the demo project, and a rule made
+// "in" its source is made for the demo project, so the next demo run's
+// command is allowed by it (a rule made for one run's copy never applied
+// again).
+func TestARuleMadeOnTheDemoAppliesToTheNextDemo(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	longText := playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}
+	goTo(t, page, a.URL+"/runs")
+	must(t, page.Locator("#run-demo").Click())
+	box := page.Locator("#approvals")
+	must(t, expect.Locator(box).ToContainText("go test", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, box.Locator(".make-rule summary").Click())
+	must(t, expect.Locator(box.Locator("select[name=rule_scope] option[value=source]")).ToHaveText(regexp.MustCompile(`^in /.*/demo/invoice$`)))
+	must(t, box.Locator(".approve-rule").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", longText))
+
+	goTo(t, page, a.URL+"/rules")
+	must(t, expect.Locator(page.Locator("#rule-1")).ToContainText("demo/invoice"))
+	goTo(t, page, a.URL+"/runs")
+	must(t, page.Locator("#run-demo").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", longText))
+	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("approved by rule #1"))
+}

@@ -585,6 +585,11 @@ func partsVerb(rc bundle.Receipt) string {
 // ByParts: see the function.
 func (p RunPage) ByParts() bool { return !p.Live && ByParts(p.Meta, p.Run.Receipt) }
 
+// RuleSource is the source a rule made on the run for "its source" names:
+// the folder or repository the run was launched on (the demo project for
+// a demo run, which works on a copy of its own).
+func (p RunPage) RuleSource() string { return rules.WhereRun(p.Run.Receipt).Source }
+
 // ShowStop reports whether the page offers to stop the run: it runs here
 // and the user may stop runs.
 func (p RunPage) ShowStop() bool { return p.CanStop && p.Meta.CanRun }

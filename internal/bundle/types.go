@@ -154,6 +154,9 @@ type Source struct {
 	Ref        string     `json:"ref,omitempty"`
 	CommitSHA  string     `json:"commit_sha,omitempty"`
 	Tree       string     `json:"tree,omitempty"` // git sources: the commit's tree, a digest of its content
+	// Origin is what the source was chosen as when the run works on a copy
+	// made for it (the demo project): approval rules for the source name it.
+	Origin string `json:"origin,omitempty"`
 }
 
 // AwaitingReview says whether the run's diff waits for a person's

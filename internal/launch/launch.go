@@ -66,6 +66,7 @@ func fieldErrors(e *FieldError) FieldErrors { return FieldErrors{e.Field: e.Prob
 type Request struct {
 	ID        string      // "" is a new id
 	Dir       string      // the source folder, or
+	Origin    string      // what Dir, a copy made for the run, was chosen as (the demo project): its rules are the origin's
 	Git       *source.Git // a repository on GitHost, or
 	Session   string      // "new" (with Dir), or the session whose next run this is, or
 	Resume    string      // the interrupted run to go on from, with its task, source, agent and bounds
@@ -119,6 +120,9 @@ func Build(ctx context.Context, r *run.Runner, req Request) (run.Spec, FieldErro
 			return run.Spec{}, fieldErrors(&FieldError{"dir", err.Error()})
 		}
 		spec.SourceDir, where.Source = real, real
+		if req.Origin != "" {
+			spec.SourceOrigin, where.Source = req.Origin, req.Origin
+		}
 	}
 	if spec.RunID == "" {
 		spec.RunID = run.NewRunID(time.Now())
@@ -548,15 +552,25 @@ func (l *Launcher) Demo(id string) error {
 	if err != nil {
 		return err
 	}
+	// Each demo run works on a fresh copy of the demo project (so each
+	// has the bug to fix); the project itself, <data>/demo/invoice, is the
+	// source its approval rules are made for and matched against.
+	project := filepath.Join(l.Runner.DataDir, "demo", "invoice")
 	src := filepath.Join(l.Runner.DataDir, "demo", id, "invoice")
-	if _, err := os.Stat(src); err != nil {
-		if err := demo.WriteFixture(src); err != nil {
-			return err
+	for _, dir := range []string{project, src} {
+		if _, err := os.Stat(dir); err != nil {
+			if err := demo.WriteFixture(dir); err != nil {
+				return err
+			}
 		}
+	}
+	origin, err := source.Folder(project)
+	if err != nil {
+		return err
 	}
 	// In the dashboard the demo's command waits for a person to approve it,
 	// so the demo shows approval requests as well as the diff review.
-	req := Request{ID: id, Dir: src, Task: demo.Task, Criteria: demo.Criteria, Model: run.ModelChoice{Script: sc}, Ask: l.ask(id)}
+	req := Request{ID: id, Dir: src, Origin: origin, Task: demo.Task, Criteria: demo.Criteria, Model: run.ModelChoice{Script: sc}, Ask: l.ask(id)}
 	if l.Board == nil {
 		req.Allow = demo.AllowedCommands
 	}

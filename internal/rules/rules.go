@@ -63,12 +63,16 @@ type Where struct {
 	Scenario string // the scenario id, for a scenario run
 }
 
-// WhereRun is where the run of receipt rc works: its source folder or
+// WhereRun is where the run of receipt rc works: its source folder (or
+// what the folder was chosen as, when it is a copy made for the run) or
 // repository, and its scenario.
 func WhereRun(rc bundle.Receipt) Where {
 	w := Where{Source: rc.Source.Path}
-	if rc.Source.IsGit() {
+	switch {
+	case rc.Source.IsGit():
 		w.Source = rc.Source.Repository
+	case rc.Source.Origin != "":
+		w.Source = rc.Source.Origin
 	}
 	if rc.Scenario != nil {
 		w.Scenario = rc.Scenario.ID

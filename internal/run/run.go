@@ -49,6 +49,7 @@ type Spec struct {
 	Kind         bundle.Kind
 	SourceDir    string
 	SourceKind   bundle.SourceKind // local (default) or fixture
+	SourceOrigin string            // what SourceDir, a copy made for the run, was chosen as (bundle.Source.Origin)
 	Git          *source.Git       // a git repository instead of SourceDir
 	GitHost      string            // the host owner/name stands for; "" is github.com
 	Task         string
@@ -319,7 +320,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	l.receipt = bundle.Receipt{
 		Schema: bundle.ReceiptSchema, RunID: id, Kind: kind, Status: bundle.StatusRunning, Stage: bundle.StageAcquiringSource,
 		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
-		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir},
+		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir, Origin: spec.SourceOrigin},
 		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
 		Sandbox: l.mode(), Addresses: spec.Addresses, Resumes: spec.Resumes,
 	}
