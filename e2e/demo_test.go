@@ -36,6 +36,7 @@ func TestRunTheDemoWatchItAndApprove(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "tool.call"})).ToHaveCount(5))
 	must(t, expect.Locator(page.Locator("#tokens-live")).ToHaveCount(0))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
+	must(t, expect.Locator(page.Locator("#diff-totals")).ToHaveText(regexp.MustCompile(`^1 file, \+\d+ −\d+$`))) // not "1 files"
 	screenshot(t, page, "demo-awaiting-review")
 
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
@@ -68,6 +69,11 @@ func TestRejectTheDemo(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#reject")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("run_command was denied by e2e"))
 	must(t, page.Locator("input[name=reviewer]").Fill("Lee"))
+	// Reject asks first: answered no, nothing is decided.
+	answerNextDialog(t, page, false, "Reject this run's diff?")
+	must(t, page.Locator("#reject").Click())
+	must(t, expect.Locator(page.Locator("#approve")).ToBeVisible())
+	answerNextDialog(t, page, true, "Reject this run's diff?")
 	must(t, page.Locator("#reject").Click())
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Rejected by Lee"))
 	// The decision is a review state, not an agent failure.
@@ -141,7 +147,13 @@ func TestLaunchASuiteAndReadTheMatrix(t *testing.T) {
 	must(t, expect.Locator(matrix.Locator("tbody tr")).ToHaveCount(1))
 	must(t, expect.Locator(matrix.Locator("tbody tr")).ToHaveAttribute("data-scenario", "rename-config-key"))
 	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`tag=refactor`)))
-	goTo(t, page, strings.SplitN(page.URL(), "?", 2)[0])
+	// A filter nothing matches says so, with a way back (not bare headers).
+	must(t, page.Locator("#matrix-name").Fill("no-such-scenario"))
+	must(t, page.Locator("#matrix-filter button").Click())
+	must(t, expect.Locator(page.Locator("#matrix-no-match")).ToContainText("No scenario of this suite matches"))
+	must(t, expect.Locator(matrix).ToHaveCount(0))
+	must(t, page.Locator("#matrix-no-match a").Click())
+	must(t, expect.Locator(matrix.Locator("tbody tr")).ToHaveCount(2))
 	// A scenario's history: a chart with a square per run, each a link.
 	must(t, matrix.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "rename-config-key"}).Click())
 	must(t, expect.Locator(page.Locator("figure.chart rect.cell-pass")).ToHaveCount(3))

@@ -275,3 +275,19 @@ func rowsText(t *testing.T, page playwright.Page) string {
 	must(t, err)
 	return strings.Join(texts, "\n")
 }
+
+// answerNextDialog answers the page's next confirm dialog, which must
+// start with want: yes (accept) or no.
+func answerNextDialog(t *testing.T, page playwright.Page, yes bool, want string) {
+	t.Helper()
+	page.Once("dialog", func(d playwright.Dialog) {
+		if !strings.HasPrefix(d.Message(), want) {
+			t.Errorf("dialog %q, want one starting %q", d.Message(), want)
+		}
+		if yes {
+			d.Accept()
+		} else {
+			d.Dismiss()
+		}
+	})
+}

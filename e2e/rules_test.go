@@ -51,7 +51,8 @@ func TestARuleFromAnApprovalBoxThenRevoked(t *testing.T) {
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Rules", Exact: playwright.Bool(true)}).Click())
 	row := page.Locator("#rule-1")
 	must(t, expect.Locator(row).ToContainText("active"))
-	must(t, expect.Locator(row).ToContainText("run_command `go test …` in "+filepath.Join(a.Roots, "invoice")))
+	must(t, expect.Locator(row).ToHaveText(regexp.MustCompile(`run_command\s+go test …\s+in `+regexp.QuoteMeta(filepath.Join(a.Roots, "invoice"))))) // no raw backticks
+	must(t, expect.Locator(row.Locator("code")).ToHaveText("go test …"))
 	must(t, expect.Locator(row).ToContainText("e2e"))
 
 	// The next run on the same folder is not asked about: the rule allows it.
@@ -62,6 +63,10 @@ func TestARuleFromAnApprovalBoxThenRevoked(t *testing.T) {
 
 	// Revoked, it stops at once: the next run asks again.
 	goTo(t, page, a.URL+"/rules")
+	answerNextDialog(t, page, false, "Revoke rule 1?")
+	must(t, page.Locator("#rule-1 .revoke").Click())
+	must(t, expect.Locator(page.Locator("#rule-1")).ToContainText("active"))
+	answerNextDialog(t, page, true, "Revoke rule 1?")
 	must(t, page.Locator("#rule-1 .revoke").Click())
 	must(t, expect.Locator(page.Locator("#rule-1")).ToContainText("revoked"))
 	must(t, expect.Locator(page.Locator("#rule-1 .revoke")).ToHaveCount(0))

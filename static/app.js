@@ -76,6 +76,15 @@
     }, 600);
   }
   document.addEventListener("input", keepDraft);
+  // A button with data-confirm (Reject, Revoke) asks first; answered no,
+  // nothing is sent (the capture phase stops it before HTMX sees it).
+  document.addEventListener("submit", function (e) {
+    var b = e.submitter;
+    if (b && b.dataset.confirm && !window.confirm(b.dataset.confirm)) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }
+  }, true);
   document.addEventListener("change", function (e) {
     if (e.target.classList.contains("viewed-box")) { markViewed(e.target); }
     if (e.target.closest(".part")) { countParts(); }

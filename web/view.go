@@ -413,7 +413,7 @@ const bigFile = 400
 
 func diffTotals(files []patch.File) string {
 	a, d := patch.Stats(files)
-	return fmt.Sprintf("%d files, +%d −%d", len(files), a, d)
+	return fmt.Sprintf("%s, +%d −%d", plural(len(files), "file", "files"), a, d)
 }
 
 func itoa(n int) string    { return strconv.Itoa(n) }

@@ -128,20 +128,29 @@ func (r Rule) Allows(req agent.ApprovalRequest, where Where, now time.Time) bool
 	return false
 }
 
-// Describe says what the rule allows, in a line.
-func (r Rule) Describe() string {
-	what := "`" + r.Command + "`"
+// Words are the command words the rule allows ("go test …" for a prefix).
+func (r Rule) Words() string {
 	if r.Match == MatchPrefix {
-		what = "`" + r.Command + " …`"
+		return r.Command + " …"
 	}
-	where := "everywhere"
+	return r.Command
+}
+
+// Where says where the rule applies: "everywhere", "in FOLDER" or "in
+// scenario ID".
+func (r Rule) Where() string {
 	switch r.Scope {
 	case ScopeSource:
-		where = "in " + r.Target
+		return "in " + r.Target
 	case ScopeScenario:
-		where = "in scenario " + r.Target
+		return "in scenario " + r.Target
 	}
-	s := fmt.Sprintf("%s %s %s", r.Tool, what, where)
+	return "everywhere"
+}
+
+// Describe says what the rule allows, in a line.
+func (r Rule) Describe() string {
+	s := fmt.Sprintf("%s `%s` %s", r.Tool, r.Words(), r.Where())
 	if r.Operators {
 		s += ", shell operators included"
 	}
