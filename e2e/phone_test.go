@@ -46,4 +46,32 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 			screenshot(t, page, "phone-too-wide")
 		}
 	}
+
+	// A hunk edited before it was applied shows as proposed and as applied,
+	// side by side on a laptop and one above the other here (it was 417 px
+	// wide); the audit log keeps each date and id on one line (they broke
+	// every few characters) and scrolls in its own box.
+	desk, _ := partsRun(t, a)
+	hunk := desk.Locator("#part-0-1")
+	must(t, hunk.Locator(".hunk-edit summary").Click())
+	must(t, hunk.Locator(".hunk-edit textarea").Fill("line 17\nline 18\nline 19\nline 20, as the reviewer wants it, with a line long enough to be wider than a phone\nline 21\nline 22\nline 23\n"))
+	must(t, desk.Locator("input[aria-label='Accept hunk 2 of notes.txt']").Check())
+	must(t, desk.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, desk.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(desk.Locator("#review-parts .edit")).ToBeVisible())
+	for _, path := range []string{desk.URL()[len(a.URL):], "/audit"} {
+		goTo(t, page, a.URL+path)
+		width, err := page.Evaluate("document.documentElement.scrollWidth")
+		must(t, err)
+		if w, _ := width.(int); w > 390 {
+			t.Errorf("%s is %d px wide at 390 px", path, w)
+			screenshot(t, page, "phone-too-wide")
+		}
+	}
+	tall, err := page.Evaluate(`Math.max(...[...document.querySelectorAll("#audit td.mono")].map(td => td.getBoundingClientRect().height))`)
+	must(t, err)
+	if h, ok := tall.(float64); !ok || h > 40 {
+		t.Errorf("an audit cell is %v px tall at 390 px: a date or id wraps", tall)
+	}
+	screenshot(t, page, "phone-audit")
 }
