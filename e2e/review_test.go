@@ -62,6 +62,7 @@ func TestAcceptTwoOfThreeHunksWithTheKeyboard(t *testing.T) {
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	must(t, page.Locator("#apply-accepted").Click())
 	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by Dana"))
+	must(t, expect.Locator(page.Locator("#review")).ToBeInViewport()) // the page shows its outcome, not where the button was
 	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("2 parts applied, 1 not"))
 	must(t, expect.Locator(page.Locator("#review-parts li.rejected")).ToContainText("notes.txt hunk 2"))
 	must(t, expect.Locator(page.Locator("#apply-accepted")).ToHaveCount(0))
