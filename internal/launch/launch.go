@@ -471,6 +471,10 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
 // modelChoice is the model a form asks for: a model script under a source
 // root (v.Root, v.Script), or else the profile v.Model.
 func (l *Launcher) modelChoice(v Task) (run.ModelChoice, *FieldError) {
+	if strings.TrimSpace(v.Script) == "" && strings.TrimSpace(v.Model) == "" {
+		// Said beside the script field, the one a form without profiles offers.
+		return run.ModelChoice{}, &FieldError{"script", "choose a model profile, or give a model script (a YAML file under the source root)"}
+	}
 	if strings.TrimSpace(v.Script) == "" {
 		return l.Profile(v.Model)
 	}

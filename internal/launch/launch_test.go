@@ -54,6 +54,7 @@ func TestLaunchChecksEachField(t *testing.T) {
 		{"no task", func(v *launch.Task) { v.Task = " " }, "task", "say what the agent should do"},
 		{"bad bound", func(v *launch.Task) { v.MaxTurns = "many" }, "max_turns", "not a positive integer"},
 		{"no models file", func(v *launch.Task) { v.Script, v.Model = "", "gpt" }, "model", "no models.yaml"},
+		{"no model at all: said at the script", func(v *launch.Task) { v.Script, v.Model = "", "" }, "script", "choose a model profile, or give a model script"},
 		{"script missing", func(v *launch.Task) { v.Script = "nope.yaml" }, "script", "no such file under"},
 		{"script out", func(v *launch.Task) { v.Script = "escape/x.yaml" }, "script", "cannot read it"},
 	}
