@@ -100,6 +100,15 @@ func TestLaunchFormShowsErrorsThenLaunches(t *testing.T) {
 	must(t, page.Locator("#launch").Click())
 	must(t, expect.Locator(page.Locator("#path-error")).ToContainText(`".." is not allowed`))
 	must(t, expect.Locator(page.Locator("#task-error")).ToContainText("say what the agent should do"))
+	// At 1280 px every field stays inside the form's card (the right column
+	// stuck out of it, pushed by a long root path and a long option).
+	must(t, page.SetViewportSize(1280, 900))
+	out, err := page.Evaluate(`(() => { const f = document.querySelector("form.launch").getBoundingClientRect();
+		return [...document.querySelectorAll("form.launch .field")].filter(e => e.getBoundingClientRect().right > f.right + 0.5).map(e => e.id || e.textContent.trim().slice(0, 30)); })()`)
+	must(t, err)
+	if list, _ := out.([]interface{}); len(list) > 0 {
+		t.Errorf("at 1280 px these fields stick out of the Launch form: %v", list)
+	}
 	screenshot(t, page, "launch-errors")
 	must(t, page.Locator("#path").Fill("invoice"))
 	must(t, page.Locator("#task").Fill("Fix the rounding bug in invoice totals."))
