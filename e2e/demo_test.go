@@ -233,3 +233,21 @@ func TestStopARunningRun(t *testing.T) {
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("interrupted"))
 	must(t, expect.Locator(page.Locator("#stop-run")).ToHaveCount(0))
 }
+
+// A newcomer launches a run on a folder of their own with no key and no
+// YAML: the Launch form offers the built-in scripted models beside the
+// profiles, and says how to add a live one.
+func TestLaunchWithABuiltInScriptedModel(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	must(t, expect.Locator(page.Locator("#model optgroup[label^='Built-in']")).ToHaveCount(1))
+	_, err := page.Locator("#model").SelectOption(playwright.SelectOptionValues{Values: &[]string{"builtin:notes"}})
+	must(t, err)
+	must(t, page.Locator("#path").Fill("invoice"))
+	must(t, page.Locator("#task").Fill("Write down what this project is."))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("NOTES.md"))
+	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("I wrote NOTES.md"))
+}

@@ -713,6 +713,7 @@ const (
 type Models struct {
 	File     string
 	Profiles []string
+	Builtins []Option // scripted models that come with proctor (no key, no network)
 }
 
 func dateValue(t time.Time, minusDay bool) string {

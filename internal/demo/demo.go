@@ -10,11 +10,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/proctor-dev/proctor/internal/script"
 )
 
-//go:embed _fixture demo.yaml
+//go:embed _fixture demo.yaml notes.yaml
 var files embed.FS
 
 // Task is what the demo asks the agent to do.
@@ -27,12 +28,37 @@ var Criteria = []string{"Totals are rounded to the nearest cent.", "go test ./..
 var AllowedCommands = []string{"go test"}
 
 // Script is the demo's model script.
-func Script() (*script.Script, error) {
-	data, err := files.ReadFile("demo.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("read the built-in demo script: %w", err)
+func Script() (*script.Script, error) { return Builtin("demo") }
+
+// A BuiltinScript is a scripted model that comes with proctor, offered by
+// the Launch form so that a newcomer can launch a run without a key or a
+// line of YAML.
+type BuiltinScript struct{ Name, Title string }
+
+// Builtins are the built-in scripted models.
+func Builtins() []BuiltinScript {
+	return []BuiltinScript{
+		{"notes", "notes — lists the files and writes NOTES.md (any folder)"},
+		{"demo", "demo — fixes the rounding bug of the demo's invoice project (a task that mentions rounding)"},
 	}
-	return script.Parse("builtin:demo.yaml", data)
+}
+
+// Builtin is the built-in scripted model called name.
+func Builtin(name string) (*script.Script, error) {
+	for _, b := range Builtins() {
+		if b.Name == name {
+			data, err := files.ReadFile(name + ".yaml")
+			if err != nil {
+				return nil, fmt.Errorf("read the built-in script %s: %w", name, err)
+			}
+			return script.Parse("builtin:"+name+".yaml", data)
+		}
+	}
+	var names []string
+	for _, b := range Builtins() {
+		names = append(names, b.Name)
+	}
+	return nil, fmt.Errorf("no built-in script %q; there are %s", name, strings.Join(names, ", "))
 }
 
 // WriteFixture writes the sample project into dir, which must not exist or

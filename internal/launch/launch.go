@@ -468,9 +468,20 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
 		Allow: lines(v.Allow), Ask: l.ask(id)})
 }
 
+// BuiltinModel starts a Task's Model that names a built-in scripted model
+// (demo.Builtins) instead of a profile: "builtin:notes".
+const BuiltinModel = "builtin:"
+
 // modelChoice is the model a form asks for: a model script under a source
 // root (v.Root, v.Script), or else the profile v.Model.
 func (l *Launcher) modelChoice(v Task) (run.ModelChoice, *FieldError) {
+	if name, ok := strings.CutPrefix(strings.TrimSpace(v.Model), BuiltinModel); ok && strings.TrimSpace(v.Script) == "" {
+		sc, err := demo.Builtin(name)
+		if err != nil {
+			return run.ModelChoice{}, &FieldError{"model", err.Error()}
+		}
+		return run.ModelChoice{Script: sc}, nil
+	}
 	if strings.TrimSpace(v.Script) == "" && strings.TrimSpace(v.Model) == "" {
 		// Said beside the script field, the one a form without profiles offers.
 		return run.ModelChoice{}, &FieldError{"script", "choose a model profile, or give a model script (a YAML file under the source root)"}

@@ -54,6 +54,7 @@ func TestLaunchChecksEachField(t *testing.T) {
 		{"no task", func(v *launch.Task) { v.Task = " " }, "task", "say what the agent should do"},
 		{"bad bound", func(v *launch.Task) { v.MaxTurns = "many" }, "max_turns", "not a positive integer"},
 		{"no models file", func(v *launch.Task) { v.Script, v.Model = "", "gpt" }, "model", "no models.yaml"},
+		{"no such built-in model", func(v *launch.Task) { v.Script, v.Model = "", "builtin:nope" }, "model", `no built-in script "nope"; there are notes, demo`},
 		{"no model at all: said at the script", func(v *launch.Task) { v.Script, v.Model = "", "" }, "script", "choose a model profile, or give a model script"},
 		{"script missing", func(v *launch.Task) { v.Script = "nope.yaml" }, "script", "no such file under"},
 		{"script out", func(v *launch.Task) { v.Script = "escape/x.yaml" }, "script", "cannot read it"},
@@ -251,4 +252,16 @@ type alwaysAsk struct{}
 
 func (alwaysAsk) Approve(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
 	return agent.Decision{Approved: true, By: "asked"}, nil
+}
+
+// A built-in scripted model needs no models.yaml and no script file.
+func TestLaunchWithABuiltInModel(t *testing.T) {
+	l, _ := launcher(t)
+	spec, errs := l.Build("20261206-071500-bltin1", launch.Task{Root: "0", Path: "invoice", Task: "Write notes", Model: launch.BuiltinModel + "notes"})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if spec.Model.Script == nil || spec.Model.Profile != nil {
+		t.Fatalf("model: %+v, want the built-in notes script", spec.Model)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/demo"
+	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -37,14 +39,18 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 // models lists the model profiles of models.yaml (read fresh, so edits
 // apply) and says where the file is; an error is a file that cannot be read.
 func (s *Server) models() (web.Models, error) {
+	var m web.Models
+	for _, b := range demo.Builtins() {
+		m.Builtins = append(m.Builtins, web.Option{Value: launch.BuiltinModel + b.Name, Label: b.Title})
+	}
 	if s.launcher == nil || s.launcher.Profiles == nil {
-		return web.Models{}, nil
+		return m, nil
 	}
 	ps, err := s.launcher.Profiles()
 	if err != nil {
-		return web.Models{}, err
+		return m, err
 	}
-	m := web.Models{File: ps.Path}
+	m.File = ps.Path
 	for _, pr := range ps.Profiles {
 		m.Profiles = append(m.Profiles, pr.Name)
 	}
