@@ -92,6 +92,9 @@ func (s *Service) SaveDraft(id, actor string, d Draft) error {
 	if len(d.Fields) == 0 {
 		return s.DropDraft(id, actor)
 	}
+	if _, err := s.Runner.Records().RunDir(id); err != nil { // no drafts of runs that are not here
+		return fmt.Errorf("%w: %v", ErrNoRun, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save the draft review of run %s: %w", id, err)
 	}

@@ -53,6 +53,16 @@ func TestADraftKeepsTheReviewFieldsOnly(t *testing.T) {
 func TestDraftsAreKeptByRunAndReviewer(t *testing.T) {
 	s := service(t)
 	id := "20261206-070000-abcdef"
+	d0 := Draft{Fields: map[string]string{"part.0.0": "accept"}}
+	if err := s.SaveDraft(id, "local:dana", d0); !errors.Is(err, ErrNoRun) {
+		t.Fatalf("a draft of a run that is not here: %v, want ErrNoRun", err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.DataDir, "runs", id), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.DataDir, "runs", id, "run.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d := Draft{Fields: map[string]string{"part.0.0": "accept"}}
 	for _, actor := range []string{"local:dana", "../../etc/passwd", "local:ed"} {
 		if err := s.SaveDraft(id, actor, d); err != nil {
