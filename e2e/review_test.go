@@ -357,3 +357,44 @@ func TestTheDraftReviewOutlivesRequestChanges(t *testing.T) {
 		t.Fatalf("the submitted draft is still kept: %v", err)
 	}
 }
+
+// A session's later run is applied onto the source as it is after an
+// earlier run was approved in part: the later change is merged in where it
+// does not meet the parts left out (it was refused: "these files changed in
+// the source since the run began", which they had not).
+func TestALaterRunAppliesAfterAnEarlierOneApprovedInPart(t *testing.T) {
+	a := startApp(t)
+	page, notes := partsRun(t, a)
+	first := page.URL()
+	must(t, os.WriteFile(filepath.Join(a.Roots, "ten.yaml"), []byte(`steps:
+  - reply: {tool_calls: [{name: edit_file, arguments: {path: notes.txt, search: "line 10\n", replace: "line ten\n"}}]}
+  - reply: {content: "Line 10 says ten."}
+`), 0o644))
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#request-changes summary").Click())
+	must(t, page.Locator("#changes-summary").Fill("Spell out line 10 too."))
+	must(t, page.Locator("#changes-script").Fill("ten.yaml"))
+	must(t, page.Locator("#request-changes-button").Click())
+	must(t, expect.Page(page).Not().ToHaveURL(first))
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	second := page.URL()
+
+	// The first run, in part: its first hunk only.
+	goTo(t, page, first)
+	must(t, page.Locator("input[aria-label='Accept hunk 1 of notes.txt']").Check())
+	must(t, page.Locator("input[aria-label='Reject hunk 2 of notes.txt']").Check())
+	must(t, page.Locator("input[aria-label='Reject hunk 3 of notes.txt']").Check())
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("1 part applied, 2 not"))
+
+	// The later run, whole: merged into the source as it now is.
+	goTo(t, page, second)
+	must(t, page.Locator("#approve").Click())
+	must(t, expect.Locator(page.Locator("#review")).ToContainText("Approved by Dana"))
+	got, err := os.ReadFile(notes)
+	must(t, err)
+	lines := strings.Split(string(got), "\n")
+	if lines[1] != "line 2 changed" || lines[9] != "line ten" || lines[19] != "line 20" || lines[37] != "line 38" {
+		t.Fatalf("notes.txt after both runs:\n%s", got)
+	}
+}

@@ -81,14 +81,22 @@ var ErrBusy = errors.New("another review of this run is in progress")
 // review.
 var ErrNoDecision = errors.New("no decision was made")
 
-// ConflictError lists files that changed in the source since the run began.
+// ConflictError lists files that changed in the source since the run began
+// (or, Before, that differ from the run's base because an earlier run of
+// its session was not applied whole), with the conflicting parts when a
+// merge found them.
 type ConflictError struct {
-	Files []string
-	Hint  string // why, when proctor knows
+	Files  []string
+	Before bool   // they differed before the run began
+	Hint   string // why, when proctor knows
 }
 
 func (e *ConflictError) Error() string {
-	msg := fmt.Sprintf("nothing was applied: %d file(s) changed in the source since the run began: %s", len(e.Files), strings.Join(e.Files, ", "))
+	when := "changed in the source since the run began"
+	if e.Before {
+		when = "differ in the source from the run's base"
+	}
+	msg := fmt.Sprintf("nothing was applied: %d file(s) %s: %s", len(e.Files), when, strings.Join(e.Files, ", "))
 	if e.Hint != "" {
 		msg += "; " + e.Hint
 	}
@@ -102,6 +110,7 @@ type Earlier struct {
 	HasChanges bool // it changed files (else there is nothing of it to apply)
 	Reviewed   bool
 	Applied    bool
+	InPart     bool // applied part by part, some parts rejected or edited: the source lacks what its base holds
 }
 
 // OutOfOrderError refuses to approve a session's run while an earlier run
@@ -293,7 +302,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		forced = true
 		review.Forced = true
 	}
-	var rejected []string // earlier runs of the session whose changes were not applied
+	var rejected, inPart []string // earlier runs of the session not applied, or applied in part
 	if review.Approved {
 		var waiting []string
 		for _, e := range opt.Earlier {
@@ -303,6 +312,8 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 				waiting = append(waiting, e.RunID)
 			case !e.Applied:
 				rejected = append(rejected, e.RunID)
+			case e.InPart:
+				inPart = append(inPart, e.RunID)
 			}
 		}
 		if len(waiting) > 0 {
@@ -314,10 +325,15 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	// A git source's approved change is not applied here: it is offered as
 	// a patch and an mbox (proctor apply --to PATH applies it to a checkout).
 	if review.Approved && !rc.Source.IsGit() && len(changed) > 0 {
-		if j.Files, files, err = prepare(ctx, rc, string(diff), changed, opt.Workspace); err != nil {
+		// A run made on top of an earlier run of its session that was
+		// rejected or applied in part has a base the source does not hold:
+		// its change is merged into the source as it is, hunk by hunk.
+		behind := slices.Concat(rejected, inPart)
+		if j.Files, files, err = prepare(ctx, rc, string(diff), changed, opt.Workspace, len(behind) > 0); err != nil {
 			var ce *ConflictError
-			if errors.As(err, &ce) && len(rejected) > 0 {
-				ce.Hint = fmt.Sprintf("this run of a session was made on top of run %s, whose changes were not applied, so its base holds them; apply its diff by hand (diff.patch), or start a new session from the source", strings.Join(rejected, ", "))
+			if errors.As(err, &ce) && len(behind) > 0 {
+				ce.Before = true
+				ce.Hint = fmt.Sprintf("this run was made on top of run %s of its session, which was rejected or applied in part, so the source lacks lines the run started from; the parts named meet them: apply them by hand (diff.patch), or reject this run", strings.Join(behind, ", "))
 			}
 			return nil, err // nothing applied; the run stays unreviewed
 		}
@@ -456,7 +472,7 @@ func selectParts(review *bundle.Review, diff string, choices []patch.Choice) ([]
 // the paths changed) makes, without touching the source: the base versions
 // of the touched files, patched, beside it. Links are read as links, in the
 // source and in what the diff makes, and never followed.
-func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []string, repo string) ([]journalFile, map[string][]byte, error) {
+func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []string, repo string, merge bool) ([]journalFile, map[string][]byte, error) {
 	ws := workspace.Open(repo, rc.Source.CommitSHA)
 	if repo == "" || !ws.HasCommit(ctx, rc.Source.CommitSHA) {
 		return nil, nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", rc.RunID, rc.Source.CommitSHA, repo)
@@ -472,6 +488,7 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 	}
 	base := map[string]string{}
 	var existing, conflicts []string
+	differs := map[string]string{} // path → the source's state, where it is not the base's
 	for _, p := range changed {
 		if e, ok := entries[p]; ok && e.Mode != "160000" { // a repository inside is not a file of the source
 			base[p] = e.Blob
@@ -485,7 +502,10 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 			return nil, nil, fmt.Errorf("check %s: %w", bundle.PathName(p), err)
 		}
 		if got != base[p] {
-			conflicts = append(conflicts, bundle.PathName(p))
+			differs[p] = got
+			if !merge || got == "" || base[p] == "" || isLink(got) || isLink(base[p]) {
+				conflicts = append(conflicts, bundle.PathName(p)) // only files on both sides merge
+			}
 		}
 	}
 	if len(conflicts) > 0 {
@@ -517,6 +537,13 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s as the diff makes it: %w", bundle.PathName(p), err)
 		}
+		if got, ok := differs[p]; ok { // merged into the source as it is
+			if data, state, err = merged(ctx, ws, rc.Source.CommitSHA, src, p, data, state); err != nil {
+				conflicts = append(conflicts, err.Error())
+				continue
+			}
+			f.Base = got
+		}
 		if f.New = state; state != "" {
 			contents[p] = data
 			if isLink(state) {
@@ -527,7 +554,53 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 		}
 		out = append(out, f)
 	}
+	if len(conflicts) > 0 {
+		return nil, nil, &ConflictError{Files: conflicts}
+	}
 	return out, contents, nil
+}
+
+// merged merges the change the diff makes to file p (from its base, at
+// commit, to data) into the source's version of it. A conflict is an error
+// naming p and the lines of the merged file where the change meets lines
+// the source holds differently.
+func merged(ctx context.Context, ws *workspace.Workspace, commit string, src *os.Root, p string, data []byte, state string) ([]byte, string, error) {
+	name := bundle.PathName(p)
+	if state == "" || isLink(state) {
+		return nil, "", errors.New(name)
+	}
+	ours, _, err := readState(src, p)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s (%v)", name, err)
+	}
+	baseData, err := ws.Show(ctx, commit, p)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s (%v)", name, err)
+	}
+	out, n, err := workspace.Merge3(ctx, ours, baseData, data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s (%v)", name, err)
+	}
+	if n > 0 {
+		return nil, "", fmt.Errorf("%s (%s)", name, conflictLines(out))
+	}
+	return out, blobOfData(out), nil
+}
+
+// conflictLines names where merge-file marked conflicts: "lines 4–9, 20–22".
+func conflictLines(merged []byte) string {
+	var spans []string
+	start := 0
+	for i, line := range strings.Split(string(merged), "\n") {
+		switch {
+		case strings.HasPrefix(line, "<<<<<<< "):
+			start = i + 1
+		case strings.HasPrefix(line, ">>>>>>> ") && start > 0:
+			spans = append(spans, fmt.Sprintf("%d–%d", start, i+1))
+			start = 0
+		}
+	}
+	return "conflicting lines " + strings.Join(spans, ", ") + " of the merge"
 }
 
 // linkState starts the state of a link: its target's blob follows.

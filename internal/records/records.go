@@ -505,6 +505,7 @@ func (d Data) EarlierInSession(rc *bundle.Receipt) ([]gate.Earlier, error) {
 		e := gate.Earlier{RunID: id, HasChanges: len(b.Receipt.Changed) > 0}
 		if rv := b.Receipt.Review; rv != nil {
 			e.Reviewed, e.Applied = true, rv.Applied
+			e.InPart = rv.Applied && (len(rv.RejectedParts) > 0 || len(rv.Edits) > 0)
 		}
 		out = append(out, e)
 	}

@@ -123,7 +123,11 @@ func refusal(err error) string {
 	var links *gate.LinkError
 	switch {
 	case errors.As(err, &conflict):
-		msg := "Nothing was applied: these files changed in the source since the run began: " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
+		when := "changed in the source since the run began"
+		if conflict.Before {
+			when = "differ in the source from what the run started from"
+		}
+		msg := "Nothing was applied: these files " + when + ": " + strings.Join(conflict.Files, ", ") + ". The run still waits for review."
 		if conflict.Hint != "" {
 			msg += " Why: " + conflict.Hint + "."
 		}

@@ -27,6 +27,7 @@ func TestARefusalSaysWhyNothingWasDone(t *testing.T) {
 		{&gate.ConflictError{Files: []string{"a.go", "b.go"}, Hint: "the source moved"},
 			"Nothing was applied: these files changed in the source since the run began: a.go, b.go. The run still waits for review. Why: the source moved."},
 		{&gate.ConflictError{Files: []string{"a.go"}}, "Nothing was applied: these files changed in the source since the run began: a.go. The run still waits for review."},
+		{&gate.ConflictError{Files: []string{"a.go (conflicting lines 3–7 of the merge)"}, Before: true}, "Nothing was applied: these files differ in the source from what the run started from: a.go (conflicting lines 3–7 of the merge)."},
 		{&gate.OutOfOrderError{Waiting: []string{"r1"}}, "Nothing was applied: review run r1 of this session first"},
 		{&gate.NotAppliableError{Status: bundle.StatusFailed}, "Nothing was applied: "},
 		{fmt.Errorf("select: %w", patch.ErrNoSuchPart), "Nothing was applied: select: "},

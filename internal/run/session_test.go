@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -231,5 +232,80 @@ func TestASessionsRunsRunOneAtATime(t *testing.T) {
 	s, _ := r.Records().LoadSession(sid)
 	if strings.Join(s.Runs, ",") != strings.Join([]string{first.RunID, res2.RunID, res3.RunID}, ",") {
 		t.Fatalf("session runs %v", s.Runs)
+	}
+}
+
+// A session's later run is merged into the source as it is when an earlier
+// run was applied in part: its change reaches the source where it does not
+// meet the parts left out, and where it does, nothing is applied and the
+// conflicting lines are named as differing from the run's base (not as
+// changed since the run began).
+func TestALaterRunMergesAfterAnEarlierOneAppliedInPart(t *testing.T) {
+	ctx := context.Background()
+	lines := func(change map[int]string) string {
+		var out []string
+		for i := 1; i <= 30; i++ {
+			l := fmt.Sprintf("line %d", i)
+			if c, ok := change[i]; ok {
+				l = c
+			}
+			out = append(out, l)
+		}
+		return strings.Join(out, "\n") + "\n"
+	}
+	write := func(content string) run.ModelChoice {
+		return run.ModelChoice{Script: parseScript(t, fmt.Sprintf("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: %q}}]}\n  - reply: {content: done}\n", content))}
+	}
+	for _, tc := range []struct {
+		name     string
+		second   map[int]string // the later run's file, over the first run's
+		want     string         // the source after it is applied; "" refused
+		conflict string
+	}{
+		{"apart from the part left out", map[int]string{2: "line 2 first", 25: "line 25 first", 12: "line 12 second"},
+			lines(map[int]string{2: "line 2 first", 12: "line 12 second"}), ""},
+		{"on the part left out", map[int]string{2: "line 2 first", 25: "line 25 second"}, "", "a.txt (conflicting lines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := t.TempDir()
+			os.WriteFile(filepath.Join(src, "a.txt"), []byte(lines(nil)), 0o644)
+			r := &run.Runner{DataDir: t.TempDir()}
+			first, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "change two lines", Bounds: bounds.Defaults(),
+				Model: write(lines(map[int]string{2: "line 2 first", 25: "line 25 first"}))})
+			if err != nil || first.Receipt.Status != bundle.StatusAwaitingReview {
+				t.Fatalf("first: %v %+v", err, first)
+			}
+			sid, msg, err := r.Records().RequestChanges(first.RunID, bundle.ChangeRequest{By: "ana", Summary: "more"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			next, err := r.Run(ctx, run.Spec{Task: msg, Session: sid, Addresses: first.RunID, Bounds: bounds.Defaults(), Model: write(lines(tc.second))})
+			if err != nil || next.Receipt.Status != bundle.StatusAwaitingReview {
+				t.Fatalf("next: %v %+v", err, next)
+			}
+			// The first run is applied in part: its hunk at line 2, not the one at 25.
+			opt, _ := r.Records().ReviewOptions(first.Dir, &first.Receipt)
+			inPart := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+				return gate.Verdict{Approved: true, By: "ana", Parts: []patch.Choice{{File: 0, Hunk: 0, Accept: true}, {File: 0, Hunk: 1, Accept: false}}}, nil
+			})
+			if _, err := gate.Review(ctx, first.Dir, inPart, opt); err != nil {
+				t.Fatal(err)
+			}
+			opt, _ = r.Records().ReviewOptions(next.Dir, &next.Receipt)
+			approve := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+				return gate.Verdict{Approved: true, By: "ana"}, nil
+			})
+			_, err = gate.Review(ctx, next.Dir, approve, opt)
+			data, _ := os.ReadFile(filepath.Join(src, "a.txt"))
+			var ce *gate.ConflictError
+			switch {
+			case tc.want != "" && (err != nil || string(data) != tc.want):
+				t.Fatalf("apply the later run: %v; the source holds\n%s", err, data)
+			case tc.want == "" && (!errors.As(err, &ce) || !ce.Before || !strings.Contains(strings.Join(ce.Files, ","), tc.conflict)):
+				t.Fatalf("a conflict with the part left out: %v (%+v), want one naming %q as differing from the base", err, ce, tc.conflict)
+			case tc.want == "" && string(data) != lines(map[int]string{2: "line 2 first"}):
+				t.Fatalf("a refused apply changed the source:\n%s", data)
+			}
+		})
 	}
 }

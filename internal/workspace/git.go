@@ -60,20 +60,7 @@ var diffFormat = []string{"--no-color", "--no-ext-diff", "--no-textconv", "--no-
 // or global config, nothing from git's variables in proctor's environment,
 // a fixed identity and date.
 func (r repo) run(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
-	full := make([]string, 0, 2*len(settings)+len(args))
-	for _, s := range settings {
-		full = append(full, "-c", s)
-	}
-	full = append(full, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Env = gitEnv(r)
-	cmd.Dir = filepath.Dir(r.gitDir)
-	if r.workTree != "" {
-		cmd.Dir = r.workTree
-	}
-	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd, stdout, stderr := r.command(ctx, stdin, args...)
 	if err := cmd.Run(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", fmt.Errorf("workspace needs git, which is not installed: %w", err)
@@ -88,6 +75,52 @@ func (r repo) run(ctx context.Context, stdin io.Reader, args ...string) (string,
 		return "", fmt.Errorf("git %s in %s: %v: %s", args[0], where, err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
+}
+
+// command is git with args in the repository, set up as run runs it.
+func (r repo) command(ctx context.Context, stdin io.Reader, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	full := make([]string, 0, 2*len(settings)+len(args))
+	for _, s := range settings {
+		full = append(full, "-c", s)
+	}
+	full = append(full, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Env = gitEnv(r)
+	cmd.Dir = filepath.Dir(r.gitDir)
+	if r.workTree != "" {
+		cmd.Dir = r.workTree
+	}
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+// Merge3 merges the change from base to theirs into ours, line by line,
+// as git merge-file does (run with proctor's settings only, on copies in a
+// temporary folder): the merged text, and how many regions conflict —
+// marked in the text between "<<<<<<< source" and ">>>>>>> run".
+func Merge3(ctx context.Context, ours, base, theirs []byte) ([]byte, int, error) {
+	dir, err := os.MkdirTemp("", "proctor-merge-*")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(dir)
+	for name, data := range map[string][]byte{"ours": ours, "base": base, "theirs": theirs} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return nil, 0, err
+		}
+	}
+	cmd, stdout, stderr := repo{workTree: dir}.command(ctx, nil, "merge-file", "-p", "-L", "source", "-L", "base", "-L", "run", "ours", "base", "theirs")
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.Bytes(), 0, nil
+	case errors.As(err, &exit) && exit.ExitCode() > 0 && exit.ExitCode() < 128:
+		return stdout.Bytes(), exit.ExitCode(), nil
+	}
+	return nil, 0, fmt.Errorf("git merge-file: %v: %s", err, strings.TrimSpace(stderr.String()))
 }
 
 // gitEnv is proctor's environment less every variable git reads (GIT_*),

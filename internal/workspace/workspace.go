@@ -377,6 +377,12 @@ func (w *Workspace) Extract(ctx context.Context, commit, dst string, paths ...st
 	return untar(strings.NewReader(out), dst)
 }
 
+// Show is the content of the file path (slash-separated) at commit.
+func (w *Workspace) Show(ctx context.Context, commit, path string) ([]byte, error) {
+	out, err := w.git(ctx, "cat-file", "blob", commit+":"+path)
+	return []byte(out), err
+}
+
 // HasCommit reports whether the workspace repository holds commit.
 func (w *Workspace) HasCommit(ctx context.Context, commit string) bool {
 	_, err := w.git(ctx, "cat-file", "-e", commit+"^{commit}")
