@@ -318,13 +318,17 @@ func TestTheDraftReviewOutlivesRequestChanges(t *testing.T) {
 	must(t, editor.Fill(edited))
 	must(t, page.Locator("input[aria-label='Accept hunk 3 of notes.txt']").Check())
 	must(t, page.Locator("#part-0-1 .hunk-comment summary").Click())
-	_, err = page.ExpectResponse("**/draft", func() error {
-		return page.Locator("#part-0-1 .hunk-comment textarea").Fill("why not this one?")
-	})
+	must(t, page.Locator("#part-0-1 .hunk-comment textarea").Fill("why not this one?"))
+	must(t, expect.Locator(page.Locator("#viewed-count")).ToHaveText("0 viewed of 1 file"))
+	_, err = page.ExpectResponse("**/draft", func() error { return page.Locator(".viewed-box").Check() })
 	must(t, err)
+	must(t, expect.Locator(page.Locator("#viewed-count")).ToHaveText("1 viewed of 1 file"))
 
-	// A reload shows the draft as it was left.
+	// A reload shows the draft as it was left, the file marked viewed too.
 	goTo(t, page, first)
+	must(t, expect.Locator(page.Locator("#viewed-count")).ToHaveText("1 viewed of 1 file"))
+	must(t, expect.Locator(page.Locator("#in-list-0.viewed")).ToHaveCount(1))
+	must(t, expect.Locator(page.Locator("details.file.viewed")).Not().ToHaveAttribute("open", ""))
 	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("2 of 3 parts accepted, 1 rejected."))
 	must(t, expect.Locator(page.Locator("#part-0-2 .hunk-edit textarea")).ToHaveValue(edited))
 	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))

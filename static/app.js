@@ -63,6 +63,13 @@
     if (!file) { return; }
     file.classList.toggle("viewed", box.checked);
     if (box.checked) { file.open = false; }
+    var item = document.getElementById("in-list-" + file.id.replace("file-", ""));
+    if (item) { item.classList.toggle("viewed", box.checked); }
+    var count = document.getElementById("viewed-count");
+    if (count) {
+      var total = Number(count.dataset.total);
+      count.textContent = document.querySelectorAll(".viewed-box:checked").length + " viewed of " + total + (total === 1 ? " file" : " files");
+    }
   }
   // The review form is kept on the server as a draft a moment after each
   // change (its decisions, edits and comments survive leaving the page).

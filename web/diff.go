@@ -203,6 +203,9 @@ func (d Draft) Edit(file, hunk int, h DiffHunk) string {
 	return "\n" + h.NewSide
 }
 
+// Viewed reports whether the draft marks file viewed.
+func (d Draft) Viewed(file int) bool { return d["viewed."+strconv.Itoa(file)] != "" }
+
 // Comment is the draft's comment on hunk, and its line (the hunk's first
 // changed line when the draft has none).
 func (d Draft) Comment(file, hunk int, h DiffHunk) (text, line string) {

@@ -601,6 +601,17 @@ func (p RunPage) CanRequestChanges() bool {
 	return p.Meta.CanReview && p.Meta.Launches && p.Run.Receipt.Kind != bundle.KindScenario
 }
 
+// Viewed is how many of the listed files the reviewer marked viewed.
+func (p RunPage) Viewed() string {
+	n := 0
+	for _, f := range p.Diff {
+		if p.Draft.Viewed(f.Index) {
+			n++
+		}
+	}
+	return itoa(n)
+}
+
 // Parts is how many parts a review part by part decides on: every part of
 // every file the page lists, loaded or not.
 func (p RunPage) Parts() int {

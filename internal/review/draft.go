@@ -27,9 +27,9 @@ type Draft struct {
 }
 
 // draftField is a field a draft keeps: part.F.H, edit.F.H, comment.F.H or
-// line.F.H (H a hunk's number, or "file" for a part decided whole), or the
-// summary.
-var draftField = regexp.MustCompile(`^(?:(?:part|edit|comment|line)\.[0-9]{1,6}\.(?:[0-9]{1,6}|file)|summary)$`)
+// line.F.H (H a hunk's number, or "file" for a part decided whole),
+// viewed.F (file F marked viewed), or the summary.
+var draftField = regexp.MustCompile(`^(?:(?:part|edit|comment|line)\.[0-9]{1,6}\.(?:[0-9]{1,6}|file)|viewed\.[0-9]{1,6}|summary)$`)
 
 // Limits of a draft: the form's own (a diff's parts, an edit's lines).
 const (
@@ -64,7 +64,7 @@ func DraftFrom(form url.Values) (Draft, error) {
 func (d Draft) WithoutRequest() Draft {
 	out := Draft{Fields: map[string]string{}}
 	for k, v := range d.Fields {
-		if strings.HasPrefix(k, "part.") || strings.HasPrefix(k, "edit.") {
+		if strings.HasPrefix(k, "part.") || strings.HasPrefix(k, "edit.") || strings.HasPrefix(k, "viewed.") {
 			out.Fields[k] = v
 		}
 	}

@@ -17,13 +17,14 @@ func TestADraftKeepsTheReviewFieldsOnly(t *testing.T) {
 		"comment.0.3": {"why?"}, "line.0.3": {"12"}, "comment.1.0": {"  "}, "summary": {"look again"},
 		"csrf": {"token"}, "reviewer": {"dana"}, "decision": {"approve"}, "part.../../x": {"accept"},
 		"part.0.1.2": {"accept"}, "part.-1.0": {"accept"}, "part.0.x": {"accept"}, "edit.0.9": {"a", "b"},
+		"viewed.3": {"1"}, "viewed.x": {"1"},
 	}
 	d, err := DraftFrom(form)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"part.0.1": "accept", "part.2.file": "reject", "edit.0.1": "\nnew line\n", "edit.0.2": "",
-		"comment.0.3": "why?", "line.0.3": "12", "summary": "look again"}
+		"comment.0.3": "why?", "line.0.3": "12", "summary": "look again", "viewed.3": "1"}
 	if len(d.Fields) != len(want) {
 		t.Errorf("fields %v, want %v", d.Fields, want)
 	}
@@ -34,12 +35,12 @@ func TestADraftKeepsTheReviewFieldsOnly(t *testing.T) {
 	}
 	sent := d.WithoutRequest()
 	for k := range sent.Fields {
-		if !strings.HasPrefix(k, "part.") && !strings.HasPrefix(k, "edit.") {
+		if !strings.HasPrefix(k, "part.") && !strings.HasPrefix(k, "edit.") && !strings.HasPrefix(k, "viewed.") {
 			t.Errorf("after the request was sent the draft still has %s", k)
 		}
 	}
-	if len(sent.Fields) != 4 {
-		t.Errorf("after the request was sent: %v, want the two decisions and two edits", sent.Fields)
+	if len(sent.Fields) != 5 {
+		t.Errorf("after the request was sent: %v, want the two decisions, two edits and the file viewed", sent.Fields)
 	}
 	big := url.Values{"edit.0.0": {strings.Repeat("x", maxDraftBytes+1)}}
 	var invalid *Invalid
