@@ -37,6 +37,14 @@ func TestRunTheDemoWatchItAndApprove(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#tokens-live")).ToHaveCount(0))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
 	must(t, expect.Locator(page.Locator("#diff-totals")).ToHaveText(regexp.MustCompile(`^1 file, \+\d+ −\d+$`))) // not "1 files"
+	// Inside the changed line, what changed is marked.
+	for sel, want := range map[string]string{"#diff .add .chg": "math.Round(euros * 100)", "#diff .del .chg": "euros * 100"} {
+		got, err := page.Locator(sel).EvaluateAll(`els => els.map(e => e.textContent).join("")`)
+		must(t, err)
+		if got != want {
+			t.Errorf("%s marks %q, want %q", sel, got, want)
+		}
+	}
 	screenshot(t, page, "demo-awaiting-review")
 
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))

@@ -3,6 +3,7 @@ package web
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 
@@ -133,9 +134,91 @@ func BuildDiff(files []patch.File) []DiffFile {
 				dh.Lines = append(dh.Lines, DiffLine{Kind: l.Kind, OldNo: l.OldNo, NewNo: l.NewNo, Tokens: toks[j]})
 			}
 			dh.Rows, dh.NewSide = pair(dh.Lines), strings.Join(side, "\n")
+			for _, r := range dh.Rows {
+				if r.Left != nil && r.Right != nil && r.Left != r.Right {
+					markChanged(r.Left, r.Right)
+				}
+			}
 			df.Hunks = append(df.Hunks, dh)
 		}
 		out = append(out, df)
+	}
+	return out
+}
+
+// markChanged marks what changed inside a deleted line and the added line
+// paired with it: the part between what they share at the start and at
+// the end (in whole characters, widened to whole words). Lines that share
+// nothing, or only white space, are left unmarked: the whole line changed.
+func markChanged(old, new *DiffLine) {
+	a, b := lineText(old), lineText(new)
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	// The shared start ends, and the shared end starts, between whole
+	// characters and outside a word (a[:p] == b[:p]; the shared end starts
+	// at ia in a and ib in b, with a[ia] == b[ib]).
+	in := func(x string, i int, f func(byte) bool) bool { return i >= 0 && i < len(x) && f(x[i]) }
+	cont := func(c byte) bool { return !utf8.RuneStart(c) }
+	for p > 0 && (in(a, p, cont) || in(b, p, cont) || isWord(a[p-1]) && (in(a, p, isWord) || in(b, p, isWord))) {
+		p--
+	}
+	for s > 0 {
+		ia, ib := len(a)-s, len(b)-s
+		if !cont(a[ia]) && !(isWord(a[ia]) && (ia > p && isWord(a[ia-1]) || ib > p && isWord(b[ib-1]))) {
+			break
+		}
+		s--
+	}
+	if strings.TrimSpace(a[:p]+a[len(a)-s:]) == "" {
+		return
+	}
+	old.Tokens = markRange(old.Tokens, p, len(a)-s)
+	new.Tokens = markRange(new.Tokens, p, len(b)-s)
+}
+
+func lineText(l *DiffLine) string {
+	var b strings.Builder
+	for _, t := range l.Tokens {
+		b.WriteString(t.Text)
+	}
+	return b.String()
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf
+}
+
+// markRange splits tokens at byte offsets from and to, and marks the
+// tokens between them changed (class "chg").
+func markRange(tokens []highlight.Token, from, to int) []highlight.Token {
+	if from >= to {
+		return tokens
+	}
+	var out []highlight.Token
+	at := 0
+	for _, t := range tokens {
+		start, end := at, at+len(t.Text)
+		at = end
+		cuts := []int{start}
+		for _, c := range []int{from, to} {
+			if c > start && c < end {
+				cuts = append(cuts, c)
+			}
+		}
+		cuts = append(cuts, end)
+		for i := 0; i+1 < len(cuts); i++ {
+			piece := highlight.Token{Class: t.Class, Text: t.Text[cuts[i]-start : cuts[i+1]-start]}
+			if cuts[i] >= from && cuts[i+1] <= to && piece.Text != "" {
+				piece.Class = strings.TrimSpace(piece.Class + " chg")
+			}
+			out = append(out, piece)
+		}
 	}
 	return out
 }
