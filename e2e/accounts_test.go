@@ -162,10 +162,6 @@ func TestTheRunPageOffersEachRoleWhatItMay(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#stop-run")).ToHaveCount(0))
 	must(t, page.Locator(".approve-call").Click())
 	must(t, expect.Locator(page.Locator("#approve")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
-	must(t, page.Locator("#request-changes summary").Click())
-	must(t, page.Locator("#changes-summary").Fill("Round half up, please."))
-	must(t, page.Locator("#changes-script").Fill("nothing.yaml"))
-	must(t, page.Locator("#request-changes-button").Click())
-	must(t, expect.Page(page).Not().ToHaveURL(runURL))
+	requestChanges(t, page, "Round half up, please.", "nothing.yaml")
 	must(t, expect.Locator(page.Locator("#addressing")).ToContainText("asked by rev"))
 }

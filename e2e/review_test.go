@@ -216,11 +216,7 @@ func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
 	must(t, expect.Locator(last.Locator(".hunk-comment textarea")).ToBeFocused())
 	must(t, page.Keyboard().Type("and this one?"))
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
-	must(t, page.Locator("#request-changes summary").Click())
-	must(t, page.Locator("#changes-summary").Fill("Only line 20 needs another look."))
-	must(t, page.Locator("#changes-script").Fill("changes.yaml"))
-	must(t, page.Locator("#request-changes-button").Click())
-	must(t, expect.Page(page).Not().ToHaveURL(first))
+	requestChanges(t, page, "Only line 20 needs another look.", "changes.yaml")
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	addressing := page.Locator("#addressing")
 	must(t, expect.Locator(addressing).ToContainText("asked by Dana"))
@@ -333,11 +329,7 @@ func TestTheDraftReviewOutlivesRequestChanges(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#part-0-2 .hunk-edit textarea")).ToHaveValue(edited))
 	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))
 
-	must(t, page.Locator("#request-changes summary").Click())
-	must(t, page.Locator("#changes-summary").Fill("Say why hunk 2 is needed."))
-	must(t, page.Locator("#changes-script").Fill("nothing.yaml"))
-	must(t, page.Locator("#request-changes-button").Click())
-	must(t, expect.Page(page).Not().ToHaveURL(first))
+	requestChanges(t, page, "Say why hunk 2 is needed.", "nothing.yaml")
 
 	// Back on the run: the comment went to the agent, the decisions and the
 	// edit are still there.
@@ -375,11 +367,7 @@ func TestALaterRunAppliesAfterAnEarlierOneApprovedInPart(t *testing.T) {
   - reply: {content: "Line 10 says ten."}
 `), 0o644))
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
-	must(t, page.Locator("#request-changes summary").Click())
-	must(t, page.Locator("#changes-summary").Fill("Spell out line 10 too."))
-	must(t, page.Locator("#changes-script").Fill("ten.yaml"))
-	must(t, page.Locator("#request-changes-button").Click())
-	must(t, expect.Page(page).Not().ToHaveURL(first))
+	requestChanges(t, page, "Spell out line 10 too.", "ten.yaml")
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	second := page.URL()
 
@@ -401,4 +389,17 @@ func TestALaterRunAppliesAfterAnEarlierOneApprovedInPart(t *testing.T) {
 	if lines[1] != "line 2 changed" || lines[9] != "line ten" || lines[19] != "line 20" || lines[37] != "line 38" {
 		t.Fatalf("notes.txt after both runs:\n%s", got)
 	}
+}
+
+// requestChanges asks, on the run page open in page, for changes with
+// summary, made by the model script (under the source root), and waits
+// for the page of the run that makes them.
+func requestChanges(t *testing.T, page playwright.Page, summary, script string) {
+	t.Helper()
+	from := page.URL()
+	must(t, page.Locator("#request-changes summary").Click())
+	must(t, page.Locator("#changes-summary").Fill(summary))
+	must(t, page.Locator("#changes-script").Fill(script))
+	must(t, page.Locator("#request-changes-button").Click())
+	must(t, expect.Page(page).Not().ToHaveURL(from))
 }
