@@ -488,7 +488,11 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 	}
 	base := map[string]string{}
 	var existing, conflicts []string
-	differs := map[string]string{} // path → the source's state, where it is not the base's
+	type version struct {
+		data  []byte
+		state string
+	}
+	differs := map[string]version{} // path → the source's file, where it is not the base's
 	for _, p := range changed {
 		if e, ok := entries[p]; ok && e.Mode != "160000" { // a repository inside is not a file of the source
 			base[p] = e.Blob
@@ -497,12 +501,12 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 			}
 			existing = append(existing, p)
 		}
-		_, got, err := readState(src, p)
+		cur, got, err := readState(src, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("check %s: %w", bundle.PathName(p), err)
 		}
 		if got != base[p] {
-			differs[p] = got
+			differs[p] = version{cur, got}
 			if !merge || got == "" || base[p] == "" || isLink(got) || isLink(base[p]) {
 				conflicts = append(conflicts, bundle.PathName(p)) // only files on both sides merge
 			}
@@ -537,12 +541,12 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s as the diff makes it: %w", bundle.PathName(p), err)
 		}
-		if got, ok := differs[p]; ok { // merged into the source as it is
-			if data, state, err = merged(ctx, ws, rc.Source.CommitSHA, src, p, data, state); err != nil {
+		if ours, ok := differs[p]; ok { // merged into the source as it was read above
+			if data, state, err = merged(ctx, ws, rc.Source.CommitSHA, p, ours.data, data, state); err != nil {
 				conflicts = append(conflicts, err.Error())
 				continue
 			}
-			f.Base = got
+			f.Base = ours.state
 		}
 		if f.New = state; state != "" {
 			contents[p] = data
@@ -561,17 +565,13 @@ func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []stri
 }
 
 // merged merges the change the diff makes to file p (from its base, at
-// commit, to data) into the source's version of it. A conflict is an error
-// naming p and the lines of the merged file where the change meets lines
-// the source holds differently.
-func merged(ctx context.Context, ws *workspace.Workspace, commit string, src *os.Root, p string, data []byte, state string) ([]byte, string, error) {
+// commit, to data) into ours, the source's version of it. A conflict is an
+// error naming p and the lines of the merged file where the change meets
+// lines the source holds differently.
+func merged(ctx context.Context, ws *workspace.Workspace, commit, p string, ours, data []byte, state string) ([]byte, string, error) {
 	name := bundle.PathName(p)
 	if state == "" || isLink(state) {
 		return nil, "", errors.New(name)
-	}
-	ours, _, err := readState(src, p)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s (%v)", name, err)
 	}
 	baseData, err := ws.Show(ctx, commit, p)
 	if err != nil {
@@ -587,7 +587,8 @@ func merged(ctx context.Context, ws *workspace.Workspace, commit string, src *os
 	return out, blobOfData(out), nil
 }
 
-// conflictLines names where merge-file marked conflicts: "lines 4–9, 20–22".
+// conflictLines names where merge-file marked conflicts: "conflicting
+// lines 4–9, 20–22 of the merge".
 func conflictLines(merged []byte) string {
 	var spans []string
 	start := 0
