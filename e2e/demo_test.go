@@ -46,6 +46,21 @@ func TestRunTheDemoWatchItAndApprove(t *testing.T) {
 		}
 	}
 	screenshot(t, page, "demo-awaiting-review")
+	// The transcript lays out each tool call: the agent's tool name, its
+	// arguments, an edit as the diff it asks for, the model call's tokens;
+	// the timeline says each event in words, not as JSON.
+	edit := page.Locator("#transcript .call").Filter(playwright.LocatorFilterOptions{HasText: "edit_file"}).First()
+	must(t, expect.Locator(edit.Locator("pre.change .del")).ToContainText("return int64(euros * 100)"))
+	must(t, expect.Locator(edit.Locator("pre.change .add")).ToContainText("return int64(math.Round(euros * 100))"))
+	must(t, expect.Locator(edit.Locator(".change-head")).ToContainText("edits money.go"))
+	command := page.Locator("#transcript .call").Filter(playwright.LocatorFilterOptions{HasText: "run_command"})
+	must(t, expect.Locator(command.Locator("dl.args")).ToContainText("go test ./..."))
+	must(t, expect.Locator(page.Locator("#transcript .model-call").Nth(2)).ToContainText("model call 3 · "))
+	must(t, expect.Locator(page.Locator("#transcript .model-call").Nth(2)).ToContainText("1130 in, 164 out"))
+	must(t, expect.Locator(page.Locator("#transcript article.role-tool details.output").First()).ToHaveAttribute("open", ""))
+	response := page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "model.response"}).First()
+	must(t, expect.Locator(response.Locator(".ev-data")).ToContainText("prompt_tokens 812"))
+	must(t, expect.Locator(page.Locator("#timeline-list .ev-data").Filter(playwright.LocatorFilterOptions{HasText: "{"})).ToHaveCount(0))
 
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	must(t, page.Locator("input[name=reason]").Fill("rounds half away from zero, as asked"))
@@ -76,6 +91,9 @@ func TestRejectTheDemo(t *testing.T) {
 	must(t, page.Locator(".deny-call").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#reject")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#transcript")).ToContainText("run_command was denied by e2e"))
+	// The denied call is marked, in the transcript and in the timeline.
+	must(t, expect.Locator(page.Locator("#transcript article.failed .badge")).ToHaveText("refused"))
+	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "approval.decided"}).Locator(".bad")).ToContainText("approved false"))
 	must(t, page.Locator("input[name=reviewer]").Fill("Lee"))
 	// Reject asks first: answered no, nothing is decided.
 	answerNextDialog(t, page, false, "Reject this run's diff?")

@@ -327,13 +327,6 @@ func offsetFrom(first time.Time, ev bundle.Event) string {
 	return "+" + formatDuration(d)
 }
 
-func eventData(ev bundle.Event) string {
-	if len(ev.Data) == 0 {
-		return ""
-	}
-	return bundle.Line(string(ev.Data), 400)
-}
-
 // eventClass groups event types for colouring the timeline.
 func eventClass(t string) string {
 	kind, _, _ := strings.Cut(t, ".")
@@ -345,6 +338,48 @@ func eventClass(t string) string {
 	}
 	return "ev-other"
 }
+
+// modelCall says what a model call cost: its turn, time and tokens.
+func modelCall(c *runview.ModelCall) string {
+	parts := []string{"model call"}
+	if c.Turn > 0 {
+		parts[0] += " " + itoa(c.Turn)
+	}
+	if c.Took > 0 {
+		parts = append(parts, formatDuration(c.Took))
+	}
+	tokens := formatCount(c.PromptTokens) + " in, " + formatCount(c.CompletionTokens) + " out"
+	if c.CacheReadTokens > 0 {
+		tokens += " (" + formatCount(c.CacheReadTokens) + " in from cache)"
+	}
+	parts = append(parts, tokens)
+	if c.Finish != "" && c.Finish != "stop" && c.Finish != "tool_calls" {
+		parts = append(parts, "ended: "+c.Finish)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// maxChangeLines is how many lines of a write or an edit the transcript
+// shows.
+const maxChangeLines = 400
+
+func shownChange(lines []runview.ChangeLine) []runview.ChangeLine {
+	return lines[:min(len(lines), maxChangeLines)]
+}
+
+func changeClass(op byte) string {
+	switch op {
+	case '+':
+		return "add"
+	case '-':
+		return "del"
+	}
+	return "ctx"
+}
+
+// shortOutput is the number of lines up to which a tool's output starts
+// open.
+const shortOutput = 12
 
 // longText is the size above which a transcript body starts collapsed.
 const longText = 2000

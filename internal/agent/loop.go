@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -123,6 +124,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 			return out
 		}
 		emit(bundle.ModelRequestEvent{Turn: turn, Messages: len(out.Messages)})
+		sent := time.Now()
 		resp, err := cfg.Model.Complete(ctx, model.Request{Messages: out.Messages, Tools: specs, Stream: cfg.Stream})
 		out.Calls++
 		if ctx.Err() != nil {
@@ -140,7 +142,8 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 		}
 		out.Usage.Add(resp.Usage)
 		emit(bundle.ModelResponseEvent{Turn: turn, PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-			CacheReadTokens: resp.Usage.CacheReadTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens, ToolCalls: len(resp.Message.ToolCalls), FinishReason: resp.FinishReason})
+			CacheReadTokens: resp.Usage.CacheReadTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens, ToolCalls: len(resp.Message.ToolCalls), FinishReason: resp.FinishReason,
+			DurationMS: time.Since(sent).Milliseconds()})
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		out.Messages = append(out.Messages, msg)

@@ -78,6 +78,7 @@ type ModelResponseEvent struct {
 	CacheWriteTokens int64  `json:"cache_write_tokens,omitempty"` // of the prompt tokens, written to it
 	ToolCalls        int    `json:"tool_calls"`
 	FinishReason     string `json:"finish_reason"`
+	DurationMS       int64  `json:"duration_ms,omitempty"` // from the request sent to the reply read
 }
 
 // ModelErrorEvent: the model call failed.

@@ -264,7 +264,8 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 		w.l.emit(ev)
 	} else {
 		w.l.emit(bundle.ModelResponseEvent{Turn: turn, PromptTokens: reply.Usage.PromptTokens, CompletionTokens: reply.Usage.CompletionTokens,
-			CacheReadTokens: reply.Usage.CacheReadTokens, CacheWriteTokens: reply.Usage.CacheWriteTokens, ToolCalls: len(reply.Message.ToolCalls), FinishReason: reply.FinishReason})
+			CacheReadTokens: reply.Usage.CacheReadTokens, CacheWriteTokens: reply.Usage.CacheWriteTokens, ToolCalls: len(reply.Message.ToolCalls), FinishReason: reply.FinishReason,
+			DurationMS: x.Duration.Milliseconds()})
 		for _, c := range reply.Message.ToolCalls {
 			w.open[c.ID] = c.Name
 			w.tools++

@@ -48,7 +48,7 @@ type View struct {
 	BundleFiles   []string // the bundle's files that exist, for links
 	Events        []bundle.Event
 	EventProblems bundle.Problems
-	Transcript    []bundle.TranscriptSection
+	Transcript    []Message
 	TranscriptErr string
 	Files         []patch.File // the diff
 	DiffErr       string
@@ -125,7 +125,7 @@ func (s *Service) readFiles(v *View, dir string) {
 	case err != nil:
 		v.TranscriptErr = "transcript.md cannot be shown: " + err.Error()
 	default:
-		v.Transcript = bundle.ParseTranscript(string(data))
+		v.Transcript = Layout(bundle.ParseTranscript(string(data)), v.Events)
 	}
 	files, err := s.readDiff(dir)
 	var unreadable *Unreadable

@@ -199,7 +199,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	}
 	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
 		for _, sec := range p.Transcript {
-			if web.SectionMatches(sec, p.Find) {
+			if web.SectionMatches(sec.TranscriptSection, p.Find) {
 				p.Found++
 			}
 		}

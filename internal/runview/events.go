@@ -1,0 +1,80 @@
+package runview
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+// Field is one thing a timeline row says of its event: a key and its value
+// in words, Bad when it says that something failed or was refused.
+type Field struct {
+	Key, Value string
+	Bad        bool
+}
+
+// maxFieldText is how much of a text a timeline row shows; the transcript
+// has it whole.
+const maxFieldText = 160
+
+// Describe is what a timeline row says of an event: the fields of its data
+// in the order they were written, a tool call's arguments among them, each
+// text on one line and clipped; a duration in words; a false ok, approved
+// or passed, or a true broken, marked. Data that is not a JSON object is
+// one field of text.
+func Describe(ev bundle.Event) []Field {
+	if len(ev.Data) == 0 {
+		return nil
+	}
+	fields, ok := objectFields(string(ev.Data))
+	if !ok {
+		return []Field{{Value: oneLine(string(ev.Data))}}
+	}
+	var out []Field
+	for _, f := range fields {
+		if f.key == "args" {
+			if args, ok := objectFields(string(f.value)); ok {
+				for _, a := range args {
+					out = append(out, Field{Key: a.key, Value: value(a.value)})
+				}
+				continue
+			}
+		}
+		fl := Field{Key: f.key, Value: value(f.value)}
+		switch f.key {
+		case "duration_ms":
+			if ms, err := strconv.ParseInt(fl.Value, 10, 64); err == nil {
+				fl.Key, fl.Value = "took", (time.Duration(ms) * time.Millisecond).String()
+			}
+		case "ok", "approved", "passed":
+			fl.Bad = fl.Value == "false"
+		case "broken":
+			fl.Bad = fl.Value == "true"
+		}
+		out = append(out, fl)
+	}
+	return out
+}
+
+// value is a JSON value in words: a string's text on one line, anything
+// else compact.
+func value(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return oneLine(s)
+	}
+	return oneLine(string(raw))
+}
+
+// oneLine is a text's first line, clipped, with how many more lines it has.
+func oneLine(s string) string {
+	first, rest, multi := strings.Cut(strings.TrimSpace(s), "\n")
+	first = bundle.Clip(first, maxFieldText)
+	if multi {
+		first += " … (" + strconv.Itoa(strings.Count(rest, "\n")+2) + " lines)"
+	}
+	return first
+}

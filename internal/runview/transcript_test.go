@@ -1,0 +1,113 @@
+package runview
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+const laidOut = "# Transcript\n\n## user\n\nfix it\n\n## assistant\n\nI'll write and edit.\n\n" +
+	"**tool call** `write_file` (c1)\n\n    {\"path\":\"a.txt\",\"content\":\"one\\ntwo\\n\"}\n\n" +
+	"**tool call** `edit_file` (c2)\n\n    {\"path\":\"b.go\",\"search\":\"x\\ny := 1\\nz\",\"replace\":\"x\\ny := 2\\nz\"}\n\n" +
+	"**tool call** `run_command` (c3)\n\n    {\"command\":\"rm -rf /\",\"timeout_s\":5,\"env\":{\"A\":\"1\"}}\n" +
+	"\n## tool write_file (c1)\n\n    wrote a.txt\n" +
+	"\n## tool edit_file (c2)\n\n    error: search text not found\n" +
+	"\n## tool run_command (c3) — denied by rita: no\n\n    (empty)\n" +
+	"\n## assistant\n\nDone.\n"
+
+func ev(seq int64, at int, typ string, data any) bundle.Event {
+	raw, _ := json.Marshal(data)
+	return bundle.Event{Seq: seq, Time: time.Date(2026, 12, 6, 10, 0, at, 0, time.UTC), Type: typ, Data: raw}
+}
+
+func TestLayoutLaysOutCallsResultsAndModelCalls(t *testing.T) {
+	events := []bundle.Event{
+		ev(1, 0, bundle.EventModelResponse, bundle.ModelResponseEvent{Turn: 0, ToolCalls: 0, PromptTokens: 9}), // a side request (a title)
+		ev(2, 1, bundle.EventModelResponse, bundle.ModelResponseEvent{Turn: 1, PromptTokens: 100, CompletionTokens: 20, ToolCalls: 3, DurationMS: 1500}),
+		ev(3, 1, bundle.EventToolCall, bundle.ToolCallEvent{ID: "c1", Name: "write_file"}),
+		ev(4, 2, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c1", Name: "write_file", OK: true}),
+		ev(5, 2, bundle.EventToolCall, bundle.ToolCallEvent{ID: "c2", Name: "edit_file"}),
+		ev(6, 2, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c2", Name: "edit_file", OK: false}),
+		ev(7, 3, bundle.EventApprovalDecided, bundle.ApprovalDecidedEvent{ID: "c3", Approved: false, By: "rita"}),
+		ev(8, 3, bundle.EventToolCall, bundle.ToolCallEvent{ID: "c3", Name: "run_command"}),
+		ev(9, 3, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c3", Name: "run_command", OK: false}),
+		ev(10, 4, bundle.EventModelResponse, bundle.ModelResponseEvent{Turn: 0, PromptTokens: 7}), // another side request
+		ev(11, 5, bundle.EventModelResponse, bundle.ModelResponseEvent{Turn: 2, PromptTokens: 150, CompletionTokens: 3, DurationMS: 250, FinishReason: "stop"}),
+	}
+	msgs := Layout(bundle.ParseTranscript(laidOut), events)
+	if len(msgs) != 6 {
+		t.Fatalf("%d messages, want 6: %+v", len(msgs), msgs)
+	}
+	first := msgs[1]
+	if first.Text != "I'll write and edit." || len(first.Calls) != 3 {
+		t.Fatalf("assistant text %q, %d calls", first.Text, len(first.Calls))
+	}
+	if first.Model == nil || first.Model.Turn != 1 || first.Model.Took != 1500*time.Millisecond || first.Model.PromptTokens != 100 {
+		t.Errorf("first model call = %+v", first.Model)
+	}
+	write := first.Calls[0]
+	if write.Name != "write_file" || write.ID != "c1" || len(write.Args) != 0 {
+		t.Errorf("write call = %+v", write)
+	}
+	if c := write.Change; c == nil || !c.Write || c.Path != "a.txt" || !reflect.DeepEqual(c.Lines, []ChangeLine{{'+', "one"}, {'+', "two"}}) {
+		t.Errorf("write change = %+v", c)
+	}
+	if c := first.Calls[1].Change; c == nil || c.Write || !reflect.DeepEqual(c.Lines, []ChangeLine{{' ', "x"}, {'-', "y := 1"}, {'+', "y := 2"}, {' ', "z"}}) {
+		t.Errorf("edit change = %+v", c)
+	}
+	run := first.Calls[2]
+	if run.Change != nil || !reflect.DeepEqual(run.Args, []Arg{{Key: "command", Value: "rm -rf /"}, {Key: "timeout_s", Value: "5"}, {Key: "env", Value: "{\n  \"A\": \"1\"\n}", Block: true}}) {
+		t.Errorf("command call = %+v", run)
+	}
+	results := []*Result{msgs[2].Result, msgs[3].Result, msgs[4].Result}
+	for i, want := range []Result{
+		{ID: "c1", Name: "write_file", Output: "wrote a.txt", Took: time.Second},
+		{ID: "c2", Name: "edit_file", Output: "error: search text not found", Failed: true},
+		{ID: "c3", Name: "run_command", Note: "denied by rita: no", Failed: true, Refused: true},
+	} {
+		if results[i] == nil || *results[i] != want {
+			t.Errorf("result %d = %+v, want %+v", i, results[i], want)
+		}
+	}
+	if last := msgs[5]; last.Model == nil || last.Model.Turn != 2 || last.Model.Finish != "stop" {
+		t.Errorf("the answer's model call = %+v, want turn 2 (not the side request before it)", last.Model)
+	}
+}
+
+func TestLayoutShowsWhatItCannotReadAsText(t *testing.T) {
+	for _, tc := range []struct{ name, transcript, text string }{
+		{"arguments not JSON", "## assistant\n\nok\n\n**tool call** `x` (c1)\n\n    not json\n", "ok"},
+		{"no calls", "## assistant\n\n**tool call** is a phrase\n", "**tool call** is a phrase"},
+		{"tool heading without an id", "## tool x\n\n    out\n", "    out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := Layout(bundle.ParseTranscript(tc.transcript), nil)
+			if len(msgs) != 1 || msgs[0].Text != tc.text || msgs[0].Model != nil || msgs[0].Result != nil {
+				t.Fatalf("got %+v", msgs)
+			}
+			for _, c := range msgs[0].Calls {
+				if len(c.Args) != 1 || c.Args[0].Value != "not json" {
+					t.Errorf("arguments = %+v, want the raw text", c.Args)
+				}
+			}
+		})
+	}
+}
+
+func FuzzLayout(f *testing.F) {
+	f.Add(laidOut)
+	f.Add("## assistant\n\n**tool call** `a` (b)\n\n    {\"path\":1,\"content\":[]}\n## tool a (b) — denied\n")
+	f.Add("## assistant\n**tool call** `e` (1)\n    {\"old_string\":\"a\\nb\",\"new_string\":\"b\",\"file_path\":\"x\"}\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, m := range Layout(bundle.ParseTranscript(text), nil) {
+			for _, c := range m.Calls {
+				if c.Change != nil && len(c.Change.Lines) > 2*len(text)+2 {
+					t.Fatalf("a change of %d lines from %d bytes", len(c.Change.Lines), len(text))
+				}
+			}
+		}
+	})
+}
