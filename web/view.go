@@ -377,6 +377,19 @@ func changeClass(op byte) string {
 	return "ctx"
 }
 
+// patchLineClass colours a line of a patch a tool call carries.
+func patchLineClass(l string) string {
+	switch {
+	case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "*** "):
+		return "ctx"
+	case strings.HasPrefix(l, "+"):
+		return "add"
+	case strings.HasPrefix(l, "-"):
+		return "del"
+	}
+	return "ctx"
+}
+
 // shortOutput is the number of lines up to which a tool's output starts
 // open.
 const shortOutput = 12

@@ -43,10 +43,20 @@ type ToolCall struct {
 }
 
 // Arg is one argument of a tool call: a one-line value, or a block (a
-// multi-line text, or a JSON object or array indented).
+// multi-line text, or a JSON object or array indented); Patch when the
+// text is a patch (Codex's apply_patch, a unified diff), read as a diff.
 type Arg struct {
 	Key, Value string
 	Block      bool
+	Patch      bool
+}
+
+// isPatch reports whether a text is a patch: Codex's "*** Begin Patch"
+// format, or a unified diff.
+func isPatch(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "*** Begin Patch") ||
+		(strings.HasPrefix(s, "--- ") || strings.HasPrefix(s, "diff --git ")) && strings.Contains(s, "\n@@")
 }
 
 // Change is what a write or an edit does to a file, as lines of a diff.
@@ -266,7 +276,7 @@ func layoutArgs(tool, raw string) ([]Arg, *Change) {
 		if strings.TrimSpace(raw) == "" {
 			return nil, nil
 		}
-		return []Arg{{Value: raw, Block: strings.Contains(raw, "\n")}}, nil
+		return []Arg{{Value: raw, Block: strings.Contains(raw, "\n"), Patch: isPatch(raw)}}, nil
 	}
 	var args []Arg
 	texts := map[string]string{}
@@ -274,7 +284,7 @@ func layoutArgs(tool, raw string) ([]Arg, *Change) {
 		var s string
 		if json.Unmarshal(f.value, &s) == nil {
 			texts[f.key] = s
-			args = append(args, Arg{Key: f.key, Value: s, Block: strings.Contains(s, "\n")})
+			args = append(args, Arg{Key: f.key, Value: s, Block: strings.Contains(s, "\n"), Patch: isPatch(s)})
 			continue
 		}
 		var out bytes.Buffer

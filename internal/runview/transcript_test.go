@@ -111,3 +111,47 @@ func FuzzLayout(f *testing.F) {
 		}
 	})
 }
+
+// An external agent's tools keep their own names, and its edits and writes
+// are read from the argument names each agent uses.
+func TestLayoutReadsTheChangesOfExternalAgentsTools(t *testing.T) {
+	for _, tc := range []struct {
+		name, call string
+		write      bool
+		path       string
+	}{
+		{"Claude Code Edit", "`Edit` (toolu_1)\n\n    {\"file_path\":\"/w/a.go\",\"old_string\":\"a\",\"new_string\":\"b\"}", false, "/w/a.go"},
+		{"Claude Code Write", "`Write` (toolu_2)\n\n    {\"file_path\":\"/w/n.go\",\"content\":\"b\"}", true, "/w/n.go"},
+		{"Gemini CLI replace", "`replace` (g1)\n\n    {\"file_path\":\"a.go\",\"old_string\":\"a\",\"new_string\":\"b\"}", false, "a.go"},
+		{"opencode edit", "`edit` (o1)\n\n    {\"filePath\":\"a.go\",\"oldString\":\"a\",\"newString\":\"b\"}", false, "a.go"},
+		{"opencode write", "`write` (o2)\n\n    {\"filePath\":\"n.go\",\"content\":\"b\"}", true, "n.go"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := Layout(bundle.ParseTranscript("## assistant\n\n**tool call** "+tc.call+"\n"), nil)
+			if len(msgs) != 1 || len(msgs[0].Calls) != 1 {
+				t.Fatalf("got %+v", msgs)
+			}
+			c := msgs[0].Calls[0]
+			if c.Change == nil || c.Change.Write != tc.write || c.Change.Path != tc.path || c.Change.Lines[len(c.Change.Lines)-1] != (ChangeLine{'+', "b"}) || len(c.Args) != 0 {
+				t.Errorf("%s: change %+v, args %+v", c.Name, c.Change, c.Args)
+			}
+		})
+	}
+}
+
+func TestLayoutReadsAPatchArgumentAsADiff(t *testing.T) {
+	for _, body := range []string{
+		"    {\"input\":\"*** Begin Patch\\n*** Update File: a.go\\n@@\\n-a\\n+b\\n*** End Patch\"}", // Codex's apply_patch
+		"    *** Begin Patch\n    *** Add File: n.go\n    +b\n    *** End Patch",                           // its custom tool: raw text
+		"    {\"patch\":\"--- a/a.go\\n+++ b/a.go\\n@@ -1 +1 @@\\n-a\\n+b\\n\"}",
+	} {
+		msgs := Layout(bundle.ParseTranscript("## assistant\n\n**tool call** `apply_patch` (c)\n\n"+body+"\n"), nil)
+		if len(msgs) != 1 || len(msgs[0].Calls) != 1 || len(msgs[0].Calls[0].Args) != 1 || !msgs[0].Calls[0].Args[0].Patch {
+			t.Errorf("%s: got %+v", body, msgs)
+		}
+	}
+	msgs := Layout(bundle.ParseTranscript("## assistant\n\n**tool call** `x` (c)\n\n    {\"text\":\"--- not a patch\\nat all\"}\n"), nil)
+	if msgs[0].Calls[0].Args[0].Patch {
+		t.Error("a text that starts with --- but has no hunk is read as a patch")
+	}
+}
