@@ -33,10 +33,10 @@ func TestRunTheDemoWatchItAndApprove(t *testing.T) {
 	must(t, box.Locator(".approve-call").Click())
 	// The page follows the run until it waits for review.
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
-	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "tool.call"})).ToHaveCount(5))
+	must(t, expect.Locator(page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "tool.call"})).ToHaveCount(6))
 	must(t, expect.Locator(page.Locator("#tokens-live")).ToHaveCount(0))
 	must(t, expect.Locator(page.Locator("#diff")).ToContainText("math.Round"))
-	must(t, expect.Locator(page.Locator("#diff-totals")).ToHaveText(regexp.MustCompile(`^1 file, \+\d+ −\d+$`))) // not "1 files"
+	must(t, expect.Locator(page.Locator("#diff-totals")).ToHaveText(regexp.MustCompile(`^2 files, \+\d+ −\d+$`)))
 	// Inside the changed line, what changed is marked.
 	for sel, want := range map[string]string{"#diff .add .chg": "math.Round(euros * 100)", "#diff .del .chg": "euros * 100"} {
 		got, err := page.Locator(sel).EvaluateAll(`els => els.map(e => e.textContent).join("")`)

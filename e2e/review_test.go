@@ -74,6 +74,39 @@ func TestAcceptTwoOfThreeHunksWithTheKeyboard(t *testing.T) {
 	}
 }
 
+// Clicking a line's number opens the comment on that line; a suggestion
+// started from the line's text, once the hunk is accepted, is applied as
+// the hunk's edit.
+func TestCommentOnALineBySuggestingAChange(t *testing.T) {
+	a := startApp(t)
+	page, notes := partsRun(t, a)
+	hunk := page.Locator("#part-0-1")
+	must(t, hunk.Locator(".ln-btn[data-line='20']").Click())
+	must(t, expect.Locator(hunk.Locator(".hunk-comment details")).ToHaveAttribute("open", ""))
+	must(t, expect.Locator(hunk.Locator(".hunk-comment .line-no")).ToHaveValue("20"))
+	must(t, expect.Locator(hunk.Locator(".hunk-comment textarea")).ToBeFocused())
+	must(t, expect.Locator(hunk.Locator("tr.commented")).ToContainText("line 20 changed"))
+	// The keyboard reaches the numbers too.
+	must(t, hunk.Locator(".ln-btn[data-line='19']").Focus())
+	must(t, page.Keyboard().Press("Enter"))
+	must(t, expect.Locator(hunk.Locator(".hunk-comment .line-no")).ToHaveValue("19"))
+	must(t, hunk.Locator(".ln-btn[data-line='20']").Click())
+	must(t, hunk.Locator(".suggest").Click())
+	comment := hunk.Locator(".hunk-comment textarea")
+	must(t, expect.Locator(comment).ToHaveValue("```suggestion\nline 20 changed\n```"))
+	must(t, comment.Fill("Say what changed.\n```suggestion\nline 20, as suggested\n```"))
+	must(t, page.Locator("input[aria-label='Accept hunk 2 of notes.txt']").Check())
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("1 part applied, 2 not"))
+	must(t, expect.Locator(page.Locator("#review-parts .edit")).ToContainText("line 20, as suggested"))
+	got, err := os.ReadFile(notes)
+	must(t, err)
+	if lines := strings.Split(string(got), "\n"); lines[19] != "line 20, as suggested" || lines[1] != "line 2" || len(lines) != 41 {
+		t.Fatalf("notes.txt after the suggestion:\n%s", got)
+	}
+}
+
 // A hunk edited in the browser is applied as edited, and the run page
 // shows the hunk as proposed and as applied.
 func TestEditAHunkThenApply(t *testing.T) {

@@ -83,6 +83,36 @@
     }, 600);
   }
   document.addEventListener("input", keepDraft);
+  // A line's text in a hunk: the code cell beside its number's button.
+  function lineText(part, n) {
+    var btn = part.querySelector(".ln-btn[data-line='" + n + "']");
+    var code = btn && btn.closest("td").nextElementSibling;
+    if (!code) { return ""; }
+    var pfx = code.querySelector(".pfx");
+    return code.textContent.slice(pfx ? pfx.textContent.length : 0);
+  }
+  // Clicking a line's number opens its hunk's comment on that line;
+  // "Suggest a change" starts a suggestion block with the line's text.
+  document.addEventListener("click", function (e) {
+    var btn = e.target.closest(".ln-btn");
+    var sug = e.target.closest(".suggest");
+    var part = (btn || sug) && (btn || sug).closest("tbody");
+    var box = part && part.querySelector(".hunk-comment details");
+    if (!box) { return; }
+    var line = box.querySelector(".line-no");
+    var text = box.querySelector("textarea");
+    if (btn) {
+      box.open = true;
+      line.value = btn.dataset.line;
+      part.querySelectorAll("tr.commented").forEach(function (r) { r.classList.remove("commented"); });
+      btn.closest("tr").classList.add("commented");
+    } else {
+      var block = "```suggestion\n" + lineText(part, line.value) + "\n```";
+      text.value = text.value.trim() ? text.value.replace(/\s*$/, "\n") + block : block;
+    }
+    text.focus();
+    keepDraft({ target: text });
+  });
   // A button with data-confirm (Reject, Revoke) asks first; answered no,
   // nothing is sent (the capture phase stops it before HTMX sees it).
   document.addEventListener("submit", function (e) {

@@ -588,12 +588,13 @@ type PendingPage struct {
 
 // eventsURL is the live stream of a run's events after seq after, for a
 // page that shows the approval requests pending (by the board's numbers).
-func eventsURL(id string, after int64, pending []PendingApproval) string {
+func eventsURL(id string, after int64, pending []PendingApproval, status bundle.Status) string {
 	shown := make([]string, len(pending))
 	for i, a := range pending {
 		shown[i] = strconv.FormatInt(a.ID, 10)
 	}
-	return "/runs/" + url.PathEscape(id) + "/events?after=" + strconv.FormatInt(after, 10) + "&shown=" + strings.Join(shown, ",")
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "shown": {strings.Join(shown, ",")}, "status": {string(status)}}
+	return "/runs/" + url.PathEscape(id) + "/events?" + q.Encode()
 }
 
 func lastSeq(events []bundle.Event) int64 {

@@ -125,3 +125,18 @@ func TestTitleIsTheTasksFirstParagraph(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffTotalsCountsFilesInWords(t *testing.T) {
+	one := patch.File{NewPath: "a", Added: 2, Deleted: 1}
+	for _, tc := range []struct {
+		files []patch.File
+		want  string
+	}{
+		{[]patch.File{one}, "1 file, +2 −1"}, // not "1 files"
+		{[]patch.File{one, one}, "2 files, +4 −2"},
+	} {
+		if got := diffTotals(tc.files); got != tc.want {
+			t.Errorf("diffTotals(%d files) = %q, want %q", len(tc.files), got, tc.want)
+		}
+	}
+}

@@ -142,3 +142,48 @@ func TestPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A command's output reaches the events while it runs, line by line,
+// before its result: a person watching the run sees it work.
+func TestACommandsOutputStreamsWhileItRuns(t *testing.T) {
+	s, err := script.Parse("t.yaml", []byte(`steps:
+  - reply: {tool_calls: [{name: run_command, arguments: {command: "echo first; sleep 2; echo second"}}]}
+  - reply: {content: done}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := script.Start(s, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	tb, err := tools.New(t.TempDir(), tools.Limits{MaxToolOutputChars: 1000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []bundle.EventData
+	cfg := agent.Config{Tools: tb, Approver: approveAll{}, Emit: func(ev bundle.EventData) { seen = append(seen, ev) },
+		Model: model.NewClient(model.Endpoint{BaseURL: ep.URL, Model: s.Model}, model.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 10 * time.Second}, nil)}
+	if out := agent.Run(context.Background(), cfg, []model.Message{{Role: model.RoleUser, Content: "go"}}); out.Stop != agent.StopFinal {
+		t.Fatalf("stop %s: %v", out.Stop, out.Err)
+	}
+	var order []string
+	for _, ev := range seen {
+		switch ev := ev.(type) {
+		case bundle.ToolOutputEvent:
+			order = append(order, "output "+ev.Text)
+		case bundle.ToolResultEvent:
+			order = append(order, "result")
+		}
+	}
+	if want := []string{"output first\n", "output second\n", "result"}; strings.Join(order, "|") != strings.Join(want, "|") {
+		t.Fatalf("events %q, want %q: the first line is sent before the second is written", order, want)
+	}
+}
+
+type approveAll struct{}
+
+func (approveAll) Approve(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+	return agent.Decision{Approved: true, By: "test"}, nil
+}

@@ -237,7 +237,9 @@ func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(bun
 			return DeniedText(call.Name, d), true, nil
 		}
 	}
-	r := cfg.Tools.Run(ctx, call.Name, call.Arguments)
+	out := newOutputStream(call.ID, emit)
+	r := cfg.Tools.Run(ctx, call.Name, call.Arguments, out)
+	out.Close()
 	return r.Output, r.IsError, r.Bound
 }
 

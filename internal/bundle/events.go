@@ -17,6 +17,7 @@ const (
 	EventModelError             = "model.error"
 	EventToolCall               = "tool.call"
 	EventToolResult             = "tool.result"
+	EventToolOutput             = "tool.output"
 	EventAgentQuestion          = "agent.question"
 	EventApprovalRequested      = "approval.requested"
 	EventApprovalDecided        = "approval.decided"
@@ -103,6 +104,13 @@ type ToolResultEvent struct {
 	Name  string `json:"name"`
 	OK    bool   `json:"ok"`
 	Chars int    `json:"chars"`
+}
+
+// ToolOutputEvent: output a running command wrote, whole lines as they
+// come (the call's tool.result follows; the transcript has all of it).
+type ToolOutputEvent struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
 }
 
 // AgentQuestionEvent: the agent asks the user.
@@ -201,6 +209,7 @@ func (ModelResponseEvent) EventType() string          { return EventModelRespons
 func (ModelErrorEvent) EventType() string             { return EventModelError }
 func (ToolCallEvent) EventType() string               { return EventToolCall }
 func (ToolResultEvent) EventType() string             { return EventToolResult }
+func (ToolOutputEvent) EventType() string             { return EventToolOutput }
 func (AgentQuestionEvent) EventType() string          { return EventAgentQuestion }
 func (ApprovalRequestedEvent) EventType() string      { return EventApprovalRequested }
 func (ApprovalDecidedEvent) EventType() string        { return EventApprovalDecided }

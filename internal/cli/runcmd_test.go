@@ -49,7 +49,7 @@ func TestRunCommand(t *testing.T) {
 	if r = invoke(t, env, "script", "export", "-o", out, id); r.code != ExitOK {
 		t.Fatalf("export: %+v", r)
 	}
-	if r = invoke(t, env, "script", "lint", out); r.code != ExitOK || !strings.Contains(r.stdout, "ok, 5 steps, 5 tool calls") {
+	if r = invoke(t, env, "script", "lint", out); r.code != ExitOK || !strings.Contains(r.stdout, "ok, 5 steps, 6 tool calls") {
 		t.Fatalf("lint: %+v", r)
 	}
 	if r = invoke(t, env, "run", "--replay", id); r.code != ExitOK || !strings.Contains(r.stdout, "status: awaiting review") {

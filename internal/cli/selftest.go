@@ -24,7 +24,7 @@ import (
 func verifyDemoRun(ctx context.Context, check func(ok bool, what string, detail ...any), scratch, src string, r *run.Runner, res *run.Result) {
 	rc := res.Receipt
 	check(rc.Status == bundle.StatusAwaitingReview, "the run finished and waits for review", "status ", rc.Status, failureText(rc.Failure))
-	check(rc.Usage.ModelCalls == 5 && rc.Usage.TotalTokens == 5845, "5 model calls over HTTP to the scripted model, 5845 tokens counted", rc.Usage)
+	check(rc.Usage.ModelCalls == 5 && rc.Usage.TotalTokens == 5972, "5 model calls over HTTP to the scripted model, 5972 tokens counted", rc.Usage)
 	b, err := bundle.ReadRun(res.Dir, bundle.DefaultLimits())
 	check(err == nil && len(b.Problems) == 0, "the bundle reads back valid (run.json, events, exchanges, transcript, diff)", err, b.Problems)
 	events, probs, _ := bundle.ReadEvents(res.Dir, bundle.DefaultLimits())
@@ -32,12 +32,12 @@ func verifyDemoRun(ctx context.Context, check func(ok bool, what string, detail 
 	for _, e := range events {
 		counts[e.Type]++
 	}
-	check(len(probs) == 0 && counts[bundle.EventToolCall] == 5 && counts[bundle.EventApprovalDecided] == 1, "events: 5 tool calls, 1 approval decided by the policy", counts)
+	check(len(probs) == 0 && counts[bundle.EventToolCall] == 6 && counts[bundle.EventApprovalDecided] == 1, "events: 6 tool calls, 1 approval decided by the policy", counts)
 	xs, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
 	check(len(xs) == 5, "exchanges.jsonl records 5 requests and responses", len(xs))
 	diff, _ := os.ReadFile(filepath.Join(res.Dir, bundle.DiffFile))
-	check(strings.Contains(string(diff), "+\treturn int64(math.Round(euros * 100))") && strings.Join(rc.Changed, ",") == "money.go",
-		"the diff changes money.go to round with math.Round", rc.Changed)
+	check(strings.Contains(string(diff), "+\treturn int64(math.Round(euros * 100))") && strings.Join(rc.Changed, ",") == "money.go,money_test.go",
+		"the diff changes money.go to round with math.Round, and adds a test to money_test.go", rc.Changed)
 	orig, _ := os.ReadFile(filepath.Join(src, "money.go"))
 	check(!strings.Contains(string(orig), "math.Round"), "the source folder was not touched by the run")
 

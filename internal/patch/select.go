@@ -3,6 +3,7 @@ package patch
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -49,6 +50,48 @@ type Choice struct {
 	File, Hunk int
 	Accept     bool
 	Edit       *string
+	Suggest    *Suggestion // applied to an accepted hunk its Edit leaves as proposed
+}
+
+// Suggestion is a change a reviewer's comment suggests for one line of a
+// hunk's new side (Line, numbered as in the new file): the lines that
+// replace it ("" removes it).
+type Suggestion struct {
+	Line int
+	Text string
+}
+
+// ParseSuggestion reads the suggestion of a comment: the text of its
+// "```suggestion" block, as on GitHub (ok false when it has none; a block
+// left open runs to the comment's end).
+func ParseSuggestion(comment string) (text string, ok bool) {
+	comment = strings.ReplaceAll(comment, "\r\n", "\n")
+	_, rest, found := strings.Cut(comment, "```suggestion\n")
+	if !found {
+		if strings.HasSuffix(strings.TrimRight(comment, " \n"), "```suggestion") {
+			return "", true // an empty block: remove the line
+		}
+		return "", false
+	}
+	if end := strings.Index(rest, "```"); end >= 0 {
+		rest = rest[:end]
+	}
+	return strings.TrimSuffix(rest, "\n"), true
+}
+
+// suggest is a hunk's new side with a suggestion applied: the line it
+// names replaced by its text.
+func suggest(f *gitdiff.TextFragment, s Suggestion) (string, error) {
+	side := strings.Split(newSide(f), "\n")
+	at := s.Line - int(f.NewPosition)
+	if f.NewLines == 0 || at < 0 || at >= len(side) {
+		return "", fmt.Errorf("the suggestion is for line %d, which this hunk does not show (lines %d to %d)", s.Line, f.NewPosition, f.NewPosition+f.NewLines-1)
+	}
+	var repl []string
+	if s.Text != "" {
+		repl = strings.Split(s.Text, "\n")
+	}
+	return strings.Join(slices.Concat(side[:at], repl, side[at+1:]), "\n"), nil
 }
 
 // Edit is a hunk the reviewer rewrote before it was applied.
@@ -89,7 +132,7 @@ func Select(text string, choices []Choice) (Selection, error) {
 			wholeFile(files[c.File].Mode, files[c.File].Binary, len(files[c.File].Hunks)) != (c.Hunk == Whole) {
 			return Selection{}, fmt.Errorf("%w: file %d hunk %d", ErrNoSuchPart, c.File, c.Hunk)
 		}
-		if c.Edit != nil && (c.Hunk == Whole || !c.Accept) {
+		if (c.Edit != nil || c.Suggest != nil) && (c.Hunk == Whole || !c.Accept) {
 			return Selection{}, fmt.Errorf("file %d hunk %d: only an accepted hunk of a text file can be edited", c.File, c.Hunk)
 		}
 		byPart[[2]int{c.File, c.Hunk}] = c
@@ -103,9 +146,18 @@ func Select(text string, choices []Choice) (Selection, error) {
 			continue
 		}
 		sel.Applied = append(sel.Applied, p)
-		if c.Edit != nil {
+		if c.Edit != nil || c.Suggest != nil {
 			frag := parsed[p.File].TextFragments[p.Hunk]
-			proposed, edited := newSide(frag), strings.ReplaceAll(*c.Edit, "\r\n", "\n") // a browser sends a textarea's lines with CRLF
+			proposed := newSide(frag)
+			edited := proposed
+			if c.Edit != nil {
+				edited = strings.ReplaceAll(*c.Edit, "\r\n", "\n") // a browser sends a textarea's lines with CRLF
+			}
+			if edited == proposed && c.Suggest != nil { // a suggestion is the edit of a hunk not edited by hand
+				if edited, err = suggest(frag, *c.Suggest); err != nil {
+					return Selection{}, fmt.Errorf("%s hunk %d: %w", p.Path, p.Hunk+1, err)
+				}
+			}
 			if edited != proposed {
 				if err := rewrite(frag, edited); err != nil {
 					return Selection{}, fmt.Errorf("%s hunk %d: %w", p.Path, p.Hunk+1, err)

@@ -211,3 +211,61 @@ func TestSelectRecordsEditsAndRefusesWhatIsNotThere(t *testing.T) {
 		}
 	}
 }
+
+// A comment's suggestion is the edit of the line it names, unless the
+// hunk was edited by hand.
+func TestSelectAppliesASuggestion(t *testing.T) {
+	_, diff := repo(t, map[string]string{"a.txt": "one\ntwo\nthree\n"}, map[string]string{"a.txt": "one\n2\nthree\n"})
+	for _, tc := range []struct {
+		name    string
+		suggest patch.Suggestion
+		edit    string
+		applied string // "" when it is refused
+	}{
+		{"replace the line", patch.Suggestion{Line: 2, Text: "II"}, "", "one\nII\nthree"},
+		{"with two lines", patch.Suggestion{Line: 3, Text: "3\n4"}, "", "one\n2\n3\n4"},
+		{"remove the line", patch.Suggestion{Line: 1}, "", "2\nthree"},
+		{"an edit by hand wins", patch.Suggestion{Line: 2, Text: "II"}, "one\nhand\nthree", "one\nhand\nthree"},
+		{"the edit box left as proposed", patch.Suggestion{Line: 2, Text: "II"}, "one\r\n2\r\nthree", "one\nII\nthree"},
+		{"a line outside the hunk", patch.Suggestion{Line: 9, Text: "x"}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := patch.Choice{File: 0, Hunk: 0, Accept: true, Suggest: &tc.suggest}
+			if tc.edit != "" {
+				c.Edit = &tc.edit
+			}
+			sel, err := patch.Select(diff, []patch.Choice{c})
+			if tc.applied == "" {
+				if err == nil || !strings.Contains(err.Error(), "line 9, which this hunk does not show (lines 1 to 3)") {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err != nil || len(sel.Edits) != 1 || sel.Edits[0].Applied != tc.applied {
+				t.Fatalf("edits %+v, err %v", sel.Edits, err)
+			}
+		})
+	}
+	if _, err := patch.Select(diff, []patch.Choice{{File: 0, Hunk: 0, Accept: false, Suggest: &patch.Suggestion{Line: 2}}}); err == nil {
+		t.Error("a suggestion for a rejected hunk was taken")
+	}
+}
+
+func TestParseSuggestion(t *testing.T) {
+	for _, tc := range []struct {
+		comment, text string
+		ok            bool
+	}{
+		{"round here", "", false},
+		{"use math.Round:\n```suggestion\n\treturn int64(math.Round(x))\n```\nthanks", "\treturn int64(math.Round(x))", true},
+		{"```suggestion\r\na\r\nb\r\n```", "a\nb", true},
+		{"drop it\n```suggestion\n```", "", true},
+		{"```suggestion", "", true},
+		{"```suggestion\nleft open", "left open", true},
+		{"```go\nx\n```", "", false},
+	} {
+		if text, ok := patch.ParseSuggestion(tc.comment); text != tc.text || ok != tc.ok {
+			t.Errorf("ParseSuggestion(%q) = %q, %v; want %q, %v", tc.comment, text, ok, tc.text, tc.ok)
+		}
+	}
+}

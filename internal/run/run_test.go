@@ -51,7 +51,7 @@ func TestScriptedRunEndToEnd(t *testing.T) {
 			if rc.Status != bundle.StatusAwaitingReview || rc.Stage != bundle.StageAwaitingReview || res.ExitCode() != 0 {
 				t.Fatalf("status %s stage %s failure %+v\n%s", rc.Status, rc.Stage, rc.Failure, progress.String())
 			}
-			if strings.Join(rc.Changed, ",") != "money.go" || rc.Usage.ModelCalls != 5 || rc.Usage.TotalTokens != 5845 {
+			if strings.Join(rc.Changed, ",") != "money.go,money_test.go" || rc.Usage.ModelCalls != 5 || rc.Usage.TotalTokens != 5972 {
 				t.Fatalf("changed %v usage %+v", rc.Changed, rc.Usage)
 			}
 			// The bundle reads back as valid, with every file.
@@ -68,7 +68,7 @@ func TestScriptedRunEndToEnd(t *testing.T) {
 			for _, e := range events {
 				counts[e.Type]++
 			}
-			if counts["tool.call"] != 5 || counts["model.request"] != 5 || counts["approval.decided"] != 1 || len(probs) > 0 {
+			if counts["tool.call"] != 6 || counts["model.request"] != 5 || counts["approval.decided"] != 1 || len(probs) > 0 {
 				t.Fatalf("event counts %v, problems %v", counts, probs)
 			}
 			xs, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())

@@ -86,7 +86,7 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			out, code, _, err := tools.RunShell(ctx, ws, tools.ShellQuote(p), env, 5*time.Minute, confine)
+			out, code, _, err := tools.RunShell(ctx, ws, tools.ShellQuote(p), env, 5*time.Minute, confine, nil)
 			if err != nil || code != 0 {
 				return fmt.Errorf("%s: exit %d: %v %s", p, code, err, strings.TrimSpace(out))
 			}

@@ -26,7 +26,7 @@ func (l *live) verify(ctx context.Context, ws *workspace.Workspace, res agent.Ou
 			limit = 10 * time.Minute
 		}
 		for _, cmd := range l.spec.Checks {
-			out, code, elapsed, err := tools.RunShell(ctx, ws.Dir, cmd, l.env(ws.Dir), limit, l.confine(ws.Dir, nil))
+			out, code, elapsed, err := tools.RunShell(ctx, ws.Dir, cmd, l.env(ws.Dir), limit, l.confine(ws.Dir, nil), nil)
 			out, _ = tools.Cut(strings.TrimSpace(out), 2000)
 			r := bundle.CheckResult{Phase: "verify", Name: cmd, Passed: err == nil && code == 0}
 			switch {

@@ -14,7 +14,11 @@ import (
 type Field struct {
 	Key, Value string
 	Bad        bool
+	Block      bool // a command's output: lines shown as lines
 }
+
+// maxOutputText is how much of one tool.output event a timeline row shows.
+const maxOutputText = 8000
 
 // maxFieldText is how much of a text a timeline row shows; the transcript
 // has it whole.
@@ -23,11 +27,15 @@ const maxFieldText = 160
 // Describe is what a timeline row says of an event: the fields of its data
 // in the order they were written, a tool call's arguments among them, each
 // text on one line and clipped; a duration in words; a false ok, approved
-// or passed, or a true broken, marked. Data that is not a JSON object is
-// one field of text.
+// or passed, or a true broken, marked; a command's output as its lines.
+// Data that is not a JSON object is one field of text.
 func Describe(ev bundle.Event) []Field {
 	if len(ev.Data) == 0 {
 		return nil
+	}
+	var output bundle.ToolOutputEvent
+	if ev.Type == bundle.EventToolOutput && json.Unmarshal(ev.Data, &output) == nil {
+		return []Field{{Key: "id", Value: output.ID}, {Value: bundle.Clip(strings.TrimRight(output.Text, "\n"), maxOutputText), Block: true}}
 	}
 	fields, ok := objectFields(string(ev.Data))
 	if !ok {

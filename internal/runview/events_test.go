@@ -32,3 +32,11 @@ func TestDescribeSaysAnEventInWords(t *testing.T) {
 		})
 	}
 }
+
+func TestDescribeShowsACommandsOutputAsLines(t *testing.T) {
+	got := Describe(bundle.Event{Type: bundle.EventToolOutput, Data: []byte(`{"id":"c1","text":"ok\tpkg\nFAIL x\n"}`)})
+	want := []Field{{Key: "id", Value: "c1"}, {Value: "ok\tpkg\nFAIL x", Block: true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

@@ -237,19 +237,21 @@ func EventsFrom(dir string, offset int64) ([]bundle.Event, int64, error) {
 // the approval requests waiting for a person changed, the end, or nothing
 // (a keep-alive).
 type Update struct {
-	Event    *bundle.Event
-	First    time.Time
-	Requests bool
-	Done     bool
+	Event  *bundle.Event
+	First  time.Time
+	Reload bool // the page is out of date: its approval requests or its status changed
+	Done   bool
 }
 
 // Follow sends run id's updates to send, from the event after seq after,
 // until the run has ended (the last update is Done) or ctx ends. shown is
-// the board's numbers of the requests the page shows (Pending). It wakes
+// the board's numbers of the requests the page shows (Pending), status the
+// status it shows ("" for any): it is told to reload when either changes
+// (a run goes from awaiting approval back to running once answered). It wakes
 // when the run has news (Live) or its job here ends; a run this server is
 // not running — one another process writes (proctor run on the same data
 // folder) — is read again each second.
-func (s *Service) Follow(ctx context.Context, id string, after int64, shown string, send func(Update) error) error {
+func (s *Service) Follow(ctx context.Context, id string, after int64, shown, status string, send func(Update) error) error {
 	dir := filepath.Join(s.DataDir, "runs", id)
 	wake, unsubscribe := s.Live.Subscribe(id)
 	defer unsubscribe()
@@ -285,9 +287,16 @@ func (s *Service) Follow(ctx context.Context, id string, after int64, shown stri
 			}
 			// Requests get to the board after their event is written (once
 			// no rule decided them).
-			if now := s.Pending(id); now != shown {
+			now := s.Pending(id)
+			var changed bool
+			if status != "" {
+				if d, err := s.Store.GetRun(ctx, id); err == nil && string(d.Status) != status {
+					status, changed = string(d.Status), true
+				}
+			}
+			if now != shown || changed {
 				shown = now
-				if err := send(Update{Requests: true}); err != nil {
+				if err := send(Update{Reload: true}); err != nil {
 					return err
 				}
 			}

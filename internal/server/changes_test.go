@@ -122,10 +122,10 @@ func TestTheStreamTellsThePageWhenItsApprovalsChange(t *testing.T) {
 		data, _ := io.ReadAll(resp.Body) // until the second is up
 		return string(data)
 	}
-	if s := stream(""); !strings.Contains(s, "event: approval") {
+	if s := stream(""); !strings.Contains(s, "event: reload") {
 		t.Errorf("a page that shows no request is not told of the waiting one:\n%.2000s", s)
 	}
-	if s := stream(num); strings.Contains(s, "event: approval") {
+	if s := stream(num); strings.Contains(s, "event: reload") {
 		t.Errorf("a page that shows the waiting request is told to reload:\n%.2000s", s)
 	}
 }

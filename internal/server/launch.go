@@ -108,7 +108,9 @@ func (s *Server) reviewRun(c echo.Context) error {
 
 // formParts reads a review part by part from the form: part.F.H (H "file"
 // for a whole file) is accept or reject, edit.F.H a hunk's new side as the
-// reviewer left it. An edit counts only for an accepted hunk.
+// reviewer left it, comment.F.H with a "```suggestion" block and line.F.H
+// a change suggested for that line. An edit or a suggestion counts only
+// for an accepted hunk.
 func formParts(form url.Values) ([]patch.Choice, error) {
 	parts := []patch.Choice{}
 	for key, vals := range form {
@@ -132,6 +134,13 @@ func formParts(form url.Values) ([]patch.Choice, error) {
 		if e, ok := form["edit."+fileS+"."+hunkS]; ok && ch.Accept && hunk != patch.Whole && len(e) == 1 {
 			edit := e[0] // the browser sends lines with CRLF; patch.Select reads both
 			ch.Edit = &edit
+		}
+		if text, ok := patch.ParseSuggestion(form.Get("comment." + rest)); ok && ch.Accept && hunk != patch.Whole {
+			line, err := strconv.Atoi(strings.TrimSpace(form.Get("line." + rest)))
+			if err != nil || line < 1 {
+				return nil, fmt.Errorf("line.%s: %q is not a line number, and the comment's suggestion needs one", rest, form.Get("line."+rest))
+			}
+			ch.Suggest = &patch.Suggestion{Line: line, Text: text}
 		}
 		parts = append(parts, ch)
 	}
@@ -296,8 +305,9 @@ func (s *Server) reviewerName(c echo.Context) string {
 
 // runEvents streams a run's events as server-sent events, each an HTML
 // timeline item, from the one after the last seen (Last-Event-ID or
-// ?after=), "approval" when the pending approval requests differ from the
-// page's (?shown=), then "done" when the run has ended. Reconnecting
+// ?after=), "reload" when the pending approval requests or the status
+// differ from the page's (?shown=, ?status=), then "done" when the run has
+// ended. Reconnecting
 // resumes with no duplicates and no gaps, because every event carries its
 // seq as its id.
 func (s *Server) runEvents(c echo.Context) error {
@@ -315,7 +325,7 @@ func (s *Server) runEvents(c echo.Context) error {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	ctx := c.Request().Context()
-	err := s.runs.Follow(ctx, id, after, c.QueryParam("shown"), func(u runview.Update) error {
+	err := s.runs.Follow(ctx, id, after, c.QueryParam("shown"), c.QueryParam("status"), func(u runview.Update) error {
 		switch {
 		case u.Event != nil:
 			var html bytes.Buffer
@@ -323,8 +333,8 @@ func (s *Server) runEvents(c echo.Context) error {
 				return err
 			}
 			fmt.Fprintf(w, "id: %d\nevent: ev\ndata: %s\n\n", u.Event.Seq, strings.ReplaceAll(html.String(), "\n", ""))
-		case u.Requests: // the page reloads its approval requests
-			fmt.Fprint(w, "event: approval\ndata: requests\n\n")
+		case u.Reload:
+			fmt.Fprint(w, "event: reload\ndata: reload\n\n")
 		case u.Done:
 			fmt.Fprint(w, "event: done\ndata: done\n\n")
 		default:

@@ -152,7 +152,7 @@ func TestDemoRunReviewAndEvents(t *testing.T) {
 	// The event stream delivers every event, then done.
 	req0, _ := http.NewRequest("GET", srv.URL+"/runs/"+id+"/events?after=0", nil)
 	text := readStream(t, b.c, req0)
-	if !strings.Contains(text, "event: ev") || !strings.HasSuffix(strings.TrimSpace(text), "data: done") || strings.Count(text, "tool.call") != 5 {
+	if !strings.Contains(text, "event: ev") || !strings.HasSuffix(strings.TrimSpace(text), "data: done") || strings.Count(text, "tool.call") != 6 {
 		t.Fatalf("stream:\n%s", text)
 	}
 	// Resuming after an event id sends only what came after it.
@@ -778,12 +778,14 @@ func TestApplyAcceptedFromTheRunPage(t *testing.T) {
 	}
 	diff, _ := os.ReadFile(filepath.Join(data, "runs", id, bundle.DiffFile))
 	files, _ := patch.Parse(string(diff))
-	if len(files) != 1 || len(files[0].Hunks) < 1 {
-		t.Fatalf("the demo's diff is not what this test needs: %d files", len(files))
+	if len(files) != 2 || files[0].NewPath != "money.go" || files[1].NewPath != "money_test.go" || len(files[0].Hunks) < 1 {
+		t.Fatalf("the demo's diff is not what this test needs: %+v", files)
 	}
-	for i := range files[0].Hunks {
-		if !strings.Contains(page, fmt.Sprintf(`name="part.0.%d" value="accept" form="review-form"`, i)) || !strings.Contains(page, fmt.Sprintf(`name="edit.0.%d" form="review-form"`, i)) {
-			t.Fatalf("hunk %d has no controls:\n%.3000s", i, page)
+	for f := range files {
+		for i := range files[f].Hunks {
+			if !strings.Contains(page, fmt.Sprintf(`name="part.%d.%d" value="accept" form="review-form"`, f, i)) || !strings.Contains(page, fmt.Sprintf(`name="edit.%d.%d" form="review-form"`, f, i)) {
+				t.Fatalf("hunk %d of file %d has no controls:\n%.3000s", i, f, page)
+			}
 		}
 	}
 	// Bad form values are refused; accepting nothing applies nothing.
@@ -798,8 +800,8 @@ func TestApplyAcceptedFromTheRunPage(t *testing.T) {
 	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"partial"}, "reviewer": {"ana"}, "part.0.0": {"reject"}}); resp.StatusCode != http.StatusConflict || !strings.Contains(body, "no part of the diff was accepted") {
 		t.Fatalf("nothing accepted: %d", resp.StatusCode)
 	}
-	// Accept the last hunk alone (the demo's diff has one), edited, as a
-	// browser sends a textarea (CRLF).
+	// Accept the last hunk of money.go alone, edited, as a browser sends a
+	// textarea (CRLF); reject the new test.
 	last := len(files[0].Hunks) - 1
 	var side []string
 	for _, l := range files[0].Hunks[last].Lines {
@@ -813,12 +815,13 @@ func TestApplyAcceptedFromTheRunPage(t *testing.T) {
 	for i := range last {
 		form.Set(fmt.Sprintf("part.0.%d", i), "reject")
 	}
+	form.Set("part.1.0", "reject")
 	if resp, body := b.post(loc+"/review", form); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("apply accepted: %d\n%s", resp.StatusCode, regexp.MustCompile(`role="alert">[^<]*`).FindString(body))
 	}
 	rb, _ := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
 	rv := rb.Receipt.Review
-	if rv == nil || !rv.Applied || len(rv.AppliedParts) != 1 || rv.AppliedParts[0].Hunk != last+1 || len(rv.RejectedParts) != len(files[0].Hunks)-1 || len(rv.Edits) != 1 {
+	if rv == nil || !rv.Applied || len(rv.AppliedParts) != 1 || rv.AppliedParts[0].Hunk != last+1 || len(rv.RejectedParts) != len(files[0].Hunks) || len(rv.Edits) != 1 {
 		t.Fatalf("review %+v", rv)
 	}
 	money, _ := os.ReadFile(filepath.Join(data, "demo", id, "invoice", "money.go"))
@@ -879,7 +882,7 @@ func TestResumeARunInterruptedWhileItWaited(t *testing.T) {
 	loc := resp.Header.Get("Location")
 	approveCommand(t, b, loc)
 	rc := endedRun(t, data, strings.TrimPrefix(loc, "/runs/"))
-	if rc.Status != bundle.StatusAwaitingReview || rc.Resumes != id || strings.Join(rc.Changed, ",") != "money.go" {
+	if rc.Status != bundle.StatusAwaitingReview || rc.Resumes != id || strings.Join(rc.Changed, ",") != "money.go,money_test.go" {
 		t.Fatalf("the resumed run: %+v", rc)
 	}
 	stop2()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -94,8 +95,9 @@ type Result struct {
 
 // Run executes the named tool with the model's JSON arguments. Problems
 // with the call (unknown tool, bad arguments, a path outside) come back as an
-// error result for the model, not as a Go error.
-func (tb *Toolbox) Run(ctx context.Context, name, args string) Result {
+// error result for the model, not as a Go error. live, when not nil, gets a
+// command's output as it is written (the result has all of it).
+func (tb *Toolbox) Run(ctx context.Context, name, args string, live io.Writer) Result {
 	var out string
 	var err error
 	switch name {
@@ -112,7 +114,7 @@ func (tb *Toolbox) Run(ctx context.Context, name, args string) Result {
 	case "search":
 		out, err = tb.search(ctx, args)
 	case "run_command":
-		out, err = tb.runCommand(ctx, args)
+		out, err = tb.runCommand(ctx, args, live)
 	default:
 		err = fmt.Errorf("unknown tool %q; the tools are: %s", name, strings.Join(Names(), ", "))
 	}
@@ -486,7 +488,7 @@ func globMatch(glob, rel string) bool {
 	return ok
 }
 
-func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) {
+func (tb *Toolbox) runCommand(ctx context.Context, args string, live io.Writer) (string, error) {
 	var a struct {
 		Command  string `json:"command"`
 		TimeoutS int    `json:"timeout_s"`
@@ -513,7 +515,7 @@ func (tb *Toolbox) runCommand(ctx context.Context, args string) (string, error) 
 		defer close(watched)
 		tb.watchBounds(wctx, stop)
 	}()
-	out, code, elapsed, err := RunShell(wctx, tb.root, a.Command, tb.env, limit, tb.Confine)
+	out, code, elapsed, err := RunShell(wctx, tb.root, a.Command, tb.env, limit, tb.Confine, live)
 	stop(nil)
 	<-watched
 	if cause := context.Cause(wctx); errors.Is(cause, ErrBound) && ctx.Err() == nil {
@@ -588,16 +590,21 @@ func (tb *Toolbox) checkBounds() error {
 
 // RunShell runs command with bash in dir under a time limit, killing its
 // whole process group when the limit passes or ctx ends; confine, when not
-// nil, makes it run confined (a sandbox). It returns the combined output,
-// the exit code (-1 when killed) and how long it ran.
-func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration, confine func(*exec.Cmd)) (string, int, time.Duration, error) {
+// nil, makes it run confined (a sandbox); live, when not nil, gets the
+// output as it is written. It returns the combined output, the exit code
+// (-1 when killed) and how long it ran.
+func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration, confine func(*exec.Cmd), live io.Writer) (string, int, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "bash", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = env
 	var buf lockedBuffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
+	var sink io.Writer = &buf
+	if live != nil {
+		sink = io.MultiWriter(&buf, live)
+	}
+	cmd.Stdout, cmd.Stderr = sink, sink
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
 	if confine != nil {
 		confine(cmd)

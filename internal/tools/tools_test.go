@@ -80,7 +80,7 @@ func TestTools(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tb, _ := workspace(t, tools.Limits{})
-			r := tb.Run(context.Background(), tc.tool, tc.args)
+			r := tb.Run(context.Background(), tc.tool, tc.args, nil)
 			if r.IsError != tc.isError {
 				t.Fatalf("IsError = %v, output:\n%s", r.IsError, r.Output)
 			}
@@ -102,7 +102,7 @@ func TestWritesStayInside(t *testing.T) {
 		`{"path": "/tmp/escape.txt", "content": "x"}`,
 		`{"path": "leakdir/escape.txt", "content": "x"}`,
 	} {
-		if r := tb.Run(context.Background(), "write_file", args); !r.IsError {
+		if r := tb.Run(context.Background(), "write_file", args, nil); !r.IsError {
 			t.Errorf("%s: write succeeded: %s", args, r.Output)
 		}
 	}
@@ -110,7 +110,7 @@ func TestWritesStayInside(t *testing.T) {
 		t.Fatal("a file was written outside the workspace")
 	}
 	// The edit really happened, and left no temp file behind.
-	tb.Run(context.Background(), "edit_file", `{"path": "main.go", "search": "hi", "replace": "hey"}`)
+	tb.Run(context.Background(), "edit_file", `{"path": "main.go", "search": "hi", "replace": "hey"}`, nil)
 	data, _ := os.ReadFile(filepath.Join(root, "main.go"))
 	if !strings.Contains(string(data), "hey") {
 		t.Fatalf("main.go = %q", data)
@@ -124,7 +124,7 @@ func TestWritesStayInside(t *testing.T) {
 func TestOutputIsCutWithAMarker(t *testing.T) {
 	tb, root := workspace(t, tools.Limits{MaxToolOutputChars: 50})
 	os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("é", 200)), 0o644)
-	r := tb.Run(context.Background(), "read_file", `{"path": "big.txt"}`)
+	r := tb.Run(context.Background(), "read_file", `{"path": "big.txt"}`, nil)
 	if r.Cut != 150 || !strings.HasSuffix(r.Output, "[… output cut: 150 of 200 characters not shown …]") {
 		t.Fatalf("cut %d, output %q", r.Cut, r.Output)
 	}
@@ -136,21 +136,21 @@ func TestOutputIsCutWithAMarker(t *testing.T) {
 func TestBounds(t *testing.T) {
 	t.Run("max_file_bytes", func(t *testing.T) {
 		tb, _ := workspace(t, tools.Limits{MaxFileBytes: 10})
-		r := tb.Run(context.Background(), "write_file", `{"path": "a.txt", "content": "more than ten bytes"}`)
+		r := tb.Run(context.Background(), "write_file", `{"path": "a.txt", "content": "more than ten bytes"}`, nil)
 		if !r.IsError || r.Bound != nil || !strings.Contains(r.Output, "over max_file_bytes (10)") {
 			t.Fatalf("%+v", r)
 		}
 	})
 	t.Run("max_files", func(t *testing.T) {
 		tb, _ := workspace(t, tools.Limits{MaxFiles: 4})
-		r := tb.Run(context.Background(), "write_file", `{"path": "a.txt", "content": "x"}`)
+		r := tb.Run(context.Background(), "write_file", `{"path": "a.txt", "content": "x"}`, nil)
 		if !r.IsError || r.Bound == nil || !strings.Contains(r.Output, "over max_files (4)") {
 			t.Fatalf("%+v", r)
 		}
 	})
 	t.Run("max_workspace_bytes after a command", func(t *testing.T) {
 		tb, _ := workspace(t, tools.Limits{MaxWorkspaceBytes: 1000})
-		r := tb.Run(context.Background(), "run_command", `{"command": "head -c 5000 /dev/zero > big.bin"}`)
+		r := tb.Run(context.Background(), "run_command", `{"command": "head -c 5000 /dev/zero > big.bin"}`, nil)
 		if !r.IsError || r.Bound == nil || !strings.Contains(r.Output, "over max_workspace_bytes (1000)") {
 			t.Fatalf("%+v", r)
 		}
@@ -169,7 +169,7 @@ func TestRunCommandIsKilledOnCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	r := tb.Run(ctx, "run_command", `{"command": "sleep 30 & sleep 30; wait"}`)
+	r := tb.Run(ctx, "run_command", `{"command": "sleep 30 & sleep 30; wait"}`, nil)
 	if time.Since(start) > 10*time.Second || !r.IsError {
 		t.Fatalf("took %s: %+v", time.Since(start), r)
 	}

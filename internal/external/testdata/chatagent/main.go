@@ -115,7 +115,7 @@ func run(ctx context.Context, task string, resume bool) error {
 			} else if d := approve(ctx, client, c); tools.Gated(c.Name) && !d.Approved {
 				out = agent.DeniedText(c.Name, agent.Decision{Approved: false, By: d.By, Reason: d.Reason})
 			} else {
-				out = tb.Run(ctx, c.Name, c.Arguments).Output
+				out = tb.Run(ctx, c.Name, c.Arguments, nil).Output
 			}
 			fmt.Printf("tool %s %s -> %s\n", c.Name, c.Arguments, out)
 			msgs = append(msgs, message{Role: "tool", Content: out, ToolCallID: c.ID})
