@@ -142,7 +142,7 @@ func TestLayoutReadsTheChangesOfExternalAgentsTools(t *testing.T) {
 func TestLayoutReadsAPatchArgumentAsADiff(t *testing.T) {
 	for _, body := range []string{
 		"    {\"input\":\"*** Begin Patch\\n*** Update File: a.go\\n@@\\n-a\\n+b\\n*** End Patch\"}", // Codex's apply_patch
-		"    *** Begin Patch\n    *** Add File: n.go\n    +b\n    *** End Patch",                           // its custom tool: raw text
+		"    *** Begin Patch\n    *** Add File: n.go\n    +b\n    *** End Patch",                     // its custom tool: raw text
 		"    {\"patch\":\"--- a/a.go\\n+++ b/a.go\\n@@ -1 +1 @@\\n-a\\n+b\\n\"}",
 	} {
 		msgs := Layout(bundle.ParseTranscript("## assistant\n\n**tool call** `apply_patch` (c)\n\n"+body+"\n"), nil)
