@@ -81,7 +81,7 @@ func TestScriptedRunEndToEnd(t *testing.T) {
 				}
 			}
 			tr := bundle.ParseTranscript(b.Transcript)
-			if len(tr) != 12 || tr[0].Role != "system" || tr[1].Role != "user" || tr[len(tr)-1].Role != "assistant" {
+			if len(tr) != 13 || tr[0].Role != "system" || tr[1].Role != "user" || tr[len(tr)-1].Role != "assistant" {
 				t.Fatalf("transcript sections: %d\n%s", len(tr), b.Transcript)
 			}
 			for _, want := range []string{"tool list_files", "tool edit_file", "tool run_command", "approved by policy", "bundle: " + res.Dir, "status: awaiting review"} {

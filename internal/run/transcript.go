@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -69,16 +70,12 @@ func indent(s string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// prettyArgs shows JSON arguments compactly but readably; invalid JSON is
-// shown as it came.
+// prettyArgs shows JSON arguments compactly, on one line, their keys in
+// the order the model wrote them; invalid JSON is shown as it came.
 func prettyArgs(args string) string {
-	var v any
-	if json.Unmarshal([]byte(args), &v) != nil {
+	var out bytes.Buffer
+	if json.Compact(&out, []byte(args)) != nil {
 		return args
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return args
-	}
-	return string(out)
+	return out.String()
 }
