@@ -107,6 +107,36 @@ func TestCommentOnALineBySuggestingAChange(t *testing.T) {
 	}
 }
 
+// The lines a diff leaves out around a hunk load on a click, from the
+// file as it was before the run, with both line numbers; the button goes
+// when the gap is all shown.
+func TestExpandTheContextAroundAHunk(t *testing.T) {
+	a := startApp(t)
+	page, _ := partsRun(t, a)
+	// The transcript shows the agent's write of notes.txt as what it
+	// changed (the only change to it), not as its 40 lines.
+	must(t, expect.Locator(page.Locator("#transcript .change-head")).ToContainText("writes notes.txt — what it changed"))
+	must(t, expect.Locator(page.Locator("#transcript pre.change .del")).ToHaveCount(3))
+	hunk := page.Locator("#part-0-1")
+	// Hunk 1 shows lines 1 to 5, hunk 2 lines 17 to 23: 6 to 16 are left out.
+	must(t, expect.Locator(hunk.Locator("button.expand")).ToHaveText("↑ 11 more lines"))
+	must(t, hunk.Locator("button.expand").Click())
+	rows := hunk.Locator("tr.expanded")
+	must(t, expect.Locator(rows).ToHaveCount(11))
+	must(t, expect.Locator(rows.First()).ToContainText("line 6"))
+	must(t, expect.Locator(rows.Last()).ToContainText("line 16"))
+	must(t, expect.Locator(hunk.Locator("button.expand")).ToHaveCount(0))
+	// The last hunk ends at the file's end: nothing below it to show.
+	must(t, expect.Locator(page.Locator("#part-0-2 button.expand")).ToHaveCount(1)) // above it only
+	must(t, expect.Locator(page.Locator("#part-0-2 tr.gap")).ToHaveCount(1))
+	// Side by side, the same.
+	must(t, page.Locator("#view-split").Click())
+	split := page.Locator("#part-0-1")
+	must(t, split.Locator("button.expand").Click())
+	must(t, expect.Locator(split.Locator("tr.expanded td.code")).ToHaveCount(22))
+	screenshot(t, page, "review-context-expanded")
+}
+
 // A hunk edited in the browser is applied as edited, and the run page
 // shows the hunk as proposed and as applied.
 func TestEditAHunkThenApply(t *testing.T) {

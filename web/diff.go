@@ -2,6 +2,7 @@ package web
 
 import (
 	"strconv"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -26,6 +27,61 @@ type DiffFile struct {
 	Draft          Draft      // the reviewer's draft review, by field name
 	Link           string     // where the file points when the change makes it a link
 	LinkLeaves     bool       // the link points outside the source: it needs its own accept
+	RunID          string     // the run whose diff it is, for the links that load more of it
+	Below          *Gap       // the file's lines after its last hunk, shown on request
+}
+
+// Gap is the lines of a file's old side that a diff leaves out, between
+// two hunks or at an end: old lines From to To (To 0: to the file's end),
+// each at its number plus Shift in the new file.
+type Gap struct {
+	From, To, Shift int
+}
+
+// ExpandStep is how many lines of a gap one click shows.
+const ExpandStep = 20
+
+// Expand is what a click on a gap shows of the old file's lines: up to
+// ExpandStep of them nearest the hunk (the gap's end when up, its start
+// when not), highlighted, and the gap left (nil when none is).
+func Expand(path string, old []string, g Gap, up bool) ([]DiffLine, *Gap) {
+	to := g.To
+	if to <= 0 || to > len(old) {
+		to = len(old)
+	}
+	from := max(g.From, 1)
+	if from > to {
+		return nil, nil
+	}
+	first, last := from, min(to, from+ExpandStep-1)
+	if up {
+		first, last = max(from, to-ExpandStep+1), to
+	}
+	toks := highlight.For(path).Lines(old[first-1 : last])
+	rows := make([]DiffLine, 0, last-first+1)
+	for i := first; i <= last; i++ {
+		rows = append(rows, DiffLine{Kind: patch.Context, OldNo: i, NewNo: i + g.Shift, Tokens: toks[i-first]})
+	}
+	var rest *Gap
+	switch {
+	case up && first > from:
+		rest = &Gap{From: from, To: first - 1, Shift: g.Shift}
+	case !up && last < to:
+		rest = &Gap{From: last + 1, To: g.To, Shift: g.Shift}
+	}
+	return rows, rest
+}
+
+// lines is a gap's size in words for its button.
+func (g Gap) lines(up bool) string {
+	if g.To <= 0 {
+		return "more lines"
+	}
+	n := g.To - g.From + 1
+	if n > ExpandStep {
+		return itoa(ExpandStep) + " more lines"
+	}
+	return plural(n, "more line", "more lines")
 }
 
 // Whole reports whether the file is decided on whole (new, deleted,
@@ -53,6 +109,7 @@ type DiffHunk struct {
 	Lines   []DiffLine
 	Rows    []SplitRow
 	NewSide string // its context and added lines, for an edit before applying
+	Above   *Gap   // the old lines between it and the hunk before (or the file's start)
 }
 
 // DiffLine is a diff line with its highlighted tokens.
@@ -116,6 +173,8 @@ func BuildDiff(files []patch.File) []DiffFile {
 	for i, f := range files {
 		df := newDiffFile(f, i)
 		h := highlight.For(df.Path)
+		expandable := f.OldPath != "" && f.Mode != "new" && f.Mode != "deleted" && !f.Binary
+		end, shift := 0, 0 // the last old line of the hunk before; how far the hunks before moved the lines after them
 		for _, hk := range f.Hunks {
 			texts := make([]string, len(hk.Lines))
 			for j, l := range hk.Lines {
@@ -134,12 +193,29 @@ func BuildDiff(files []patch.File) []DiffFile {
 				dh.Lines = append(dh.Lines, DiffLine{Kind: l.Kind, OldNo: l.OldNo, NewNo: l.NewNo, Tokens: toks[j]})
 			}
 			dh.Rows, dh.NewSide = pair(dh.Lines), strings.Join(side, "\n")
+			if expandable && hk.After > end {
+				dh.Above = &Gap{From: end + 1, To: hk.After, Shift: shift}
+			}
+			end = hk.After
+			for _, l := range hk.Lines {
+				switch l.Kind {
+				case patch.Context:
+					end++
+				case patch.Deleted:
+					end, shift = end+1, shift-1
+				case patch.Added:
+					shift++
+				}
+			}
 			for _, r := range dh.Rows {
 				if r.Left != nil && r.Right != nil && r.Left != r.Right {
 					markChanged(r.Left, r.Right)
 				}
 			}
 			df.Hunks = append(df.Hunks, dh)
+		}
+		if expandable && len(f.Hunks) > 0 && trailingContext(f.Hunks[len(f.Hunks)-1]) >= 3 { // git shows fewer lines after a hunk at the file's end
+			df.Below = &Gap{From: end + 1, Shift: shift}
 		}
 		out = append(out, df)
 	}
@@ -385,4 +461,26 @@ func sideNo(l *DiffLine, left bool) string {
 		return lineNo(l.OldNo)
 	}
 	return lineNo(l.NewNo)
+}
+
+// trailingContext is how many unchanged lines end a hunk.
+func trailingContext(h patch.Hunk) int {
+	n := 0
+	for i := len(h.Lines) - 1; i >= 0 && h.Lines[i].Kind == patch.Context; i-- {
+		n++
+	}
+	return n
+}
+
+// gapURL loads a gap's lines: up toward the hunk below it, or down from
+// the hunk above it.
+func gapURL(runID string, file int, g Gap, up, split bool) string {
+	q := url.Values{"from": {itoa(g.From)}, "to": {itoa(g.To)}, "shift": {itoa(g.Shift)}}
+	if up {
+		q.Set("dir", "up")
+	}
+	if split {
+		q.Set("view", "split")
+	}
+	return "/runs/" + url.PathEscape(runID) + "/diff/" + itoa(file) + "/lines?" + q.Encode()
 }

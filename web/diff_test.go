@@ -49,3 +49,65 @@ func TestAChangedLineMarksWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// The lines a diff leaves out are known by hunk: between two hunks, before
+// the first; after the last only when it does not end at the file's end.
+func TestGapsAroundHunks(t *testing.T) {
+	files, err := patch.Parse("--- a/n.txt\n+++ b/n.txt\n" +
+		"@@ -4,4 +4,5 @@\n 4\n+new\n 5\n 6\n 7\n" +
+		"@@ -20,4 +21,3 @@\n 20\n 21\n-22\n 23\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := BuildDiff(files)[0]
+	if g := f.Hunks[0].Above; g == nil || *g != (Gap{From: 1, To: 3, Shift: 0}) {
+		t.Errorf("above the first hunk: %+v", g)
+	}
+	if g := f.Hunks[1].Above; g == nil || *g != (Gap{From: 8, To: 19, Shift: 1}) {
+		t.Errorf("between the hunks: %+v", g)
+	}
+	if f.Below != nil {
+		t.Errorf("below a hunk with one line after its change: %+v, want none (the file ends there)", f.Below)
+	}
+	files[0].Hunks = files[0].Hunks[:1]
+	if g := BuildDiff(files)[0].Below; g == nil || *g != (Gap{From: 8, To: 0, Shift: 1}) {
+		t.Errorf("below: %+v", g)
+	}
+}
+
+func TestExpandShowsTheLinesNearestTheHunk(t *testing.T) {
+	old := make([]string, 50)
+	for i := range old {
+		old[i] = "line " + itoa(i+1)
+	}
+	for _, tc := range []struct {
+		name        string
+		gap         Gap
+		up          bool
+		first, last int // old numbers of the rows shown
+		rest        *Gap
+	}{
+		{"up, a long gap", Gap{From: 1, To: 30, Shift: 2}, true, 11, 30, &Gap{From: 1, To: 10, Shift: 2}},
+		{"up, a short gap", Gap{From: 5, To: 9}, true, 5, 9, nil},
+		{"down to the file's end", Gap{From: 41, To: 0, Shift: -1}, false, 41, 50, nil},
+		{"down, more left", Gap{From: 1, To: 0}, false, 1, 20, &Gap{From: 21, To: 0}},
+		{"past the end", Gap{From: 51, To: 0}, false, 0, 0, nil},
+		{"to past the end", Gap{From: 45, To: 90}, true, 45, 50, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, rest := Expand("n.txt", old, tc.gap, tc.up)
+			if tc.first == 0 {
+				if len(rows) != 0 || rest != nil {
+					t.Fatalf("rows %d, rest %+v", len(rows), rest)
+				}
+				return
+			}
+			if len(rows) != tc.last-tc.first+1 || rows[0].OldNo != tc.first || rows[len(rows)-1].OldNo != tc.last || rows[0].NewNo != tc.first+tc.gap.Shift || lineText(&rows[0]) != old[tc.first-1] {
+				t.Fatalf("rows %d: first %+v", len(rows), rows[0])
+			}
+			if (rest == nil) != (tc.rest == nil) || rest != nil && *rest != *tc.rest {
+				t.Fatalf("rest %+v, want %+v", rest, tc.rest)
+			}
+		})
+	}
+}

@@ -339,6 +339,20 @@ func eventClass(t string) string {
 	return "ev-other"
 }
 
+func gapCols(split bool) string {
+	if split {
+		return "4"
+	}
+	return "3"
+}
+
+func upDown(up bool, a, b string) string {
+	if up {
+		return a
+	}
+	return b
+}
+
 // modelCall says what a model call cost: its turn, time and tokens.
 func modelCall(c *runview.ModelCall) string {
 	parts := []string{"model call"}

@@ -27,6 +27,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
 // Service reads runs; Queue is nil where no run is launched, Board where
@@ -137,6 +138,7 @@ func (s *Service) readFiles(v *View, dir string) {
 		v.DiffErr = err.Error()
 	}
 	v.Files = files
+	WritesAsDiffs(v.Transcript, files)
 }
 
 // readDiff reads and parses a bundle's diff.patch: ErrNoDiff when it has
@@ -173,6 +175,36 @@ func (s *Service) Diff(ctx context.Context, id string) ([]patch.File, *store.Run
 		return nil, nil, err
 	}
 	return files, detail, nil
+}
+
+// OldLines is the lines of file n of run id's diff as they were before the
+// run: the file at the run's base commit, read from the repository that
+// holds it (never from the agent's tree). The diff's own lines show only
+// what changed; these are the lines around it.
+func (s *Service) OldLines(ctx context.Context, id string, n int) (patch.File, []string, error) {
+	files, detail, err := s.Diff(ctx, id)
+	if err != nil {
+		return patch.File{}, nil, err
+	}
+	if n < 0 || n >= len(files) {
+		return patch.File{}, nil, fmt.Errorf("run %s: its diff has %d files, not a file %d: %w", id, len(files), n, ErrNoDiff)
+	}
+	f := files[n]
+	if f.OldPath == "" || f.Binary {
+		return f, nil, nil
+	}
+	dir, err := s.dir(detail)
+	if err != nil {
+		return f, nil, &Unreadable{"The run's files", err.Error()}
+	}
+	rc := detail.Receipt
+	ws := workspace.Open(records.Data{Dir: s.DataDir}.BaseRepo(dir, &rc), rc.Source.CommitSHA)
+	data, err := ws.Show(ctx, rc.Source.CommitSHA, f.OldPath)
+	if err != nil {
+		return f, nil, &Unreadable{f.OldPath + " as it was before the run", err.Error()}
+	}
+	text := strings.ToValidUTF8(strings.TrimSuffix(string(data), "\n"), "\uFFFD")
+	return f, strings.Split(text, "\n"), nil
 }
 
 // launchedAndWorking reports whether run id was launched here and is

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/patch"
 )
 
 // Message is one message of the transcript, laid out for reading: the
@@ -62,11 +63,13 @@ func isPatch(s string) bool {
 // Change is what a write or an edit does to a file, as lines of a diff.
 type Change struct {
 	Path  string
-	Write bool // the whole file is written: every line is new
+	Write bool // the whole file is written
+	Diff  bool // the lines are the run's diff of the file (a write the only change to it): what the write made
 	Lines []ChangeLine
 }
 
-// ChangeLine is a line of a Change: Op is '+', '-' or ' '.
+// ChangeLine is a line of a Change: Op is '+', '-' or ' ', or '@' for a
+// hunk's header in a Diff.
 type ChangeLine struct {
 	Op   byte
 	Text string
@@ -401,4 +404,42 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// WritesAsDiffs shows a write that is the only change a transcript's calls
+// make to a file as the run's diff of that file: what it changed, not the
+// whole content it wrote. A path matches the diff's (relative to the
+// workspace) as it is or as its end (an external agent's absolute path).
+func WritesAsDiffs(msgs []Message, files []patch.File) {
+	changes := map[string]int{}
+	for _, m := range msgs {
+		for _, c := range m.Calls {
+			if c.Change != nil {
+				changes[c.Change.Path]++
+			}
+		}
+	}
+	for _, m := range msgs {
+		for _, c := range m.Calls {
+			ch := c.Change
+			if ch == nil || !ch.Write || changes[ch.Path] != 1 {
+				continue
+			}
+			for _, f := range files {
+				if p := f.Path(); f.Binary || p == "" || (ch.Path != p && !strings.HasSuffix(ch.Path, "/"+p)) {
+					continue
+				}
+				ch.Lines, ch.Diff = nil, true
+				for _, h := range f.Hunks {
+					ch.Lines = append(ch.Lines, ChangeLine{'@', h.Header})
+					for _, l := range h.Lines {
+						if op := byte(l.Kind); op == '+' || op == '-' || op == ' ' {
+							ch.Lines = append(ch.Lines, ChangeLine{op, l.Text})
+						}
+					}
+				}
+				break
+			}
+		}
+	}
 }

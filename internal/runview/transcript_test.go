@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/patch"
 )
 
 const laidOut = "# Transcript\n\n## user\n\nfix it\n\n## assistant\n\nI'll write and edit.\n\n" +
@@ -153,5 +154,26 @@ func TestLayoutReadsAPatchArgumentAsADiff(t *testing.T) {
 	msgs := Layout(bundle.ParseTranscript("## assistant\n\n**tool call** `x` (c)\n\n    {\"text\":\"--- not a patch\\nat all\"}\n"), nil)
 	if msgs[0].Calls[0].Args[0].Patch {
 		t.Error("a text that starts with --- but has no hunk is read as a patch")
+	}
+}
+
+// A write that is the only change to its file shows as the run's diff of
+// that file; a file written twice keeps each write's content.
+func TestWritesAsDiffs(t *testing.T) {
+	files, err := patch.Parse("--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := Layout(bundle.ParseTranscript("## assistant\n\n"+
+		"**tool call** `Write` (c1)\n\n    {\"file_path\":\"/work/a.txt\",\"content\":\"one\\n2\\n\"}\n\n"+
+		"**tool call** `write_file` (c2)\n\n    {\"path\":\"b.txt\",\"content\":\"x\"}\n\n"+
+		"**tool call** `write_file` (c3)\n\n    {\"path\":\"b.txt\",\"content\":\"y\"}\n"), nil)
+	WritesAsDiffs(msgs, files)
+	a := msgs[0].Calls[0].Change
+	if !a.Diff || !reflect.DeepEqual(a.Lines, []ChangeLine{{'@', "@@ -1,2 +1,2 @@"}, {' ', "one"}, {'-', "two"}, {'+', "2"}}) {
+		t.Errorf("the write of a.txt = %+v", a)
+	}
+	if b := msgs[0].Calls[1].Change; b.Diff || !reflect.DeepEqual(b.Lines, []ChangeLine{{'+', "x"}}) {
+		t.Errorf("the first of two writes of b.txt = %+v", b)
 	}
 }

@@ -162,6 +162,7 @@ func TestRouteAccess(t *testing.T) {
 		"GET /runs/:id/files/:name":          {"/runs/" + run + "/files/diff.patch", "viewer", 0},
 		"GET /runs/:id/patch.mbox":           {"/runs/" + run + "/patch.mbox", "viewer", 404},
 		"GET /runs/:id/diff/:n":              {"/runs/" + run + "/diff/0", "viewer", 0},
+		"GET /runs/:id/diff/:n/lines":        {"/runs/" + run + "/diff/0/lines?from=1&to=0&shift=0", "viewer", 0},
 		"GET /sessions":                      {"/sessions", "viewer", 0},
 		"GET /sessions/:id":                  {"/sessions/s1", "viewer", 0},
 		"GET /problems":                      {"/problems", "viewer", 0},

@@ -195,7 +195,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 		p.Diff, p.DiffLazy = web.ListDiff(v.Files), true
 	}
 	for i := range p.Diff {
-		p.Diff[i].Review, p.Diff[i].Draft = p.ByParts() && s.runner != nil, p.Draft
+		p.Diff[i].Review, p.Diff[i].Draft, p.Diff[i].RunID = p.ByParts() && s.runner != nil, p.Draft, id
 	}
 	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
 		for _, sec := range p.Transcript {
@@ -225,11 +225,45 @@ func (s *Server) runDiffFile(c echo.Context) error {
 	}
 	f, split := web.BuildFile(files[n], n), c.QueryParam("view") == "split"
 	f.Review = web.ByParts(s.meta(c, "", web.NavRuns), run.Receipt) && s.runner != nil
-	f.Draft = s.draft(c, id)
+	f.Draft, f.RunID = s.draft(c, id), id
 	if isHTMX(c) {
 		return render(c, http.StatusOK, web.DiffFileBody(f, split))
 	}
 	return render(c, http.StatusOK, web.DiffFileView(web.DiffFilePage{Meta: s.meta(c, f.Path+" — run "+id, web.NavRuns), RunID: id, File: f, Split: split}))
+}
+
+// runDiffLines shows lines of file number n of a run's diff that the diff
+// leaves out (?from=, ?to= old line numbers, ?shift= to the new ones,
+// ?dir=up toward the hunk below): the rows a gap's button loads.
+func (s *Server) runDiffLines(c echo.Context) error {
+	id := c.Param("id")
+	n, err := strconv.Atoi(c.Param("n"))
+	if !bundle.ValidID(id) || err != nil || n < 0 {
+		return echo.NewHTTPError(http.StatusNotFound, "No such file of a diff.")
+	}
+	var g web.Gap
+	for name, v := range map[string]*int{"from": &g.From, "to": &g.To, "shift": &g.Shift} {
+		if *v, err = strconv.Atoi(c.QueryParam(name)); err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("%s=%q: want a line number", name, c.QueryParam(name)))
+		}
+	}
+	f, old, err := s.runs.OldLines(c.Request().Context(), id, n)
+	var unreadable *runview.Unreadable
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed.")
+	case errors.Is(err, runview.ErrNoDiff):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.As(err, &unreadable):
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, unreadable.Error())
+	case err != nil:
+		return err
+	}
+	up, split := c.QueryParam("dir") == "up", c.QueryParam("view") == "split"
+	df := web.BuildFile(f, n)
+	df.RunID = id
+	rows, rest := web.Expand(df.Path, old, g, up)
+	return render(c, http.StatusOK, web.GapRows(df, rows, rest, up, split))
 }
 
 // runDiff reads an indexed run's diff (runview.Service.Diff), its errors

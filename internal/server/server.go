@@ -164,6 +164,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id/files/:name", s.runFile, view)
 	e.GET("/runs/:id/patch.mbox", s.runMbox, view)
 	e.GET("/runs/:id/diff/:n", s.runDiffFile, view)
+	e.GET("/runs/:id/diff/:n/lines", s.runDiffLines, view)
 	e.GET("/sessions", s.listSessions, view)
 	e.GET("/sessions/:id", s.showSession, view)
 	e.GET("/problems", s.listProblems, view)
