@@ -1,8 +1,8 @@
 package web
 
 import (
-	"strconv"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
