@@ -53,7 +53,7 @@ func TestApproveAppliesTheDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rv.Approved || !rv.Applied || rv.ReviewedBy != "ana" || strings.Join(rv.Changed, ",") != "money.go" {
+	if !rv.Approved || !rv.Applied || rv.ReviewedBy != "ana" || strings.Join(rv.Changed, ",") != "money.go,money_test.go" {
 		t.Fatalf("review = %+v", rv)
 	}
 	data, _ := os.ReadFile(filepath.Join(src, "money.go"))
