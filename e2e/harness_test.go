@@ -223,6 +223,18 @@ func screenshot(t *testing.T, page playwright.Page, name string) {
 	}
 }
 
+// launchScripted launches from the Launch form a run of proctor's agent
+// on the folder path (under the roots), with task, against the model
+// script under the roots.
+func launchScripted(t *testing.T, page playwright.Page, appURL, path, task, script string) {
+	t.Helper()
+	goTo(t, page, appURL+"/launch")
+	must(t, page.Locator("#path").Fill(path))
+	must(t, page.Locator("#task").Fill(task))
+	must(t, page.Locator("#script").Fill(script))
+	must(t, page.Locator("#launch").Click())
+}
+
 func goTo(t *testing.T, page playwright.Page, url string) {
 	t.Helper()
 	resp, err := page.Goto(url)

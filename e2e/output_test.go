@@ -19,11 +19,7 @@ func TestACommandsOutputStreamsIntoThePage(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(a.Roots, "slow.yaml"), []byte(
 		"steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: 'echo compiling; sleep 5; echo finished'}}]}\n  - reply: {content: Built.}\n"), 0o644))
 	page := newPage(t)
-	goTo(t, page, a.URL+"/launch")
-	must(t, page.Locator("#path").Fill("slow"))
-	must(t, page.Locator("#task").Fill("Build it."))
-	must(t, page.Locator("#script").Fill("slow.yaml"))
-	must(t, page.Locator("#launch").Click())
+	launchScripted(t, page, a.URL, "slow", "Build it.", "slow.yaml")
 	must(t, page.Locator(".approve-call").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(30000)}))
 	output := page.Locator("#timeline-list pre.ev-output")
 	must(t, expect.Locator(output.First()).ToHaveText("compiling", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(4000)}))

@@ -30,11 +30,7 @@ func partsRun(t *testing.T, a *app) (playwright.Page, string) {
 		"steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: notes.txt, content: %q}}]}\n  - reply: {content: Changed three lines.}\n",
 		strings.Join(changed, "\n")+"\n")), 0o644))
 	page := newPage(t)
-	goTo(t, page, a.URL+"/launch")
-	must(t, page.Locator("#path").Fill("notes"))
-	must(t, page.Locator("#task").Fill("Change lines 2, 20 and 38."))
-	must(t, page.Locator("#script").Fill("parts.yaml"))
-	must(t, page.Locator("#launch").Click())
+	launchScripted(t, page, a.URL, "notes", "Change lines 2, 20 and 38.", "parts.yaml")
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#diff .part")).ToHaveCount(3))
 	return page, filepath.Join(src, "notes.txt")

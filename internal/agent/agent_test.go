@@ -14,7 +14,7 @@ import (
 )
 
 // loop runs the agent against a script served on loopback, in an empty
-// workspace.
+// workspace; it returns the types of the events (cfg.Emit gets them too).
 func loop(t *testing.T, src string, cfg agent.Config) (agent.Outcome, []string) {
 	t.Helper()
 	s, err := script.Parse("t.yaml", []byte(src))
@@ -35,7 +35,13 @@ func loop(t *testing.T, src string, cfg agent.Config) (agent.Outcome, []string) 
 		cfg.Tools = tb
 	}
 	var events []string
-	cfg.Emit = func(ev bundle.EventData) { events = append(events, ev.EventType()) }
+	also := cfg.Emit
+	cfg.Emit = func(ev bundle.EventData) {
+		events = append(events, ev.EventType())
+		if also != nil {
+			also(ev)
+		}
+	}
 	out := agent.Run(context.Background(), cfg, []model.Message{{Role: model.RoleSystem, Content: "sys"}, {Role: model.RoleUser, Content: "go"}})
 	return out, events
 }
@@ -146,26 +152,12 @@ func TestPolicy(t *testing.T) {
 // A command's output reaches the events while it runs, line by line,
 // before its result: a person watching the run sees it work.
 func TestACommandsOutputStreamsWhileItRuns(t *testing.T) {
-	s, err := script.Parse("t.yaml", []byte(`steps:
+	var seen []bundle.EventData
+	out, _ := loop(t, `steps:
   - reply: {tool_calls: [{name: run_command, arguments: {command: "echo first; sleep 2; echo second"}}]}
   - reply: {content: done}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := script.Start(s, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Close()
-	tb, err := tools.New(t.TempDir(), tools.Limits{MaxToolOutputChars: 1000}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []bundle.EventData
-	cfg := agent.Config{Tools: tb, Approver: approveAll{}, Emit: func(ev bundle.EventData) { seen = append(seen, ev) },
-		Model: model.NewClient(model.Endpoint{BaseURL: ep.URL, Model: s.Model}, model.RetryPolicy{MaxAttempts: 1, AttemptTimeout: 10 * time.Second}, nil)}
-	if out := agent.Run(context.Background(), cfg, []model.Message{{Role: model.RoleUser, Content: "go"}}); out.Stop != agent.StopFinal {
+`, agent.Config{Approver: approveAll{}, Emit: func(ev bundle.EventData) { seen = append(seen, ev) }})
+	if out.Stop != agent.StopFinal {
 		t.Fatalf("stop %s: %v", out.Stop, out.Err)
 	}
 	var order []string
