@@ -237,6 +237,10 @@ func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(bun
 			return DeniedText(call.Name, d), true, nil
 		}
 	}
+	if !tools.Gated(call.Name) { // only a command writes output as it runs
+		r := cfg.Tools.Run(ctx, call.Name, call.Arguments, nil)
+		return r.Output, r.IsError, r.Bound
+	}
 	out := newOutputStream(call.ID, emit)
 	r := cfg.Tools.Run(ctx, call.Name, call.Arguments, out)
 	out.Close()
