@@ -82,6 +82,28 @@ func TestLargeDiffIsAListOfFilesLoadedOnDemand(t *testing.T) {
 	}
 }
 
+// The lines around a hunk: bad numbers, a file or run that is not there,
+// and a run whose base cannot be read are each refused with what is wrong.
+func TestDiffLinesRefusesBadInput(t *testing.T) {
+	s, id := serverWithDiff(t, 2)
+	for target, want := range map[string]int{
+		"/runs/" + id + "/diff/0/lines?from=x&to=0&shift=0":  http.StatusBadRequest,
+		"/runs/" + id + "/diff/0/lines?from=1&shift=0":       http.StatusBadRequest,
+		"/runs/" + id + "/diff/9/lines?from=1&to=0&shift=0":  http.StatusNotFound,
+		"/runs/" + id + "/diff/-1/lines?from=1&to=0&shift=0": http.StatusNotFound,
+		"/runs/nope/diff/0/lines?from=1&to=0&shift=0":        http.StatusNotFound,
+		"/runs/" + id + "/diff/0/lines?from=1&to=20&shift=0": http.StatusUnprocessableEntity, // the fixture keeps no base repository
+	} {
+		rec := get(t, s, target)
+		if rec.Code != want {
+			t.Errorf("%s: %d, want %d\n%.300s", target, rec.Code, want, rec.Body.String())
+		}
+	}
+	if body := get(t, s, "/runs/"+id+"/diff/0/lines?from=x&to=0&shift=0").Body.String(); !strings.Contains(body, `from=&#34;x&#34;: want a line number`) {
+		t.Errorf("the refusal does not name the field:\n%.300s", body)
+	}
+}
+
 // BenchmarkRunPageLargeDiff times the run page of a 100,000-file diff
 // (target ≤1 s) against the page of the same run with a one-file diff,
 // measured in the same run.

@@ -101,6 +101,17 @@ func TestProctorsGitTrustsNothingTheAgentLeaves(t *testing.T) {
 			if _, err := w.Checkpoint(ctx, "proctor: after"); err != nil {
 				t.Fatal(err)
 			}
+			// The run page's "more lines" read a file as the base had it:
+			// the stored bytes, whatever the agent's attributes say, and
+			// nothing for a path the diff names outside the tree.
+			if got, err := w.Show(ctx, w.Base, "a.txt"); err != nil || string(got) != "one\n" {
+				t.Errorf("Show(base, a.txt) = %q, %v; want the base's bytes", got, err)
+			}
+			for _, hostile := range []string{"../../etc/passwd", "../" + filepath.Base(dir) + "/a.txt", "/etc/passwd"} {
+				if got, err := w.Show(ctx, w.Base, hostile); err == nil {
+					t.Errorf("Show(base, %q) read %q", hostile, got)
+				}
+			}
 			if data, err := os.ReadFile(marker); err == nil {
 				t.Fatalf("proctor's git ran the agent's program: %s", data)
 			}
