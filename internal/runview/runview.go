@@ -321,7 +321,7 @@ func (s *Service) Follow(ctx context.Context, id string, after int64, shown, sta
 			// no rule decided them).
 			now := s.Pending(id)
 			var changed bool
-			if status != "" {
+			if status != "" && len(events) > 0 { // a status changes with the events that say why (approval, stage)
 				if d, err := s.Store.GetRun(ctx, id); err == nil && string(d.Status) != status {
 					status, changed = string(d.Status), true
 				}
