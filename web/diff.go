@@ -73,7 +73,7 @@ func Expand(path string, old []string, g Gap, up bool) ([]DiffLine, *Gap) {
 }
 
 // lines is a gap's size in words for its button.
-func (g Gap) lines(up bool) string {
+func (g Gap) lines() string {
 	if g.To <= 0 {
 		return "more lines"
 	}
