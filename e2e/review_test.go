@@ -298,6 +298,25 @@ func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
 	goTo(t, page, first)
 	must(t, expect.Locator(page.Locator(".changes-requested")).ToContainText("Dana asked for changes"))
 	must(t, expect.Locator(page.Locator(".changes-requested .next-run")).ToBeVisible())
+	// Each comment is a thread: a reply joins it, on this page and on the
+	// page of the run that was asked to make the changes.
+	thread := page.Locator(".changes-requested li.thread").Nth(1)
+	must(t, thread.Locator("details.reply summary").Click())
+	must(t, thread.Locator("textarea[name=reply]").Fill("Line 38 is fine after all."))
+	must(t, thread.Locator(".reply-form button").Click())
+	must(t, expect.Locator(page.Locator(".changes-requested li.thread").Nth(1).Locator(".replies li")).ToContainText("Dana"))
+	must(t, expect.Locator(page.Locator(".changes-requested li.thread").Nth(1).Locator(".replies li")).ToContainText("Line 38 is fine after all."))
+	must(t, expect.Page(page).ToHaveURL(first))
+	must(t, page.Locator(".changes-requested .next-run").Click())
+	answer := page.Locator("#addressing li.thread").Nth(1)
+	must(t, expect.Locator(answer.Locator(".replies li")).ToContainText("Line 38 is fine after all."))
+	must(t, answer.Locator("details.reply summary").Click())
+	must(t, answer.Locator("textarea[name=reply]").Fill("Agreed."))
+	must(t, answer.Locator(".reply-form button").Click())
+	must(t, expect.Locator(page.Locator("#addressing li.thread").Nth(1).Locator(".replies li")).ToHaveCount(2))
+	must(t, expect.Locator(page.Locator("#addressing")).ToBeVisible()) // still the asked run's page
+	screenshot(t, page, "review-thread")
+	goTo(t, page, first)
 	// Nothing reached the source yet: the first run still awaits review.
 	got, err := os.ReadFile(notes)
 	must(t, err)

@@ -603,7 +603,7 @@ func SessionView(p SessionPage) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = changeRequest(rq).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = changeRequest(rq, p.Meta, "", "").Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

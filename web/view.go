@@ -339,6 +339,16 @@ func eventClass(t string) string {
 	return "ev-other"
 }
 
+// threadID is the element id of comment i of a change request.
+func threadID(rq records.RequestState, i int) string {
+	return "thread-" + rq.RunID + "-" + itoa(rq.Index) + "-" + itoa(i)
+}
+
+// replyURL is where a reply to comment i of a change request goes.
+func replyURL(rq records.RequestState, i int) string {
+	return runURL(rq.RunID) + "/requests/" + itoa(rq.Index) + "/comments/" + itoa(i) + "/replies"
+}
+
 func gapCols(split bool) string {
 	if split {
 		return "4"

@@ -375,8 +375,16 @@ type ChangeRequest struct {
 // Comment is a reviewer's remark on a line (new side) of a file of the
 // diff, with the code it is about.
 type Comment struct {
-	Path  string `json:"path"`
-	Line  int    `json:"line,omitempty"` // 0: the file, or the hunk
-	Quote string `json:"quote,omitempty"`
-	Text  string `json:"text"`
+	Path    string  `json:"path"`
+	Line    int     `json:"line,omitempty"` // 0: the file, or the hunk
+	Quote   string  `json:"quote,omitempty"`
+	Text    string  `json:"text"`
+	Replies []Reply `json:"replies,omitempty"` // the comment's thread, in order
+}
+
+// Reply is a reviewer's answer in a comment's thread.
+type Reply struct {
+	By   string    `json:"by"`
+	At   time.Time `json:"at"`
+	Text string    `json:"text"`
 }

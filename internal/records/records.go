@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/patch"
@@ -36,6 +37,7 @@ const (
 	MaxSummary  = 4000
 	MaxComments = 200
 	MaxComment  = 2000
+	MaxReplies  = 200 // a comment's thread
 )
 
 // RequestChanges records a reviewer's request for changes on the run
@@ -99,12 +101,12 @@ func (d Data) LinkRequest(runID, nextRun string) error {
 	if err != nil {
 		return err
 	}
-	c, err := readComments(dir)
-	if err != nil || len(c.Requests) == 0 {
-		return err
-	}
-	c.Requests[len(c.Requests)-1].NextRun = nextRun
-	return bundle.WriteJSON(filepath.Join(dir, bundle.CommentsFile), c)
+	return updateComments(context.Background(), dir, func(c *bundle.Comments) error {
+		if len(c.Requests) > 0 {
+			c.Requests[len(c.Requests)-1].NextRun = nextRun
+		}
+		return nil
+	})
 }
 
 func readComments(dir string) (bundle.Comments, error) {
@@ -123,12 +125,55 @@ func readComments(dir string) (bundle.Comments, error) {
 }
 
 func appendRequest(dir string, cr bundle.ChangeRequest) error {
+	return updateComments(context.Background(), dir, func(c *bundle.Comments) error {
+		c.Requests = append(c.Requests, cr)
+		return nil
+	})
+}
+
+// updateComments changes a run's comments.json under its lock (two
+// reviewers answering at once both get their reply kept), atomically.
+func updateComments(ctx context.Context, dir string, change func(*bundle.Comments) error) error {
+	lock, err := flock.Wait(ctx, filepath.Join(dir, bundle.CommentsFile+".lock"), true)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	c, err := readComments(dir)
 	if err != nil {
 		return err
 	}
-	c.Requests = append(c.Requests, cr)
+	if err := change(&c); err != nil {
+		return err
+	}
 	return bundle.WriteJSON(filepath.Join(dir, bundle.CommentsFile), c)
+}
+
+// ErrNoComment is a reply to a comment that the run's requests do not have.
+var ErrNoComment = errors.New("no such comment")
+
+// Reply adds a reviewer's reply to comment number comment (from 0) of
+// request number request of the run runID, at the end of its thread.
+func (d Data) Reply(ctx context.Context, runID string, request, comment int, r bundle.Reply) error {
+	r.Text = strings.TrimSpace(r.Text)
+	if r.Text == "" || len(r.Text) > MaxComment {
+		return fmt.Errorf("reply: give its text (at most %d characters)", MaxComment)
+	}
+	dir, err := d.RunDir(runID)
+	if err != nil {
+		return err
+	}
+	return updateComments(ctx, dir, func(c *bundle.Comments) error {
+		if request < 0 || request >= len(c.Requests) || comment < 0 || comment >= len(c.Requests[request].Comments) {
+			return fmt.Errorf("run %s: request %d, comment %d: %w", runID, request+1, comment+1, ErrNoComment)
+		}
+		cm := &c.Requests[request].Comments[comment]
+		if len(cm.Replies) >= MaxReplies {
+			return fmt.Errorf("run %s: the thread of comment %d has %d replies, the most it keeps", runID, comment+1, MaxReplies)
+		}
+		cm.Replies = append(cm.Replies, r)
+		return nil
+	})
 }
 
 // sessionFromRun makes a run outside a session the first run of a new
@@ -264,6 +309,7 @@ func Addressed(files []patch.File, path string, line int) bool {
 type RequestState struct {
 	bundle.ChangeRequest
 	RunID     string // the run the request was made of
+	Index     int    // its place among that run's requests, from 0
 	Addressed []bool // by comment
 	NextState string // the next run's status, "" when unknown
 }
@@ -275,8 +321,8 @@ func (d Data) ChangeRequests(dir string) ([]RequestState, error) {
 		return nil, err
 	}
 	var out []RequestState
-	for _, cr := range c.Requests {
-		out = append(out, d.requestState(filepath.Base(dir), cr))
+	for i, cr := range c.Requests {
+		out = append(out, d.requestState(filepath.Base(dir), i, cr))
 	}
 	return out, nil
 }
@@ -311,17 +357,17 @@ func (d Data) Addressing(rc bundle.Receipt) (*RequestState, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, cr := range c.Requests {
+	for i, cr := range c.Requests {
 		if cr.NextRun == rc.RunID {
-			st := d.requestState(rc.Addresses, cr)
+			st := d.requestState(rc.Addresses, i, cr)
 			return &st, nil
 		}
 	}
 	return nil, nil
 }
 
-func (d Data) requestState(runID string, cr bundle.ChangeRequest) RequestState {
-	st := RequestState{ChangeRequest: cr, RunID: runID, Addressed: make([]bool, len(cr.Comments))}
+func (d Data) requestState(runID string, index int, cr bundle.ChangeRequest) RequestState {
+	st := RequestState{ChangeRequest: cr, RunID: runID, Index: index, Addressed: make([]bool, len(cr.Comments))}
 	if cr.NextRun == "" {
 		return st
 	}

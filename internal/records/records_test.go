@@ -1,7 +1,12 @@
 package records_test
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -101,5 +106,51 @@ func TestChangesMessageLeadsWithWhoAskedAndWhat(t *testing.T) {
 				t.Errorf("%q lacks %q:\n%s", tc.first, h, msg)
 			}
 		}
+	}
+}
+
+// A reply joins its comment's thread; replies written at once are all
+// kept; a reply to a comment that is not there, or with no text, is
+// refused and changes nothing.
+func TestRepliesJoinTheCommentsThread(t *testing.T) {
+	data := records.Data{Dir: t.TempDir()}
+	dir := filepath.Join(data.Dir, "runs", "20261206-100000-thread")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rc := bundle.Receipt{Schema: bundle.ReceiptSchema, RunID: "20261206-100000-thread"}
+	if err := bundle.WriteJSON(filepath.Join(dir, bundle.ReceiptFile), rc); err != nil {
+		t.Fatal(err)
+	}
+	c := bundle.Comments{Schema: bundle.CommentsSchema, Requests: []bundle.ChangeRequest{{By: "dana", Comments: []bundle.Comment{{Path: "a.txt", Line: 2, Text: "why?"}}}}}
+	if err := bundle.WriteJSON(filepath.Join(dir, bundle.CommentsFile), c); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := data.Reply(ctx, rc.RunID, 0, 0, bundle.Reply{By: "lee", Text: fmt.Sprintf("reply %d", i)}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, bad := range []struct {
+		request, comment int
+		text             string
+	}{{0, 1, "x"}, {1, 0, "x"}, {-1, 0, "x"}, {0, 0, "  "}, {0, 0, strings.Repeat("x", records.MaxComment+1)}} {
+		if err := data.Reply(ctx, rc.RunID, bad.request, bad.comment, bundle.Reply{By: "lee", Text: bad.text}); err == nil {
+			t.Errorf("reply to request %d comment %d with %d characters was taken", bad.request, bad.comment, len(bad.text))
+		}
+	}
+	rs, err := data.ChangeRequests(dir)
+	if err != nil || len(rs) != 1 || rs[0].Index != 0 {
+		t.Fatalf("requests %+v, %v", rs, err)
+	}
+	if got := len(rs[0].Comments[0].Replies); got != 20 {
+		t.Fatalf("%d replies kept of 20 written at once", got)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -257,6 +258,26 @@ func (s *Service) ApproveByRule(ctx context.Context, id string, num int64, who W
 	s.audit(ctx, who, "rule-add", "rule #"+strconv.FormatInt(r.ID, 10), r.Describe()+" (from run "+id+")")
 	reason := fmt.Sprintf("approved in the dashboard; rule #%d made (%s)", r.ID, r.Describe())
 	return r, s.Answer(ctx, id, num, who, true, reason)
+}
+
+// Reply adds who's reply to the thread of comment number comment of
+// request number request (both from 0) made of run id, and audits it.
+func (s *Service) Reply(ctx context.Context, id string, request, comment int, who Who, text string) error {
+	if who.Name == "" {
+		return &Invalid{Field: "reviewer", Problem: "give your name"}
+	}
+	if _, err := s.Store.GetRun(ctx, id); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: run %s is not indexed", ErrNoRun, id)
+	}
+	err := records.Data{Dir: s.DataDir}.Reply(ctx, id, request, comment, bundle.Reply{By: who.Name, At: time.Now().UTC(), Text: text})
+	switch {
+	case errors.Is(err, records.ErrNoComment):
+		return fmt.Errorf("%w: %v", ErrNoRun, err)
+	case err != nil:
+		return &Invalid{Field: "reply", Problem: err.Error()}
+	}
+	s.audit(ctx, who, "reply", id, fmt.Sprintf("comment %d of request %d", comment+1, request+1))
+	return nil
 }
 
 // audit records what a person did; it never fails the decision, which is

@@ -95,7 +95,7 @@ func (r *Result) Lines() int {
 
 var (
 	callLine  = regexp.MustCompile("^\\*\\*tool call\\*\\* `(.*)` \\((.*)\\)$")
-	toolTitle = regexp.MustCompile(`^tool (\S+) \(([^)]*)\)(?: — (.*))?$`)
+	toolTitle = regexp.MustCompile(`^tool +(?:(\S+) )?\(([^)]*)\)(?: — (.*))?$`) // a session's earlier turns may lack the name
 )
 
 // Layout lays out a transcript's sections with what the run's events say

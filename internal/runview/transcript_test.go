@@ -177,3 +177,12 @@ func TestWritesAsDiffs(t *testing.T) {
 		t.Errorf("the first of two writes of b.txt = %+v", b)
 	}
 }
+
+// A session's earlier turns may have a tool heading without the tool's
+// name: its output is still a result.
+func TestLayoutReadsAToolHeadingWithoutAName(t *testing.T) {
+	msgs := Layout(bundle.ParseTranscript("## tool  (c1)\n\n    wrote a.txt\n"), nil)
+	if len(msgs) != 1 || msgs[0].Result == nil || msgs[0].Result.ID != "c1" || msgs[0].Result.Output != "wrote a.txt" {
+		t.Fatalf("got %+v", msgs)
+	}
+}

@@ -90,6 +90,33 @@ func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
 	if rc := endedRun(t, data, out["run_id"].(string)); rc.Status != bundle.StatusPassed {
 		t.Fatalf("the API's next run: %+v %+v", rc, rc.Failure)
 	}
+	// A reply joins a comment's thread, from the asked run's page too; a
+	// comment that is not there, or a reply with no text, is refused.
+	reply := func(path string, form url.Values) (int, string) {
+		form.Set("csrf", b.token())
+		resp, body := b.post(path, form)
+		return resp.StatusCode, body
+	}
+	base := "/runs/" + first.RunID + "/requests/0/comments/1/replies"
+	if code, _ := reply(base, url.Values{"reviewer": {"ana"}, "reply": {"eleven is fine"}, "from": {next}}); code != http.StatusSeeOther {
+		t.Fatalf("reply: %d", code)
+	}
+	if _, page := b.get("/runs/" + next); !strings.Contains(page, "eleven is fine") {
+		t.Error("the asked run's page does not show the reply")
+	}
+	for path, want := range map[string]int{
+		"/runs/" + first.RunID + "/requests/0/comments/9/replies":    http.StatusNotFound,
+		"/runs/" + first.RunID + "/requests/7/comments/0/replies":    http.StatusNotFound,
+		"/runs/" + first.RunID + "/requests/x/comments/0/replies":    http.StatusNotFound,
+		"/runs/20261206-000000-nosuch/requests/0/comments/0/replies": http.StatusNotFound,
+	} {
+		if code, _ := reply(path, url.Values{"reviewer": {"ana"}, "reply": {"x"}}); code != want {
+			t.Errorf("%s: %d, want %d", path, code, want)
+		}
+	}
+	if code, body := reply(base, url.Values{"reviewer": {"ana"}, "reply": {"  "}}); code != http.StatusUnprocessableEntity || !strings.Contains(body, "Not replied: reply: give its text") {
+		t.Errorf("an empty reply: %d", code)
+	}
 }
 
 // The live stream tells a run page to reload when the approval requests on

@@ -262,6 +262,38 @@ func (s *Server) decideApproval(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
 
+// replyToComment adds a reply to a comment's thread: comment n of
+// request r made of run id (both from 0); the page it came from is
+// shown again (the run's, or the page of the run that was asked).
+func (s *Server) replyToComment(c echo.Context) error {
+	id := c.Param("id")
+	r, err1 := strconv.Atoi(c.Param("r"))
+	n, err2 := strconv.Atoi(c.Param("n"))
+	if !bundle.ValidID(id) || err1 != nil || err2 != nil {
+		return echo.NewHTTPError(http.StatusNotFound, "No such comment.")
+	}
+	who := s.decider(c, c.FormValue("reviewer"))
+	if who == "" {
+		who = s.reviewerName(c)
+	}
+	back := id
+	if from := c.FormValue("from"); bundle.ValidID(from) {
+		back = from
+	}
+	err := s.reviews.Reply(c.Request().Context(), id, r, n, s.who(c, who), c.FormValue("reply"))
+	var invalid *review.Invalid
+	switch {
+	case errors.As(err, &invalid):
+		return s.renderRun(c, back, "Not replied: "+invalid.Problem+".", validationStatus(c))
+	case err != nil:
+		return reviewError(err)
+	}
+	if isHTMX(c) {
+		return s.renderRun(c, back, "", http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+back)
+}
+
 // answer approves or denies request num that run id waits on.
 func (s *Server) answer(c echo.Context, id string, num int64, decision web.Decision, who, reason string) error {
 	if decision != web.Approve && decision != web.Deny {
