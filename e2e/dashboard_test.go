@@ -42,6 +42,11 @@ func TestBrowseIndexedRuns(t *testing.T) {
 	rows := page.Locator("table.runs tbody tr")
 	must(t, expect.Locator(rows).ToHaveCount(6))
 	screenshot(t, page, "runs-list")
+	// Each run's cost, by the built-in prices: a model without a price says
+	// so (a scripted and a self-hosted model here), never $0.
+	costs := page.Locator("table.runs tbody td.num:last-child")
+	must(t, expect.Locator(costs.Filter(playwright.LocatorFilterOptions{HasText: "no price"})).ToHaveCount(2)) // qwen2.5-coder-32b and scripted
+	must(t, expect.Locator(costs.Filter(playwright.LocatorFilterOptions{HasText: regexp.MustCompile(`^\$\d`)})).ToHaveCount(4))
 
 	// Filter by status: HTMX swaps the results and pushes the URL.
 	_, err := page.Locator("select[name=status]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"failed"}})

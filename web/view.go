@@ -14,6 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -337,6 +338,15 @@ func eventClass(t string) string {
 		return "ev-" + kind
 	}
 	return "ev-other"
+}
+
+// formatCost is a run's cost in dollars, or "no price" when the price
+// table has none for its model (never $0).
+func formatCost(usd *float64) string {
+	if usd == nil {
+		return pricing.Format(0, false)
+	}
+	return pricing.Format(*usd, true)
 }
 
 // threadID is the element id of comment i of a change request.

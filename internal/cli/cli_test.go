@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/proctor-dev/proctor/internal/store"
 )
 
 type result struct {
@@ -176,5 +179,44 @@ func TestVersion(t *testing.T) {
 	r := invoke(t, nil, "version")
 	if r.code != ExitOK || !strings.HasPrefix(r.stdout, "proctor "+Version) {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// Runs are costed by the built-in prices with the prices file over them;
+// a changed file re-prices runs indexed before; a bad file is refused with
+// each problem's place, and nothing is indexed.
+func TestIndexCostsRunsByThePricesFile(t *testing.T) {
+	data, prices := t.TempDir(), filepath.Join(t.TempDir(), "prices.yaml")
+	env := map[string]string{"PROCTOR_DATA": data, "PROCTOR_PRICES": prices}
+	cost := func() *float64 {
+		t.Helper()
+		st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		got, err := st.GetRun(context.Background(), "20261201-113020-z8c1rd") // qwen2.5-coder-32b: 2194 prompt, 81 completion tokens
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.CostUSD
+	}
+	if r := invoke(t, env, "index", "../../testdata/bundles"); r.code != ExitOK {
+		t.Fatalf("index: %+v", r)
+	}
+	if c := cost(); c != nil {
+		t.Fatalf("a model without a price costs %v", *c)
+	}
+	os.WriteFile(prices, []byte("models:\n  qwen2.5-coder-32b: {input: 1000, output: 10000}\n"), 0o644)
+	if r := invoke(t, env, "index", "../../testdata/bundles"); r.code != ExitOK || !strings.Contains(r.stdout, "unchanged 7") {
+		t.Fatalf("index again: %+v", r)
+	}
+	if c := cost(); c == nil || math.Abs(*c-(2.194+0.81)) > 1e-9 {
+		t.Fatalf("after the prices file: cost %v, want 3.004", c)
+	}
+	os.WriteFile(prices, []byte("models:\n  qwen2.5-coder-32b: {input: -1, output: 1}\n"), 0o644)
+	r := invoke(t, env, "index", "../../testdata/bundles")
+	if r.code == ExitOK || !strings.Contains(r.stderr, prices+`:2:30: models.qwen2.5-coder-32b.input: "-1": want a number from 0`) {
+		t.Fatalf("a bad prices file: %+v", r)
 	}
 }

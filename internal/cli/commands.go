@@ -198,7 +198,7 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-	st, err := store.Open(ctx, dbPath(dir))
+	st, err := openIndex(ctx, env.Getenv, dir)
 	if err != nil {
 		return err
 	}
@@ -398,7 +398,14 @@ Exit code 1 when any problem was found.`)
 			return usagef("index", "PATH %s: %v", p, errors.Unwrap(err))
 		}
 	}
-	st, err := openData(ctx, env, *data)
+	dir, err := dataDir(*data, env.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := ensureDataDir(dir); err != nil {
+		return err
+	}
+	st, err := openIndex(ctx, env.Getenv, dir)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/source"
-	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
@@ -236,7 +235,7 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 		KeyEnvNames: keyEnvNames(modelsPath("", env.Getenv)),
 		Sandbox:     newSandbox(env),
 		Index: func(ctx context.Context, paths ...string) error {
-			st, err := store.Open(ctx, dbPath(dir))
+			st, err := openIndex(ctx, env.Getenv, dir)
 			if err != nil {
 				return err
 			}

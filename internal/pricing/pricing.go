@@ -15,7 +15,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
@@ -104,24 +103,31 @@ func (t Table) Lookup(model string) (Price, bool) {
 	return t.Prices[best], true
 }
 
+// Usage is the tokens a run's model calls counted: the prompt tokens (of
+// them, those read from the provider's cache and those written to it) and
+// the completion tokens.
+type Usage struct {
+	Prompt, CacheRead, CacheWrite, Completion int64
+}
+
 // Cost is what usage cost at p, in US dollars: prompt tokens not from the
 // cache at the input price, cached ones at the cached-input price, written
 // ones at the cache-write price, completion tokens at the output price.
-func (p Price) Cost(u bundle.Usage) float64 {
-	cached, written := u.CacheReadTokens, u.CacheWriteTokens
-	plain := max(u.PromptTokens-cached-written, 0)
+func (p Price) Cost(u Usage) float64 {
+	cached, written := u.CacheRead, u.CacheWrite
+	plain := max(u.Prompt-cached-written, 0)
 	rate := func(r float64) float64 {
 		if r == 0 {
 			return p.Input
 		}
 		return r
 	}
-	return (float64(plain)*p.Input + float64(cached)*rate(p.CachedInput) + float64(written)*rate(p.CacheWrite) + float64(u.CompletionTokens)*p.Output) / 1e6
+	return (float64(plain)*p.Input + float64(cached)*rate(p.CachedInput) + float64(written)*rate(p.CacheWrite) + float64(u.Completion)*p.Output) / 1e6
 }
 
 // Cost is what usage of model cost by the table; ok is false when the
 // table has no price for the model (the cost is unknown, not zero).
-func (t Table) Cost(model string, u bundle.Usage) (usd float64, ok bool) {
+func (t Table) Cost(model string, u Usage) (usd float64, ok bool) {
 	p, ok := t.Lookup(model)
 	if !ok {
 		return 0, false
@@ -129,14 +135,20 @@ func (t Table) Cost(model string, u bundle.Usage) (usd float64, ok bool) {
 	return p.Cost(u), true
 }
 
-// Models lists the models the table prices, sorted.
-func (t Table) Models() []string {
-	out := make([]string, 0, len(t.Prices))
+// Fingerprint names the table's prices: two tables with the same prices
+// have the same fingerprint (the index re-prices its runs when it changes).
+func (t Table) Fingerprint() string {
+	names := make([]string, 0, len(t.Prices))
 	for m := range t.Prices {
-		out = append(out, m)
+		names = append(names, m)
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(names)
+	var b strings.Builder
+	for _, m := range names {
+		p := t.Prices[m]
+		fmt.Fprintf(&b, "%s=%g/%g/%g/%g;", m, p.Input, p.Output, p.CachedInput, p.CacheWrite)
+	}
+	return b.String()
 }
 
 // Parse reads a prices file:

@@ -4,8 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
 func TestLookupByNameOrDatedVersion(t *testing.T) {
@@ -33,13 +31,13 @@ func TestLookupByNameOrDatedVersion(t *testing.T) {
 
 func TestCostCountsCachedAndWrittenTokensAtTheirPrices(t *testing.T) {
 	p := Price{Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75}
-	u := bundle.Usage{PromptTokens: 1_000_000, CacheReadTokens: 600_000, CacheWriteTokens: 100_000, CompletionTokens: 10_000}
+	u := Usage{Prompt: 1_000_000, CacheRead: 600_000, CacheWrite: 100_000, Completion: 10_000}
 	// 300,000 plain × 3 + 600,000 × 0.30 + 100,000 × 3.75 + 10,000 × 15, per million.
 	if got, want := p.Cost(u), 0.9+0.18+0.375+0.15; math.Abs(got-want) > 1e-9 {
 		t.Errorf("cost = %v, want %v", got, want)
 	}
 	// No cached price: cached tokens cost the input price.
-	if got := (Price{Input: 2, Output: 8}).Cost(bundle.Usage{PromptTokens: 500_000, CacheReadTokens: 500_000}); got != 1 {
+	if got := (Price{Input: 2, Output: 8}).Cost(Usage{Prompt: 500_000, CacheRead: 500_000}); got != 1 {
 		t.Errorf("cost without a cached price = %v, want 1", got)
 	}
 	if usd, ok := Builtin().Cost("my-local-model", u); ok || usd != 0 {
@@ -62,11 +60,14 @@ func TestAPricesFileOverridesTheBuiltinTable(t *testing.T) {
 	if p, _ := table.Lookup("o3"); p.Input != 2 || p.Output != 8 {
 		t.Errorf("o3 = %+v, want the built-in price kept", p)
 	}
-	if usd, ok := table.Cost("local", bundle.Usage{PromptTokens: 5000}); !ok || usd != 0 || Format(usd, ok) != "$0" {
+	if usd, ok := table.Cost("local", Usage{Prompt: 5000}); !ok || usd != 0 || Format(usd, ok) != "$0" {
 		t.Errorf("a free model: %v %v", usd, ok)
 	}
 	if table.AsOf != "2026-12-01" || table.Source != "prices.yaml" {
 		t.Errorf("as of %q from %q", table.AsOf, table.Source)
+	}
+	if table.Fingerprint() == Builtin().Fingerprint() || Builtin().Fingerprint() != Builtin().Fingerprint() {
+		t.Error("the fingerprint does not follow the prices")
 	}
 }
 

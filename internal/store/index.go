@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/pricing"
 )
 
 // BundleKind says what a bundle path holds.
@@ -114,8 +115,9 @@ func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, remove
 			return err
 		}
 	}
+	prices := s.Prices()
 	for _, u := range updates {
-		if err := applyBundle(ctx, tx, u, now); err != nil {
+		if err := applyBundle(ctx, tx, u, now, prices); err != nil {
 			return err
 		}
 	}
@@ -195,7 +197,7 @@ func forgetBundle(ctx context.Context, tx *batchTx, path string) error {
 	return nil
 }
 
-func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64) error {
+func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64, prices pricing.Table) error {
 	// Start from a clean slate for this path, so a bundle whose run id
 	// changed or that became unreadable leaves nothing stale behind. Whether
 	// the path is known is decided here, inside the write transaction:
@@ -217,7 +219,7 @@ func applyBundle(ctx context.Context, tx *batchTx, u BundleUpdate, now int64) er
 	switch {
 	case u.Run != nil:
 		runID = u.Run.Receipt.RunID
-		if err := insertRun(ctx, tx, u.Path, u.Run); err != nil {
+		if err := insertRun(ctx, tx, u.Path, u.Run, prices); err != nil {
 			return err
 		}
 	case u.Session != nil:
@@ -273,10 +275,11 @@ const insertRunSQL = `INSERT INTO runs (
 	source_kind, source_location, source_commit, scenario_id, scenario_repeat,
 	failure_domain, failure_code, failure_message, started_at, ended_at,
 	prompt_tokens, completion_tokens, total_tokens, model_calls, changed_count, diff_bytes,
-	verify_verdict, review_state, receipt, suite, agent, scenario_tags)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	verify_verdict, review_state, receipt, suite, agent, scenario_tags,
+	cache_read_tokens, cache_write_tokens, cost_usd)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func runArgs(path string, run *bundle.Run) ([]any, error) {
+func runArgs(path string, run *bundle.Run, prices pricing.Table) ([]any, error) {
 	r := &run.Receipt
 	receipt, err := json.Marshal(r)
 	if err != nil {
@@ -306,7 +309,21 @@ func runArgs(path string, run *bundle.Run) ([]any, error) {
 		fdomain, fcode, fmsg, r.StartedAt.UnixMilli(), msOrNil(r.EndedAt),
 		r.Usage.PromptTokens, r.Usage.CompletionTokens, r.Usage.TotalTokens, r.Usage.ModelCalls, len(r.Changed), run.DiffBytes,
 		verdict, reviewState(r), string(receipt), suite, agentName(r), tags,
+		r.Usage.CacheReadTokens, r.Usage.CacheWriteTokens, costOrNil(prices, r.Model.Name, usageOf(r.Usage)),
 	}, nil
+}
+
+func usageOf(u bundle.Usage) pricing.Usage {
+	return pricing.Usage{Prompt: u.PromptTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Completion: u.CompletionTokens}
+}
+
+// costOrNil is a run's cost for the runs table: NULL when the table has no
+// price for its model.
+func costOrNil(prices pricing.Table, model string, u pricing.Usage) any {
+	if usd, ok := prices.Cost(model, u); ok {
+		return usd
+	}
+	return nil
 }
 
 // agentName is how the index names a run's agent: native for proctor's own.
@@ -317,9 +334,9 @@ func agentName(r *bundle.Receipt) string {
 	return r.Agent.Name
 }
 
-func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run) error {
+func insertRun(ctx context.Context, tx *batchTx, path string, run *bundle.Run, prices pricing.Table) error {
 	r := &run.Receipt
-	args, err := runArgs(path, run)
+	args, err := runArgs(path, run, prices)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/proctor-dev/proctor/migrations"
 
 	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/pricing"
 )
 
 const versionTable = "goose_db_version"
@@ -33,6 +34,9 @@ type Store struct {
 	watchMu sync.Mutex // guards the connection Version reads on
 	watch   *sql.Conn
 	watchDB *sql.DB
+
+	pricesMu sync.RWMutex
+	prices   pricing.Table // what indexed runs cost (UsePrices)
 }
 
 // ErrNotSQLite is returned when the database path holds a file that is not a
@@ -73,7 +77,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// One writer at a time is SQLite's rule; a few readers may run beside it
 	// under WAL.
 	db.SetMaxOpenConns(4)
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, prices: pricing.Builtin()}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err

@@ -35,6 +35,7 @@ type RunSummary struct {
 	EndedAt        *time.Time
 	TotalTokens    int64
 	ModelCalls     int64
+	CostUSD        *float64 // nil: the price table has no price for the model
 	ChangedCount   int
 	ReviewState    string
 	Snippet        string // matched transcript text when the list was searched; «» mark the matches
@@ -111,19 +112,23 @@ func parseCursor(s string) (cursor, error) {
 
 const runSummaryColumns = `r.run_id, r.session_id, r.kind, r.status, r.stage, r.task, r.model_profile, r.model_name, r.agent,
 	r.scenario_id, r.scenario_repeat, r.source_location, r.failure_domain, r.failure_code,
-	r.started_at, r.ended_at, r.total_tokens, r.model_calls, r.changed_count, r.review_state`
+	r.started_at, r.ended_at, r.total_tokens, r.model_calls, r.cost_usd, r.changed_count, r.review_state`
 
 func scanRunSummary(sc interface{ Scan(...any) error }, extra ...any) (RunSummary, error) {
 	var r RunSummary
 	var started int64
 	var ended sql.NullInt64
+	var cost sql.NullFloat64
 	dest := []any{&r.RunID, &r.SessionID, &r.Kind, &r.Status, &r.Stage, &r.Task, &r.ModelProfile, &r.ModelName, &r.Agent,
 		&r.ScenarioID, &r.ScenarioRepeat, &r.SourceLocation, &r.FailureDomain, &r.FailureCode,
-		&started, &ended, &r.TotalTokens, &r.ModelCalls, &r.ChangedCount, &r.ReviewState}
+		&started, &ended, &r.TotalTokens, &r.ModelCalls, &cost, &r.ChangedCount, &r.ReviewState}
 	if err := sc.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
 	r.StartedAt = time.UnixMilli(started).UTC()
+	if cost.Valid {
+		r.CostUSD = &cost.Float64
+	}
 	if ended.Valid {
 		t := time.UnixMilli(ended.Int64).UTC()
 		r.EndedAt = &t

@@ -11,7 +11,7 @@ import (
 // index.
 var snapshotQueries = []struct{ table, query string }{
 	{"bundles", `SELECT path, kind, fingerprint, ok FROM bundles ORDER BY path`},
-	{"runs", `SELECT run_id, bundle_path, session_id, kind, status, stage, task, model_profile, model_name, source_kind, source_location, source_commit, scenario_id, scenario_repeat, failure_domain, failure_code, failure_message, started_at, ended_at, prompt_tokens, completion_tokens, total_tokens, model_calls, changed_count, diff_bytes, verify_verdict, review_state, receipt, suite, agent, scenario_tags FROM runs ORDER BY run_id`},
+	{"runs", `SELECT run_id, bundle_path, session_id, kind, status, stage, task, model_profile, model_name, source_kind, source_location, source_commit, scenario_id, scenario_repeat, failure_domain, failure_code, failure_message, started_at, ended_at, prompt_tokens, completion_tokens, total_tokens, model_calls, changed_count, diff_bytes, verify_verdict, review_state, receipt, suite, agent, scenario_tags, cache_read_tokens, cache_write_tokens, cost_usd FROM runs ORDER BY run_id`},
 	{"reviews", `SELECT * FROM reviews ORDER BY run_id`},
 	{"verdicts", `SELECT * FROM verdicts ORDER BY run_id`},
 	{"check_results", `SELECT * FROM check_results ORDER BY run_id, ord`},
