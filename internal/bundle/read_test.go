@@ -92,6 +92,7 @@ func TestReadRunReportsFileFieldProblem(t *testing.T) {
 		{"missing run.json", map[string]string{"events.jsonl": ""}, "run.json: missing"},
 		{"invalid JSON", map[string]string{"run.json": "{\n  \"schema\": \"proctor.receipt.v1\",\n  \"run_id\": \n}"}, "run.json: invalid JSON at line 4, column 1"},
 		{"wrong type", map[string]string{"run.json": receiptJSON(t, validReceipt(id), func(m map[string]any) { m["usage"] = map[string]any{"prompt_tokens": "many"} })}, "run.json: usage.prompt_tokens: want int64, got JSON string"},
+		{"negative cached tokens", map[string]string{"run.json": receiptJSON(t, validReceipt(id), func(m map[string]any) { m["usage"] = map[string]any{"cache_read_tokens": -5} })}, "usage.cache_read_tokens: must not be negative, got -5"},
 		{"missing field", map[string]string{"run.json": receiptJSON(t, validReceipt(id), func(m map[string]any) { delete(m, "status") })}, `run.json: status: "" is not one of queued`},
 		{"unknown schema", map[string]string{"run.json": receiptJSON(t, validReceipt(id), func(m map[string]any) { m["schema"] = "proctor.receipt.v7" })}, `schema: unknown schema version "proctor.receipt.v7"`},
 		{"unsafe run id", map[string]string{"run.json": receiptJSON(t, validReceipt("../../etc"), nil)}, `run_id: "../../etc" is not a safe folder name`},

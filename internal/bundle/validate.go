@@ -100,7 +100,8 @@ func (r *Receipt) Validate(file, folder string) error {
 		}
 	}
 	validateBounds(l, "bounds", r.Bounds)
-	for name, v := range map[string]int64{"prompt_tokens": r.Usage.PromptTokens, "completion_tokens": r.Usage.CompletionTokens, "total_tokens": r.Usage.TotalTokens, "model_calls": r.Usage.ModelCalls} {
+	for name, v := range map[string]int64{"prompt_tokens": r.Usage.PromptTokens, "completion_tokens": r.Usage.CompletionTokens, "total_tokens": r.Usage.TotalTokens, "model_calls": r.Usage.ModelCalls,
+		"cache_read_tokens": r.Usage.CacheReadTokens, "cache_write_tokens": r.Usage.CacheWriteTokens} {
 		if v < 0 {
 			l.add("usage."+name, "must not be negative, got %d", v)
 		}
