@@ -64,7 +64,7 @@ type Compared struct {
 	BaseID, HeadID string
 	Class          string
 	Page           int // 0: every row is in Rows
-	Pages      int
+	Pages          int
 }
 
 // ErrSameSuite is a comparison of a suite with itself.
