@@ -54,6 +54,8 @@ func commands() []command {
 		{"rule", "list, add or revoke approval rules (commands allowed without asking)", runRule},
 		{"scenario", "run, prove, list or scaffold scenarios", runScenario},
 		{"check", "run a scenario run's checks again against its workspace", runCheck},
+		{"compare", "compare two suites: regressions, fixes, flaky scenarios, cost (exit 1 by --fail-on)", runCompare},
+		{"baseline", "list, set or remove the named suites others are compared with", runBaseline},
 		{"user", "add, list, change or remove accounts for a shared host", runUser},
 		{"token", "create, list or revoke API tokens", runToken},
 		{"selftest", "run the built-in demo end to end and check the result", runSelftest},

@@ -107,7 +107,14 @@ Run every scenario found under each PATH, K times each, N at a time. Prints
 one PASS|FAIL|BROKEN line per check result and a verdict line per run (with
 its bundle), then a summary with pass rates. A scenario folder that cannot be
 read is reported and the others still run.
-Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
+With --baseline NAME it then compares the suite with that baseline (or suite
+id), as 'proctor compare' does, and --fail-on decides exit code 1 instead of a
+failed run: a scenario failing in both suites does not fail the job with
+--fail-on regression. --set-baseline NAME makes the finished suite the
+baseline NAME (on the main branch, say). See docs/compare.md.
+Exit codes: 0 all passed (with --baseline: the --fail-on condition does not
+hold); 1 any failed (with --baseline: it holds); 2 a setup error or any
+broken check.`)
 	data := fs.String("data", "", "data `folder`")
 	repeat := fs.Int("repeat", 0, "runs per scenario (default: each scenario's repeat)")
 	parallel := fs.Int("parallel", 1, "runs at a time")
@@ -122,6 +129,10 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	jsonOut := fs.String("json", "", "write the results as JSON to `file`")
 	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the summary")
 	sources := sourcesFlag(fs)
+	baseline := fs.String("baseline", "", "compare the finished suite with this baseline `name` (or suite id), and exit 1 by --fail-on")
+	setBaseline := fs.String("set-baseline", "", "make the finished suite the baseline called `name` (when no case had a setup error)")
+	var cf compareFlags
+	cf.add(fs, "compare-")
 	pack := fs.Bool("pack", false, "record the runs in one pack file, <data>/runs/<suite id>.tar, instead of a folder each (for large suites; see docs/scenarios.md)")
 	if err := parseFlags(fs, "scenario run", args); err != nil {
 		return err
@@ -132,9 +143,25 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 	if *repeat < 0 || *parallel < 1 {
 		return usagef("scenario run", "--repeat and --parallel must be positive")
 	}
+	cmpOut, err := cf.check("scenario run", "compare-")
+	if err != nil {
+		return err
+	}
+	if *baseline == "" && (cf.failOn != "none" || cf.out != "") {
+		return usagef("scenario run", "--fail-on and --compare-out compare with a baseline: give --baseline NAME too")
+	}
+	if *setBaseline != "" && !bundle.ValidID(*setBaseline) {
+		return usagef("scenario run", "--set-baseline %q: use letters, digits, '.', '_' and '-'", *setBaseline)
+	}
 	r, err := newRunner(env, *data)
 	if err != nil {
 		return err
+	}
+	var baseID string
+	if *baseline != "" { // checked before the suite runs, not after
+		if baseID, _, err = suite.ResolveSuite(r.DataDir, *baseline); err != nil {
+			return usagef("scenario run", "--baseline: %v", err)
+		}
 	}
 	if r.Sandbox.Mode, err = sandbox.Mode(*sandboxMode); err != nil {
 		return usagef("scenario run", "--%v", err)
@@ -174,7 +201,21 @@ Exit codes: 0 all passed; 1 any failed; 2 a setup error or any broken check.`)
 			return err
 		}
 	}
-	if code := rep.ExitCode(); code != 0 {
+	code := rep.ExitCode()
+	if *setBaseline != "" && code != ExitUsage {
+		if err := suite.SetBaseline(ctx, r.DataDir, *setBaseline, rep.ID, "cli:"+osUser()); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "baseline %s is suite %s\n", *setBaseline, rep.ID)
+	}
+	if baseID != "" {
+		if code == ExitUsage { // a setup error or a broken check: no comparison can say the suite is fine
+			return exitError{code}
+		}
+		fmt.Fprintln(env.Stdout)
+		return compareSuites(ctx, env, "scenario run", r.DataDir, baseID, rep.ID, cmpOut, cf.out)
+	}
+	if code != 0 {
 		return exitError{code}
 	}
 	return nil
