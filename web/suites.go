@@ -50,9 +50,14 @@ type SuitePage struct {
 	suite.View
 	// Working: runs of the suite have no verdict yet (or none is indexed
 	// yet); the page follows them.
-	Working bool
-	Queued  int // runs of the suite waiting in the launch queue
+	Working    bool
+	Queued     int      // runs of the suite waiting in the launch queue
+	BaselineOf []string // the baselines that name this suite
 }
+
+// compareWithURL is the form comparing suite id (the head) with a base to
+// pick.
+func compareWithURL(id string) string { return "/compare?head=" + url.QueryEscape(id) }
 
 // PageURL is the link to page n of the suite with the same filter.
 func (p SuitePage) PageURL(n int) string {

@@ -172,6 +172,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/suites", s.listSuites, view)
 	e.GET("/suites/:id", s.showSuite, view)
 	e.GET("/scenarios/:id", s.showScenario, view)
+	e.GET("/compare", s.showCompare, view)
+	e.GET("/api/v1/compare", s.apiCompare, view)
 	e.GET("/api/v1/runs", s.apiListRuns, view)
 	e.GET("/api/v1/runs/:id", s.apiGetRun, view)
 	e.GET("/api/v1/suites/:id", s.apiGetSuite, view)
@@ -185,6 +187,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/api/v1/runs/:id/review", s.apiReviewRun, review)
 	e.POST("/api/v1/runs/:id/approvals/:n", s.apiDecideApproval, review)
 	e.POST("/rules/:id/revoke", s.revokeRule, review)
+	e.POST("/suites/:id/baseline", s.setBaseline, review)
 
 	// Admins launch and stop; each is recorded in the audit log.
 	e.GET("/launch", s.launchForm, admin)

@@ -125,6 +125,15 @@ func (s *Server) showSuite(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "No suite "+id+" is indexed. If its runs are on disk, run proctor index on their folder.")
 	}
 	p := web.SuitePage{Meta: s.meta(c, "Suite "+id, web.NavSuites), View: v, Queued: s.suiteQueued(id)}
+	baselines, err := suite.Baselines(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	for _, b := range baselines {
+		if b.Suite == id {
+			p.BaselineOf = append(p.BaselineOf, b.Name)
+		}
+	}
 	p.Working = v.Matrix.Running > 0 || v.Matrix.Total == 0 || p.Queued > 0 // none indexed yet: launched a moment ago
 	return render(c, http.StatusOK, web.SuiteView(p))
 }

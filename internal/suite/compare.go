@@ -70,6 +70,9 @@ type Compared struct {
 // ErrSameSuite is a comparison of a suite with itself.
 var ErrSameSuite = errors.New("the base and the head are the same suite: compare two different suites")
 
+// ErrBadClass is a class that is none of store.CompareClasses.
+var ErrBadClass = errors.New("class: want one of " + strings.Join(store.CompareClasses(), ", "))
+
 // Compare compares suite q.Head with suite q.Base in the index (counted by
 // SQL: a page of rows is read, never every row).
 func Compare(ctx context.Context, st *store.Store, q CompareRequest) (*Compared, error) {
@@ -77,7 +80,7 @@ func Compare(ctx context.Context, st *store.Store, q CompareRequest) (*Compared,
 		return nil, ErrSameSuite
 	}
 	if q.Class != "" && !slices.Contains(store.CompareClasses(), q.Class) {
-		return nil, fmt.Errorf("class: want one of %s; got %q", strings.Join(store.CompareClasses(), ", "), q.Class)
+		return nil, fmt.Errorf("%w; got %q", ErrBadClass, q.Class)
 	}
 	sq := store.CompareQuery{Base: q.Base, Head: q.Head, Class: q.Class}
 	if q.Page > 0 {

@@ -1,0 +1,132 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/auth"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/server"
+	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
+)
+
+// indexSuite indexes a run of each result ("pass" or "fail") of scenario
+// as suite id.
+func indexSuite(t testing.TB, st *store.Store, id, scenario string, results ...string) {
+	t.Helper()
+	var ups []store.BundleUpdate
+	for i, res := range results {
+		start := time.Date(2026, 12, 1, 0, 0, i, 0, time.UTC)
+		end := start.Add(20 * time.Second)
+		r := &bundle.Run{Dir: "/bundles/" + id + "/" + scenario + fmt.Sprint(i), Receipt: bundle.Receipt{Schema: bundle.ReceiptSchema,
+			RunID: fmt.Sprintf("%s-%s-%d", id, scenario, i+1), Kind: bundle.KindScenario, Status: bundle.StatusPassed, Stage: bundle.StageCompleted,
+			Task: "t", Source: bundle.Source{Kind: bundle.SourceLocal, Path: "/src"}, Model: bundle.Model{Name: "gpt-4o"}, StartedAt: start, EndedAt: &end,
+			Usage:    bundle.Usage{PromptTokens: 1000, CompletionTokens: 100, TotalTokens: 1100},
+			Scenario: &bundle.ScenarioRef{ID: scenario, Repeat: i + 1, Suite: id}},
+			Verdict: &bundle.Verdict{Schema: bundle.VerdictSchema, Scenario: scenario, Passed: res == "pass"}}
+		if res != "pass" {
+			r.Receipt.Status, r.Verdict.FirstFailure = bundle.StatusFailed, "tests-pass"
+		}
+		ups = append(ups, store.BundleUpdate{Path: r.Dir, Kind: store.BundleRun, Fingerprint: "f", Run: r})
+	}
+	if err := st.ApplyBundles(context.Background(), ups, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCompareSuitesPageAndAPI(t *testing.T) {
+	s, _, st := newServerWith(t, false, server.Config{Key: testKey})
+	for i := range 60 {
+		sc := fmt.Sprintf("scn-%02d", i)
+		head := "pass"
+		if i == 42 {
+			head = "fail"
+		}
+		indexSuite(t, st, "suite-old", sc, "pass", "pass")
+		indexSuite(t, st, "suite-new", sc, head, head)
+	}
+
+	rec := get(t, s, "/compare?base=suite-old&head=suite-new")
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("compare: %d %s", rec.Code, body)
+	}
+	first := strings.Index(body, `data-class="`)
+	for _, want := range []string{"1 regressed", `data-class="regressed" data-scenario="scn-42"`, "tests-pass", `href="/runs/suite-old-scn-42-1"`, `href="/runs/suite-new-scn-42-1"`,
+		"2/2 (100%, 34–100%)", "0/2 (0%, 0–66%)", "page 1 of 2", "regressed <span class=\"count\">1</span>", `href="/api/v1/compare?base=suite-old&amp;head=suite-new"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if first < 0 || !strings.HasPrefix(body[first:], `data-class="regressed"`) {
+		t.Errorf("the first row is not the regression")
+	}
+
+	rec = get(t, s, "/api/v1/compare?base=suite-old&head=suite-new&page=2")
+	var got suite.CompareJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("API: %d %v %s", rec.Code, err, rec.Body)
+	}
+	if got.Page != 2 || got.Pages != 2 || len(got.Rows) != 10 || got.Classes["regressed"] != 1 || !got.Fails["regression"] || got.Totals.Head.PassK != 59 ||
+		got.Totals.Base.CostUSD == nil || got.Totals.Base.Tokens != 132000 {
+		t.Fatalf("API page 2: %+v", got)
+	}
+
+	// Set a baseline from the suite page, then compare with it by name.
+	rec = send(s, withCSRF(formPost("/suites/suite-old/baseline", url.Values{"name": {"main"}})))
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("set baseline: %d %s", rec.Code, rec.Body)
+	}
+	if page := get(t, s, "/suites/suite-old").Body.String(); !strings.Contains(page, "baseline main") || !strings.Contains(page, `href="/compare?head=suite-old"`) {
+		t.Fatalf("the suite page does not say it is the baseline main")
+	}
+	if rec = get(t, s, "/compare?base=main&head=suite-new&class=regressed"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "The base is the baseline") ||
+		strings.Count(rec.Body.String(), `data-class="`) != 1 {
+		t.Fatalf("by baseline name: %d", rec.Code)
+	}
+
+	bad := []struct {
+		target string
+		status int
+		want   string
+	}{
+		{"/compare", http.StatusOK, "Compare two suites"},
+		{"/compare?head=suite-new", http.StatusOK, `<option value="suite-new" selected>`},
+		{"/compare?base=suite-old&head=suite-nope", http.StatusNotFound, "no run of suite suite-nope is indexed"},
+		{"/compare?base=suite-old&head=suite-old", http.StatusBadRequest, "the same suite"},
+		{"/compare?base=suite-old&head=suite-new&class=worse", http.StatusBadRequest, "class: want one of regressed"},
+		{"/compare?base=suite-old&head=suite-new&page=0", http.StatusBadRequest, "page: want a page number from 1"},
+		{"/compare?base=..%2Fetc&head=suite-new", http.StatusBadRequest, "base: &#34;../etc&#34; is neither a baseline nor a suite id"},
+		{"/api/v1/compare?base=suite-old", http.StatusBadRequest, `give the two suites`},
+		{"/api/v1/compare?base=suite-old&head=suite-nope", http.StatusNotFound, `no run of suite suite-nope is indexed`},
+		{"/api/v1/compare?base=suite-old&head=suite-new&class=x", http.StatusBadRequest, `class: want one of`},
+	}
+	for _, b := range bad {
+		rec := get(t, s, b.target)
+		if rec.Code != b.status || !strings.Contains(rec.Body.String(), b.want) {
+			t.Errorf("%s: %d, want %d and %q; body %.300s", b.target, rec.Code, b.status, b.want, rec.Body)
+		}
+	}
+	for _, f := range []url.Values{{"name": {"../x"}}, {"name": {""}}} {
+		if rec := send(s, withCSRF(formPost("/suites/suite-old/baseline", f))); rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "Not set: baseline name") {
+			t.Errorf("baseline %v: %d %s", f, rec.Code, rec.Body)
+		}
+	}
+	if rec := send(s, withCSRF(formPost("/suites/suite-nope/baseline", url.Values{"name": {"x"}}))); rec.Code != http.StatusNotFound {
+		t.Errorf("baseline of an unknown suite: %d", rec.Code)
+	}
+}
+
+// withCSRF gives a form post the browser's CSRF cookie and its token.
+func withCSRF(req *http.Request) *http.Request {
+	req.AddCookie(&http.Cookie{Name: "proctor_csrf", Value: testCSRF})
+	req.Header.Set("X-CSRF-Token", auth.CSRFToken(testKey, "browser:"+testCSRF))
+	return req
+}
