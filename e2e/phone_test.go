@@ -27,18 +27,25 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 	must(t, page.Locator("#launch-suite").Click())
 	must(t, expect.Locator(page.Locator("#passk")).ToContainText("pass^k", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
 	suite := page.URL()
+	goTo(t, page, a.URL+"/suites") // a second suite to compare with the first
+	_, err = page.Locator("#scenarios").SelectOption(playwright.SelectOptionValues{Values: &[]string{"rename-config-key"}})
+	must(t, err)
+	must(t, page.Locator("#repeat").Fill("1"))
+	must(t, page.Locator("#launch-suite").Click())
+	must(t, expect.Locator(page.Locator("#passk")).ToContainText("pass^k", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	compare := "/compare?base=" + suite[len(a.URL+"/suites/"):] + "&head=" + page.URL()[len(a.URL+"/suites/"):]
 	for _, path := range []string{
 		"/runs", "/runs/20261201-093012-k3f9qa", "/runs/20261201-093012-k3f9qa?view=split", "/runs/20261201-101544-m2x7pb",
 		"/runs/20261201-093012-k3f9qa/diff/0", "/sessions", "/sessions/sess-20261201-140200-h7", "/suites", suite[len(a.URL):],
-		"/scenarios/rename-config-key", "/problems", "/launch", "/audit",
+		"/scenarios/rename-config-key", "/problems", "/launch", "/audit", "/compare", compare,
 	} {
 		goTo(t, page, a.URL+path)
 		width, err := page.Evaluate("document.documentElement.scrollWidth")
 		must(t, err)
 		switch path {
-		case "/runs", "/launch", "/runs/20261201-093012-k3f9qa":
+		case "/runs", "/launch", "/runs/20261201-093012-k3f9qa", compare:
 			must(t, page.SetViewportSize(390, 844))
-			_, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String("screenshots/phone" + strings.ReplaceAll(path, "/", "-") + ".png")})
+			_, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String("screenshots/phone" + strings.NewReplacer("/", "-", "?", "-", "&", "-", "=", "-").Replace(path)[:min(len(path), 40)] + ".png")})
 			must(t, err)
 		}
 		if w, _ := width.(int); w > 390 {

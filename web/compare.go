@@ -53,8 +53,11 @@ func (p ComparePage) Totals() []CompareTotal {
 
 func signedPoints(d float64) string {
 	s := strconv.FormatFloat(100*d, 'f', 1, 64) + " points"
-	if d >= 0 {
+	switch {
+	case d > 0:
 		return "+" + s
+	case d == 0:
+		return "±" + s
 	}
 	return s
 }

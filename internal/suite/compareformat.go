@@ -209,8 +209,11 @@ func SignedText(d *float64, unit string) string {
 		return ""
 	}
 	sign := "+"
-	if *d < 0 {
+	switch {
+	case *d < 0:
 		sign = "-"
+	case *d == 0:
+		sign = "±"
 	}
 	v := *d
 	if v < 0 {
