@@ -183,3 +183,87 @@ func updates(paths []string, runs []*bundle.Run) []store.BundleUpdate {
 	}
 	return ups
 }
+
+// BenchmarkComparePage compares two suites of 10,000 scenarios run 3 times
+// each (60,000 runs; one scenario in 100 regresses, one in 50 is flaky in
+// the head): the page's size (target ≤100 KB) and time, and its rate
+// against the JSON API's for the same page of the same comparison,
+// alternately in the same run (target ≥0.5).
+func BenchmarkComparePage(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "proctor.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	const scenarios, repeats = 10000, 3
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	for _, suite := range []string{"suite-base", "suite-head"} {
+		var ups []store.BundleUpdate
+		for i := range scenarios {
+			for k := 1; k <= repeats; k++ {
+				n++
+				passed := true
+				if suite == "suite-head" {
+					passed = i%100 != 7 && (i%50 != 3 || k != 2)
+				}
+				t0 := start.Add(time.Duration(n) * time.Second)
+				t1 := t0.Add(40 * time.Second)
+				scenario := fmt.Sprintf("scenario-%05d", i)
+				r := &bundle.Run{Dir: fmt.Sprintf("/bundles/%s/%d", suite, n), Receipt: bundle.Receipt{Schema: bundle.ReceiptSchema,
+					RunID: fmt.Sprintf("2026-cmp-%06d", n), Kind: bundle.KindScenario, Status: bundle.StatusPassed, Stage: bundle.StageCompleted,
+					Task: "t", Source: bundle.Source{Kind: "local", Path: "/src"}, Model: bundle.Model{Name: "gpt-4.1"}, StartedAt: t0, EndedAt: &t1,
+					Usage:    bundle.Usage{PromptTokens: int64(2000 + i%700), CompletionTokens: 300, TotalTokens: int64(2300 + i%700)},
+					Scenario: &bundle.ScenarioRef{ID: scenario, Repeat: k, Suite: suite}},
+					Verdict: &bundle.Verdict{Schema: bundle.VerdictSchema, Scenario: scenario, Passed: passed}}
+				if !passed {
+					r.Receipt.Status, r.Verdict.FirstFailure = bundle.StatusFailed, "tests-pass"
+				}
+				ups = append(ups, store.BundleUpdate{Path: r.Dir, Kind: store.BundleRun, Fingerprint: "f", Run: r})
+			}
+			if len(ups) >= 6000 {
+				if err := st.ApplyBundles(ctx, ups, nil); err != nil {
+					b.Fatal(err)
+				}
+				ups = nil
+			}
+		}
+		if err := st.ApplyBundles(ctx, ups, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h := server.New(st, server.Config{DataDir: b.TempDir()}).Handler()
+	serve := func(path string) (time.Duration, int) {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
+		rec := httptest.NewRecorder()
+		t0 := time.Now()
+		h.ServeHTTP(rec, req)
+		d := time.Since(t0)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s: %d %.300s", path, rec.Code, rec.Body)
+		}
+		return d, rec.Body.Len()
+	}
+	const query = "?base=suite-base&head=suite-head"
+	serve("/compare" + query) // warm the page cache of SQLite
+	b.Run("page-vs-api", func(b *testing.B) {
+		const rounds = 10 // each a page and an API call: a comparison is counted whole each time
+		var page, api time.Duration
+		size := 0
+		for range rounds {
+			d, n := serve("/compare" + query)
+			page, size = page+d, n
+			d, _ = serve("/api/v1/compare" + query)
+			api += d
+		}
+		b.ReportMetric(float64(page.Microseconds())/1000/rounds, "ms/page")
+		b.ReportMetric(float64(api.Microseconds())/1000/rounds, "ms/api")
+		b.ReportMetric(float64(size)/1024, "KB/page")
+		b.ReportMetric(float64(api)/float64(page), "page-rate-vs-api")
+		b.ReportMetric(0, "ns/op")
+		if size > 100*1024 {
+			b.Errorf("the page is %d KB, target ≤100 KB", size/1024)
+		}
+	})
+}

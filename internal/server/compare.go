@@ -39,7 +39,7 @@ func (s *Server) showCompare(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := web.ComparePage{Meta: s.meta(c, "Compare suites", web.NavSuites), Base: c.QueryParam("base"), Head: c.QueryParam("head")}
 	var err error
-	if p.Suites, err = s.store.ListSuites(ctx, 100); err != nil {
+	if p.Suites, err = s.store.RecentSuites(ctx, 100); err != nil {
 		return err
 	}
 	if p.Baselines, err = suite.Baselines(s.cfg.DataDir); err != nil {

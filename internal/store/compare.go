@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -83,31 +82,46 @@ type Comparison struct {
 	Rows       []CompareRow // the page, what needs a look first
 }
 
-// side aggregates one suite's runs of a row: side(h) picks the base's
-// runs (h 0) or the head's (h 1).
-func side(h int) string {
-	return strings.NewReplacer("$H", strconv.Itoa(h)).Replace(`count(CASE WHEN h = $H THEN 1 END),
-		count(CASE WHEN h = $H THEN v.run_id END), coalesce(sum(CASE WHEN h = $H THEN v.passed END), 0),
-		count(CASE WHEN h = $H AND v.checks_broken > 0 THEN 1 END), coalesce(sum(CASE WHEN h = $H THEN r.total_tokens END), 0),
-		coalesce(sum(CASE WHEN h = $H THEN r.cost_usd END), 0), count(CASE WHEN h = $H THEN r.cost_usd END),
-		coalesce(sum(CASE WHEN h = $H THEN r.ended_at - r.started_at END), 0), count(CASE WHEN h = $H THEN r.ended_at END)`)
-}
+// sideColumns aggregate one suite's runs of a row.
+const sideColumns = `count(*) AS n, count(v.run_id) AS runs, coalesce(sum(v.passed), 0) AS passed,
+	count(CASE WHEN v.checks_broken > 0 THEN 1 END) AS broken, coalesce(sum(r.total_tokens), 0) AS tokens,
+	coalesce(sum(r.cost_usd), 0) AS cost, count(r.cost_usd) AS priced,
+	coalesce(sum(r.ended_at - r.started_at), 0) AS millis, count(r.ended_at) AS ended`
 
 // sideNames name side's columns, prefixed by b (base) or h (head).
 func sideNames(p string) string {
 	return strings.NewReplacer("_", p).Replace(`_n, _runs, _passed, _broken, _tokens, _cost, _priced, _millis, _ended`)
 }
 
-// compareCTE counts the two suites' runs by row and classes each row. Its
-// parameters are base, head and whether the rows are by agent and model.
-var compareCTE = `WITH pair AS (
-	SELECT r.sc, r.ag, r.mo, ` + side(0) + `, ` + side(1) + `
-	FROM (SELECT run_id, total_tokens, cost_usd, started_at, ended_at, suite = ?2 AS h, scenario_id AS sc,
-		CASE WHEN ?3 THEN agent ELSE '' END AS ag, CASE WHEN ?3 THEN model_name ELSE '' END AS mo
-		FROM runs WHERE suite IN (?1, ?2)) r
-	LEFT JOIN verdicts v ON v.run_id = r.run_id
-	GROUP BY r.sc, r.ag, r.mo
-), named (scenario, agent, model, ` + sideNames("b") + `, ` + sideNames("h") + `) AS (SELECT * FROM pair
+// compareCTE counts each suite's runs by row (by scenario, agent and model
+// when byModel, else by scenario: in the order of the runs_compare index,
+// so that no run is sorted), pairs the rows of the two, and classes each
+// pair. Its parameters are base and head.
+func compareCTE(byModel bool) string {
+	key := `r.scenario_id, '', ''`
+	group := `r.scenario_id`
+	if byModel {
+		key = `r.scenario_id, r.agent, r.model_name`
+		group = key
+	}
+	side := func(h, param string) string {
+		return `SELECT ` + h + `, ` + key + `, ` + sideColumns + ` FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
+		WHERE r.suite = ` + param + ` GROUP BY ` + group
+	}
+	pick := func(h, p string) string {
+		return strings.NewReplacer("$H", h).Replace(strings.NewReplacer("_", p).Replace(`sum(CASE WHEN h = $H THEN n ELSE 0 END) AS _n,
+		sum(CASE WHEN h = $H THEN runs ELSE 0 END) AS _runs, sum(CASE WHEN h = $H THEN passed ELSE 0 END) AS _passed,
+		sum(CASE WHEN h = $H THEN broken ELSE 0 END) AS _broken, sum(CASE WHEN h = $H THEN tokens ELSE 0 END) AS _tokens,
+		sum(CASE WHEN h = $H THEN cost ELSE 0 END) AS _cost, sum(CASE WHEN h = $H THEN priced ELSE 0 END) AS _priced,
+		sum(CASE WHEN h = $H THEN millis ELSE 0 END) AS _millis, sum(CASE WHEN h = $H THEN ended ELSE 0 END) AS _ended`))
+	}
+	return `WITH sides (h, scenario, agent, model, n, runs, passed, broken, tokens, cost, priced, millis, ended) AS (
+	` + side("0", "?1") + `
+	UNION ALL
+	` + side("1", "?2") + `
+), named AS (
+	SELECT scenario, agent, model, ` + pick("0", "b") + `, ` + pick("1", "h") + `
+	FROM sides GROUP BY scenario, agent, model
 ), st AS (
 	SELECT *, CASE WHEN bn = 0 THEN 'none' WHEN bruns < bn THEN 'pending' WHEN bpassed = bruns THEN 'pass' WHEN bpassed = 0 THEN 'fail' ELSE 'flaky' END AS bs,
 		CASE WHEN hn = 0 THEN 'none' WHEN hruns < hn THEN 'pending' WHEN hpassed = hruns THEN 'pass' WHEN hpassed = 0 THEN 'fail' ELSE 'flaky' END AS hs
@@ -124,6 +138,7 @@ var compareCTE = `WITH pair AS (
 		ELSE 6 END AS c
 	FROM st
 ) `
+}
 
 // classOf maps classed.c to a class.
 var classOf = [...]string{Removed, Added, Pending, Regressed, NewlyFlaky, StillFailing, Fixed, Unchanged}
@@ -165,11 +180,11 @@ func (s *Store) CompareSuites(ctx context.Context, q CompareQuery) (*Comparison,
 	}
 	cmp := &Comparison{ByModel: byModel, Classes: map[string]int{}}
 	// One statement: the totals by class (kind 0), then the page (kind 1).
-	rows, err := tx.QueryContext(ctx, compareCTE+`SELECT 0, c, count(*), `+sideTotals("b")+`, `+sideTotals("h")+`, '', '', ''
+	rows, err := tx.QueryContext(ctx, compareCTE(byModel)+`SELECT 0, c, count(*), `+sideTotals("b")+`, `+sideTotals("h")+`, '', '', ''
 		FROM classed GROUP BY c
 		UNION ALL SELECT * FROM (SELECT 1, c, 0, 0, 0, `+sideNames("b")+`, 0, 0, `+sideNames("h")+`, scenario, agent, model
-		FROM classed WHERE ?4 < 0 OR c = ?4 ORDER BY `+classRank+`, scenario, agent, model LIMIT ?5 OFFSET ?6)`,
-		q.Base, q.Head, byModel, c, q.Limit, max(q.Offset, 0))
+		FROM classed WHERE ?3 < 0 OR c = ?3 ORDER BY `+classRank+`, scenario, agent, model LIMIT ?4 OFFSET ?5)`,
+		q.Base, q.Head, c, q.Limit, max(q.Offset, 0))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

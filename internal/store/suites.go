@@ -49,6 +49,27 @@ func (s *Store) ListSuites(ctx context.Context, limit int) ([]SuiteSummary, erro
 	return out, rows.Err()
 }
 
+// RecentSuites returns the ids and first start of the most recent suite
+// runs, newest first: ListSuites without counting their runs.
+func (s *Store) RecentSuites(ctx context.Context, limit int) ([]SuiteSummary, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT suite, min(started_at) FROM runs WHERE suite != '' GROUP BY suite ORDER BY 2 DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent suites: %w", err)
+	}
+	defer rows.Close()
+	var out []SuiteSummary
+	for rows.Next() {
+		var ss SuiteSummary
+		var started int64
+		if err := rows.Scan(&ss.Suite, &started); err != nil {
+			return nil, fmt.Errorf("recent suites: %w", err)
+		}
+		ss.Started = time.UnixMilli(started).UTC()
+		out = append(out, ss)
+	}
+	return out, rows.Err()
+}
+
 // Cell is one scenario run of a suite or of a scenario's history.
 type Cell struct {
 	RunID      string
