@@ -206,6 +206,19 @@ type SessionPage struct {
 	Requests []records.RequestState
 }
 
+// Cost is what the session's indexed runs cost together ("no price" when
+// one has no price).
+func (p SessionPage) Cost() string {
+	total := 0.0
+	for _, sr := range p.Session.Runs {
+		if sr.Run == nil || sr.Run.CostUSD == nil {
+			return formatCost(nil)
+		}
+		total += *sr.Run.CostUSD
+	}
+	return formatCost(&total)
+}
+
 // commentTally counts the comments of requests and how many are addressed.
 func commentTally(requests []records.RequestState) string {
 	n, done := 0, 0

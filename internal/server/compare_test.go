@@ -79,6 +79,15 @@ func TestCompareSuitesPageAndAPI(t *testing.T) {
 		t.Fatalf("API page 2: %+v", got)
 	}
 
+	// What each suite cost: 120 runs of 1,000 prompt and 100 completion
+	// tokens at gpt-4o's built-in $2.50 and $10 a million.
+	if page := get(t, s, "/suites").Body.String(); strings.Count(page, `<td class="num">$0.42</td>`) != 2 {
+		t.Errorf("the suites list does not show each suite's cost, $0.42")
+	}
+	if page := get(t, s, "/suites/suite-old").Body.String(); !strings.Contains(page, "cost $0.42") {
+		t.Errorf("the suite page does not show its cost")
+	}
+
 	// Set a baseline from the suite page, then compare with it by name.
 	rec = send(s, withCSRF(formPost("/suites/suite-old/baseline", url.Values{"name": {"main"}})))
 	if rec.Code != http.StatusSeeOther {

@@ -94,6 +94,7 @@ func TestRoutes(t *testing.T) {
 		{"/runs/20261201-093012-k3f9qa/files/verdict.json", http.StatusNotFound, "has no verdict.json"},
 		{"/sessions", http.StatusOK, "Health endpoint for the shop server"},
 		{"/sessions/sess-20261201-140200-h7", http.StatusOK, "Now add a test for it."},
+		{"/sessions/sess-20261201-140200-h7", http.StatusOK, `id="session-cost">$0.01 <span`},
 		{"/sessions/nope", http.StatusNotFound, ""},
 		{"/sessions?after=bm9wZQ", http.StatusBadRequest, "out of date"},
 		{"/problems", http.StatusOK, "No problems"},

@@ -126,15 +126,16 @@ func (s *Store) GetSession(ctx context.Context, sessionID string) (*SessionDetai
 	return &d, rows.Err()
 }
 
-const runSummaryColumnsNullable = `r.session_id, r.kind, r.status, r.stage, r.task, r.model_name, r.started_at, r.ended_at, r.total_tokens, r.review_state`
+const runSummaryColumnsNullable = `r.session_id, r.kind, r.status, r.stage, r.task, r.model_name, r.started_at, r.ended_at, r.total_tokens, r.review_state, r.cost_usd`
 
 type nullableSummary struct {
 	sessionID, kind, status, stage, task, model, review sql.NullString
 	started, ended, tokens                              sql.NullInt64
+	cost                                                sql.NullFloat64
 }
 
 func (n *nullableSummary) dest() []any {
-	return []any{&n.sessionID, &n.kind, &n.status, &n.stage, &n.task, &n.model, &n.started, &n.ended, &n.tokens, &n.review}
+	return []any{&n.sessionID, &n.kind, &n.status, &n.stage, &n.task, &n.model, &n.started, &n.ended, &n.tokens, &n.review, &n.cost}
 }
 
 func (n *nullableSummary) summary() RunSummary {
@@ -144,6 +145,9 @@ func (n *nullableSummary) summary() RunSummary {
 	if n.ended.Valid {
 		t := time.UnixMilli(n.ended.Int64).UTC()
 		r.EndedAt = &t
+	}
+	if n.cost.Valid {
+		r.CostUSD = &n.cost.Float64
 	}
 	return r
 }

@@ -20,6 +20,7 @@ type SuiteSummary struct {
 	Passed  int
 	Broken  int
 	Models  int
+	CostUSD *float64 // nil when a run has no price
 }
 
 // ListSuites returns the most recent suite runs, newest first.
@@ -28,7 +29,8 @@ func (s *Store) ListSuites(ctx context.Context, limit int) ([]SuiteSummary, erro
 		limit = 50
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT r.suite, min(r.started_at), count(*),
-		sum(CASE WHEN v.passed THEN 1 ELSE 0 END), sum(CASE WHEN v.checks_broken > 0 THEN 1 ELSE 0 END), count(DISTINCT r.model_name)
+		sum(CASE WHEN v.passed THEN 1 ELSE 0 END), sum(CASE WHEN v.checks_broken > 0 THEN 1 ELSE 0 END), count(DISTINCT r.model_name),
+		coalesce(sum(r.cost_usd), 0), count(r.cost_usd)
 		FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
 		WHERE r.suite != '' GROUP BY r.suite ORDER BY min(r.started_at) DESC LIMIT ?`, limit)
 	if err != nil {
@@ -40,8 +42,13 @@ func (s *Store) ListSuites(ctx context.Context, limit int) ([]SuiteSummary, erro
 		var ss SuiteSummary
 		var started int64
 		var passed, broken sql.NullInt64
-		if err := rows.Scan(&ss.Suite, &started, &ss.Runs, &passed, &broken, &ss.Models); err != nil {
+		var cost float64
+		var priced int
+		if err := rows.Scan(&ss.Suite, &started, &ss.Runs, &passed, &broken, &ss.Models, &cost, &priced); err != nil {
 			return nil, fmt.Errorf("list suites: %w", err)
+		}
+		if priced == ss.Runs {
+			ss.CostUSD = &cost
 		}
 		ss.Started, ss.Passed, ss.Broken = time.UnixMilli(started).UTC(), int(passed.Int64), int(broken.Int64)
 		out = append(out, ss)
@@ -141,13 +148,16 @@ type SuiteRow struct {
 	Running  int // runs without a verdict yet
 	Repeats  int // the highest repeat number
 	Tags     []string
+	Cost     float64 // of the runs with a price
+	Priced   int     // runs with a price
 }
 
 // SuiteRows returns a suite's rows, by scenario, agent and model.
 func (s *Store) SuiteRows(ctx context.Context, suite string) ([]SuiteRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT r.scenario_id, r.agent, r.model_name,
 		count(v.run_id), coalesce(sum(v.passed), 0), count(CASE WHEN v.checks_broken > 0 THEN 1 END), count(*) - count(v.run_id),
-		max(r.scenario_repeat), coalesce(group_concat(DISTINCT nullif(r.scenario_tags, '')), '')
+		max(r.scenario_repeat), coalesce(group_concat(DISTINCT nullif(r.scenario_tags, '')), ''),
+		coalesce(sum(r.cost_usd), 0), count(r.cost_usd)
 		FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
 		WHERE r.suite = ? GROUP BY r.scenario_id, r.agent, r.model_name ORDER BY r.scenario_id, r.agent, r.model_name`, suite)
 	if err != nil {
@@ -158,7 +168,7 @@ func (s *Store) SuiteRows(ctx context.Context, suite string) ([]SuiteRow, error)
 	for rows.Next() {
 		var r SuiteRow
 		var tags string
-		if err := rows.Scan(&r.Scenario, &r.Agent, &r.Model, &r.Runs, &r.Passed, &r.Broken, &r.Running, &r.Repeats, &tags); err != nil {
+		if err := rows.Scan(&r.Scenario, &r.Agent, &r.Model, &r.Runs, &r.Passed, &r.Broken, &r.Running, &r.Repeats, &tags, &r.Cost, &r.Priced); err != nil {
 			return nil, fmt.Errorf("rows of suite %s: %w", suite, err)
 		}
 		if tags != "" { // the distinct tag lists of its runs, each a JSON array

@@ -79,6 +79,16 @@ type Matrix struct {
 	Total   int
 	AllPass int      // rows whose every repeat passed (pass^k)
 	Tags    []string // every tag of the suite's scenarios, sorted
+	Cost    float64  // of the runs with a price
+	Priced  int      // runs with a price
+}
+
+// CostUSD is what the suite's runs cost; nil when a run has no price.
+func (m *Matrix) CostUSD() *float64 {
+	if m.Total == 0 || m.Priced < m.Total {
+		return nil
+	}
+	return &m.Cost
 }
 
 // NewMatrix sorts a suite's rows (as the index counts them) and totals
@@ -92,6 +102,7 @@ func NewMatrix(id string, rows []store.SuiteRow) *Matrix {
 		m.Total += r.Runs + r.Running
 		m.Running += r.Running
 		m.Passed += r.Passed
+		m.Cost, m.Priced = m.Cost+r.Cost, m.Priced+r.Priced
 		if r.PassK() {
 			m.AllPass++
 		}
