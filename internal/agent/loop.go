@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/tools"
 )
 
@@ -38,7 +40,8 @@ func Question(args string) string {
 	return a.Question
 }
 
-// CodeTokensExceeded is the failure code of a loop stopped by max_tokens.
+// CodeTokensExceeded is the failure code of a loop stopped by max_tokens
+// or max_cost_usd.
 const CodeTokensExceeded = "bound_exceeded"
 
 // AskUserTool is the tool the agent yields a question with.
@@ -56,7 +59,11 @@ type Config struct {
 	MaxTurns     int
 	MaxToolCalls int
 	MaxTokens    int64 // the tokens the replies may report in this loop; 0 no limit, negative none left
-	Stream       bool
+	// MaxCostUSD is what the replies may cost in this loop at Price; 0 no
+	// limit, negative nothing left.
+	MaxCostUSD float64
+	Price      pricing.Price
+	Stream     bool
 	// Pending are tool calls of the history's last assistant message that
 	// have no result yet (a run resumed after a restart): they are run —
 	// gated ones asked about again — before the model is called.
@@ -76,6 +83,9 @@ type Outcome struct {
 	Calls     int // model calls
 	ToolCalls int
 	Err       error // on StopError and StopBound: what went wrong
+	// Bound is the bound that stopped the loop before a model call:
+	// "max_tokens" or "max_cost_usd" ("" none).
+	Bound string
 }
 
 // Specs are the tools offered to the model: the workspace tools and ask_user.
@@ -118,9 +128,15 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 			return out
 		}
 		if cfg.MaxTokens != 0 && out.Usage.TotalTokens >= cfg.MaxTokens {
-			out.Stop = StopError
+			out.Stop, out.Bound = StopError, "max_tokens"
 			out.Err = &model.Error{Domain: model.DomainAgent, Code: CodeTokensExceeded,
 				Message: fmt.Sprintf("the replies reported %d tokens, past the run's bound max_tokens", out.Usage.TotalTokens)}
+			return out
+		}
+		if spent := bounds.Cost(cfg.Price, out.Usage); cfg.MaxCostUSD != 0 && spent >= cfg.MaxCostUSD {
+			out.Stop, out.Bound = StopError, "max_cost_usd"
+			out.Err = &model.Error{Domain: model.DomainAgent, Code: CodeTokensExceeded,
+				Message: fmt.Sprintf("the replies cost %s, past the run's bound max_cost_usd", pricing.Format(spent, true))}
 			return out
 		}
 		emit(bundle.ModelRequestEvent{Turn: turn, Messages: len(out.Messages)})

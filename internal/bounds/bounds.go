@@ -7,6 +7,7 @@ package bounds
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -19,11 +20,14 @@ import (
 
 // Keys are the bound names, as in files and on the receipt.
 func Keys() []string {
-	return []string{"max_turns", "max_tool_calls", "max_tool_output_chars", "max_files", "max_workspace_bytes", "max_file_bytes", "wall_clock_s", "max_tokens", "max_processes", "max_cpu_s"}
+	return []string{"max_turns", "max_tool_calls", "max_tool_output_chars", "max_files", "max_workspace_bytes", "max_file_bytes", "wall_clock_s", "max_tokens", "max_processes", "max_cpu_s", "max_cost_usd"}
 }
 
+// MaxCostUSD is the largest max_cost_usd.
+const MaxCostUSD = 1e6
+
 // Defaults are the bounds when nothing else is said; wall_clock_s,
-// max_tokens and max_cpu_s are unset (no limit).
+// max_tokens, max_cpu_s and max_cost_usd are unset (no limit).
 func Defaults() bundle.Bounds {
 	return bundle.Bounds{
 		MaxTurns:           30,
@@ -61,6 +65,18 @@ func Set(b *bundle.Bounds, key, value, source string) error {
 }
 
 func set(b *bundle.Bounds, key, value string) error {
+	if key == "max_cost_usd" { // US dollars: the one bound that is not a whole number
+		v := strings.TrimPrefix(strings.TrimSpace(value), "$")
+		f, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil || math.IsNaN(f) || f <= 0:
+			return fmt.Errorf("%s: %q is not a positive number of US dollars (e.g. 0.50)", key, value)
+		case f > MaxCostUSD:
+			return fmt.Errorf("%s: %q is too large; the most is %.0f", key, value, float64(MaxCostUSD))
+		}
+		b.MaxCostUSD = f
+		return nil
+	}
 	target, ok := field(b, key)
 	if !ok {
 		return fmt.Errorf("unknown bound %q (known: %s)", key, strings.Join(Keys(), ", "))
@@ -117,7 +133,8 @@ func FromEnv(b *bundle.Bounds, getenv func(string) string) error {
 }
 
 // FromFile applies a JSON or YAML file of bounds (JSON is YAML too): a
-// mapping of bound names to positive integers.
+// mapping of bound names to positive integers (max_cost_usd: a positive
+// number).
 func FromFile(b *bundle.Bounds, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -130,7 +147,7 @@ func FromFile(b *bundle.Bounds, path string) error {
 	d := &yamldoc.Decoder{File: path}
 	d.Fields(doc, "", Keys(), func(key string, _, v *yaml.Node) {
 		if v.Kind != yaml.ScalarNode {
-			d.Add(v, key, "want a positive integer, got %s", yamldoc.KindName(v))
+			d.Add(v, key, "want a positive number, got %s", yamldoc.KindName(v))
 		} else if err := set(b, key, v.Value); err != nil {
 			d.Add(v, "", "%v", err)
 		}

@@ -45,7 +45,13 @@ func TestBadValuesNameKeyValueAndSource(t *testing.T) {
 		{"file boolean", nil, "max_turns: true\n", []string{`bounds.yaml:1:12: max_turns: "true" is a boolean`}},
 		{"file unknown key", nil, "max_turns: 3\nmax_turn: 4\n", []string{`bounds.yaml:2:1: max_turn: unknown field; did you mean max_turns?`}},
 		{"file json", nil, `{"max_tool_calls": 1.5}`, []string{`bounds.yaml:1:20: max_tool_calls: "1.5" is not a positive integer`}},
-		{"file list", nil, "max_turns: [1]\n", []string{"bounds.yaml:1:12: max_turns: want a positive integer, got a list"}},
+		{"file list", nil, "max_turns: [1]\n", []string{"bounds.yaml:1:12: max_turns: want a positive number, got a list"}},
+		{"cost zero", map[string]string{"PROCTOR_MAX_COST_USD": "0"}, "", []string{`env PROCTOR_MAX_COST_USD: max_cost_usd: "0" is not a positive number of US dollars (e.g. 0.50)`}},
+		{"cost negative", map[string]string{"PROCTOR_MAX_COST_USD": "-1"}, "", []string{`"-1" is not a positive number of US dollars`}},
+		{"cost words", map[string]string{"PROCTOR_MAX_COST_USD": "five"}, "", []string{`"five" is not a positive number`}},
+		{"cost NaN", map[string]string{"PROCTOR_MAX_COST_USD": "NaN"}, "", []string{`"NaN" is not a positive number`}},
+		{"cost infinite", map[string]string{"PROCTOR_MAX_COST_USD": "Inf"}, "", []string{`max_cost_usd: "Inf" is too large; the most is 1000000`}},
+		{"cost too large", nil, "max_cost_usd: 2e6\n", []string{`bounds.yaml:1:15: max_cost_usd: "2e6" is too large`}},
 		{"file not a mapping", nil, "- 1\n", []string{"bounds.yaml:1:1: want a mapping, got a list"}},
 		{"all problems at once", map[string]string{"PROCTOR_MAX_TURNS": "x", "PROCTOR_MAX_FILES": "y"}, "", []string{"PROCTOR_MAX_TURNS", "PROCTOR_MAX_FILES"}},
 	}
@@ -71,6 +77,11 @@ func TestBadValuesNameKeyValueAndSource(t *testing.T) {
 		})
 	}
 	b := bounds.Defaults()
+	for value, want := range map[string]float64{"0.5": 0.5, "$2": 2, " 0.001 ": 0.001, "1e3": 1000} {
+		if err := bounds.Set(&b, "max_cost_usd", value, "flag --max-cost-usd"); err != nil || b.MaxCostUSD != want {
+			t.Errorf("max_cost_usd %q: %v, %v; want %v", value, b.MaxCostUSD, err, want)
+		}
+	}
 	if err := bounds.Set(&b, "max_turnz", "3", "flag --max-turnz"); err == nil || !strings.Contains(err.Error(), `flag --max-turnz: unknown bound "max_turnz"`) {
 		t.Fatalf("unknown flag key: %v", err)
 	}

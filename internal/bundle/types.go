@@ -221,6 +221,10 @@ type Bounds struct {
 	MaxTokens          int64 `json:"max_tokens,omitempty"`    // total tokens of the model's replies; 0 no limit
 	MaxProcesses       int   `json:"max_processes,omitempty"` // processes and threads of one sandboxed command and its children; 0 no limit
 	MaxCPUS            int   `json:"max_cpu_s,omitempty"`     // CPU seconds of each process of a sandboxed command (RLIMIT_CPU); 0 no limit
+	// MaxCostUSD bounds what the model's replies may cost, in US dollars by
+	// the price table (a model without a price cannot run under it); 0 no
+	// limit.
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 }
 
 // Usage counts what a run spent on its model.

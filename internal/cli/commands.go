@@ -221,7 +221,7 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	modelsFile, agentsFile := modelsPath(f.models, env.Getenv), agentsPath(f.agents, env.Getenv)
 	news := live.New() // wakes the run pages' event streams
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: newSandbox(env),
-		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }}
+		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }, Prices: st.Prices()}
 	runner.Sandbox.Mode, _ = sandbox.Mode(f.sandbox)
 	runner.GitTokens, err = gitCredentials(env, runner, "serve", sourcesPath(*f.sources, env.Getenv), "--git-token-env", f.gitTokenEnv, "https://"+f.gitHost+"/")
 	if err != nil {

@@ -228,7 +228,12 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 	if err := ensureDataDir(dir); err != nil {
 		return nil, err
 	}
+	prices, err := loadPrices(env.Getenv) // what max_cost_usd costs runs at
+	if err != nil {
+		return nil, err
+	}
 	return &run.Runner{
+		Prices:      prices,
 		DataDir:     dir,
 		Progress:    env.Stdout,
 		Environ:     os.Environ(),

@@ -117,6 +117,8 @@ func TestRunCommandFailuresAndUsage(t *testing.T) {
 		{"missing script", []string{"run", "--dir", src, "--task", "x", "--script", "nope.yaml"}, nil, ExitUsage, "nope.yaml"},
 		{"bad bound flag", []string{"run", "--dir", src, "--task", "x", "--script", demoScript, "--max-turns", "0"}, nil, ExitUsage, `flag --max-turns: max_turns: "0" is not a positive integer`},
 		{"bad bound env", []string{"run", "--dir", src, "--task", "x", "--script", demoScript}, map[string]string{"PROCTOR_MAX_FILES": "many"}, ExitUsage, "env PROCTOR_MAX_FILES"},
+		{"bad cost bound", []string{"run", "--dir", src, "--task", "x", "--script", demoScript, "--max-cost-usd", "lots"}, nil, ExitUsage, `flag --max-cost-usd: max_cost_usd: "lots" is not a positive number of US dollars`},
+		{"cost bound without a price", []string{"run", "--dir", src, "--task", demo.Task, "--script", demoScript, "--max-cost-usd", "0.5"}, nil, ExitUsage, `max_cost_usd=0.5: model "proctor-demo" has no price`},
 		{"ask without terminal", []string{"run", "--dir", src, "--task", "x", "--script", demoScript, "--approve", "ask"}, nil, ExitUsage, "needs a terminal"},
 		{"mismatch fails", []string{"run", "--dir", src, "--task", "something else", "--script", demoScript}, nil, ExitProblems, "script_mismatch"},
 		{"literal key in models.yaml", []string{"run", "--dir", src, "--task", "x", "--model", "p", "--models", "testdata/literal-key.yaml"}, nil, ExitUsage, "literal-key.yaml:5:5: profiles[0].api_key: a literal secret is not allowed"},
@@ -134,6 +136,15 @@ func TestRunCommandFailuresAndUsage(t *testing.T) {
 		})
 	}
 	_ = env
+
+	// With a price, the bound holds the run: the demo's first reply costs
+	// more than $0.001 at $100 a million tokens, so it stops there.
+	prices := filepath.Join(t.TempDir(), "prices.yaml")
+	os.WriteFile(prices, []byte("models:\n  proctor-demo: {input: 100, output: 100}\n"), 0o644)
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "PROCTOR_PRICES": prices}, "run", "--dir", src, "--task", demo.Task, "--script", demoScript, "--max-cost-usd", "0.001")
+	if r.code != ExitProblems || !strings.Contains(r.stdout+r.stderr, "max_cost_usd") {
+		t.Fatalf("a run past its cost: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 func TestScriptLintReportsProblems(t *testing.T) {

@@ -27,7 +27,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/pricing"
 )
 
 // Limits are the bounds the proxy holds the agent to; a zero field is no
@@ -36,6 +38,8 @@ type Limits struct {
 	MaxCalls      int       // model calls (both APIs) in one turn of the agent, the run's max_turns; NewTurn counts again
 	MaxTotalCalls int       // model calls in the whole run, a scenario's max_messages
 	MaxTokens     int64     // total tokens the replies reported, the run's max_tokens
+	MaxCostUSD    float64   // what the replies cost at Price, the run's max_cost_usd
+	Price         pricing.Price
 	Deadline      time.Time // the run's wall clock
 }
 
@@ -70,7 +74,7 @@ type Proxy struct {
 	last      chan struct{} // closed once the latest call begun so far is recorded
 	calls     int           // in the run
 	turnCalls int           // in this turn
-	tokens    int64
+	usage     model.Usage // what the replies reported
 	exceeded  string
 	lastBody  [sha256.Size]byte // the last model call's body, and its attempt: a retry sends the same body again
 	lastTry   int
@@ -388,7 +392,7 @@ func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, rt aRoute, rec
 			x.Error = err.Error()
 			reply = nil
 		} else {
-			p.spent(reply.Usage.TotalTokens)
+			p.spent(reply.Usage)
 		}
 	}
 	record(x, reply)
@@ -442,8 +446,10 @@ func (p *Proxy) admit(now time.Time) string {
 		bound = fmt.Sprintf("max_messages=%d (model calls in the conversation)", lim.MaxTotalCalls)
 	case lim.MaxCalls > 0 && p.turnCalls >= lim.MaxCalls:
 		bound = fmt.Sprintf("max_turns=%d (model calls in a turn)", lim.MaxCalls)
-	case lim.MaxTokens > 0 && p.tokens >= lim.MaxTokens:
-		bound = fmt.Sprintf("max_tokens=%d (%d tokens spent)", lim.MaxTokens, p.tokens)
+	case lim.MaxTokens > 0 && p.usage.TotalTokens >= lim.MaxTokens:
+		bound = fmt.Sprintf("max_tokens=%d (%d tokens spent)", lim.MaxTokens, p.usage.TotalTokens)
+	case lim.MaxCostUSD > 0 && bounds.Cost(lim.Price, p.usage) >= lim.MaxCostUSD:
+		bound = fmt.Sprintf("max_cost_usd=%g (%s spent)", lim.MaxCostUSD, pricing.Format(bounds.Cost(lim.Price, p.usage), true))
 	}
 	if bound != "" {
 		if p.exceeded == "" {
@@ -456,9 +462,9 @@ func (p *Proxy) admit(now time.Time) string {
 	return ""
 }
 
-func (p *Proxy) spent(tokens int64) {
+func (p *Proxy) spent(u model.Usage) {
 	p.mu.Lock()
-	p.tokens += tokens
+	p.usage.Add(u)
 	p.mu.Unlock()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/proxy"
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -223,6 +224,10 @@ func TestBoundsAreEnforcedByTheProxy(t *testing.T) {
 		{"max messages not reached", proxy.Limits{MaxTotalCalls: 3}, 3, ""},
 		{"wall clock", proxy.Limits{Deadline: now.Add(-time.Second)}, 0, "wall_clock_s"},
 		{"none reached", proxy.Limits{MaxCalls: 5, MaxTokens: 1000, Deadline: now.Add(time.Hour)}, 3, ""},
+		// 40 prompt and 20 completion tokens at $100 and $1,000 a million:
+		// $0.004 + $0.02 = $0.024.
+		{"max cost", proxy.Limits{MaxCostUSD: 0.02, Price: pricing.Price{Input: 100, Output: 1000}}, 1, "max_cost_usd=0.02 ($0.02 spent)"},
+		{"max cost not reached", proxy.Limits{MaxCostUSD: 0.03, Price: pricing.Price{Input: 100, Output: 1000}}, 3, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, rec := scripted(t, steps, tc.lim)

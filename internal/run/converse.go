@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/proctor-dev/proctor/internal/bounds"
+
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
@@ -64,11 +66,20 @@ func (l *live) converse(ctx context.Context, cfg agent.Config, history []model.M
 					c.MaxTokens = -1 // spent: the loop stops before its first call
 				}
 			}
+			if limit := l.spec.Bounds.MaxCostUSD; limit > 0 {
+				if c.MaxCostUSD = limit - bounds.Cost(c.Price, total.Usage); c.MaxCostUSD <= 0 {
+					c.MaxCostUSD = -1
+				}
+			}
 			res := agent.Run(ctx, c, msgs)
 			cfg.Pending = nil // run once, in the first loop
 			add(res)
-			if me, ok := model.AsError(res.Err); ok && me.Code == agent.CodeTokensExceeded {
+			switch res.Bound {
+			case "max_tokens":
 				l.abort(fmt.Sprintf("max_tokens=%d", l.spec.Bounds.MaxTokens))
+				return total
+			case "max_cost_usd":
+				l.abort(fmt.Sprintf("max_cost_usd=%g", l.spec.Bounds.MaxCostUSD))
 				return total
 			}
 			msgs = total.Messages

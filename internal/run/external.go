@@ -62,7 +62,8 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 	defer stopModel()
 
 	conv := l.spec.Conversation
-	lim := proxy.Limits{MaxCalls: l.spec.Bounds.MaxTurns, MaxTotalCalls: conv.MaxMessages, MaxTokens: l.spec.Bounds.MaxTokens}
+	lim := proxy.Limits{MaxCalls: l.spec.Bounds.MaxTurns, MaxTotalCalls: conv.MaxMessages, MaxTokens: l.spec.Bounds.MaxTokens,
+		MaxCostUSD: l.spec.Bounds.MaxCostUSD, Price: l.price}
 	if wall := l.spec.Bounds.WallClockS; wall > 0 {
 		lim.Deadline = l.r.now().Add(time.Duration(wall) * time.Second)
 		var cancel context.CancelFunc

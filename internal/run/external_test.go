@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/testutil"
@@ -403,6 +405,47 @@ func TestMaxTokensStopsTheNativeAgent(t *testing.T) {
 	events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
 	if !strings.Contains(string(events), "max_tokens=50") {
 		t.Fatalf("no event names the bound:\n%s", events)
+	}
+}
+
+// max_cost_usd holds a run to what its model's replies cost by the price
+// table, proctor's agent and an external one alike; a model without a
+// price cannot run under it (fail closed).
+func TestMaxCostUSDStopsTheAgentAndNeedsAPrice(t *testing.T) {
+	s, err := script.Parse("m.yaml", []byte("model: priced-model\nsteps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}], usage: {prompt_tokens: 4000, completion_tokens: 2000, total_tokens: 6000}}\n  - reply: {content: done}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices := pricing.Builtin().With(pricing.Table{Prices: map[string]pricing.Price{"priced-model": {Input: 2, Output: 10}}}) // this call: $0.008 + $0.02
+	for _, agent := range []external.Agent{{}, {Name: "chat", Kind: external.KindCommand, Command: []string{testutil.TestAgent(t, "chatagent"), "{{task}}"}}} {
+		spec := externalSpec(t, twoWrites(model.APIChat), agent)
+		spec.Model = run.ModelChoice{Script: s}
+		spec.Bounds.MaxCostUSD = 0.025
+		r := newRunner(t)
+		r.Prices = prices
+		res, err := r.Run(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := res.Receipt.Failure; res.Receipt.Status != bundle.StatusFailed || f == nil || f.Code != "bound_exceeded" || res.Receipt.Usage.ModelCalls != 1 {
+			t.Fatalf("agent %q: status %s failure %+v usage %+v", agent.Name, res.Receipt.Status, f, res.Receipt.Usage)
+		}
+		events, _ := os.ReadFile(filepath.Join(res.Dir, bundle.EventsFile))
+		if !strings.Contains(string(events), "max_cost_usd=0.025") {
+			t.Fatalf("agent %q: no event names the bound:\n%s", agent.Name, events)
+		}
+		if res.Receipt.Bounds.MaxCostUSD != 0.025 {
+			t.Fatalf("the receipt's bounds: %+v", res.Receipt.Bounds)
+		}
+	}
+
+	spec := externalSpec(t, twoWrites(model.APIChat), external.Agent{})
+	spec.Model = run.ModelChoice{Script: s}
+	spec.Bounds.MaxCostUSD = 1
+	_, err = newRunner(t).Run(context.Background(), spec)
+	var setup *run.SetupError
+	if !errors.As(err, &setup) || !strings.Contains(err.Error(), `max_cost_usd=1: model "priced-model" has no price`) || !strings.Contains(err.Error(), "prices file") {
+		t.Fatalf("a model without a price under max_cost_usd: %v", err)
 	}
 }
 

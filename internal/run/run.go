@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/agent"
+	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/sandbox"
@@ -129,6 +131,9 @@ type Runner struct {
 	// run with --pack, whose RunsDir is a scratch folder): the pack makes
 	// the run durable, so the run does not sync its folder itself.
 	Packed bool
+	// Prices cost a run held to max_cost_usd as it goes; the zero table is
+	// the built-in one.
+	Prices pricing.Table
 }
 
 // Result is a finished run.
@@ -208,6 +213,7 @@ type live struct {
 	notes   map[string]string // transcript flags by tool call id
 	pending []model.ToolCall  // a resumed run's calls that had not run
 	aborted string            // the budget that aborted the conversation
+	price   pricing.Price     // the model's, when the run is held to max_cost_usd
 	verdict *bundle.Verdict
 
 	tmp      string   // a private temp folder for confined commands, removed when the run ends
@@ -250,6 +256,14 @@ func (r *Runner) now() time.Time {
 // everything, whatever happened.
 func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := validate(spec); err != nil {
+		return nil, &SetupError{err}
+	}
+	prices := r.Prices
+	if prices.Prices == nil {
+		prices = pricing.Builtin()
+	}
+	price, err := bounds.PriceFor(spec.Bounds, prices, spec.Model.name())
+	if err != nil {
 		return nil, &SetupError{err}
 	}
 	var sess *sessionState
@@ -299,7 +313,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red}
+	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red, price: price}
 	if err := l.checkSandbox(); err != nil {
 		rec.close()
 		rec.release()
@@ -493,7 +507,7 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 		l.spec.Conversation.WallClock = wall
 	}
 	cfg := agent.Config{Model: client, Tools: tb, Approver: l.showWaiting(l.spec.Approver), MaxTurns: l.spec.Bounds.MaxTurns,
-		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit, Pending: l.pending}
+		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit, Pending: l.pending, Price: l.price}
 	return l.converse(ctx, cfg, history), nil
 }
 

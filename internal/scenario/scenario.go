@@ -291,8 +291,11 @@ func (d *decoder) budgets(n *yaml.Node, s *Scenario) {
 		case "max_continues":
 			s.Budgets.MaxContinues = d.Count(v, field)
 		default:
-			if err := bounds.Set(&s.Budgets.Bounds, key, v.Value, fmt.Sprintf("%s:%d:%d", d.File, v.Line, v.Column)); err != nil || v.Kind != yaml.ScalarNode {
-				d.Add(v, field, "want a positive integer, got %s", yamldoc.KindName(v))
+			switch err := bounds.Set(&s.Budgets.Bounds, key, v.Value, ""); {
+			case v.Kind != yaml.ScalarNode:
+				d.Add(v, field, "want a positive number, got %s", yamldoc.KindName(v))
+			case err != nil:
+				d.Add(v, field, "%s", strings.TrimPrefix(err.Error(), ": "+key+": "))
 			}
 		}
 	})

@@ -29,6 +29,13 @@ func TestLoadCompleteExample(t *testing.T) {
 	}
 }
 
+func TestACostBudgetIsABound(t *testing.T) {
+	s, err := scenario.Parse("s.yaml", []byte("id: x\ntask: t\nbudgets: {max_cost_usd: 0.25, max_tokens: 9000}\n"), "")
+	if err != nil || s.Budgets.Bounds.MaxCostUSD != 0.25 || s.Budgets.Bounds.MaxTokens != 9000 {
+		t.Fatalf("budgets %+v, %v", s.Budgets.Bounds, err)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"syntax", "id: x\ntask: t\n  bad: indent\n", "s.yaml:3:1: mapping values are not allowed"},
@@ -36,6 +43,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top field", "id: x\ntask: t\ncheks: []\n", "s.yaml:3:1: cheks: unknown field; did you mean checks?"},
 		{"letters out of order", "id: x\ntaks: t\n", "s.yaml:2:1: taks: unknown field; did you mean task?"},
 		{"wrong type", "id: x\ntask: t\nbudgets: {wall_clock_s: ten}\n", `budgets.wall_clock_s: want a positive integer, got "ten"`},
+		{"bad cost budget", "id: x\ntask: t\nbudgets: {max_cost_usd: -1}\n", `s.yaml:3:25: budgets.max_cost_usd: "-1" is not a positive number of US dollars (e.g. 0.50)`},
+		{"bad token budget", "id: x\ntask: t\nbudgets: {max_tokens: many}\n", `budgets.max_tokens: "many" is not a positive integer`},
 		{"boolean repeat", "id: x\ntask: t\nrepeat: true\n", `repeat: want a positive integer, got "true"`},
 		{"literal secret", "id: x\ntask: t\nenv:\n  GITHUB_TOKEN: ghp_123\n", "env.GITHUB_TOKEN: a literal secret is not allowed"},
 		{"task and turns", "id: x\ntask: t\nturns: [a, b]\n", "task: give task or turns, not both"},
