@@ -35,10 +35,10 @@ import (
 // Limits are the bounds the proxy holds the agent to; a zero field is no
 // limit.
 type Limits struct {
-	MaxCalls      int       // model calls (both APIs) in one turn of the agent, the run's max_turns; NewTurn counts again
-	MaxTotalCalls int       // model calls in the whole run, a scenario's max_messages
-	MaxTokens     int64     // total tokens the replies reported, the run's max_tokens
-	MaxCostUSD    float64   // what the replies cost at Price, the run's max_cost_usd
+	MaxCalls      int     // model calls (both APIs) in one turn of the agent, the run's max_turns; NewTurn counts again
+	MaxTotalCalls int     // model calls in the whole run, a scenario's max_messages
+	MaxTokens     int64   // total tokens the replies reported, the run's max_tokens
+	MaxCostUSD    float64 // what the replies cost at Price, the run's max_cost_usd
 	Price         pricing.Price
 	Deadline      time.Time // the run's wall clock
 }
@@ -74,7 +74,7 @@ type Proxy struct {
 	last      chan struct{} // closed once the latest call begun so far is recorded
 	calls     int           // in the run
 	turnCalls int           // in this turn
-	usage     model.Usage // what the replies reported
+	usage     model.Usage   // what the replies reported
 	exceeded  string
 	lastBody  [sha256.Size]byte // the last model call's body, and its attempt: a retry sends the same body again
 	lastTry   int
