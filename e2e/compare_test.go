@@ -4,13 +4,16 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -82,4 +85,62 @@ func TestCompareTwoSuitesShowsTheRegressionFirst(t *testing.T) {
 	goTo(t, page, a.URL+"/compare?base=main&head="+head)
 	must(t, expect.Locator(page.Locator(".page-head")).ToContainText("The base is the baseline main"))
 	must(t, expect.Locator(page.Locator("#compare-verdict")).ToHaveText("1 regressed"))
+}
+
+// TestAgentsAndModelsOfASuite reads a suite run with three agents and
+// models: the table of each, the chart of pass rate against cost (a point
+// for each priced one, its numbers on hover), the one without a price
+// named under it; and a scenario's recent suites.
+func TestAgentsAndModelsOfASuite(t *testing.T) {
+	root := t.TempDir()
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	n := 0
+	write := func(suiteID, agent, model string, passes ...bool) {
+		for _, sc := range []string{"fix-rounding", "rename-key"} {
+			for k, passed := range passes {
+				n++
+				id := fmt.Sprintf("20261201-cmp-%04d", n)
+				dir := filepath.Join(root, "runs", id)
+				must(t, os.MkdirAll(dir, 0o755))
+				started := start.Add(time.Duration(n) * time.Minute)
+				ended := started.Add(30 * time.Second)
+				r := &bundle.Receipt{Schema: bundle.ReceiptSchema, RunID: id, Kind: bundle.KindScenario, Status: bundle.StatusPassed,
+					Stage: bundle.StageCompleted, Task: "t", Source: bundle.Source{Kind: "local", Path: "/src"}, Model: bundle.Model{Name: model},
+					StartedAt: started, EndedAt: &ended, Usage: bundle.Usage{PromptTokens: 20000, CompletionTokens: 2000, TotalTokens: 22000},
+					Scenario: &bundle.ScenarioRef{ID: sc, Repeat: k + 1, Suite: suiteID}}
+				if agent != "native" {
+					r.Agent = &bundle.Agent{Kind: agent, Name: agent}
+				}
+				if !passed {
+					r.Status = bundle.StatusFailed
+				}
+				must(t, bundle.WriteReceipt(dir, r))
+				must(t, bundle.WriteJSON(filepath.Join(dir, bundle.VerdictFile), &bundle.Verdict{Schema: bundle.VerdictSchema, Scenario: sc, Passed: passed, Results: []bundle.CheckResult{}}))
+			}
+		}
+	}
+	write("suite-earlier", "native", "gpt-4.1", true, true, true)
+	write("suite-models", "native", "gpt-4.1", true, true, false)
+	write("suite-models", "codex", "gpt-5", true, true, true)
+	write("suite-models", "native", "local-llama", true, false, false)
+	a := startApp(t, root)
+
+	page := newPage(t)
+	goTo(t, page, a.URL+"/suites/suite-models")
+	rows := page.Locator("#models-table tbody tr")
+	must(t, expect.Locator(rows).ToHaveCount(3))
+	must(t, expect.Locator(rows.First()).ToContainText("codex"))
+	must(t, expect.Locator(rows.First()).ToContainText("6/6"))
+	must(t, expect.Locator(page.Locator("#cost-chart circle")).ToHaveCount(2))
+	must(t, expect.Locator(page.Locator("#cost-chart g.point").First()).ToContainText("codex · gpt-5"))
+	must(t, expect.Locator(page.Locator("#unpriced")).ToContainText("native · local-llama"))
+	must(t, page.Locator("#models").ScrollIntoViewIfNeeded())
+	screenshot(t, page, "suite-models")
+
+	goTo(t, page, a.URL+"/scenarios/fix-rounding")
+	lines := page.Locator("#scenario-suites tbody tr")
+	must(t, expect.Locator(lines).ToHaveCount(4)) // three agents and models in one suite, one in the other
+	must(t, expect.Locator(lines.Last()).ToContainText("suite-earlier"))
+	must(t, lines.Last().Locator("a").Click())
+	must(t, expect.Locator(page.Locator("h1")).ToContainText("suite-earlier"))
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/url"
 	"slices"
 	"sort"
@@ -125,6 +126,35 @@ type ScenarioPage struct {
 	Scenario string
 	Cells    []store.Cell // oldest first
 	Chart    Chart
+	Suites   []store.ScenarioSuite // its recent suites, newest first
+}
+
+// SuiteLine is a line of a scenario's recent suites.
+type SuiteLine struct {
+	Suite, Agent, Model, Started string
+	Rate                         string
+	Percent                      int // of the bar
+	Class                        string
+}
+
+// SuiteLines are the scenario's recent suites as lines.
+func (p ScenarioPage) SuiteLines() []SuiteLine {
+	var out []SuiteLine
+	for _, ss := range p.Suites {
+		s := suite.StatsOf(store.CompareSide{Count: ss.Count, Runs: ss.Runs, Passed: ss.Passed})
+		l := SuiteLine{Suite: ss.Suite, Agent: ss.Agent, Model: ss.Model, Started: formatTime(ss.Started), Rate: suite.RateText(s),
+			Percent: int(100 * s.Rate), Class: "cell-fail"}
+		switch {
+		case ss.Runs < ss.Count:
+			l.Class = "cell-running"
+		case s.PassK:
+			l.Class = "cell-pass"
+		case suite.Flaky(ss.Passed, ss.Runs):
+			l.Class = "cell-broken"
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // Chart is a small server-rendered SVG: one row of squares per model, one
@@ -189,4 +219,117 @@ func BuildChart(cells []store.Cell) Chart {
 	}
 	ch.Width = chartLabel + max(widest, 1)*(chartBox+chartGap) + 120
 	return ch
+}
+
+// ModelRow is a line of a suite's table of agents × models.
+type ModelRow struct {
+	Agent, Model string
+	Rate         string // pass rate with its interval
+	PassK        string // scenarios passing every repeat, of all
+	Cost         string // a run's mean
+	Total        string // every run's
+	Seconds      string // a run's mean wall time
+	Tokens       string // a run's mean
+}
+
+// ModelRows are the suite's runs by agent and model.
+func (p SuitePage) ModelRows() []ModelRow {
+	var out []ModelRow
+	for _, m := range p.Matrix.Models {
+		s := m.Stats()
+		r := ModelRow{Agent: m.Agent, Model: m.Model, Rate: suite.RateText(s), PassK: itoa(m.AllPass) + " of " + itoa(m.Scenarios),
+			Cost: suite.CostText(s.Cost), Tokens: formatCount(int64(s.Tokens)), Seconds: "—"}
+		if s.Cost != nil {
+			total := m.Cost
+			r.Total = formatCost(&total)
+		} else {
+			r.Total = formatCost(nil)
+		}
+		if s.Seconds != nil {
+			r.Seconds = formatSeconds(*s.Seconds)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// CostChart is a server-rendered SVG plot of pass rate (with its interval)
+// against a run's mean cost, one point per agent and model.
+type CostChart struct {
+	Width, Height            int
+	Left, Top, Right, Bottom int // the plot area
+	Points                   []CostPoint
+	XTicks, YTicks           []ChartTick
+	Unpriced                 []string // agents and models with no price: not plotted
+}
+
+// CostPoint is an agent with a model in the chart.
+type CostPoint struct {
+	X, Y, Low, High int // Low and High: the interval's ends
+	Label, Title    string
+	LabelX          int
+	Anchor          string // text-anchor of the label
+}
+
+// ChartTick is an axis tick.
+type ChartTick struct {
+	At    int
+	Label string
+}
+
+// CostChart lays out the chart of the suite's agents and models.
+func (p SuitePage) CostChart() CostChart {
+	ch := CostChart{Width: 720, Height: 320, Left: 64, Top: 16, Right: 560, Bottom: 276}
+	type point struct {
+		label   string
+		s       suite.SideStats
+		cost    float64
+		present bool
+	}
+	var pts []point
+	top := 0.0
+	for _, m := range p.Matrix.Models {
+		s := m.Stats()
+		label := m.Agent + " · " + m.Model
+		if s.Cost == nil || m.Runs == 0 {
+			ch.Unpriced = append(ch.Unpriced, label)
+			continue
+		}
+		pts = append(pts, point{label: label, s: s, cost: *s.Cost})
+		top = max(top, *s.Cost)
+	}
+	top = niceCeil(top * 1.1)
+	x := func(c float64) int { return ch.Left + int(c/top*float64(ch.Right-ch.Left)) }
+	y := func(r float64) int { return ch.Bottom - int(r*float64(ch.Bottom-ch.Top)) }
+	decimals := max(2, 1-int(math.Floor(math.Log10(top/4)))) // enough to tell the ticks apart
+	for i := 0; i <= 4; i++ {
+		c := top * float64(i) / 4
+		ch.XTicks = append(ch.XTicks, ChartTick{At: x(c), Label: "$" + strconv.FormatFloat(c, 'f', decimals, 64)})
+		ch.YTicks = append(ch.YTicks, ChartTick{At: y(float64(i) / 4), Label: itoa(25*i) + "%"})
+	}
+	for _, pt := range pts {
+		cp := CostPoint{X: x(pt.cost), Y: y(pt.s.Rate), Low: y(pt.s.Low), High: y(pt.s.High), Label: pt.label, Anchor: "start",
+			Title: pt.label + ": " + suite.RateText(pt.s) + " at " + suite.CostText(pt.s.Cost) + " a run"}
+		cp.LabelX = cp.X + 9
+		if cp.X > (ch.Left+ch.Right)/2 {
+			cp.LabelX, cp.Anchor = cp.X-9, "end"
+		}
+		ch.Points = append(ch.Points, cp)
+	}
+	return ch
+}
+
+// niceCeil rounds v up to 1, 2 or 5 times a power of ten (a tiny cost, or
+// none, is a scale of a tenth of a cent).
+func niceCeil(v float64) float64 {
+	if v <= 0.001 {
+		return 0.001
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if v <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
 )
 
 func TestFindPartsMarksEveryMatchWhateverItsCase(t *testing.T) {
@@ -137,6 +139,44 @@ func TestDiffTotalsCountsFilesInWords(t *testing.T) {
 	} {
 		if got := diffTotals(tc.files); got != tc.want {
 			t.Errorf("diffTotals(%d files) = %q, want %q", len(tc.files), got, tc.want)
+		}
+	}
+}
+
+func TestCostChartPlotsEachPricedAgentAndModel(t *testing.T) {
+	m := suite.NewMatrix("s", []store.SuiteRow{
+		{Scenario: "a", Agent: "native", Model: "cheap", Runs: 2, Passed: 2, Cost: 0.02, Priced: 2},
+		{Scenario: "b", Agent: "native", Model: "cheap", Runs: 2, Passed: 0, Cost: 0.02, Priced: 2},
+		{Scenario: "a", Agent: "codex", Model: "dear", Runs: 2, Passed: 2, Cost: 0.16, Priced: 2},
+		{Scenario: "b", Agent: "codex", Model: "dear", Runs: 2, Passed: 2, Cost: 0.16, Priced: 2},
+		{Scenario: "a", Agent: "native", Model: "scripted", Runs: 2, Passed: 2},
+	})
+	p := SuitePage{View: suite.View{Matrix: m}}
+	ch := p.CostChart()
+	if len(ch.Points) != 2 || len(ch.Unpriced) != 1 || ch.Unpriced[0] != "native · scripted" {
+		t.Fatalf("points %+v, unpriced %v", ch.Points, ch.Unpriced)
+	}
+	// codex · dear: $0.08 a run, every run passed; native · cheap: $0.01, half.
+	dear, cheap := ch.Points[0], ch.Points[1]
+	if dear.Label != "codex · dear" || cheap.Label != "native · cheap" {
+		t.Fatalf("labels %q %q", dear.Label, cheap.Label)
+	}
+	if dear.Y != ch.Top || cheap.Y != (ch.Top+ch.Bottom)/2 || dear.X <= cheap.X || cheap.X <= ch.Left || dear.X > ch.Right {
+		t.Fatalf("dear at %d,%d; cheap at %d,%d; plot %d..%d × %d..%d", dear.X, dear.Y, cheap.X, cheap.Y, ch.Left, ch.Right, ch.Top, ch.Bottom)
+	}
+	if dear.High > dear.Y || dear.Low <= dear.Y || dear.Anchor != "end" || cheap.Anchor != "start" {
+		t.Fatalf("interval or label side: %+v", dear)
+	}
+	if last := ch.XTicks[len(ch.XTicks)-1]; last.Label != "$0.100" || last.At != ch.Right || ch.XTicks[1].Label != "$0.025" {
+		t.Fatalf("x axis ends at %+v, want $0.100 (0.08 × 1.1 rounded up), by $0.025", last)
+	}
+	rows := p.ModelRows()
+	if len(rows) != 3 || rows[0].Cost != "$0.08" || rows[0].Total != "$0.32" || rows[2].Cost != "no price" || rows[1].PassK != "1 of 2" {
+		t.Fatalf("rows %+v", rows)
+	}
+	for v, want := range map[float64]float64{0: 0.001, 0.0004: 0.001, 0.088: 0.1, 0.12: 0.2, 3.3: 5, 7: 10} {
+		if got := niceCeil(v); math.Abs(got-want) > 1e-12 {
+			t.Errorf("niceCeil(%v) = %v, want %v", v, got, want)
 		}
 	}
 }

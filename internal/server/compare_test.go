@@ -84,8 +84,16 @@ func TestCompareSuitesPageAndAPI(t *testing.T) {
 	if page := get(t, s, "/suites").Body.String(); strings.Count(page, `<td class="num">$0.42</td>`) != 2 {
 		t.Errorf("the suites list does not show each suite's cost, $0.42")
 	}
-	if page := get(t, s, "/suites/suite-old").Body.String(); !strings.Contains(page, "cost $0.42") {
-		t.Errorf("the suite page does not show its cost")
+	page := get(t, s, "/suites/suite-old").Body.String()
+	for _, want := range []string{"cost $0.42", `id="models-table"`, "<td>native</td><td>gpt-4o</td><td class=\"num\">120/120 (100%, 97–100%)</td><td class=\"num\">60 of 60</td><td class=\"num\">$0.0035</td><td class=\"num\">$0.42</td><td class=\"num\">20.0s</td><td class=\"num\">1100</td>",
+		`id="cost-chart"`, "<title>native · gpt-4o: 120/120 (100%, 97–100%) at $0.0035 a run</title>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the suite page lacks %q", want)
+		}
+	}
+	page = get(t, s, "/scenarios/scn-42").Body.String()
+	if !strings.Contains(page, `id="scenario-suites"`) || strings.Count(page, `class="mono small">suite-`) != 2 || !strings.Contains(page, "0/2 (0%, 0–66%)") {
+		t.Errorf("the scenario page does not show its recent suites")
 	}
 
 	// Set a baseline from the suite page, then compare with it by name.

@@ -150,7 +150,11 @@ func (s *Server) showScenario(c echo.Context) error {
 	if len(cells) == 0 {
 		return echo.NewHTTPError(http.StatusNotFound, "Scenario "+id+" has no indexed runs.")
 	}
-	return render(c, http.StatusOK, web.ScenarioView(web.ScenarioPage{Meta: s.meta(c, "Scenario "+id, web.NavSuites), Scenario: id, Cells: cells, Chart: web.BuildChart(cells)}))
+	suites, err := s.store.ScenarioSuites(c.Request().Context(), id, 20)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.ScenarioView(web.ScenarioPage{Meta: s.meta(c, "Scenario "+id, web.NavSuites), Scenario: id, Cells: cells, Chart: web.BuildChart(cells), Suites: suites}))
 }
 
 func splitTags(s string) []string {

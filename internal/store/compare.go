@@ -94,7 +94,7 @@ func sideNames(p string) string {
 }
 
 // compareCTE counts each suite's runs by row (by scenario, agent and model
-// when byModel, else by scenario: in the order of the runs_compare index,
+// when byModel, else by scenario: in the order of the runs_suite_rows index,
 // so that no run is sorted), pairs the rows of the two, and classes each
 // pair. Its parameters are base and head.
 func compareCTE(byModel bool) string {

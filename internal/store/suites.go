@@ -150,6 +150,9 @@ type SuiteRow struct {
 	Tags     []string
 	Cost     float64 // of the runs with a price
 	Priced   int     // runs with a price
+	Tokens   int64   // of every run
+	Millis   int64   // wall time of the runs that ended
+	Ended    int
 }
 
 // SuiteRows returns a suite's rows, by scenario, agent and model.
@@ -157,7 +160,8 @@ func (s *Store) SuiteRows(ctx context.Context, suite string) ([]SuiteRow, error)
 	rows, err := s.db.QueryContext(ctx, `SELECT r.scenario_id, r.agent, r.model_name,
 		count(v.run_id), coalesce(sum(v.passed), 0), count(CASE WHEN v.checks_broken > 0 THEN 1 END), count(*) - count(v.run_id),
 		max(r.scenario_repeat), coalesce(group_concat(DISTINCT nullif(r.scenario_tags, '')), ''),
-		coalesce(sum(r.cost_usd), 0), count(r.cost_usd)
+		coalesce(sum(r.cost_usd), 0), count(r.cost_usd), coalesce(sum(r.total_tokens), 0),
+		coalesce(sum(r.ended_at - r.started_at), 0), count(r.ended_at)
 		FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
 		WHERE r.suite = ? GROUP BY r.scenario_id, r.agent, r.model_name ORDER BY r.scenario_id, r.agent, r.model_name`, suite)
 	if err != nil {
@@ -168,7 +172,7 @@ func (s *Store) SuiteRows(ctx context.Context, suite string) ([]SuiteRow, error)
 	for rows.Next() {
 		var r SuiteRow
 		var tags string
-		if err := rows.Scan(&r.Scenario, &r.Agent, &r.Model, &r.Runs, &r.Passed, &r.Broken, &r.Running, &r.Repeats, &tags, &r.Cost, &r.Priced); err != nil {
+		if err := rows.Scan(&r.Scenario, &r.Agent, &r.Model, &r.Runs, &r.Passed, &r.Broken, &r.Running, &r.Repeats, &tags, &r.Cost, &r.Priced, &r.Tokens, &r.Millis, &r.Ended); err != nil {
 			return nil, fmt.Errorf("rows of suite %s: %w", suite, err)
 		}
 		if tags != "" { // the distinct tag lists of its runs, each a JSON array
@@ -199,4 +203,38 @@ func (s *Store) ScenarioHistory(ctx context.Context, scenario string, limit int)
 		cells[i], cells[j] = cells[j], cells[i]
 	}
 	return cells, err
+}
+
+// ScenarioSuite is a scenario's runs in one suite by one agent with one
+// model.
+type ScenarioSuite struct {
+	Suite, Agent, Model string
+	Started             time.Time
+	Runs                int // with a verdict
+	Passed              int
+	Count               int
+}
+
+// ScenarioSuites returns a scenario's results in its most recent suites
+// (by agent and model), newest first.
+func (s *Store) ScenarioSuites(ctx context.Context, scenario string, limit int) ([]ScenarioSuite, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.suite, r.agent, r.model_name, min(r.started_at), count(v.run_id), coalesce(sum(v.passed), 0), count(*)
+		FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id
+		WHERE r.scenario_id = ? AND r.suite != ''
+		GROUP BY r.suite, r.agent, r.model_name ORDER BY min(r.started_at) DESC, r.suite, r.agent, r.model_name LIMIT ?`, scenario, limit)
+	if err != nil {
+		return nil, fmt.Errorf("suites of scenario %s: %w", scenario, err)
+	}
+	defer rows.Close()
+	var out []ScenarioSuite
+	for rows.Next() {
+		var ss ScenarioSuite
+		var started int64
+		if err := rows.Scan(&ss.Suite, &ss.Agent, &ss.Model, &started, &ss.Runs, &ss.Passed, &ss.Count); err != nil {
+			return nil, fmt.Errorf("suites of scenario %s: %w", scenario, err)
+		}
+		ss.Started = time.UnixMilli(started).UTC()
+		out = append(out, ss)
+	}
+	return out, rows.Err()
 }

@@ -81,6 +81,30 @@ type Matrix struct {
 	Tags    []string // every tag of the suite's scenarios, sorted
 	Cost    float64  // of the runs with a price
 	Priced  int      // runs with a price
+	// Models are the suite's runs by agent and model, by agent then
+	// model.
+	Models []ModelStats
+}
+
+// ModelStats are a suite's runs by one agent with one model.
+type ModelStats struct {
+	Agent, Model string
+	Scenarios    int // rows
+	AllPass      int // rows whose every repeat passed (pass^k)
+	Runs         int // runs with a verdict
+	Passed       int
+	Count        int // runs
+	Cost         float64
+	Priced       int
+	Tokens       int64
+	Millis       int64
+	Ended        int
+}
+
+// Stats are m's pass rate with its interval, and a run's mean cost,
+// tokens and time.
+func (m ModelStats) Stats() SideStats {
+	return StatsOf(store.CompareSide{Count: m.Count, Runs: m.Runs, Passed: m.Passed, Tokens: m.Tokens, Cost: m.Cost, Priced: m.Priced, Millis: m.Millis, Ended: m.Ended})
 }
 
 // CostUSD is what the suite's runs cost; nil when a run has no price.
@@ -95,6 +119,8 @@ func (m *Matrix) CostUSD() *float64 {
 // them.
 func NewMatrix(id string, rows []store.SuiteRow) *Matrix {
 	m := &Matrix{Suite: id, Rows: make([]Row, len(rows))}
+	type pair struct{ agent, model string }
+	byModel := map[pair]*ModelStats{}
 	for i, sr := range rows {
 		r := Row(sr)
 		m.Rows[i] = r
@@ -106,6 +132,18 @@ func NewMatrix(id string, rows []store.SuiteRow) *Matrix {
 		if r.PassK() {
 			m.AllPass++
 		}
+		ms := byModel[pair{r.Agent, r.Model}]
+		if ms == nil {
+			ms = &ModelStats{Agent: r.Agent, Model: r.Model}
+			byModel[pair{r.Agent, r.Model}] = ms
+		}
+		ms.Scenarios++
+		if r.PassK() {
+			ms.AllPass++
+		}
+		ms.Runs, ms.Passed, ms.Count = ms.Runs+r.Runs, ms.Passed+r.Passed, ms.Count+r.Runs+r.Running
+		ms.Cost, ms.Priced, ms.Tokens = ms.Cost+r.Cost, ms.Priced+r.Priced, ms.Tokens+r.Tokens
+		ms.Millis, ms.Ended = ms.Millis+r.Millis, ms.Ended+r.Ended
 		for _, t := range r.Tags {
 			if !slices.Contains(m.Tags, t) {
 				m.Tags = append(m.Tags, t)
@@ -113,6 +151,13 @@ func NewMatrix(id string, rows []store.SuiteRow) *Matrix {
 		}
 	}
 	slices.Sort(m.Tags)
+	for _, ms := range byModel {
+		m.Models = append(m.Models, *ms)
+	}
+	sort.Slice(m.Models, func(i, j int) bool {
+		a, b := m.Models[i], m.Models[j]
+		return a.Agent < b.Agent || (a.Agent == b.Agent && a.Model < b.Model)
+	})
 	sort.SliceStable(m.Rows, func(i, j int) bool {
 		a, b := m.Rows[i], m.Rows[j]
 		if (a.Broken > 0) != (b.Broken > 0) {
