@@ -77,6 +77,20 @@ func TestCompareTwoSuitesShowsTheRegressionFirst(t *testing.T) {
 	must(t, expect.Locator(page.Locator("main")).ToContainText(head))
 	must(t, expect.Locator(page.Locator("#checks")).ToContainText("failed"))
 
+	// The two runs side by side: the check that differs is marked, each
+	// run's first turn is beside the other's.
+	_, err = page.GoBack()
+	must(t, err)
+	must(t, page.Locator("#compare-rows tbody tr a.pair-runs").Click())
+	must(t, expect.Locator(page.Locator("h1")).ToHaveText("Two runs side by side"))
+	differs := page.Locator("#pair-checks tr.row-bad")
+	must(t, expect.Locator(differs).ToHaveCount(1))
+	must(t, expect.Locator(differs).ToContainText("final-mentions-docstring"))
+	must(t, expect.Locator(page.Locator("#turn-1 .pair-col")).ToHaveCount(2))
+	must(t, expect.Locator(page.Locator("#turn-1 .pair-col").Nth(1).Locator("article.role-assistant").First()).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#pair-diff .pair-file").First()).ToContainText("greet.py"))
+	screenshot(t, page, "compare-runs")
+
 	// Make the base a baseline from its page; the comparison names it.
 	goTo(t, page, a.URL+"/suites/"+base)
 	must(t, page.Locator("#baseline-name").Fill("main"))

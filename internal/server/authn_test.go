@@ -172,6 +172,7 @@ func TestRouteAccess(t *testing.T) {
 		"GET /suites/:id":             {"/suites/s1", "viewer", 0},
 		"GET /scenarios/:id":          {"/scenarios/x", "viewer", 0},
 		"GET /compare":                {"/compare", "viewer", 0},
+		"GET /compare/runs":           {"/compare/runs?a=" + run + "&b=" + run, "viewer", 0},
 		"GET /api/v1/compare":         {"/api/v1/compare?base=a&head=b", "viewer", 0},
 		"POST /suites/:id/baseline":   {"/suites/s1/baseline", "reviewer", 0},
 		"POST /runs/:id/review":       {"/runs/" + run + "/review", "reviewer", 0},

@@ -122,3 +122,21 @@ func (s *Server) setBaseline(c echo.Context) error {
 	s.auditAs(c, who, "baseline", id, "baseline "+name)
 	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
 }
+
+// showRunPair shows runs a and b side by side.
+func (s *Server) showRunPair(c echo.Context) error {
+	a, b := c.QueryParam("a"), c.QueryParam("b")
+	for _, q := range []struct{ name, id string }{{"a", a}, {"b", b}} {
+		if !bundle.ValidID(q.id) {
+			return echo.NewHTTPError(http.StatusBadRequest, q.name+": want a run id; got "+strconv.Quote(q.id)+". This page is /compare/runs?a=RUN&b=RUN.")
+		}
+	}
+	p, err := s.runs.Pair(c.Request().Context(), a, b)
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, err.Error()+". If its bundle is on disk, run proctor index on its folder.")
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.RunPairView(web.NewRunPairPage(s.meta(c, "Runs "+a+" and "+b, web.NavRuns), p)))
+}

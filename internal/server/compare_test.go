@@ -147,3 +147,31 @@ func withCSRF(req *http.Request) *http.Request {
 	req.Header.Set("X-CSRF-Token", auth.CSRFToken(testKey, "browser:"+testCSRF))
 	return req
 }
+
+func TestTwoRunsSideBySide(t *testing.T) {
+	s, _ := newServer(t, true)
+	const a, b = "20261201-093012-k3f9qa", "20261201-101544-m2x7pb"
+	rec := get(t, s, "/compare/runs?a="+a+"&b="+b)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %.500s", rec.Code, body)
+	}
+	for _, want := range []string{`id="pair-runs"`, `href="/runs/` + a + `"`, `href="/runs/` + b + `"`, `id="pair-checks"`, `id="pair-diff"`, `id="turn-1"`, "Turn 1"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, bad := range []struct {
+		target string
+		status int
+		want   string
+	}{
+		{"/compare/runs?a=" + a, http.StatusBadRequest, `b: want a run id; got &#34;&#34;`},
+		{"/compare/runs?a=..%2Fx&b=" + b, http.StatusBadRequest, `a: want a run id`},
+		{"/compare/runs?a=" + a + "&b=nope", http.StatusNotFound, "run nope: not found"},
+	} {
+		if rec := get(t, s, bad.target); rec.Code != bad.status || !strings.Contains(rec.Body.String(), bad.want) {
+			t.Errorf("%s: %d %.300s; want %d and %q", bad.target, rec.Code, rec.Body, bad.status, bad.want)
+		}
+	}
+}

@@ -173,6 +173,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/suites/:id", s.showSuite, view)
 	e.GET("/scenarios/:id", s.showScenario, view)
 	e.GET("/compare", s.showCompare, view)
+	e.GET("/compare/runs", s.showRunPair, view)
 	e.GET("/api/v1/compare", s.apiCompare, view)
 	e.GET("/api/v1/runs", s.apiListRuns, view)
 	e.GET("/api/v1/runs/:id", s.apiGetRun, view)
