@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -202,5 +203,35 @@ func TestSideStats(t *testing.T) {
 	}
 	if d := suite.Delta(s.Cost, unpriced.Cost); d != nil {
 		t.Fatalf("delta with an unknown side: %v", *d)
+	}
+}
+
+// A receipt's model name and a verdict's check name are the agent's
+// words: the text and markdown a comparison writes carry no control
+// character of theirs (a terminal's escape sequence), and markdown none of
+// their markup.
+func TestCompareOutputKeepsABundlesTextInert(t *testing.T) {
+	st := openStore(t)
+	indexCases(t, st, "base", "s", nil, "pass")
+	indexCases(t, st, "head", "s", nil, "fail")
+	c, err := suite.Compare(context.Background(), st, suite.CompareRequest{Base: "base", Head: "head"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ByModel = true
+	c.Rows[0].Model = "m\x1b]0;owned\x07 | <img src=x> [x](javascript:y)"
+	c.Rows[0].Head.FailCheck = "c\x1b[2J"
+	for _, format := range []string{"text", "markdown"} {
+		var b strings.Builder
+		if err := c.Write(&b, suite.CompareOutput{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("%s holds a control character:\n%q", format, out)
+		}
+		if format == "markdown" && (strings.Contains(out, "<img") || regexp.MustCompile(`[^\\]\]\(javascript`).MatchString(out) || strings.Contains(out, "m\ufffd]0;owned\ufffd |")) {
+			t.Errorf("markdown lets the name's markup through:\n%s", out)
+		}
 	}
 }

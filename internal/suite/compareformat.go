@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -270,7 +271,7 @@ func (c *Compared) writeText(w io.Writer, o CompareOutput) error {
 		if l.FailedCheck != "" && r.Class != store.Fixed {
 			detail = "first failing check: " + l.FailedCheck
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\tbase %s\thead %s\n", strings.ToUpper(ClassLabel(r.Class)), RowName(r), RateText(b), RateText(h), detail, orDash(l.BaseRun), orDash(l.HeadRun))
+		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\tbase %s\thead %s\n", strings.ToUpper(ClassLabel(r.Class)), printable(RowName(r)), RateText(b), RateText(h), printable(detail), orDash(l.BaseRun), orDash(l.HeadRun))
 	}
 	if unchanged > 0 {
 		fmt.Fprintf(tw, "(%d unchanged, passing on every repeat in both)\n", unchanged)
@@ -336,8 +337,20 @@ func (c *Compared) writeMarkdown(w io.Writer, o CompareOutput) error {
 	return err
 }
 
+// printable is s with its control characters (a bundle's model or check
+// name could hold a terminal's escape sequences) shown as U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
+}
+
 // mdEscape keeps text from being read as markdown or HTML in a table cell.
 func mdEscape(s string) string {
+	s = printable(strings.NewReplacer("\n", " ", "\r", " ").Replace(s))
 	return strings.NewReplacer("\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "\n", " ", "\r", " ").Replace(s)
 }
 
