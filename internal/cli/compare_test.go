@@ -3,11 +3,15 @@ package cli
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
 // TestCompareSuitesInCI plays a CI job: the main branch's suite is set as
@@ -184,5 +188,59 @@ func TestCompareRefusesBadInput(t *testing.T) {
 	os.WriteFile(filepath.Join(data, "baselines.json"), []byte("{"), 0o644)
 	if r := invoke(t, env, "compare", "main", "x"); r.code != ExitUsage || !strings.Contains(r.stderr, "baselines.json") || !strings.Contains(r.stderr, "fix the file") {
 		t.Fatalf("bad baselines file: %+v", r)
+	}
+}
+
+// A scenario that became flaky fails --fail-on flaky and any, not
+// regression; one that still fails only any. Its suites are bundles
+// indexed with proctor index.
+func TestCompareFailsOnFlakyAndStillFailing(t *testing.T) {
+	data, root := t.TempDir(), t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data}
+	n := 0
+	write := func(suite, scenario string, passes ...bool) {
+		for k, passed := range passes {
+			n++
+			id := fmt.Sprintf("20261206-cli-%04d", n)
+			dir := filepath.Join(root, "runs", id)
+			os.MkdirAll(dir, 0o755)
+			start := time.Date(2026, 12, 6, 9, 0, n, 0, time.UTC)
+			end := start.Add(time.Second)
+			r := &bundle.Receipt{Schema: bundle.ReceiptSchema, RunID: id, Kind: bundle.KindScenario, Status: bundle.StatusPassed, Stage: bundle.StageCompleted,
+				Task: "t", Source: bundle.Source{Kind: "local", Path: "/src"}, Model: bundle.Model{Name: "m"}, StartedAt: start, EndedAt: &end,
+				Scenario: &bundle.ScenarioRef{ID: scenario, Repeat: k + 1, Suite: suite}}
+			if err := bundle.WriteReceipt(dir, r); err != nil {
+				t.Fatal(err)
+			}
+			if err := bundle.WriteJSON(filepath.Join(dir, bundle.VerdictFile), &bundle.Verdict{Schema: bundle.VerdictSchema, Scenario: scenario, Passed: passed, Results: []bundle.CheckResult{}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("suite-a", "steady", true, true)
+	write("suite-b", "steady", true, false) // newly flaky
+	write("suite-c", "steady", false, false)
+	write("suite-d", "steady", false, false) // still failing, from c
+	if r := invoke(t, env, "index", root); r.code != ExitOK {
+		t.Fatalf("index: %+v", r)
+	}
+	for _, tc := range []struct {
+		base, head, failOn string
+		code               int
+	}{
+		{"suite-a", "suite-b", "regression", ExitOK},
+		{"suite-a", "suite-b", "flaky", ExitProblems},
+		{"suite-a", "suite-b", "any", ExitProblems},
+		{"suite-c", "suite-d", "regression", ExitOK},
+		{"suite-c", "suite-d", "flaky", ExitOK},
+		{"suite-c", "suite-d", "any", ExitProblems},
+	} {
+		r := invoke(t, env, "compare", "--fail-on", tc.failOn, tc.base, tc.head)
+		if r.code != tc.code {
+			t.Errorf("compare --fail-on %s %s %s: exit %d, want %d\n%s%s", tc.failOn, tc.base, tc.head, r.code, tc.code, r.stdout, r.stderr)
+		}
+	}
+	if r := invoke(t, env, "compare", "suite-a", "suite-b"); !strings.Contains(r.stdout, "NEWLY FLAKY  steady") || !strings.Contains(r.stdout, "1 newly flaky") {
+		t.Errorf("text: %s", r.stdout)
 	}
 }
