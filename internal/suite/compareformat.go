@@ -246,14 +246,14 @@ func (c *Compared) totalsRows() [][3]string {
 
 func (c *Compared) by() string {
 	if c.ByModel {
-		return "scenario by agent and model"
+		return "a scenario with one agent and model"
 	}
-	return "scenario (the suites ran different agents or models: each scenario's runs are pooled)"
+	return "a scenario, its runs by every agent and model pooled (the suites ran different ones)"
 }
 
 func (c *Compared) writeText(w io.Writer, o CompareOutput) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "compare %s (head) with %s (base), by %s\n\n", c.HeadID, c.BaseID, c.by())
+	fmt.Fprintf(tw, "compare %s (head) with %s (base); a row is %s\n\n", c.HeadID, c.BaseID, c.by())
 	fmt.Fprintf(tw, "\tbase\thead\n")
 	for _, r := range c.totalsRows() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r[0], r[1], r[2])
