@@ -87,17 +87,7 @@ func seedPages(b *testing.B) (*server.Server, string) {
 func BenchmarkPages(b *testing.B) {
 	srv, suitePath := seedPages(b)
 	h := srv.Handler()
-	serve := func(path string) (time.Duration, int) {
-		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
-		rec := httptest.NewRecorder()
-		t0 := time.Now()
-		h.ServeHTTP(rec, req)
-		d := time.Since(t0)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("%s: %d", path, rec.Code)
-		}
-		return d, rec.Body.Len()
-	}
+	serve := timed(b, h)
 	const warm = 20
 	for range warm {
 		serve("/healthz")
@@ -175,6 +165,22 @@ func BenchmarkPages(b *testing.B) {
 	})
 }
 
+// timed serves a GET of path by h, and returns how long it took and the
+// body's size; an answer other than 200 stops the benchmark.
+func timed(b *testing.B, h http.Handler) func(path string) (time.Duration, int) {
+	return func(path string) (time.Duration, int) {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
+		rec := httptest.NewRecorder()
+		t0 := time.Now()
+		h.ServeHTTP(rec, req)
+		d := time.Since(t0)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%s: %d %.300s", path, rec.Code, rec.Body)
+		}
+		return d, rec.Body.Len()
+	}
+}
+
 // updates are the index updates of runs read from paths.
 func updates(paths []string, runs []*bundle.Run) []store.BundleUpdate {
 	ups := make([]store.BundleUpdate, len(runs))
@@ -233,18 +239,7 @@ func BenchmarkComparePage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	h := server.New(st, server.Config{DataDir: b.TempDir()}).Handler()
-	serve := func(path string) (time.Duration, int) {
-		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
-		rec := httptest.NewRecorder()
-		t0 := time.Now()
-		h.ServeHTTP(rec, req)
-		d := time.Since(t0)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("%s: %d %.300s", path, rec.Code, rec.Body)
-		}
-		return d, rec.Body.Len()
-	}
+	serve := timed(b, server.New(st, server.Config{DataDir: b.TempDir()}).Handler())
 	const query = "?base=suite-base&head=suite-head"
 	serve("/compare" + query) // warm the page cache of SQLite
 	b.Run("page-vs-api", func(b *testing.B) {
