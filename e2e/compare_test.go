@@ -91,6 +91,18 @@ func TestCompareTwoSuitesShowsTheRegressionFirst(t *testing.T) {
 	must(t, expect.Locator(page.Locator("#pair-diff .pair-file").First()).ToContainText("greet.py"))
 	screenshot(t, page, "compare-runs")
 
+	// The same from a run's page, naming the other run.
+	second, err := page.Locator("#pair-runs .pair-col").Nth(1).Locator("a.mono").TextContent()
+	must(t, err)
+	must(t, page.Locator("#pair-runs .pair-col").First().Locator("a.mono").Click())
+	must(t, page.Locator("#pair-with").Fill(second))
+	must(t, page.Locator("#pair-form button").Click())
+	must(t, expect.Locator(page.Locator("#pair-checks tr.row-bad")).ToContainText("final-mentions-docstring"))
+	_, err = page.GoBack()
+	must(t, err)
+	_, err = page.GoBack()
+	must(t, err)
+
 	// Make the base a baseline from its page; the comparison names it.
 	goTo(t, page, a.URL+"/suites/"+base)
 	must(t, page.Locator("#baseline-name").Fill("main"))

@@ -161,6 +161,9 @@ func TestTwoRunsSideBySide(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	if page := get(t, s, "/runs/"+a).Body.String(); !strings.Contains(page, `<form method="get" action="/compare/runs" class="find" id="pair-form"><input type="hidden" name="a" value="`+a+`">`) {
+		t.Error("a run's page has no form to compare it with another run")
+	}
 	for _, bad := range []struct {
 		target string
 		status int
