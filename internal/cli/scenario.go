@@ -107,6 +107,10 @@ Run every scenario found under each PATH, K times each, N at a time. Prints
 one PASS|FAIL|BROKEN line per check result and a verdict line per run (with
 its bundle), then a summary with pass rates. A scenario folder that cannot be
 read is reported and the others still run.
+With --shard K/N it runs only the K-th of N even shares of the cases (the same
+split on every machine), for one suite run on N machines: give every shard the
+same --suite ID (in GitHub Actions, GitLab CI, Buildkite and CircleCI the CI's
+run id is used), and index their bundles into one data folder (docs/ci.md).
 With --baseline NAME it then compares the suite with that baseline (or suite
 id), as 'proctor compare' does, and --fail-on decides exit code 1 instead of a
 failed run: a scenario failing in both suites does not fail the job with
@@ -129,6 +133,8 @@ broken check.`)
 	jsonOut := fs.String("json", "", "write the results as JSON to `file`")
 	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the summary")
 	sources := sourcesFlag(fs)
+	shardFlag := fs.String("shard", "", "run only the K-th of N shares of the cases, `K/N` (e.g. 2/4), for a suite run on N machines; the shards share the suite id (--suite, or the CI's run id)")
+	suiteID := fs.String("suite", "", "the suite `id` (default: a new one; with --shard, one from the CI's run id, e.g. GITHUB_RUN_ID)")
 	baseline := fs.String("baseline", "", "compare the finished suite with this baseline `name` (or suite id), and exit 1 by --fail-on")
 	setBaseline := fs.String("set-baseline", "", "make the finished suite the baseline called `name` (when no case had a setup error)")
 	var cf compareFlags
@@ -149,6 +155,16 @@ broken check.`)
 	}
 	if *baseline == "" && (cf.failOn != "none" || cf.out != "") {
 		return usagef("scenario run", "--fail-on and --compare-out compare with a baseline: give --baseline NAME too")
+	}
+	var shard suite.Shard
+	if *shardFlag != "" {
+		if shard, err = suite.ParseShard(*shardFlag); err != nil {
+			return usagef("scenario run", "--shard %v", err)
+		}
+	}
+	id, err := suiteIDOf(*suiteID, shard, env.Getenv)
+	if err != nil {
+		return err
 	}
 	if *setBaseline != "" && !bundle.ValidID(*setBaseline) {
 		return usagef("scenario run", "--set-baseline %q: use letters, digits, '.', '_' and '-'", *setBaseline)
@@ -174,7 +190,7 @@ broken check.`)
 	if len(scenarios) == 0 && len(problems) == 0 {
 		return usagef("scenario run", "no scenarios found under %s", strings.Join(fs.Args(), ", "))
 	}
-	opt := suite.Options{Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Quiet: *quiet}
+	opt := suite.Options{ID: id, Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Quiet: *quiet, Shard: shard}
 	if err := (&runFlags{models: models, agent: agentName, agents: agents}).suiteChoices(env, *profile, &opt); err != nil {
 		return err
 	}
@@ -219,6 +235,41 @@ broken check.`)
 		return exitError{code}
 	}
 	return nil
+}
+
+// suiteIDOf is the suite id a run uses: the one given, else for a shard
+// the one its CI run's variables make (so that every shard of the run
+// shares it), else "" (a new one).
+func suiteIDOf(given string, shard suite.Shard, getenv func(string) string) (string, error) {
+	if given != "" {
+		if !bundle.ValidID(given) {
+			return "", usagef("scenario run", "--suite %q: use letters, digits, '.', '_' and '-' (at most 128)", given)
+		}
+		return given, nil
+	}
+	if shard.All() {
+		return "", nil
+	}
+	for _, ci := range []struct{ name, id, attempt string }{
+		{"github", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"},
+		{"gitlab", "CI_PIPELINE_ID", ""},
+		{"buildkite", "BUILDKITE_BUILD_ID", "BUILDKITE_RETRY_COUNT"},
+		{"circleci", "CIRCLE_WORKFLOW_ID", ""},
+	} {
+		run := getenv(ci.id)
+		if run == "" {
+			continue
+		}
+		id := "suite-" + ci.name + "-" + run
+		if a := getenv(ci.attempt); ci.attempt != "" && a != "" {
+			id += "-" + a // a re-run of the job is a suite of its own
+		}
+		if !bundle.ValidID(id) {
+			return "", usagef("scenario run", "$%s %q does not make a suite id; give --suite ID", ci.id, run)
+		}
+		return id, nil
+	}
+	return "", usagef("scenario run", "--shard %s: give --suite ID, the same for every shard, so that the shards make one suite (in GitHub Actions, GitLab CI, Buildkite and CircleCI the run's id is used)", shard)
 }
 
 func scenarioList(env Env, args []string) error {

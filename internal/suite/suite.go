@@ -51,6 +51,9 @@ type Options struct {
 	// indexes the pack then (IndexEach is ignored).
 	Pack    *bundle.PackWriter
 	Scratch string
+	// Shard runs a share of the cases (every case: the zero Shard); the
+	// shards of one suite share its ID, so that the index shows one suite.
+	Shard Shard
 }
 
 // Case is one run of one scenario. A suite keeps every case until it ends,
@@ -146,6 +149,11 @@ func Run(ctx context.Context, r *run.Runner, scenarios []*scenario.Scenario, pro
 				rep.Cases = append(rep.Cases, Case{Scenario: s, Agent: a, Repeat: i})
 			}
 		}
+	}
+	if !opt.Shard.All() {
+		all := len(rep.Cases)
+		rep.Cases = opt.Shard.pick(rep.Cases)
+		fmt.Fprintf(out, "suite %s, shard %s: %d of its %d cases\n", rep.ID, opt.Shard, len(rep.Cases), all)
 	}
 	// Each case's runner: no progress lines, one loopback host for every
 	// scripted model, indexed once at the end, in scratch folders when packed.
@@ -288,7 +296,7 @@ func pack(p *bundle.PackWriter, r *run.Runner, c *Case) string {
 }
 
 // UsePack makes the suite record its runs in a new pack,
-// <dataDir>/runs/<suite id>.tar, working in a scratch folder (NewScratch).
+// <dataDir>/runs/<suite id>.tar (a shard's: <suite id>.shard-K-of-N.tar), working in a scratch folder (NewScratch).
 // It gives the suite an id when it has none. cleanup removes the scratch
 // folder once the suite has run (see NewScratch).
 func (o *Options) UsePack(dataDir string) (cleanup func() error, err error) {
@@ -306,7 +314,7 @@ func (o *Options) UsePack(dataDir string) (cleanup func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	pack, err := bundle.CreatePack(filepath.Join(runs, o.ID+bundle.PackSuffix))
+	pack, err := bundle.CreatePack(filepath.Join(runs, o.ID+o.Shard.packSuffix()+bundle.PackSuffix))
 	if err != nil {
 		cleanup()
 		return nil, err

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
+)
+
+// A suite run as 4 shards in 4 processes at once, into one data folder
+// (two of them packed), is the same suite as one unsharded run of the same
+// scenarios: the same matrix, each case run once.
+func TestAShardedSuiteIsTheSuite(t *testing.T) {
+	data := t.TempDir()
+	var cmds []*exec.Cmd
+	for k := 1; k <= 4; k++ {
+		args := []string{"scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--shard", fmt.Sprintf("%d/4", k), "--suite", "suite-sharded"}
+		if k%2 == 0 {
+			args = append(args, "--pack")
+		}
+		cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data}, append(args, "../../examples/scenarios")...)
+		t.Cleanup(func() { cmd.Process.Kill() })
+		cmds = append(cmds, cmd)
+	}
+	cases := 0
+	for k, cmd := range cmds {
+		err := cmd.Wait()
+		out := cmd.Stdout.(*bytes.Buffer).String()
+		var n, all int
+		if _, scanErr := fmt.Sscanf(out[strings.Index(out, "shard "):], fmt.Sprintf("shard %d/4: %%d of its %%d cases", k+1), &n, &all); err != nil || scanErr != nil || all != 10 {
+			t.Fatalf("shard %d/4: %v %v\n%s", k+1, err, scanErr, out)
+		}
+		cases += n
+	}
+	if cases != 10 {
+		t.Fatalf("the shards ran %d cases, want 10", cases)
+	}
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--suite", "suite-whole", "../../examples/scenarios"); r.code != ExitOK {
+		t.Fatalf("unsharded: %+v", r)
+	}
+
+	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	matrix := func(suite string) []store.SuiteRow {
+		rows, err := st.SuiteRows(context.Background(), suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows { // what each run spent differs from run to run
+			rows[i].Tokens, rows[i].Millis, rows[i].Cost = 0, 0, 0
+		}
+		return rows
+	}
+	sharded, whole := matrix("suite-sharded"), matrix("suite-whole")
+	if len(whole) != 5 || !reflect.DeepEqual(sharded, whole) {
+		t.Fatalf("sharded matrix:\n%+v\nunsharded:\n%+v", sharded, whole)
+	}
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "compare", "--fail-on", "any", "suite-whole", "suite-sharded"); r.code != ExitOK || !strings.Contains(r.stdout, "(5 unchanged") {
+		t.Fatalf("compare the two: %+v", r)
+	}
+}
+
+func TestShardFlagsAndTheSuiteIDFromCI(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--shard", "5/4"}, `--shard "5/4": want K/N`},
+		{nil, []string{"--shard", "1/4"}, "--shard 1/4: give --suite ID, the same for every shard"},
+		{nil, []string{"--suite", "../x"}, `--suite "../x": use letters, digits`},
+		{map[string]string{"GITHUB_RUN_ID": "1/../../x"}, []string{"--shard", "1/2"}, `$GITHUB_RUN_ID "1/../../x" does not make a suite id`},
+	} {
+		env := map[string]string{"PROCTOR_DATA": t.TempDir()}
+		for k, v := range tc.env {
+			env[k] = v
+		}
+		r := invoke(t, env, append(append([]string{"scenario", "run"}, tc.args...), "../../examples/scenarios/multi-turn")...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v %v: exit %d, %q; want %q", tc.env, tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"GITHUB_RUN_ID": "8123", "GITHUB_RUN_ATTEMPT": "2"}, "suite-github-8123-2"},
+		{map[string]string{"CI_PIPELINE_ID": "77"}, "suite-gitlab-77"},
+		{map[string]string{"BUILDKITE_BUILD_ID": "0190-ab"}, "suite-buildkite-0190-ab"},
+	} {
+		got, err := suiteIDOf("", suiteShard(t, "1/2"), func(k string) string { return tc.env[k] })
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %q %v; want %q", tc.env, got, err, tc.want)
+		}
+	}
+	if got, err := suiteIDOf("", suiteShard(t, "1/1"), func(string) string { return "" }); got != "" || err != nil {
+		t.Errorf("one shard of one: %q %v", got, err)
+	}
+}
+
+func suiteShard(t *testing.T, s string) suite.Shard {
+	t.Helper()
+	sh, err := suite.ParseShard(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
