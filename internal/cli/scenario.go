@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
+	"github.com/proctor-dev/proctor/internal/push"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -139,6 +140,7 @@ broken check.`)
 	setBaseline := fs.String("set-baseline", "", "make the finished suite the baseline called `name` (when no case had a setup error)")
 	var cf compareFlags
 	cf.add(fs, "compare-")
+	pushTo := fs.String("push", "", "send the suite's runs to the team's host at this `URL` when it ends (its pack with --pack), with the token in $PROCTOR_TOKEN")
 	pack := fs.Bool("pack", false, "record the runs in one pack file, <data>/runs/<suite id>.tar, instead of a folder each (for large suites; see docs/scenarios.md)")
 	if err := parseFlags(fs, "scenario run", args); err != nil {
 		return err
@@ -172,6 +174,12 @@ broken check.`)
 	r, err := newRunner(env, *data)
 	if err != nil {
 		return err
+	}
+	var pusher *push.Pusher
+	if *pushTo != "" {
+		if pusher, err = newPusher(env, "scenario run", *pushTo, "PROCTOR_TOKEN"); err != nil {
+			return err
+		}
 	}
 	var baseID string
 	if *baseline != "" { // checked before the suite runs, not after
@@ -218,6 +226,11 @@ broken check.`)
 		}
 	}
 	code := rep.ExitCode()
+	if pusher != nil {
+		if !pushSuite(ctx, env, pusher, rep, opt) && code == ExitOK {
+			code = ExitProblems
+		}
+	}
 	if *setBaseline != "" && code != ExitUsage {
 		if err := suite.SetBaseline(ctx, r.DataDir, *setBaseline, rep.ID, "cli:"+osUser()); err != nil {
 			return err
@@ -235,6 +248,31 @@ broken check.`)
 		return exitError{code}
 	}
 	return nil
+}
+
+// pushSuite sends a finished suite's runs to the host: its pack, or each
+// run's folder; it reports whether every one is on the host.
+func pushSuite(ctx context.Context, env Env, p *push.Pusher, rep suite.Report, opt suite.Options) bool {
+	var paths []string
+	if opt.Pack != nil {
+		paths = []string{opt.Pack.Path()}
+	} else {
+		for _, c := range rep.Cases {
+			if c.Ran() && !strings.Contains(c.Dir, "#") {
+				paths = append(paths, c.Dir)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return true
+	}
+	fmt.Fprintf(env.Stdout, "pushing the suite's runs to %s\n", p.URL)
+	results, err := p.Push(ctx, paths...)
+	if err != nil {
+		fmt.Fprintf(env.Stdout, "FAILED to push: %v\n", err)
+		return false
+	}
+	return reportPushes(env, results)
 }
 
 // suiteIDOf is the suite id a run uses: the one given, else for a shard

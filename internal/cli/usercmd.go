@@ -173,7 +173,9 @@ func runToken(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
 		fmt.Fprint(env.Stdout, `Usage: proctor token <verb> [--data DIR] ...
 
-  create --user NAME --name LABEL   make an API token for NAME; it is printed once and stored hashed
+  create --user NAME --name LABEL [--push]
+                                    make an API token for NAME; it is printed once and stored hashed;
+                                    --push: a token that may only push bundles (proctor push), for CI
   list   [--user NAME]              the tokens (never their values) and when each was last used
   revoke --user NAME --name LABEL   delete a token
 
@@ -196,6 +198,7 @@ A token acts for its user with the user's role on /api/v1:
 	data := fs.String("data", "", "data `folder`")
 	user := fs.String("user", "", "the `user` the token acts for")
 	label := fs.String("name", "", "a `label` for the token, unique per user (e.g. ci)")
+	pushOnly := fs.Bool("push", false, "create: a token that may only push bundles to /api/v1/push, whatever its user's role")
 	if err := parseFlags(fs, name, args[1:]); err != nil {
 		return err
 	}
@@ -218,7 +221,11 @@ A token acts for its user with the user's role on /api/v1:
 	actor := "cli:" + osUser()
 	switch verb {
 	case "create":
-		return tokenCreate(ctx, env, st, actor, *user, *label)
+		scope := ""
+		if *pushOnly {
+			scope = store.TokenPush
+		}
+		return tokenCreate(ctx, env, st, actor, *user, *label, scope)
 	case "revoke":
 		if err := st.RevokeAPIToken(ctx, *user, *label); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
@@ -233,12 +240,12 @@ A token acts for its user with the user's role on /api/v1:
 }
 
 // tokenCreate makes a token for user, prints it once, and audits it.
-func tokenCreate(ctx context.Context, env Env, st *store.Store, actor, user, label string) error {
+func tokenCreate(ctx context.Context, env Env, st *store.Store, actor, user, label, scope string) error {
 	secret, err := auth.NewSecret(auth.TokenPrefix)
 	if err != nil {
 		return err
 	}
-	if err := st.AddAPIToken(ctx, user, label, auth.HashSecret(secret)); err != nil {
+	if err := st.AddAPIToken(ctx, user, label, auth.HashSecret(secret), scope); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return noUser(err, user)
 		}
@@ -247,9 +254,13 @@ func tokenCreate(ctx context.Context, env Env, st *store.Store, actor, user, lab
 		}
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "token %s for %s — shown this once; store it now:\n", label, user)
+	what := "token"
+	if scope == store.TokenPush {
+		what = "push-only token"
+	}
+	fmt.Fprintf(env.Stderr, "%s %s for %s — shown this once; store it now:\n", what, label, user)
 	fmt.Fprintln(env.Stdout, secret)
-	return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "token-create", Object: user, Detail: label})
+	return st.Audit(ctx, store.AuditEntry{Actor: actor, Action: "token-create", Object: user, Detail: label + map[bool]string{true: " (push only)", false: ""}[scope == store.TokenPush]})
 }
 
 // tokenList prints the tokens (of user, or everyone's), never their values.
@@ -263,13 +274,17 @@ func tokenList(ctx context.Context, env Env, st *store.Store, user string) error
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "USER\tNAME\tCREATED (UTC)\tLAST USED (UTC)")
+	fmt.Fprintln(tw, "USER\tNAME\tMAY\tCREATED (UTC)\tLAST USED (UTC)")
 	for _, t := range toks {
 		used := "never"
 		if !t.LastUsed.IsZero() {
 			used = t.LastUsed.Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.User, t.Name, t.CreatedAt.Format("2006-01-02 15:04"), used)
+		may := "the user's role"
+		if t.Scope == store.TokenPush {
+			may = "push only"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.User, t.Name, may, t.CreatedAt.Format("2006-01-02 15:04"), used)
 	}
 	return tw.Flush()
 }

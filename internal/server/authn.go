@@ -105,6 +105,9 @@ func (s *Server) need(need auth.Role) echo.MiddlewareFunc {
 // allow runs h when the request's role allows need, and otherwise sends
 // the visitor to sign in or refuses.
 func (s *Server) allow(c echo.Context, need auth.Role, h echo.HandlerFunc) error {
+	if pushOnly(c) {
+		return apiError(c, http.StatusForbidden, "this token may only push bundles (proctor push, /api/v1/push); use a token made without --push", nil)
+	}
 	have := role(c)
 	if have.Allows(need) {
 		return h(c)

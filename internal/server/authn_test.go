@@ -263,7 +263,7 @@ func TestRouteAccess(t *testing.T) {
 func TestAPITokens(t *testing.T) {
 	a := newAuthServer(t, server.Config{})
 	secret, _ := auth.NewSecret(auth.TokenPrefix)
-	if err := a.st.AddAPIToken(context.Background(), "vic", "ci", auth.HashSecret(secret)); err != nil {
+	if err := a.st.AddAPIToken(context.Background(), "vic", "ci", auth.HashSecret(secret), ""); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

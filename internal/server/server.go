@@ -22,6 +22,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/live"
+	"github.com/proctor-dev/proctor/internal/push"
 	"github.com/proctor-dev/proctor/internal/review"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/runview"
@@ -72,6 +73,7 @@ type Server struct {
 	matrices   *suite.Matrices
 	reviews    *review.Service
 	runs       *runview.Service
+	receiver   *push.Receiver // bundles pushed to this host
 	doneLinger time.Duration // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config
@@ -97,7 +99,7 @@ func New(st *store.Store, cfg Config) *Server {
 	}
 	limits := bundle.DefaultLimits()
 	s := &Server{store: st, cfg: cfg, limits: limits, log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
-		origins: http.NewCrossOriginProtection()}
+		origins: http.NewCrossOriginProtection(), receiver: &push.Receiver{DataDir: cfg.DataDir, Store: st}}
 	if l := cfg.Launcher; l != nil {
 		s.launcher, s.runner, s.queue, s.board = l, l.Runner, l.Queue, l.Board
 	}
@@ -175,6 +177,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/compare", s.showCompare, view)
 	e.GET("/compare/runs", s.showRunPair, view)
 	e.GET("/api/v1/compare", s.apiCompare, view)
+	e.GET("/api/v1/push/:digest", s.pushStatus, s.mayPush)
+	e.PUT("/api/v1/push/:digest", s.pushReceive, s.mayPush)
 	e.GET("/api/v1/runs", s.apiListRuns, view)
 	e.GET("/api/v1/runs/:id", s.apiGetRun, view)
 	e.GET("/api/v1/suites/:id", s.apiGetSuite, view)

@@ -14,6 +14,7 @@ import (
 type User struct {
 	Name         string
 	Role         string
+	TokenScope   string // the API token's scope the request came with ("" its role; TokenPush)
 	PasswordHash string
 	Disabled     bool
 	CreatedAt    time.Time
@@ -67,6 +68,14 @@ func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
 	}
 	return out, rows.Err()
 }
+
+// scanWith scans a row's user columns, then more.
+type scanWith struct {
+	row  interface{ Scan(...any) error }
+	more any
+}
+
+func (s scanWith) Scan(dest ...any) error { return s.row.Scan(append(dest, s.more)...) }
 
 func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	var u User
@@ -182,11 +191,15 @@ func (s *Store) PurgeWebSessions(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// TokenPush is the scope of a token that may only push bundles.
+const TokenPush = "push"
+
 // APIToken is one named token of a user; the secret itself is never stored.
 type APIToken struct {
 	ID        int64
 	User      string
 	Name      string
+	Scope     string // "" the user's role; TokenPush
 	CreatedAt time.Time
 	LastUsed  time.Time // zero: never used
 }
@@ -194,9 +207,10 @@ type APIToken struct {
 // ErrTokenExists is returned when a user already has a token of that name.
 var ErrTokenExists = errors.New("the user already has a token of that name")
 
-// AddAPIToken records a token by the hash of its secret.
-func (s *Store) AddAPIToken(ctx context.Context, user, name, hash string) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO api_tokens (user_name, name, token_hash, created_at) VALUES (?1, ?2, ?3, ?4)`, user, name, hash, time.Now().UnixMilli())
+// AddAPIToken records a token of scope ("" or TokenPush) by the hash of
+// its secret.
+func (s *Store) AddAPIToken(ctx context.Context, user, name, hash, scope string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO api_tokens (user_name, name, token_hash, created_at, scope) VALUES (?1, ?2, ?3, ?4, ?5)`, user, name, hash, time.Now().UnixMilli(), scope)
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed: api_tokens.user_name, api_tokens.name") {
 			return fmt.Errorf("create token %s for %s: %w", name, user, ErrTokenExists)
@@ -211,7 +225,7 @@ func (s *Store) AddAPIToken(ctx context.Context, user, name, hash string) error 
 
 // ListAPITokens returns the tokens of user ("" for everyone's).
 func (s *Store) ListAPITokens(ctx context.Context, user string) ([]APIToken, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, user_name, name, created_at, last_used_at FROM api_tokens WHERE ?1 = '' OR user_name = ?1 ORDER BY user_name, name`, user)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, user_name, name, created_at, last_used_at, scope FROM api_tokens WHERE ?1 = '' OR user_name = ?1 ORDER BY user_name, name`, user)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
@@ -220,7 +234,7 @@ func (s *Store) ListAPITokens(ctx context.Context, user string) ([]APIToken, err
 	for rows.Next() {
 		var t APIToken
 		var created, used int64
-		if err := rows.Scan(&t.ID, &t.User, &t.Name, &created, &used); err != nil {
+		if err := rows.Scan(&t.ID, &t.User, &t.Name, &created, &used, &t.Scope); err != nil {
 			return nil, fmt.Errorf("list tokens: %w", err)
 		}
 		t.CreatedAt = time.UnixMilli(created).UTC()
@@ -247,9 +261,11 @@ func (s *Store) RevokeAPIToken(ctx context.Context, user, name string) error {
 // LookupAPIToken returns the enabled user whose token has hash, and marks the
 // token used; ErrNotFound when there is none.
 func (s *Store) LookupAPIToken(ctx context.Context, hash string, now time.Time) (User, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT u.name, u.role, u.password_hash, u.disabled, u.created_at, u.updated_at
+	var scope string
+	row := s.db.QueryRowContext(ctx, `SELECT u.name, u.role, u.password_hash, u.disabled, u.created_at, u.updated_at, t.scope
 		FROM api_tokens t JOIN users u ON u.name = t.user_name WHERE t.token_hash = ?1 AND u.disabled = 0`, hash)
-	u, err := scanUser(row)
+	u, err := scanUser(scanWith{row, &scope})
+	u.TokenScope = scope
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, fmt.Errorf("api token: %w", ErrNotFound)
 	}

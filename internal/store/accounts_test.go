@@ -58,13 +58,13 @@ func TestAccounts(t *testing.T) {
 	}
 
 	// Tokens: unique per user and name, looked up by hash, gone with the user.
-	if err := st.AddAPIToken(ctx, "rev", "ci", "th"); err != nil {
+	if err := st.AddAPIToken(ctx, "rev", "ci", "th", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AddAPIToken(ctx, "rev", "ci", "th2"); !errors.Is(err, store.ErrTokenExists) {
+	if err := st.AddAPIToken(ctx, "rev", "ci", "th2", ""); !errors.Is(err, store.ErrTokenExists) {
 		t.Errorf("second token ci: %v, want ErrTokenExists", err)
 	}
-	if err := st.AddAPIToken(ctx, "ghost", "ci", "th3"); !errors.Is(err, store.ErrNotFound) {
+	if err := st.AddAPIToken(ctx, "ghost", "ci", "th3", ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("token for unknown user: %v, want ErrNotFound", err)
 	}
 	if u, err := st.LookupAPIToken(ctx, "th", now); err != nil || u.Name != "rev" {

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/push"
+	"github.com/proctor-dev/proctor/internal/yamldoc"
+)
+
+func runPush(ctx context.Context, env Env, args []string) error {
+	fs := newFlags(env, "push", "[--token-env PROCTOR_TOKEN] URL PATH…", `
+Send run bundles to a team's proctor host (URL, e.g. https://proctor.lan:7070):
+each PATH is a pack (*.tar, as scenario run --pack writes), a run folder, or a
+data folder (every pack and run folder under its runs/). Each is sent once — the
+host keys it by the SHA-256 of its bytes, so a bundle pushed twice is stored
+once — gzipped, and a push cut short goes on where it stopped. The host checks
+every pushed file as it checks what it indexes, stores it under its data folder
+and indexes it; a run it refuses is printed with the reason. The token (an
+admin's, or one made with 'proctor token create --push') is read from the
+variable --token-env names. See docs/ci.md.
+Exit codes: 0 every bundle is on the host; 1 one could not be pushed, or the
+host refused a run of it; 2 a wrong flag or PATH.`)
+	tokenEnv := fs.String("token-env", "PROCTOR_TOKEN", "the `variable` that holds the API token (empty: push without one, to a single-user host on loopback)")
+	if err := parseFlags(fs, "push", args); err != nil {
+		return err
+	}
+	if fs.NArg() < 2 {
+		return usagef("push", "name the host's URL and at least one PATH")
+	}
+	p, err := newPusher(env, "push", fs.Arg(0), *tokenEnv)
+	if err != nil {
+		return err
+	}
+	results, err := p.Push(ctx, fs.Args()[1:]...)
+	if err != nil {
+		return usagef("push", "%v", err)
+	}
+	if !reportPushes(env, results) {
+		return exitError{ExitProblems}
+	}
+	return nil
+}
+
+// newPusher checks a host's URL and reads the token from tokenEnv.
+func newPusher(env Env, cmd, url, tokenEnv string) (*push.Pusher, error) {
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return nil, usagef(cmd, "%q: give the host's http:// or https:// address", url)
+	}
+	token := ""
+	if tokenEnv != "" {
+		if !yamldoc.EnvName(tokenEnv) {
+			return nil, usagef(cmd, "--token-env %q: give the name of the variable that holds the token, not the token", tokenEnv)
+		}
+		token = env.Getenv(tokenEnv)
+	}
+	return &push.Pusher{URL: url, Token: token, Client: &http.Client{Timeout: 10 * time.Minute}}, nil
+}
+
+// reportPushes prints what became of each path, and reports whether every
+// one is on the host with nothing refused.
+func reportPushes(env Env, results []push.Result) bool {
+	ok := true
+	for _, r := range results {
+		switch {
+		case r.Err != nil:
+			ok = false
+			fmt.Fprintf(env.Stdout, "FAILED %s: %v\n", r.Path, r.Err)
+			continue
+		case r.Already:
+			fmt.Fprintf(env.Stdout, "already on the host %s (%d runs)\n", r.Path, r.Status.Runs)
+		default:
+			fmt.Fprintf(env.Stdout, "pushed %s (%d runs)\n", r.Path, r.Status.Runs)
+		}
+		for _, p := range r.Status.Problems {
+			ok = false
+			fmt.Fprintf(env.Stdout, "  refused: %s\n", p)
+		}
+	}
+	return ok
+}

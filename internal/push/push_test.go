@@ -1,0 +1,206 @@
+package push_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/push"
+	"github.com/proctor-dev/proctor/internal/store/storetest"
+)
+
+// writeRun writes a small valid run bundle in dir/id.
+func writeRun(t testing.TB, dir, id string) string {
+	t.Helper()
+	run := filepath.Join(dir, id)
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	end := start.Add(time.Second)
+	r := &bundle.Receipt{Schema: bundle.ReceiptSchema, RunID: id, Kind: bundle.KindTask, Status: bundle.StatusPassed, Stage: bundle.StageCompleted,
+		Task: "t", Source: bundle.Source{Kind: "local", Path: "/src"}, Model: bundle.Model{Name: "m"}, StartedAt: start, EndedAt: &end}
+	if err := bundle.WriteReceipt(run, r); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// packOf packs runs ids into a new pack and returns its bytes and digest.
+func packOf(t testing.TB, ids ...string) ([]byte, string) {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := bundle.CreatePack(filepath.Join(dir, "p.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := w.Add(writeRun(t, dir, id), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(w.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, digestOf(data)
+}
+
+func digestOf(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+func newReceiver(t *testing.T) *push.Receiver {
+	return &push.Receiver{DataDir: t.TempDir(), Store: storetest.New(t)}
+}
+
+func TestAPackArrivesInChunksAndIsStoredOnce(t *testing.T) {
+	ctx := context.Background()
+	r := newReceiver(t)
+	data, digest := packOf(t, "run-a", "run-b")
+	size := int64(len(data))
+	third := size / 3
+	for _, chunk := range [][2]int64{{0, third}, {third, 2 * third}} {
+		st, err := r.Receive(ctx, digest, size, chunk[0], bytes.NewReader(data[chunk[0]:chunk[1]]))
+		if err != nil || st.Stored || st.Have != chunk[1] {
+			t.Fatalf("chunk %v: %+v %v", chunk, st, err)
+		}
+		if now, _ := r.Status(ctx, digest); now.Have != chunk[1] {
+			t.Fatalf("status after chunk %v: %+v", chunk, now)
+		}
+	}
+	// A chunk that does not start where the host's bytes end is refused,
+	// naming where to go on from.
+	var off *push.OffsetError
+	if _, err := r.Receive(ctx, digest, size, 0, bytes.NewReader(data)); !errors.As(err, &off) || off.Have != 2*third {
+		t.Fatalf("a chunk from 0 again: %v", err)
+	}
+	st, err := r.Receive(ctx, digest, size, 2*third, bytes.NewReader(data[2*third:]))
+	if err != nil || !st.Stored || st.Runs != 2 || len(st.Problems) != 0 || st.Have != size {
+		t.Fatalf("last chunk: %+v %v", st, err)
+	}
+	for _, id := range []string{"run-a", "run-b"} {
+		if _, err := r.Store.GetRun(ctx, id); err != nil {
+			t.Fatalf("run %s is not indexed: %v", id, err)
+		}
+	}
+	// Pushed again: nothing is written, the answer is the same.
+	again, err := r.Receive(ctx, digest, size, 0, bytes.NewReader(data))
+	if err != nil || !again.Stored || again.Runs != 2 {
+		t.Fatalf("pushed again: %+v %v", again, err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(r.DataDir, "runs", "pushed", "*"))
+	parts, _ := filepath.Glob(filepath.Join(r.DataDir, "incoming", "*.part"))
+	if len(packs) != 1 || filepath.Base(packs[0]) != digest+".tar" || len(parts) != 0 {
+		t.Fatalf("stored %v, parts left %v", packs, parts)
+	}
+}
+
+func TestAPushIsCheckedAsHostileInput(t *testing.T) {
+	ctx := context.Background()
+	r := newReceiver(t)
+	good, goodDigest := packOf(t, "run-a")
+	if st, err := r.Receive(ctx, goodDigest, int64(len(good)), 0, bytes.NewReader(good)); err != nil || !st.Stored {
+		t.Fatalf("first pack: %+v %v", st, err)
+	}
+
+	// Not a tar; a tar of no run; a tar whose entries leave the run folder
+	// or link out of it.
+	var hostile bytes.Buffer
+	tw := tar.NewWriter(&hostile)
+	add := func(hdr *tar.Header, body string) {
+		hdr.Size = int64(len(body))
+		if hdr.Typeflag == 0 {
+			hdr.Typeflag = tar.TypeReg
+		}
+		if hdr.Mode == 0 {
+			hdr.Mode = 0o644
+		}
+		tw.WriteHeader(hdr)
+		tw.Write([]byte(body))
+	}
+	add(&tar.Header{Name: "../../etc/cron.d/x"}, "* * * * * root sh\n")
+	add(&tar.Header{Name: "run-evil/workspace/link", Typeflag: tar.TypeSymlink, Linkname: "../../../../etc/passwd"}, "")
+	receipt, _ := os.ReadFile(filepath.Join(writeRun(t, t.TempDir(), "run-evil"), bundle.ReceiptFile))
+	add(&tar.Header{Name: "run-evil/run.json"}, string(receipt))
+	// The first pack's run again: it must not replace it.
+	receiptA, _ := os.ReadFile(filepath.Join(writeRun(t, t.TempDir(), "run-a"), bundle.ReceiptFile))
+	add(&tar.Header{Name: "run-a/run.json"}, strings.Replace(string(receiptA), `"task": "t"`, `"task": "overwritten"`, 1))
+	tw.Close()
+
+	var empty bytes.Buffer
+	tar.NewWriter(&empty).Close()
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"not a tar", []byte("hello, host"), push.ErrNotAPack},
+		{"no run", empty.Bytes(), push.ErrNotAPack},
+	} {
+		if _, err := r.Receive(ctx, digestOf(tc.data), int64(len(tc.data)), 0, bytes.NewReader(tc.data)); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+
+	st, err := r.Receive(ctx, digestOf(hostile.Bytes()), int64(hostile.Len()), 0, bytes.NewReader(hostile.Bytes()))
+	if err != nil || !st.Stored {
+		t.Fatalf("hostile pack: %+v %v", st, err)
+	}
+	said := fmt.Sprint(st.Problems)
+	for _, want := range []string{"../../etc/cron.d/x", "not a path inside a run folder", "outside the run folder", `"run-a" is already indexed`} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the refusals do not say %q: %s", want, said)
+		}
+	}
+	got, err := r.Store.GetRun(ctx, "run-a")
+	if err != nil || got.Task != "t" || !strings.Contains(got.BundlePath, goodDigest) {
+		t.Fatalf("the first pack's run was replaced: %+v %v", got, err)
+	}
+	// Nothing was written outside the data folder's pushed packs.
+	err = filepath.WalkDir(r.DataDir, func(p string, d os.DirEntry, err error) error {
+		if d != nil && d.Type()&os.ModeSymlink != 0 {
+			t.Errorf("a link was made: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Bad requests.
+	var off *push.OffsetError
+	for _, tc := range []struct {
+		name         string
+		digest       string
+		size, offset int64
+		body         []byte
+		check        func(error) bool
+	}{
+		{"digest a path", "../../x", 10, 0, nil, func(err error) bool { return errors.Is(err, push.ErrDigest) }},
+		{"digest upper case", strings.ToUpper(goodDigest), 10, 0, nil, func(err error) bool { return errors.Is(err, push.ErrDigest) }},
+		{"no size", digestOf([]byte("x")), 0, 0, nil, func(err error) bool { return errors.Is(err, push.ErrSize) }},
+		{"too large", digestOf([]byte("x")), 1 << 62, 0, nil, func(err error) bool { return errors.Is(err, push.ErrTooLarge) }},
+		{"offset past what it has", digestOf([]byte("x")), 10, 5, []byte("abcde"), func(err error) bool { return errors.As(err, &off) && off.Have == 0 }},
+		{"more bytes than the size", digestOf([]byte("abc")), 3, 0, []byte("abcdef"), func(err error) bool { return errors.Is(err, push.ErrMismatch) }},
+		{"bytes of another digest", digestOf([]byte("abc")), 3, 0, []byte("xyz"), func(err error) bool { return errors.Is(err, push.ErrMismatch) }},
+	} {
+		if _, err := r.Receive(ctx, tc.digest, tc.size, tc.offset, bytes.NewReader(tc.body)); !tc.check(err) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if parts, _ := filepath.Glob(filepath.Join(r.DataDir, "incoming", "*.part")); len(parts) != 0 {
+		t.Fatalf("refused uploads left parts: %v", parts)
+	}
+}

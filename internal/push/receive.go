@@ -1,0 +1,238 @@
+// Package push moves run bundles from where they ran to a team's host:
+// the host's side receives a pushed pack of runs — resumably, by its
+// content's digest, as hostile input — stores it under the data folder and
+// indexes it; the pusher's side sends packs, run folders and data folders,
+// each once, gzipped, resuming after a dropped connection.
+package push
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// Status is what the host has of a pushed pack.
+type Status struct {
+	Digest string `json:"digest"`
+	Have   int64  `json:"have"`   // bytes received so far
+	Stored bool   `json:"stored"` // received whole, checked, stored and indexed
+	// Runs and Problems say what the index made of a stored pack: its
+	// whole runs, and every run or entry it refused, with the reason.
+	Runs     int              `json:"runs,omitempty"`
+	Problems []bundle.Problem `json:"problems,omitempty"`
+}
+
+// Receiver is the host's side of a push.
+type Receiver struct {
+	DataDir string
+	Store   *store.Store
+	// MaxBytes bounds one pushed pack (its uncompressed tar).
+	MaxBytes int64
+}
+
+// Errors a push is answered with.
+var (
+	ErrDigest   = errors.New("a pack is named by the SHA-256 of its bytes: 64 lowercase hex digits")
+	ErrSize     = errors.New("size: want the pack's size in bytes, from 1")
+	ErrTooLarge = errors.New("the pack is larger than this host takes")
+	ErrBusy     = errors.New("another push of this pack is under way; try again shortly")
+	ErrMismatch = errors.New("the bytes received do not have the digest they were sent as; the upload was discarded, push it again")
+	ErrNotAPack = errors.New("not a pack of runs")
+)
+
+// OffsetError is a chunk that does not start where the received bytes
+// end: the pusher asks for the Status and goes on from Have.
+type OffsetError struct{ Have, Sent int64 }
+
+func (e *OffsetError) Error() string {
+	return fmt.Sprintf("the chunk starts at byte %d, and the host has %d bytes of this pack: go on from %d", e.Sent, e.Have, e.Have)
+}
+
+var digestPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// DefaultMaxBytes is the largest pack a host takes unless told otherwise.
+const DefaultMaxBytes = 8 << 30
+
+func (r *Receiver) incoming() string { return filepath.Join(r.DataDir, "incoming") }
+
+// storedPath is where a pack pushed with digest is kept: named by its
+// content, so that a pack pushed twice is stored once and no push can
+// replace what another stored.
+func (r *Receiver) storedPath(digest string) string {
+	return filepath.Join(r.DataDir, "runs", "pushed", digest+bundle.PackSuffix)
+}
+
+// Status is what the host has of the pack with digest.
+func (r *Receiver) Status(ctx context.Context, digest string) (Status, error) {
+	if !digestPattern.MatchString(digest) {
+		return Status{}, ErrDigest
+	}
+	st := Status{Digest: digest}
+	if info, err := os.Stat(r.storedPath(digest)); err == nil {
+		st.Have, st.Stored = info.Size(), true
+		return r.outcome(ctx, st)
+	}
+	if info, err := os.Stat(filepath.Join(r.incoming(), digest+".part")); err == nil {
+		st.Have = info.Size()
+	}
+	return st, nil
+}
+
+// Receive appends body, the bytes of the pack with digest from offset on,
+// to what the host has of it. Once it has size bytes it checks them — the
+// digest, then the pack as `proctor index` reads any bundle: names, sizes,
+// links, schemas — stores the pack and indexes it. The Status says what it
+// has then.
+func (r *Receiver) Receive(ctx context.Context, digest string, size, offset int64, body io.Reader) (Status, error) {
+	if !digestPattern.MatchString(digest) {
+		return Status{}, ErrDigest
+	}
+	max := r.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	switch {
+	case size < 1:
+		return Status{}, ErrSize
+	case size > max:
+		return Status{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, size, max)
+	}
+	if err := os.MkdirAll(r.incoming(), 0o755); err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	lock, err := flock.TryLock(filepath.Join(r.incoming(), digest+".lock"), true)
+	if err != nil {
+		return Status{}, ErrBusy
+	}
+	defer lock.Unlock()
+	if st, err := r.Status(ctx, digest); err != nil || st.Stored {
+		return st, err // pushed whole before: nothing to do
+	}
+	part := filepath.Join(r.incoming(), digest+".part")
+	var have int64
+	if info, err := os.Stat(part); err == nil {
+		have = info.Size()
+	}
+	if offset != have { // checked before a file is made for it
+		return Status{Digest: digest, Have: have}, &OffsetError{Have: have, Sent: offset}
+	}
+	f, err := os.OpenFile(part, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	defer f.Close()
+	// What arrives is kept as it comes, up to the size: a dropped
+	// connection keeps what was written, and the push goes on from there.
+	n, copyErr := io.Copy(f, io.LimitReader(body, size-have+1))
+	have += n
+	if err := f.Sync(); err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	switch {
+	case have > size:
+		os.Remove(part)
+		return Status{Digest: digest}, fmt.Errorf("%w: more than the %d bytes it was sent as", ErrMismatch, size)
+	case copyErr != nil:
+		return Status{Digest: digest, Have: have}, fmt.Errorf("receive %s: %w", digest, copyErr)
+	case have < size:
+		return Status{Digest: digest, Have: have}, nil
+	}
+	if err := f.Close(); err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	return r.store(ctx, digest, part)
+}
+
+// store checks a whole upload and, when it is a pack, stores and indexes
+// it.
+func (r *Receiver) store(ctx context.Context, digest, part string) (Status, error) {
+	sum, err := fileDigest(part)
+	if err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	if sum != digest {
+		os.Remove(part)
+		return Status{Digest: digest}, ErrMismatch
+	}
+	runs := 0
+	probs, err := bundle.ReadPack(part, bundle.DefaultLimits(), func(*bundle.PackedRun) error { runs++; return nil })
+	if err == nil && runs == 0 {
+		err = fmt.Errorf("%w: it holds no whole run%s", ErrNotAPack, problemsNote(probs))
+	}
+	if err != nil {
+		os.Remove(part)
+		return Status{Digest: digest}, err
+	}
+	dest := r.storedPath(digest)
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	if err := os.Rename(part, dest); err != nil { // whole or not at all
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	if err := syncDir(filepath.Dir(dest)); err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	info, err := os.Stat(dest)
+	if err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	st := Status{Digest: digest, Have: info.Size(), Stored: true}
+	if _, err := index.New(r.Store).Index(ctx, dest); err != nil {
+		// Stored: the next index of the data folder (serve does one at
+		// start) takes it.
+		return st, fmt.Errorf("receive %s: stored, not indexed yet: %w", digest, err)
+	}
+	return r.outcome(ctx, st)
+}
+
+// outcome adds what the index made of a stored pack.
+func (r *Receiver) outcome(ctx context.Context, st Status) (Status, error) {
+	dest := r.storedPath(st.Digest)
+	runs, probs, err := r.Store.BundleOutcome(ctx, dest)
+	if err != nil {
+		return st, fmt.Errorf("status of %s: %w", st.Digest, err)
+	}
+	st.Runs, st.Problems = runs, probs
+	return st, nil
+}
+
+func problemsNote(probs bundle.Problems) string {
+	if len(probs) == 0 {
+		return ""
+	}
+	return " (" + probs[0].String() + ")"
+}
+
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
