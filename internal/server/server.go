@@ -74,7 +74,7 @@ type Server struct {
 	reviews    *review.Service
 	runs       *runview.Service
 	receiver   *push.Receiver // bundles pushed to this host
-	doneLinger time.Duration // how long an event stream stays open after "done"
+	doneLinger time.Duration  // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config
 	launcher   *launch.Launcher // nil: the server cannot launch runs
