@@ -116,3 +116,48 @@ func suiteShard(t *testing.T, s string) suite.Shard {
 	}
 	return sh
 }
+
+// Shards on two machines push their packs to the team's host: the host
+// has the one suite; pushing again sends nothing; a bad URL or path is a
+// usage error.
+func TestShardsPushToTheHost(t *testing.T) {
+	host := t.TempDir()
+	_, url := serveChild(t, host, t.TempDir())
+	for k := 1; k <= 2; k++ {
+		env := map[string]string{"PROCTOR_DATA": t.TempDir()} // each machine its own data folder
+		r := invoke(t, env, "scenario", "run", "--sandbox", "off", "--quiet", "--pack", "--shard", fmt.Sprintf("%d/2", k), "--suite", "suite-pushed",
+			"--push", url, "../../examples/scenarios")
+		if r.code != ExitOK || !strings.Contains(r.stdout, "pushed ") || !strings.Contains(r.stdout, "suite-pushed.shard-") {
+			t.Fatalf("shard %d: %+v", k, r)
+		}
+		if k == 2 { // the same pack again, by proctor push
+			pack := filepath.Join(env["PROCTOR_DATA"], "runs", "suite-pushed.shard-2-of-2.tar")
+			if r := invoke(t, env, "push", "--token-env", "", url, pack); r.code != ExitOK || !strings.Contains(r.stdout, "already on the host") {
+				t.Fatalf("push again: %+v", r)
+			}
+		}
+	}
+	st, err := store.Open(context.Background(), filepath.Join(host, "proctor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.SuiteRows(context.Background(), "suite-pushed")
+	if err != nil || len(rows) != 5 {
+		t.Fatalf("the host's suite: %d rows, %v", len(rows), err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"push", "proctor.lan", "x"}, `"proctor.lan": give the host's http:// or https:// address`},
+		{[]string{"push", url}, "name the host's URL and at least one PATH"},
+		{[]string{"push", url, "/does/not/exist"}, "push /does/not/exist"},
+		{[]string{"push", url, "../../go.mod"}, "not a pack (*.tar), a run folder or a data folder"},
+		{[]string{"push", "--token-env", "ptk-a1b2.c3", url, "x"}, "give the name of the variable that holds the token"},
+	} {
+		if r := invoke(t, nil, tc.args...); r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d %q; want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}

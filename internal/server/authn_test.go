@@ -174,6 +174,8 @@ func TestRouteAccess(t *testing.T) {
 		"GET /compare":                {"/compare", "viewer", 0},
 		"GET /compare/runs":           {"/compare/runs?a=" + run + "&b=" + run, "viewer", 0},
 		"GET /api/v1/compare":         {"/api/v1/compare?base=a&head=b", "viewer", 0},
+		"GET /api/v1/push/:digest":    {"/api/v1/push/" + strings.Repeat("0", 64), "admin", 0},
+		"PUT /api/v1/push/:digest":    {"/api/v1/push/" + strings.Repeat("0", 64), "admin", 0},
 		"POST /suites/:id/baseline":   {"/suites/s1/baseline", "reviewer", 0},
 		"POST /runs/:id/review":       {"/runs/" + run + "/review", "reviewer", 0},
 		"POST /runs/:id/draft":        {"/runs/" + run + "/draft", "reviewer", 0},
