@@ -100,9 +100,9 @@ func TestAPackArrivesInChunksAndIsStoredOnce(t *testing.T) {
 	if err != nil || !again.Stored || again.Runs != 2 {
 		t.Fatalf("pushed again: %+v %v", again, err)
 	}
-	packs, _ := filepath.Glob(filepath.Join(r.DataDir, "runs", "pushed", "*"))
+	packs, _ := filepath.Glob(filepath.Join(r.DataDir, "runs", "*"))
 	parts, _ := filepath.Glob(filepath.Join(r.DataDir, "incoming", "*.part"))
-	if len(packs) != 1 || filepath.Base(packs[0]) != digest+".tar" || len(parts) != 0 {
+	if len(packs) != 1 || filepath.Base(packs[0]) != "push-"+digest+".tar" || len(parts) != 0 {
 		t.Fatalf("stored %v, parts left %v", packs, parts)
 	}
 }

@@ -68,10 +68,14 @@ func (r *Receiver) incoming() string { return filepath.Join(r.DataDir, "incoming
 
 // storedPath is where a pack pushed with digest is kept: named by its
 // content, so that a pack pushed twice is stored once and no push can
-// replace what another stored.
+// replace what another stored; beside the data folder's other packs, where
+// every index of the data folder (serve's at start) finds it.
 func (r *Receiver) storedPath(digest string) string {
-	return filepath.Join(r.DataDir, "runs", "pushed", digest+bundle.PackSuffix)
+	return filepath.Join(r.DataDir, "runs", StoredPrefix+digest+bundle.PackSuffix)
 }
+
+// StoredPrefix begins the name of a pushed pack in a data folder's runs/.
+const StoredPrefix = "push-"
 
 // Status is what the host has of the pack with digest.
 func (r *Receiver) Status(ctx context.Context, digest string) (Status, error) {

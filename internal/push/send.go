@@ -92,9 +92,6 @@ func packsOf(path string) ([]string, error) {
 		case strings.HasPrefix(e.Name(), "."): // the unpack cache, temp files
 		case e.Type().IsRegular() && strings.HasSuffix(e.Name(), bundle.PackSuffix):
 			out = append(out, p)
-		case e.IsDir() && e.Name() == "pushed": // packs this host was pushed
-			more, _ := filepath.Glob(filepath.Join(p, "*"+bundle.PackSuffix))
-			out = append(out, more...)
 		case e.IsDir():
 			if _, err := os.Stat(filepath.Join(p, bundle.ReceiptFile)); err == nil {
 				out = append(out, p)
