@@ -57,6 +57,7 @@ func commands() []command {
 		{"compare", "compare two suites: regressions, fixes, flaky scenarios, cost (exit 1 by --fail-on)", runCompare},
 		{"baseline", "list, set or remove the named suites others are compared with", runBaseline},
 		{"push", "send run bundles to a team's proctor host", runPush},
+		{"export", "write a run as one self-contained HTML file", runExport},
 		{"user", "add, list, change or remove accounts for a shared host", runUser},
 		{"token", "create, list or revoke API tokens", runToken},
 		{"selftest", "run the built-in demo end to end and check the result", runSelftest},

@@ -244,3 +244,30 @@ func TestCompareFailsOnFlakyAndStillFailing(t *testing.T) {
 		t.Errorf("text: %s", r.stdout)
 	}
 }
+
+func TestExportARunAsOneHTMLFile(t *testing.T) {
+	env := map[string]string{"PROCTOR_DATA": t.TempDir()}
+	if r := invoke(t, env, "index", "../../testdata/bundles"); r.code != ExitOK {
+		t.Fatalf("index: %+v", r)
+	}
+	out := filepath.Join(t.TempDir(), "run.html")
+	if r := invoke(t, env, "export", "20261201-093012-k3f9qa", "--html", out); r.code != ExitOK || !strings.Contains(r.stdout, "wrote run 20261201-093012-k3f9qa to "+out) {
+		t.Fatalf("export: %+v", r)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(page), "math.Round") || strings.Contains(string(page), "<script") {
+		t.Fatalf("the file: %v %.300s", err, page)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", "20261201-093012-k3f9qa"}, "name one RUN_ID and --html FILE"},
+		{[]string{"export", "../x", "--html", out}, `"../x" is not a run id`},
+		{[]string{"export", "nope", "--html", out}, "no run nope is indexed"},
+	} {
+		if r := invoke(t, env, tc.args...); r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d %q; want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}

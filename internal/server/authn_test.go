@@ -161,6 +161,7 @@ func TestRouteAccess(t *testing.T) {
 		"GET /runs/:id/events":        {"/runs/" + run + "/events", "viewer", 0},
 		"GET /runs/:id/files/:name":   {"/runs/" + run + "/files/diff.patch", "viewer", 0},
 		"GET /runs/:id/patch.mbox":    {"/runs/" + run + "/patch.mbox", "viewer", 404},
+		"GET /runs/:id/export.html":   {"/runs/" + run + "/export.html", "viewer", 0},
 		"GET /runs/:id/diff/:n":       {"/runs/" + run + "/diff/0", "viewer", 0},
 		"GET /runs/:id/diff/:n/lines": {"/runs/" + run + "/diff/0/lines?from=1&to=0&shift=0", "viewer", 0},
 		"GET /sessions":               {"/sessions", "viewer", 0},

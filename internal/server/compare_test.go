@@ -178,3 +178,30 @@ func TestTwoRunsSideBySide(t *testing.T) {
 		}
 	}
 }
+
+func TestARunExportsAsOneFile(t *testing.T) {
+	s, _ := newServer(t, true)
+	const id = "20261201-093012-k3f9qa"
+	rec := get(t, s, "/runs/"+id+"/export.html")
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Header().Get("Content-Disposition"), `attachment; filename="proctor-run-`+id+`.html"`) {
+		t.Fatalf("%d %v", rec.Code, rec.Header())
+	}
+	for _, want := range []string{`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+		"<style>", `id="transcript"`, `id="diff"`, "math.Round", `id="export-run">` + id} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the file lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script", `src="`, `rel="stylesheet"`, `href="/static`} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the file holds %q: it would load something", bad)
+		}
+	}
+	if page := get(t, s, "/runs/"+id).Body.String(); !strings.Contains(page, `href="/runs/`+id+`/export.html" download id="export-link"`) {
+		t.Error("the run page does not offer the file")
+	}
+	if rec := get(t, s, "/runs/nope/export.html"); rec.Code != http.StatusNotFound {
+		t.Errorf("unknown run: %d", rec.Code)
+	}
+}

@@ -165,6 +165,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id/events", s.runEvents, view)
 	e.GET("/runs/:id/files/:name", s.runFile, view)
 	e.GET("/runs/:id/patch.mbox", s.runMbox, view)
+	e.GET("/runs/:id/export.html", s.exportRun, view)
 	e.GET("/runs/:id/diff/:n", s.runDiffFile, view)
 	e.GET("/runs/:id/diff/:n/lines", s.runDiffLines, view)
 	e.GET("/sessions", s.listSessions, view)
