@@ -44,10 +44,15 @@ func ExportRun(ctx context.Context, runs *runview.Service, id string, now time.T
 	return web.ExportView(p, string(css), now.UTC().Format("2006-01-02 15:04")).Render(ctx, w)
 }
 
+// exportPolicy is the Content-Security-Policy of a served export: its own
+// inline stylesheet, and nothing loaded, run, framed or sent anywhere.
+const exportPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
 // exportRun serves run id as the file ExportRun writes, to download.
 func (s *Server) exportRun(c echo.Context) error {
 	id := c.Param("id")
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().Header().Set("Content-Security-Policy", exportPolicy)
 	c.Response().Header().Set(echo.HeaderContentDisposition, "attachment; filename="+strconv.Quote("proctor-run-"+id+".html"))
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")

@@ -9,10 +9,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/index"
 
 	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -151,3 +155,85 @@ func TestPushToTheHost(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("connection reset by peer") }
+
+// A reviewer makes a read-only link to a run: it opens without an account
+// (the run as one self-contained page, every opening audited), and stops
+// opening when revoked or expired; a push-only or viewer cannot make one.
+func TestShareLinks(t *testing.T) {
+	a := newAuthServer(t, server.Config{})
+	const run = "20261201-093012-k3f9qa"
+	root := t.TempDir()
+	os.CopyFS(root, os.DirFS("../../testdata/bundles"))
+	if _, err := index.New(a.st).Index(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+	makeLink := func(expires string) (int, string) {
+		rec := a.do("POST", "/runs/"+run+"/share", reqOpts{session: a.session("rev"), csrf: testCSRF, body: "expires=" + expires})
+		return rec.Code, regexp.MustCompile(`/share/psl_[A-Za-z0-9_-]+`).FindString(rec.Body.String())
+	}
+	code, link := makeLink("24h")
+	if code != http.StatusCreated || link == "" {
+		t.Fatalf("make a link: %d %q", code, link)
+	}
+	open := func(path string) *httptest.ResponseRecorder { return a.do("GET", path, reqOpts{}) }
+	rec := open(link)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "math.Round") || rec.Header().Get("Referrer-Policy") != "no-referrer" ||
+		strings.Contains(rec.Body.String(), "<script") {
+		t.Fatalf("open the link without an account: %d %v", rec.Code, rec.Header())
+	}
+	// Not a key to anything else.
+	if rec := open("/runs/" + run); rec.Code != http.StatusSeeOther {
+		t.Fatalf("the run page without an account: %d", rec.Code)
+	}
+	for _, bad := range []string{"/share/psl_forged", "/share/ptk_x", "/share/" + strings.Repeat("a", 200)} {
+		if rec := open(bad); rec.Code != http.StatusNotFound {
+			t.Errorf("%s: %d", bad, rec.Code)
+		}
+	}
+	if c, _ := makeLink("forever"); c != http.StatusUnprocessableEntity {
+		t.Errorf("a link forever: %d", c)
+	}
+	if rec := a.do("POST", "/runs/"+run+"/share", reqOpts{session: a.session("vic"), csrf: testCSRF, body: "expires=1h"}); rec.Code != http.StatusForbidden {
+		t.Errorf("a viewer made a link: %d", rec.Code)
+	}
+
+	// Revoked: it stops opening; the list says who revoked it.
+	list := a.do("GET", "/shares", reqOpts{session: a.session("rev")}).Body.String()
+	if !strings.Contains(list, `data-share="1"`) || !strings.Contains(list, "live") || !strings.Contains(list, `aria-label="Revoke link 1"`) {
+		t.Fatalf("the list: %.500s", list)
+	}
+	if rec := a.do("POST", "/shares/1/revoke", reqOpts{session: a.session("ada"), csrf: testCSRF}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", rec.Code)
+	}
+	if rec := open(link); rec.Code != http.StatusNotFound {
+		t.Fatalf("a revoked link opens: %d", rec.Code)
+	}
+	if list := a.do("GET", "/shares", reqOpts{session: a.session("rev")}).Body.String(); !strings.Contains(list, "revoked by ada") {
+		t.Fatalf("the list after revoking: %.500s", list)
+	}
+
+	// Expired: an hour's link does not open after an hour.
+	_, hour := makeLink("1h")
+	if rec := open(hour); rec.Code != http.StatusOK {
+		t.Fatalf("an hour's link: %d", rec.Code)
+	}
+	a.now = a.now.Add(time.Hour)
+	if rec := open(hour); rec.Code != http.StatusNotFound {
+		t.Fatalf("an hour's link after an hour: %d", rec.Code)
+	}
+
+	// The audit log says who made each link, and each opening.
+	entries, _, err := a.st.ListAudit(context.Background(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, e := range entries {
+		said = append(said, e.Actor+" "+e.Action)
+	}
+	for _, want := range []string{"rev share", "link #1 of rev share-open", "ada share-revoke", "link #2 of rev share-open"} {
+		if !slices.Contains(said, want) {
+			t.Errorf("the audit log lacks %q: %v", want, said)
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/push"
 	"github.com/proctor-dev/proctor/internal/review"
+	"github.com/proctor-dev/proctor/internal/share"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -74,6 +75,7 @@ type Server struct {
 	reviews    *review.Service
 	runs       *runview.Service
 	receiver   *push.Receiver // bundles pushed to this host
+	shares     *share.Links   // read-only links to runs
 	doneLinger time.Duration  // how long an event stream stays open after "done"
 	store      *store.Store
 	cfg        Config
@@ -100,6 +102,7 @@ func New(st *store.Store, cfg Config) *Server {
 	limits := bundle.DefaultLimits()
 	s := &Server{store: st, cfg: cfg, limits: limits, log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
 		origins: http.NewCrossOriginProtection(), receiver: &push.Receiver{DataDir: cfg.DataDir, Store: st}}
+	s.shares = &share.Links{Store: st, Now: func() time.Time { return s.now() }}
 	if l := cfg.Launcher; l != nil {
 		s.launcher, s.runner, s.queue, s.board = l, l.Runner, l.Queue, l.Board
 	}
@@ -157,6 +160,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/signin", s.signinForm)
 	e.POST("/signin", s.signin)
 	e.POST("/signout", s.signout)
+	e.GET("/share/:token", s.openShare) // a read-only link: its secret is the credential
 
 	// Viewers read.
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/runs") }, view)
@@ -194,6 +198,9 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/api/v1/runs/:id/approvals/:n", s.apiDecideApproval, review)
 	e.POST("/rules/:id/revoke", s.revokeRule, review)
 	e.POST("/suites/:id/baseline", s.setBaseline, review)
+	e.POST("/runs/:id/share", s.shareRun, review)
+	e.GET("/shares", s.listShares, review)
+	e.POST("/shares/:id/revoke", s.revokeShare, review)
 
 	// Admins launch and stop; each is recorded in the audit log.
 	e.GET("/launch", s.launchForm, admin)

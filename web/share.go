@@ -1,0 +1,38 @@
+package web
+
+import (
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/share"
+	"github.com/proctor-dev/proctor/internal/store"
+)
+
+// ShareCreatedPage shows a new share link, the one time its URL is shown.
+type ShareCreatedPage struct {
+	Meta Meta
+	URL  string
+	Link store.ShareLink
+}
+
+// SharesPage lists the share links.
+type SharesPage struct {
+	Meta  Meta
+	Links []store.ShareLink
+	Now   time.Time
+}
+
+// shareState is a link's state in words.
+func shareState(l store.ShareLink, now time.Time) string {
+	switch {
+	case !l.RevokedAt.IsZero():
+		return "revoked by " + l.RevokedBy + " " + formatTime(l.RevokedAt)
+	case !now.Before(l.ExpiresAt):
+		return "expired"
+	}
+	return "live"
+}
+
+// shareLifetimes are the choices of the share form.
+func shareLifetimes() []string { return share.Lifetimes() }
+
+func shareLifetimeLabel(s string) string { return share.LifetimeLabel(s) }
