@@ -80,4 +80,6 @@ func (l *Links) Revoke(ctx context.Context, id int64, by string) (store.ShareLin
 }
 
 // List is every link, newest first.
-func (l *Links) List(ctx context.Context) ([]store.ShareLink, error) { return l.Store.ListShareLinks(ctx) }
+func (l *Links) List(ctx context.Context) ([]store.ShareLink, error) {
+	return l.Store.ListShareLinks(ctx)
+}
