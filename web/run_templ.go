@@ -588,7 +588,7 @@ func RunView(p RunPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if p.Meta.CanReview {
-				templ_7745c5c3_Err = shareForm(p).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = shareForm(p.Meta, runURL(p.Run.RunID)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -36,3 +36,19 @@ func shareState(l store.ShareLink, now time.Time) string {
 func shareLifetimes() []string { return share.Lifetimes() }
 
 func shareLifetimeLabel(s string) string { return share.LifetimeLabel(s) }
+
+// shareTarget is the dashboard's page of what a link shows.
+func shareTarget(l store.ShareLink) string {
+	if l.Kind == share.Suite {
+		return suiteURL(l.Object)
+	}
+	return runURL(l.Object)
+}
+
+// shareExposes says what a link shows.
+func shareExposes(l store.ShareLink) string {
+	if l.Kind == share.Suite {
+		return "the suite — its matrix of results, pass rates and costs, not its runs —"
+	}
+	return "the run — its summary, checks, transcript and diff —"
+}

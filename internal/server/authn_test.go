@@ -180,6 +180,7 @@ func TestRouteAccess(t *testing.T) {
 		"PUT /api/v1/push/:digest":    {"/api/v1/push/" + strings.Repeat("0", 64), "admin", 0},
 		"POST /suites/:id/baseline":   {"/suites/s1/baseline", "reviewer", 0},
 		"POST /runs/:id/share":        {"/runs/" + run + "/share", "reviewer", 0},
+		"POST /suites/:id/share":      {"/suites/s1/share", "reviewer", 0},
 		"GET /shares":                 {"/shares", "reviewer", 0},
 		"POST /shares/:id/revoke":     {"/shares/1/revoke", "reviewer", 0},
 		"POST /runs/:id/review":       {"/runs/" + run + "/review", "reviewer", 0},

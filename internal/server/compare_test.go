@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,27 @@ func TestCompareSuitesPageAndAPI(t *testing.T) {
 	page = get(t, s, "/scenarios/scn-42").Body.String()
 	if !strings.Contains(page, `id="scenario-suites"`) || strings.Count(page, `class="mono small">suite-`) != 2 || !strings.Contains(page, "0/2 (0%, 0–66%)") {
 		t.Errorf("the scenario page does not show its recent suites")
+	}
+
+	// A read-only link to the suite: its matrix, paged, its runs not linked.
+	rec = send(s, withCSRF(formPost("/suites/suite-new/share", url.Values{"expires": {"24h"}})))
+	link := regexp.MustCompile(`/share/psl_[A-Za-z0-9_-]+`).FindString(rec.Body.String())
+	if rec.Code != http.StatusCreated || link == "" || !strings.Contains(rec.Body.String(), "not its runs") {
+		t.Fatalf("share the suite: %d %q", rec.Code, link)
+	}
+	shared := get(t, s, link).Body.String()
+	for _, want := range []string{`id="export-suite">suite-new`, `data-scenario="scn-42"`, `href="?page=2"`, "pass^k: 59 of 60", `id="models-table"`} {
+		if !strings.Contains(shared, want) {
+			t.Errorf("the shared suite lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script", `href="/runs/`, "<form"} {
+		if strings.Contains(shared, bad) {
+			t.Errorf("the shared suite holds %q", bad)
+		}
+	}
+	if page2 := get(t, s, link+"?page=2").Body.String(); !strings.Contains(page2, "page 2 of 2") {
+		t.Errorf("the shared suite's second page")
 	}
 
 	// Set a baseline from the suite page, then compare with it by name.

@@ -10,20 +10,27 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/share"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/suite"
+	"github.com/proctor-dev/proctor/static"
 	"github.com/proctor-dev/proctor/web"
 )
 
 // shareRun makes a read-only link to the run and shows it, once.
-func (s *Server) shareRun(c echo.Context) error {
+func (s *Server) shareRun(c echo.Context) error { return s.makeShare(c, share.Run) }
+
+// shareSuite makes a read-only link to the suite and shows it, once.
+func (s *Server) shareSuite(c echo.Context) error { return s.makeShare(c, share.Suite) }
+
+func (s *Server) makeShare(c echo.Context, kind string) error {
 	id := c.Param("id")
 	if !bundle.ValidID(id) {
-		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
+		return echo.NewHTTPError(http.StatusNotFound, "No "+kind+" has the id "+strconv.Quote(id)+".")
 	}
 	who := s.actor(c, s.reviewerName(c))
-	secret, link, err := s.shares.Create(c.Request().Context(), id, who, c.FormValue("expires"))
+	secret, link, err := s.shares.Create(c.Request().Context(), kind, id, who, c.FormValue("expires"))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed.")
+		return echo.NewHTTPError(http.StatusNotFound, "No "+kind+" "+id+" is indexed.")
 	case errors.Is(err, share.ErrLifetime):
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, "No link was made: "+err.Error()+".")
 	case err != nil:
@@ -36,7 +43,7 @@ func (s *Server) shareRun(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	url := scheme + "://" + c.Request().Host + "/share/" + secret
-	return render(c, http.StatusCreated, web.ShareCreatedView(web.ShareCreatedPage{Meta: s.meta(c, "Share run "+id, web.NavRuns), URL: url, Link: link}))
+	return render(c, http.StatusCreated, web.ShareCreatedView(web.ShareCreatedPage{Meta: s.meta(c, "Share "+kind+" "+id, web.NavRuns), URL: url, Link: link}))
 }
 
 // listShares lists the links.
@@ -83,5 +90,17 @@ func (s *Server) openShare(c echo.Context) error {
 	s.auditAs(c, "link #"+strconv.FormatInt(link.ID, 10)+" of "+link.CreatedBy, "share-open", link.Object, "opened "+strconv.Itoa(link.Opened)+" times")
 	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	h.Set("Content-Security-Policy", exportPolicy)
+	if link.Kind == share.Suite {
+		n, _ := strconv.Atoi(c.QueryParam("page"))
+		v, err := s.matrices.View(c.Request().Context(), link.Object, suite.Filter{}, n)
+		if err != nil {
+			return err
+		}
+		css, err := static.FS.ReadFile("style.css")
+		if err != nil {
+			return err
+		}
+		return web.SharedSuiteView(web.SuitePage{View: v}, string(css), s.now().UTC().Format("2006-01-02 15:04")).Render(c.Request().Context(), c.Response())
+	}
 	return ExportRun(c.Request().Context(), s.runs, link.Object, s.now(), c.Response())
 }

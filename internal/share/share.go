@@ -1,10 +1,12 @@
-// Package share owns read-only links to one run: made by a reviewer for
+// Package share owns read-only links to one run or one suite: made by a
+// reviewer for
 // someone without an account, opened by whoever holds the URL until they
 // expire or are revoked. A link's secret is 256 random bits shown once;
 // only its SHA-256 is kept, so the index's file gives no link away.
 package share
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,14 +45,29 @@ func (l *Links) now() time.Time {
 	return time.Now()
 }
 
-// Create makes a link to run id lasting lifetime (one of Lifetimes), made
-// by by; the secret is returned once and kept nowhere.
-func (l *Links) Create(ctx context.Context, run, by, lifetime string) (string, store.ShareLink, error) {
+// What a link may show.
+const (
+	Run   = "run"
+	Suite = "suite"
+)
+
+// Create makes a link to run or suite (kind) id lasting lifetime (one of
+// Lifetimes), made by by; the secret is returned once and kept nowhere.
+func (l *Links) Create(ctx context.Context, kind, id, by, lifetime string) (string, store.ShareLink, error) {
 	if !slices.Contains(Lifetimes(), lifetime) {
 		return "", store.ShareLink{}, fmt.Errorf("%w; got %q", ErrLifetime, lifetime)
 	}
-	if _, err := l.Store.GetRun(ctx, run); err != nil {
-		return "", store.ShareLink{}, fmt.Errorf("share run %s: %w", run, err)
+	switch kind {
+	case Run:
+		if _, err := l.Store.GetRun(ctx, id); err != nil {
+			return "", store.ShareLink{}, fmt.Errorf("share run %s: %w", id, err)
+		}
+	case Suite:
+		if ok, err := l.Store.SuiteExists(ctx, id); err != nil || !ok {
+			return "", store.ShareLink{}, fmt.Errorf("share suite %s: %w", id, cmp.Or(err, store.ErrNotFound))
+		}
+	default:
+		return "", store.ShareLink{}, fmt.Errorf("share %s %s: a link shows a run or a suite", kind, id)
 	}
 	d, _ := time.ParseDuration(lifetime)
 	secret, err := auth.NewSecret(Prefix)
@@ -58,7 +75,7 @@ func (l *Links) Create(ctx context.Context, run, by, lifetime string) (string, s
 		return "", store.ShareLink{}, err
 	}
 	now := l.now().UTC()
-	link := store.ShareLink{Kind: "run", Object: run, CreatedBy: by, CreatedAt: now, ExpiresAt: now.Add(d)}
+	link := store.ShareLink{Kind: kind, Object: id, CreatedBy: by, CreatedAt: now, ExpiresAt: now.Add(d)}
 	if link.ID, err = l.Store.AddShareLink(ctx, auth.HashSecret(secret), link); err != nil {
 		return "", store.ShareLink{}, err
 	}

@@ -31,15 +31,21 @@ func TestALinkLivesUntilItExpiresOrIsRevoked(t *testing.T) {
 		{"run-1", "", "expires: want one of"},
 		{"run-nope", "1h", "share run run-nope: get run run-nope: not found"},
 	} {
-		if _, _, err := links.Create(ctx, tc.run, "rev", tc.lifetime); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, err := links.Create(ctx, share.Run, tc.run, "rev", tc.lifetime); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s for %q: %v", tc.run, tc.lifetime, err)
 		}
 	}
-	day, link, err := links.Create(ctx, "run-1", "rev", "24h")
+	if _, _, err := links.Create(ctx, share.Suite, "suite-nope", "rev", "1h"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a link to an unknown suite: %v", err)
+	}
+	if _, _, err := links.Create(ctx, "session", "run-1", "rev", "1h"); err == nil || !strings.Contains(err.Error(), "a link shows a run or a suite") {
+		t.Errorf("a link to a session: %v", err)
+	}
+	day, link, err := links.Create(ctx, share.Run, "run-1", "rev", "24h")
 	if err != nil || !strings.HasPrefix(day, share.Prefix) || !link.ExpiresAt.Equal(start.Add(24*time.Hour)) {
 		t.Fatalf("a day's link: %q %+v %v", day, link, err)
 	}
-	week, _, _ := links.Create(ctx, "run-1", "rev", "168h")
+	week, _, _ := links.Create(ctx, share.Run, "run-1", "rev", "168h")
 	if got, err := links.Open(ctx, day); err != nil || got.Object != "run-1" || got.Opened != 1 {
 		t.Fatalf("open: %+v %v", got, err)
 	}

@@ -8,11 +8,12 @@ import (
 	"time"
 )
 
-// ShareLink is a read-only link to one run, opened without an account.
+// ShareLink is a read-only link to one run or one suite, opened without
+// an account.
 type ShareLink struct {
 	ID         int64
-	Kind       string // "run"
-	Object     string // the run's id
+	Kind       string // "run" or "suite"
+	Object     string // the run's or the suite's id
 	CreatedBy  string
 	CreatedAt  time.Time
 	ExpiresAt  time.Time

@@ -56,6 +56,15 @@ func (s *Store) ListSuites(ctx context.Context, limit int) ([]SuiteSummary, erro
 	return out, rows.Err()
 }
 
+// SuiteExists reports whether any run of suite id is indexed.
+func (s *Store) SuiteExists(ctx context.Context, id string) (bool, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM runs WHERE suite = ? LIMIT 1)`, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("suite %s: %w", id, err)
+	}
+	return n > 0, nil
+}
+
 // RecentSuites returns the ids and first start of the most recent suite
 // runs, newest first: ListSuites without counting their runs.
 func (s *Store) RecentSuites(ctx context.Context, limit int) ([]SuiteSummary, error) {
