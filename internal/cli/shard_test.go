@@ -14,18 +14,20 @@ import (
 	"github.com/proctor-dev/proctor/internal/suite"
 )
 
-// A suite run as 4 shards in 4 processes at once, into one data folder
-// (two of them packed), is the same suite as one unsharded run of the same
-// scenarios: the same matrix, each case run once.
+// A suite run as 4 shards in 4 processes at once, each on a machine of
+// its own (its own data folder; two of them packed) pushing its runs to the
+// team's host, is the same suite there as one unsharded run of the same
+// scenarios pushed too: the same matrix, each case run once.
 func TestAShardedSuiteIsTheSuite(t *testing.T) {
-	data := t.TempDir()
+	host := t.TempDir()
+	_, url := serveChild(t, host, t.TempDir())
 	var cmds []*exec.Cmd
 	for k := 1; k <= 4; k++ {
-		args := []string{"scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--shard", fmt.Sprintf("%d/4", k), "--suite", "suite-sharded"}
+		args := []string{"scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--shard", fmt.Sprintf("%d/4", k), "--suite", "suite-sharded", "--push", url}
 		if k%2 == 0 {
 			args = append(args, "--pack")
 		}
-		cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data}, append(args, "../../examples/scenarios")...)
+		cmd := proctorChild(t, []string{"PROCTOR_DATA=" + t.TempDir()}, append(args, "../../examples/scenarios")...)
 		t.Cleanup(func() { cmd.Process.Kill() })
 		cmds = append(cmds, cmd)
 	}
@@ -34,7 +36,8 @@ func TestAShardedSuiteIsTheSuite(t *testing.T) {
 		err := cmd.Wait()
 		out := cmd.Stdout.(*bytes.Buffer).String()
 		var n, all int
-		if _, scanErr := fmt.Sscanf(out[strings.Index(out, "shard "):], fmt.Sprintf("shard %d/4: %%d of its %%d cases", k+1), &n, &all); err != nil || scanErr != nil || all != 10 {
+		if _, scanErr := fmt.Sscanf(out[strings.Index(out, "shard "):], fmt.Sprintf("shard %d/4: %%d of its %%d cases", k+1), &n, &all); err != nil || scanErr != nil || all != 10 ||
+			!strings.Contains(out, "pushed ") || strings.Contains(out, "FAILED") {
 			t.Fatalf("shard %d/4: %v %v\n%s", k+1, err, scanErr, out)
 		}
 		cases += n
@@ -42,11 +45,11 @@ func TestAShardedSuiteIsTheSuite(t *testing.T) {
 	if cases != 10 {
 		t.Fatalf("the shards ran %d cases, want 10", cases)
 	}
-	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--suite", "suite-whole", "../../examples/scenarios"); r.code != ExitOK {
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, "scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--suite", "suite-whole", "--push", url, "../../examples/scenarios"); r.code != ExitOK {
 		t.Fatalf("unsharded: %+v", r)
 	}
 
-	st, err := store.Open(context.Background(), filepath.Join(data, "proctor.db"))
+	st, err := store.Open(context.Background(), filepath.Join(host, "proctor.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +68,7 @@ func TestAShardedSuiteIsTheSuite(t *testing.T) {
 	if len(whole) != 5 || !reflect.DeepEqual(sharded, whole) {
 		t.Fatalf("sharded matrix:\n%+v\nunsharded:\n%+v", sharded, whole)
 	}
-	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "compare", "--fail-on", "any", "suite-whole", "suite-sharded"); r.code != ExitOK || !strings.Contains(r.stdout, "(5 unchanged") {
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": host}, "compare", "--fail-on", "any", "suite-whole", "suite-sharded"); r.code != ExitOK || !strings.Contains(r.stdout, "(5 unchanged") {
 		t.Fatalf("compare the two: %+v", r)
 	}
 }
