@@ -102,5 +102,8 @@ func (s *Server) openShare(c echo.Context) error {
 		}
 		return web.SharedSuiteView(web.SuitePage{View: v}, string(css), s.now().UTC().Format("2006-01-02 15:04")).Render(c.Request().Context(), c.Response())
 	}
+	if _, err := s.store.GetRun(c.Request().Context(), link.Object); errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "The run this link shows is no longer on this host.")
+	}
 	return ExportRun(c.Request().Context(), s.runs, link.Object, s.now(), c.Response())
 }
