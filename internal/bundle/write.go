@@ -72,17 +72,7 @@ func WriteAtomicFunc(path string, perm os.FileMode, sync bool, write func(io.Wri
 	return syncDir(dir)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync folder %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync folder %s: %w", dir, err)
-	}
-	return nil
-}
+func syncDir(dir string) error { return osfile.SyncDir(dir) }
 
 // WriteJSON writes v as indented JSON to path atomically.
 func WriteJSON(path string, v any) error {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // The review journal of a run is the folder <run>/.review, which appears
@@ -367,14 +368,7 @@ func writeSynced(root *os.Root, name string, data []byte, mode fs.FileMode) erro
 	return d.Sync()
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func syncDir(dir string) error { return osfile.SyncDir(dir) }
 
 // Recover finishes or rolls back the review journaled in runDir by a
 // process that stopped before it was done, and reports what it settled

@@ -9,6 +9,7 @@ package osfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -47,4 +48,18 @@ func CreateTemp(dir, pattern string) (*os.File, error) {
 		}
 		return f, err
 	}
+}
+
+// SyncDir makes what was created in, renamed into or removed from the
+// folder dir durable.
+func SyncDir(dir string) error {
+	d, err := Open(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -185,7 +186,7 @@ func (r *Receiver) store(ctx context.Context, digest, part string) (Status, erro
 	if err := os.Rename(part, dest); err != nil { // whole or not at all
 		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
 	}
-	if err := syncDir(filepath.Dir(dest)); err != nil {
+	if err := osfile.SyncDir(filepath.Dir(dest)); err != nil {
 		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
 	}
 	info, err := os.Stat(dest)
@@ -230,13 +231,4 @@ func fileDigest(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
