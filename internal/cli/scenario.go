@@ -111,7 +111,8 @@ read is reported and the others still run.
 With --shard K/N it runs only the K-th of N even shares of the cases (the same
 split on every machine), for one suite run on N machines: give every shard the
 same --suite ID (in GitHub Actions, GitLab CI, Buildkite and CircleCI the CI's
-run id is used), and index their bundles into one data folder (docs/ci.md).
+run id is used), and push them to the team's host (--push URL) or index their
+bundles into one data folder (docs/ci.md).
 With --baseline NAME it then compares the suite with that baseline (or suite
 id), as 'proctor compare' does, and --fail-on decides exit code 1 instead of a
 failed run: a scenario failing in both suites does not fail the job with
@@ -226,10 +227,9 @@ broken check.`)
 		}
 	}
 	code := rep.ExitCode()
-	if pusher != nil {
-		if !pushSuite(ctx, env, pusher, rep, opt) && code == ExitOK {
-			code = ExitProblems
-		}
+	pushed := pusher == nil || pushSuite(ctx, env, pusher, rep, opt)
+	if !pushed && code == ExitOK {
+		code = ExitProblems
 	}
 	if *setBaseline != "" && code != ExitUsage {
 		if err := suite.SetBaseline(ctx, r.DataDir, *setBaseline, rep.ID, "cli:"+osUser()); err != nil {
@@ -242,7 +242,10 @@ broken check.`)
 			return exitError{code}
 		}
 		fmt.Fprintln(env.Stdout)
-		return compareSuites(ctx, env, "scenario run", r.DataDir, baseID, rep.ID, cmpOut, cf.out)
+		if err := compareSuites(ctx, env, "scenario run", r.DataDir, baseID, rep.ID, cmpOut, cf.out); err != nil || pushed {
+			return err
+		}
+		return exitError{ExitProblems} // compared fine, but the host lacks runs
 	}
 	if code != 0 {
 		return exitError{code}
