@@ -8,6 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,5 +205,39 @@ func TestAPushIsCheckedAsHostileInput(t *testing.T) {
 	}
 	if parts, _ := filepath.Glob(filepath.Join(r.DataDir, "incoming", "*.part")); len(parts) != 0 {
 		t.Fatalf("refused uploads left parts: %v", parts)
+	}
+}
+
+// A host that answers but keeps nothing does not keep the pusher sending
+// for ever; a host that refuses the pack says why.
+func TestThePusherStopsWhenTheHostTakesNothing(t *testing.T) {
+	data, _ := packOf(t, "run-a")
+	pack := filepath.Join(t.TempDir(), "p.tar")
+	os.WriteFile(pack, data, 0o644)
+	var puts int
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			puts++
+			io.Copy(io.Discard, r.Body)
+		}
+		w.Write([]byte(`{"digest": "x", "have": 0}`))
+	}))
+	defer stuck.Close()
+	res, err := (&push.Pusher{URL: stuck.URL, Backoff: time.Millisecond}).Push(context.Background(), pack)
+	if err != nil || res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "kept none of the bytes") || puts != 1 {
+		t.Fatalf("%+v %v after %d PUTs", res, err, puts)
+	}
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			w.Write([]byte(`{"error": "not a pack of runs: it holds no whole run"}`))
+			return
+		}
+		w.Write([]byte(`{"have": 0}`))
+	}))
+	defer refusing.Close()
+	res, _ = (&push.Pusher{URL: refusing.URL, Backoff: time.Millisecond}).Push(context.Background(), pack)
+	if res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "the host answered 422: not a pack of runs") {
+		t.Fatalf("refused: %+v", res)
 	}
 }

@@ -128,8 +128,13 @@ func (p *Pusher) pushOne(ctx context.Context, path string) Result {
 	}
 	res.Already = st.Stored
 	for !st.Stored {
+		before := st.Have
 		if st, err = p.send(ctx, pack, res.Digest, size, st.Have); err != nil {
 			res.Err = fmt.Errorf("push %s: %w", path, err)
+			return res
+		}
+		if !st.Stored && st.Have <= before { // a host that takes nothing would keep it sending forever
+			res.Err = fmt.Errorf("push %s: the host kept none of the bytes sent (it has %d of %d)", path, st.Have, size)
 			return res
 		}
 	}
