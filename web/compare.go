@@ -29,8 +29,7 @@ type CompareTotal struct {
 
 // Totals are the comparison's totals line by line.
 func (p ComparePage) Totals() []CompareTotal {
-	j := p.Cmp.JSON()
-	b, h := j.Totals.Base, j.Totals.Head
+	b, h := p.Cmp.Totals()
 	pct := func(r float64) string { return strconv.FormatFloat(100*r, 'f', 0, 64) + "%" }
 	rate := func(t suite.TotalsJSON) string {
 		return itoa(t.Passed) + "/" + itoa(t.Runs) + " (" + pct(t.PassRate) + ", " + pct(t.Interval[0]) + "–" + pct(t.Interval[1]) + ")"
@@ -74,13 +73,7 @@ type CompareTab struct {
 
 // Tabs are the classes with rows, and "every row".
 func (p ComparePage) Tabs() []CompareTab {
-	tabs := []CompareTab{{Label: "every scenario", Count: p.Cmp.Shown(), URL: p.URL("", 1), Current: p.Cmp.Class == ""}}
-	if p.Cmp.Class != "" {
-		tabs[0].Count = 0
-		for _, n := range p.Cmp.Classes {
-			tabs[0].Count += n
-		}
-	}
+	tabs := []CompareTab{{Label: "every scenario", Count: p.Cmp.All(), URL: p.URL("", 1), Current: p.Cmp.Class == ""}}
 	for _, c := range store.CompareClasses() {
 		if n := p.Cmp.Classes[c]; n > 0 {
 			tabs = append(tabs, CompareTab{Class: c, Label: classLabel(c), Count: n, URL: p.URL(c, 1), Current: p.Cmp.Class == c})
@@ -153,12 +146,8 @@ func (p ComparePage) Rows() []CompareRowView {
 
 func sideView(s suite.SideStats, run string) CompareSideView {
 	v := CompareSideView{Rate: suite.RateText(s), Run: run}
-	switch {
-	case !s.Present:
-	case s.PassK:
+	if s.PassK {
 		v.PassK = "pass^k"
-	default:
-		v.PassK = ""
 	}
 	return v
 }

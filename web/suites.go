@@ -281,10 +281,9 @@ type ChartTick struct {
 func (p SuitePage) CostChart() CostChart {
 	ch := CostChart{Width: 720, Height: 320, Left: 64, Top: 16, Right: 560, Bottom: 276}
 	type point struct {
-		label   string
-		s       suite.SideStats
-		cost    float64
-		present bool
+		label string
+		s     suite.SideStats
+		cost  float64
 	}
 	var pts []point
 	top := 0.0

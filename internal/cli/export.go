@@ -45,12 +45,14 @@ request. The dashboard's run page offers the same file to download.`)
 	}
 	defer st.Close()
 	runs := &runview.Service{Store: st, DataDir: dir, Limits: bundle.DefaultLimits()}
-	if _, err := st.GetRun(ctx, id); errors.Is(err, store.ErrNotFound) {
+	page, err := server.ExportRun(ctx, runs, id, time.Now())
+	if errors.Is(err, store.ErrNotFound) {
 		return usagef("export", "no run %s is indexed in %s; 'proctor index' its folder first", id, dir)
 	}
-	err = bundle.WriteAtomicFunc(*out, 0o644, true, func(w io.Writer) error {
-		return server.ExportRun(ctx, runs, id, time.Now(), w)
-	})
+	if err != nil {
+		return err
+	}
+	err = bundle.WriteAtomicFunc(*out, 0o644, true, func(w io.Writer) error { return page.Render(ctx, w) })
 	if err != nil {
 		return err
 	}

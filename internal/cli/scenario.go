@@ -261,7 +261,7 @@ func pushSuite(ctx context.Context, env Env, p *push.Pusher, rep suite.Report, o
 		paths = []string{opt.Pack.Path()}
 	} else {
 		for _, c := range rep.Cases {
-			if c.Ran() && !strings.Contains(c.Dir, "#") {
+			if c.Ran() {
 				paths = append(paths, c.Dir)
 			}
 		}

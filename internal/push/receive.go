@@ -32,6 +32,8 @@ type Status struct {
 	// whole runs, and every run or entry it refused, with the reason.
 	Runs     int              `json:"runs,omitempty"`
 	Problems []bundle.Problem `json:"problems,omitempty"`
+	// Now: this Receive stored the pack (not an earlier push).
+	Now bool `json:"-"`
 }
 
 // Receiver is the host's side of a push.
@@ -193,7 +195,7 @@ func (r *Receiver) store(ctx context.Context, digest, part string) (Status, erro
 	if err != nil {
 		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
 	}
-	st := Status{Digest: digest, Have: info.Size(), Stored: true}
+	st := Status{Digest: digest, Have: info.Size(), Stored: true, Now: true}
 	if _, err := index.New(r.Store).Index(ctx, dest); err != nil {
 		// Stored: the next index of the data folder (serve does one at
 		// start) takes it.

@@ -61,12 +61,11 @@ func (s *Server) pushReceive(c echo.Context) error {
 	default:
 		return apiError(c, http.StatusUnsupportedMediaType, "Content-Encoding "+strconv.Quote(enc)+": send gzip or nothing", nil)
 	}
-	before, _ := s.receiver.Status(c.Request().Context(), c.Param("digest"))
 	st, err := s.receiver.Receive(c.Request().Context(), c.Param("digest"), size, offset, body)
 	if err != nil {
 		return pushError(c, err)
 	}
-	if st.Stored && !before.Stored {
+	if st.Now {
 		who := s.actor(c, "")
 		s.auditAs(c, who, "push", st.Digest, strconv.Itoa(st.Runs)+" runs, "+strconv.Itoa(len(st.Problems))+" problems")
 	}

@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/share"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
-	"github.com/proctor-dev/proctor/static"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -88,22 +88,19 @@ func (s *Server) openShare(c echo.Context) error {
 		return err
 	}
 	s.auditAs(c, "link #"+strconv.FormatInt(link.ID, 10)+" of "+link.CreatedBy, "share-open", link.Object, "opened "+strconv.Itoa(link.Opened)+" times")
-	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	h.Set("Content-Security-Policy", exportPolicy)
+	var page templ.Component
 	if link.Kind == share.Suite {
 		n, _ := strconv.Atoi(c.QueryParam("page"))
 		v, err := s.matrices.View(c.Request().Context(), link.Object, suite.Filter{}, n)
 		if err != nil {
 			return err
 		}
-		css, err := static.FS.ReadFile("style.css")
-		if err != nil {
-			return err
-		}
-		return web.SharedSuiteView(web.SuitePage{View: v}, string(css), s.now().UTC().Format("2006-01-02 15:04")).Render(c.Request().Context(), c.Response())
-	}
-	if _, err := s.store.GetRun(c.Request().Context(), link.Object); errors.Is(err, store.ErrNotFound) {
+		page = web.SharedSuiteView(web.SuitePage{View: v}, exportStyle(), s.now().UTC().Format("2006-01-02 15:04"))
+	} else if page, err = ExportRun(c.Request().Context(), s.runs, link.Object, s.now()); errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "The run this link shows is no longer on this host.")
+	} else if err != nil {
+		return err
 	}
-	return ExportRun(c.Request().Context(), s.runs, link.Object, s.now(), c.Response())
+	h.Set("Content-Security-Policy", exportPolicy)
+	return render(c, http.StatusOK, page)
 }

@@ -35,7 +35,6 @@ type CompareSide struct {
 	Count     int // runs
 	Runs      int // runs with a verdict
 	Passed    int
-	Broken    int   // runs with a broken check
 	Tokens    int64 // over every run
 	Cost      float64
 	Priced    int   // runs with a cost (a run whose model has no price has none)
@@ -84,13 +83,13 @@ type Comparison struct {
 
 // sideColumns aggregate one suite's runs of a row.
 const sideColumns = `count(*) AS n, count(v.run_id) AS runs, coalesce(sum(v.passed), 0) AS passed,
-	count(CASE WHEN v.checks_broken > 0 THEN 1 END) AS broken, coalesce(sum(r.total_tokens), 0) AS tokens,
+	coalesce(sum(r.total_tokens), 0) AS tokens,
 	coalesce(sum(r.cost_usd), 0) AS cost, count(r.cost_usd) AS priced,
 	coalesce(sum(r.ended_at - r.started_at), 0) AS millis, count(r.ended_at) AS ended`
 
 // sideNames name side's columns, prefixed by b (base) or h (head).
 func sideNames(p string) string {
-	return strings.NewReplacer("_", p).Replace(`_n, _runs, _passed, _broken, _tokens, _cost, _priced, _millis, _ended`)
+	return strings.NewReplacer("_", p).Replace(`_n, _runs, _passed, _tokens, _cost, _priced, _millis, _ended`)
 }
 
 // compareCTE counts each suite's runs by row (by scenario, agent and model
@@ -111,11 +110,11 @@ func compareCTE(byModel bool) string {
 	pick := func(h, p string) string {
 		return strings.NewReplacer("$H", h).Replace(strings.NewReplacer("_", p).Replace(`sum(CASE WHEN h = $H THEN n ELSE 0 END) AS _n,
 		sum(CASE WHEN h = $H THEN runs ELSE 0 END) AS _runs, sum(CASE WHEN h = $H THEN passed ELSE 0 END) AS _passed,
-		sum(CASE WHEN h = $H THEN broken ELSE 0 END) AS _broken, sum(CASE WHEN h = $H THEN tokens ELSE 0 END) AS _tokens,
+		sum(CASE WHEN h = $H THEN tokens ELSE 0 END) AS _tokens,
 		sum(CASE WHEN h = $H THEN cost ELSE 0 END) AS _cost, sum(CASE WHEN h = $H THEN priced ELSE 0 END) AS _priced,
 		sum(CASE WHEN h = $H THEN millis ELSE 0 END) AS _millis, sum(CASE WHEN h = $H THEN ended ELSE 0 END) AS _ended`))
 	}
-	return `WITH sides (h, scenario, agent, model, n, runs, passed, broken, tokens, cost, priced, millis, ended) AS (
+	return `WITH sides (h, scenario, agent, model, n, runs, passed, tokens, cost, priced, millis, ended) AS (
 	` + side("0", "?1") + `
 	UNION ALL
 	` + side("1", "?2") + `
@@ -150,7 +149,7 @@ const classRank = `CASE c WHEN 3 THEN 0 WHEN 4 THEN 1 WHEN 5 THEN 2 WHEN 0 THEN 
 // ran and those it passed on every repeat.
 func sideTotals(p string) string {
 	return strings.NewReplacer("_", p).Replace(`count(CASE WHEN _n > 0 THEN 1 END), count(CASE WHEN _s = 'pass' THEN 1 END),
-		sum(_n), sum(_runs), sum(_passed), sum(_broken), sum(_tokens), sum(_cost), sum(_priced), sum(_millis), sum(_ended)`)
+		sum(_n), sum(_runs), sum(_passed), sum(_tokens), sum(_cost), sum(_priced), sum(_millis), sum(_ended)`)
 }
 
 // CompareSuites compares suite q.Head with suite q.Base: the totals of
@@ -193,8 +192,8 @@ func (s *Store) CompareSuites(ctx context.Context, q CompareQuery) (*Comparison,
 		var kind, c, count int
 		var b, h SuiteTotals
 		var r CompareRow
-		if err := rows.Scan(&kind, &c, &count, &b.Rows, &b.AllPass, &b.Count, &b.Runs, &b.Passed, &b.Broken, &b.Tokens, &b.Cost, &b.Priced, &b.Millis, &b.Ended,
-			&h.Rows, &h.AllPass, &h.Count, &h.Runs, &h.Passed, &h.Broken, &h.Tokens, &h.Cost, &h.Priced, &h.Millis, &h.Ended,
+		if err := rows.Scan(&kind, &c, &count, &b.Rows, &b.AllPass, &b.Count, &b.Runs, &b.Passed, &b.Tokens, &b.Cost, &b.Priced, &b.Millis, &b.Ended,
+			&h.Rows, &h.AllPass, &h.Count, &h.Runs, &h.Passed, &h.Tokens, &h.Cost, &h.Priced, &h.Millis, &h.Ended,
 			&r.Scenario, &r.Agent, &r.Model); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
@@ -224,7 +223,7 @@ func (s *Store) CompareSuites(ctx context.Context, q CompareQuery) (*Comparison,
 // add adds a class's totals.
 func (t *SuiteTotals) add(o SuiteTotals) {
 	t.Rows, t.AllPass = t.Rows+o.Rows, t.AllPass+o.AllPass
-	t.Count, t.Runs, t.Passed, t.Broken = t.Count+o.Count, t.Runs+o.Runs, t.Passed+o.Passed, t.Broken+o.Broken
+	t.Count, t.Runs, t.Passed = t.Count+o.Count, t.Runs+o.Runs, t.Passed+o.Passed
 	t.Tokens, t.Cost, t.Priced = t.Tokens+o.Tokens, t.Cost+o.Cost, t.Priced+o.Priced
 	t.Millis, t.Ended = t.Millis+o.Millis, t.Ended+o.Ended
 }

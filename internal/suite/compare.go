@@ -106,6 +106,11 @@ func (c *Compared) Shown() int {
 	if c.Class != "" {
 		return c.Classes[c.Class]
 	}
+	return c.All()
+}
+
+// All is how many rows the comparison has, of every class.
+func (c *Compared) All() int {
 	n := 0
 	for _, k := range c.Classes {
 		n += k

@@ -91,7 +91,7 @@ func (c *Compared) JSON() CompareJSON {
 	for _, on := range FailOns()[1:] {
 		out.Fails[on] = c.Fails(FailOn(on))
 	}
-	out.Totals.Base, out.Totals.Head = totalsJSON(c.Base), totalsJSON(c.Head)
+	out.Totals.Base, out.Totals.Head = c.Totals()
 	for _, r := range c.Rows {
 		l := LinksOf(r)
 		b, h := StatsOf(r.Base), StatsOf(r.Head)
@@ -105,6 +105,9 @@ func (c *Compared) JSON() CompareJSON {
 	}
 	return out
 }
+
+// Totals are each side's totals.
+func (c *Compared) Totals() (base, head TotalsJSON) { return totalsJSON(c.Base), totalsJSON(c.Head) }
 
 func totalsJSON(t store.SuiteTotals) TotalsJSON {
 	s := StatsOf(t.CompareSide)
@@ -231,7 +234,7 @@ func SignedText(d *float64, unit string) string {
 
 // totalsRows are the totals as label, base, head.
 func (c *Compared) totalsRows() [][3]string {
-	b, h := totalsJSON(c.Base), totalsJSON(c.Head)
+	b, h := c.Totals()
 	rate := func(t TotalsJSON) string {
 		return fmt.Sprintf("%d/%d (%.0f%%, %.0f–%.0f%%)", t.Passed, t.Runs, 100*t.PassRate, 100*t.Interval[0], 100*t.Interval[1])
 	}
