@@ -72,6 +72,7 @@ type Proxy struct {
 
 	mu        sync.Mutex
 	last      chan struct{} // closed once the latest call begun so far is recorded
+	counted   chan struct{} // closed once the replies of every call begun so far are counted in usage
 	calls     int           // in the run
 	turnCalls int           // in this turn
 	usage     model.Usage   // what the replies reported
@@ -355,6 +356,24 @@ func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, rt aRoute, rec
 	}
 	x.Request = body
 	x.Attempt = p.attempt(r, body)
+	// An agent may send its next call as soon as it has read a reply, before
+	// the proxy has counted that reply's tokens: a bound on what the replies
+	// spent waits for the calls before this one to be counted.
+	p.mu.Lock()
+	prev, mine := p.counted, make(chan struct{})
+	p.counted = mine
+	p.mu.Unlock()
+	defer func() {
+		go func() {
+			if prev != nil {
+				<-prev
+			}
+			close(mine)
+		}()
+	}()
+	if lim := p.cfg.Limits; prev != nil && (lim.MaxTokens > 0 || lim.MaxCostUSD > 0) {
+		<-prev
+	}
 	if bound := p.admit(start); bound != "" {
 		msg := fmt.Sprintf("proctor refused this model call: the run's bound %s is reached; the run is over", bound)
 		x.Response, x.Error = writeError(w, api, http.StatusBadRequest, "proctor_bound_exceeded", msg), msg

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -466,5 +467,53 @@ func TestOnlyTheServedRoutesReachTheProvider(t *testing.T) {
 		if seen[i] != w+" Bearer sk-real-123" {
 			t.Errorf("the provider saw %q, want %q", seen[i], w)
 		}
+	}
+}
+
+// An agent sends its next call as soon as it has read a reply, which may
+// be before the proxy has counted that reply's tokens: the next call still
+// waits for them, and is refused past max_tokens. (The proxy's clock, read
+// between the reply's forwarding and its counting, holds the first call
+// there while the second is sent.)
+func TestTheNextCallWaitsForTheTokensBeforeIt(t *testing.T) {
+	s, err := script.Parse("s.yaml", []byte("model: m\nsteps:\n  - reply: {content: one, usage: {prompt_tokens: 40, completion_tokens: 20, total_tokens: 60}}\n  - reply: {content: two}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := script.Start(s, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	var reads atomic.Int32
+	slowClock := func() time.Time {
+		if reads.Add(1) == 2 { // the first call's reply is forwarded, not yet counted
+			time.Sleep(300 * time.Millisecond)
+		}
+		return time.Now()
+	}
+	p, err := proxy.Start(proxy.Config{Upstream: model.Endpoint{BaseURL: ep.URL, Model: s.Model}, Limits: proxy.Limits{MaxTokens: 50}, Record: func(model.Exchange, *model.Response) {}, Now: slowClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := sdk(p, p.Key)
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
+		first <- err
+	}()
+	// Send the second call while the first is held between its reply and
+	// its counting.
+	for reads.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	_, err = c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("y")}})
+	if err := <-first; err != nil {
+		t.Fatalf("the first call: %v", err)
+	}
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || !strings.Contains(apiErr.Message, "max_tokens=50 (60 tokens spent)") {
+		t.Fatalf("the second call, sent before the first's tokens were counted: %v", err)
 	}
 }
