@@ -8,15 +8,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/intent"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
 // Call is one tool call the agent made.
@@ -54,7 +53,7 @@ type Input struct {
 	Questions []string // the questions the agent asked the user
 	Aborted   string   // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Env       []string
-	Confine   func(cmd *exec.Cmd) // when set, makes a check's command run confined (a sandbox)
+	Confine   *sandbox.Confinement // when set, a check's command runs confined (a sandbox)
 }
 
 // CallsFile is the file in the run folder that executable checks read the
@@ -247,42 +246,18 @@ type procResult struct {
 	err      error
 }
 
-// runProc runs argv in the workspace with the check environment, killing
-// its process group at the time limit.
+// runProc runs argv in the workspace with the check environment (a
+// sandbox.Command: its process group is killed at the time limit).
 func runProc(ctx context.Context, in Input, argv []string, limit time.Duration) procResult {
 	if limit <= 0 {
 		limit = 60 * time.Second
 	}
-	cctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
-	cmd.Dir = in.Workspace
-	cmd.Env = append(append([]string{}, in.Env...),
+	env := append(append([]string{}, in.Env...),
 		"PROCTOR_RUN_DIR="+in.RunDir, "PROCTOR_WORKSPACE="+in.Workspace, "PROCTOR_CALLS="+filepath.Join(in.RunDir, CallsFile))
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
-	if in.Confine != nil {
-		in.Confine(cmd)
-	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
-	res := procResult{out: buf.String(), limit: limit}
-	var exitErr *exec.ExitError
-	switch {
-	case cctx.Err() != nil && ctx.Err() == nil:
-		res.timedOut = true
-	case ctx.Err() != nil:
-		res.err = ctx.Err()
-	case errors.As(err, &exitErr):
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.signal = ws.Signal().String()
-		} else {
-			res.code = exitErr.ExitCode()
-		}
-	case err != nil:
-		res.err = err
+	r, err := sandbox.Command{Argv: argv, Dir: in.Workspace, Env: env, Confine: in.Confine, Timeout: limit}.Run(ctx)
+	res := procResult{out: string(r.Output), code: r.Code, timedOut: r.TimedOut, limit: limit, err: err}
+	if r.Signal != 0 {
+		res.signal = r.Signal.String()
 	}
 	return res
 }

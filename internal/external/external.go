@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/tools"
 )
 
@@ -79,7 +79,7 @@ type Options struct {
 	Resume  bool   // a later turn: continue the conversation with Task as the next message
 	// Confine, when set, makes the agent run confined (a sandbox). Codex
 	// then does not sandbox its own commands: they run inside proctor's.
-	Confine func(cmd *exec.Cmd)
+	Confine *sandbox.Confinement
 	// Hook is the proctor executable, which an agent's permission hook
 	// runs (`proctor agent-hook claude`) to ask the run's approvals; ""
 	// leaves the agent's commands to the sandbox alone.
@@ -116,33 +116,20 @@ func Run(ctx context.Context, a Agent, o Options) Result {
 	}
 	// Asked with the agent's own environment: its private home, not the
 	// user's.
-	res.Version = version(ctx, a, path, env, o.Dir)
-	log := &boundedLog{max: MaxLog}
-	cmd := exec.CommandContext(ctx, path, argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = o.Dir, env, nil, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
-	if o.Confine != nil {
-		o.Confine(cmd)
-	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Start()
-	if err != nil {
-		res.Err = fmt.Errorf("start agent %s: %w", a.Name, err)
-		return res
-	}
-	err = cmd.Wait()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left running
-	res.Log, res.Cut = log.buf.Bytes(), log.cut
-	var exit *exec.ExitError
+	res.Version = version(ctx, a, path, env, o)
+	r, err := sandbox.Command{Argv: append([]string{path}, argv[1:]...), Dir: o.Dir, Env: env, MaxOutput: MaxLog,
+		Confine: o.Confine, Stop: syscall.SIGTERM, WaitDelay: 5 * time.Second}.Run(ctx)
+	res.Log, res.Cut = r.Output, r.Cut
 	switch {
 	case ctx.Err() != nil:
 		res.Err = fmt.Errorf("agent %s was stopped: %w", a.Name, context.Cause(ctx))
-	case errors.As(err, &exit) && exit.Exited():
-		res.ExitCode = exit.ExitCode()
-		res.Err = fmt.Errorf("agent %s exited with status %d (its output is in agent.log)", a.Name, res.ExitCode)
 	case err != nil:
 		res.Err = fmt.Errorf("agent %s: %w", a.Name, err)
+	case r.Code > 0:
+		res.ExitCode = r.Code
+		res.Err = fmt.Errorf("agent %s exited with status %d (its output is in agent.log)", a.Name, res.ExitCode)
+	case r.Code < 0:
+		res.Err = fmt.Errorf("agent %s was killed by %s (its output is in agent.log)", a.Name, r.Signal)
 	default:
 		res.ExitCode = 0
 	}
@@ -252,7 +239,7 @@ timeout = 86400
 
 // version is what the agent says its version is, or the digest of its
 // executable.
-func version(ctx context.Context, a Agent, path string, env []string, dir string) string {
+func version(ctx context.Context, a Agent, path string, env []string, o Options) string {
 	argv := a.Version
 	if _, ok := builtinKind(a.Kind); ok && len(argv) == 0 {
 		argv = []string{path, "--version"}
@@ -267,15 +254,14 @@ func version(ctx context.Context, a Agent, path string, env []string, dir string
 		io.Copy(h, f)
 		return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
-	out, err := cmd.Output()
-	if err != nil {
+	// Confined as the agent is: a program's --version is its code, run
+	// like any other.
+	var out bytes.Buffer
+	r, err := sandbox.Command{Argv: argv, Dir: o.Dir, Env: env, Stdout: &out, Stderr: io.Discard, Confine: o.Confine, Timeout: 30 * time.Second}.Run(ctx)
+	if err != nil || r.Code != 0 {
 		return ""
 	}
-	v := strings.TrimSpace(string(out))
+	v := strings.TrimSpace(out.String())
 	if i := strings.IndexByte(v, '\n'); i >= 0 {
 		v = v[:i]
 	}
@@ -292,19 +278,6 @@ func installHint(a Agent) string {
 	return ""
 }
 
-// boundedLog keeps the first max bytes written and counts the rest.
-type boundedLog struct {
-	buf bytes.Buffer
-	max int
-	cut int64
-}
-
-func (l *boundedLog) Write(p []byte) (int, error) {
-	n := min(len(p), l.max-l.buf.Len())
-	l.buf.Write(p[:n])
-	l.cut += int64(len(p) - n)
-	return len(p), nil
-}
 
 // Call is one recorded model call, decoded.
 type Call struct {

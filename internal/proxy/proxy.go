@@ -21,6 +21,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -62,11 +64,16 @@ type Config struct {
 type Proxy struct {
 	URL string // base URL, ending in /v1
 	Key string // the placeholder key the agent presents
+	// Socket is the same proxy on a unix socket, in a folder only this
+	// process's user may enter: a confined agent's init relays it to the
+	// port of URL inside the agent's own network namespace.
+	Socket string
 
 	cfg    Config
 	client *http.Client
 	srv    *http.Server
-	done   chan error
+	done   chan error // one error from each listener
+	dir    string     // the socket's folder
 
 	inflight sync.WaitGroup // model calls not yet recorded
 
@@ -115,12 +122,31 @@ func Start(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the model proxy: %w", err)
 	}
+	dir, err := os.MkdirTemp("", "proctor-proxy-")
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start the model proxy: %w", err)
+	}
+	socket := filepath.Join(dir, "proxy.sock")
+	uln, err := net.Listen("unix", socket)
+	if err == nil {
+		// The folder (0700) keeps the host's other users out; the command's
+		// id, which is not this process's when proctor runs as root, may
+		// connect to the socket itself through its view.
+		err = os.Chmod(socket, 0o666)
+	}
+	if err != nil {
+		ln.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start the model proxy: %w", err)
+	}
 	key := make([]byte, 16)
 	rand.Read(key)
-	p := &Proxy{URL: "http://" + ln.Addr().String() + "/v1", Key: "proctor-proxy-" + hex.EncodeToString(key), cfg: cfg,
-		client: &http.Client{Transport: http.DefaultTransport}, done: make(chan error, 1)}
+	p := &Proxy{URL: "http://" + ln.Addr().String() + "/v1", Key: "proctor-proxy-" + hex.EncodeToString(key), Socket: socket, cfg: cfg,
+		client: &http.Client{Transport: http.DefaultTransport}, done: make(chan error, 2), dir: dir}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { p.done <- p.srv.Serve(ln) }()
+	go func() { p.done <- p.srv.Serve(uln) }()
 	return p, nil
 }
 
@@ -134,8 +160,11 @@ func (p *Proxy) Close() error {
 		p.srv.Close() // a call still streaming after 5 s is cut, and recorded as cut
 	}
 	p.Drain()
-	if serr := <-p.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		return serr
+	defer os.RemoveAll(p.dir)
+	for range 2 {
+		if serr := <-p.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
 	}
 	return err
 }

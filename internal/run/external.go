@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/proxy"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
@@ -90,7 +91,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		opt.Home = sessionAgentHome(sess.session)
 		opt.Resume = !sess.isNew && len(sess.session.Runs) > 0
 	}
-	opt.Confine = l.confine(ws.Dir, []int{proxyPort(p.URL)}, opt.Home)
+	opt.Confine = l.confine(ws.Dir, &sandbox.Proxy{Socket: p.Socket, Port: proxyPort(p.URL)}, opt.Home)
 	if l.r.Sandbox != nil {
 		opt.Hook = l.r.Sandbox.Helper // proctor, as the agent's permission hook
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,7 +85,7 @@ type Spec struct {
 	Dropped func()
 	// Prepare runs in the new workspace before the agent (a scenario's setup
 	// and ready); an error fails the run in the scenario domain.
-	Prepare func(ctx context.Context, workspace string, env []string, confine func(*exec.Cmd)) error
+	Prepare func(ctx context.Context, workspace string, env []string, confine *sandbox.Confinement) error
 	// Sandbox is how this run's commands are confined (sandbox.ModeWorkspace,
 	// ModeStrict, ModeOff); "" is the runner's.
 	Sandbox string
@@ -446,7 +445,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageRunning, Model: l.spec.Model.name()})
 		res = l.runExternal(ctx, ws, sess)
 		// What the agent wrote is measured as a command's writes are.
-		lim := tools.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes}
+		lim := tools.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, Scratch: l.tmp}
 		if tb, err := tools.New(ws.Dir, lim, nil); errors.Is(err, tools.ErrBound) {
 			res.Stop, res.Err = agent.StopBound, err
 		} else if err == nil {
@@ -479,7 +478,7 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 	failed := func(o outcome) (agent.Outcome, *outcome) { return agent.Outcome{}, &o }
 	tb, err := tools.New(ws.Dir, tools.Limits{
 		MaxToolOutputChars: l.spec.Bounds.MaxToolOutputChars, MaxFiles: l.spec.Bounds.MaxFiles,
-		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes,
+		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes, Scratch: l.tmp,
 	}, l.env(ws.Dir))
 	if err != nil {
 		return failed(l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false))

@@ -3,9 +3,7 @@ package run
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/flock"
@@ -68,18 +66,17 @@ func (l *live) checkSandbox() error {
 	return nil
 }
 
-// confine is how the run's commands are started: confined by the sandbox
-// helper, writing only ws, the run's private temp folder and write,
-// connecting only to connect; nil when the run is not confined.
-func (l *live) confine(ws string, connect []int, write ...string) func(*exec.Cmd) {
+// confine is how the run's commands are confined: writing only ws, the
+// run's private temp folder and write, reaching the model only through
+// proxy (nil: not at all); nil when the run is not confined.
+func (l *live) confine(ws string, proxy *sandbox.Proxy, write ...string) *sandbox.Confinement {
 	m := l.mode()
 	if m == "" || m == sandbox.ModeOff {
 		return nil
 	}
 	b := l.spec.Bounds
-	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Connect: connect,
+	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy,
 		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
-		Offline: m == sandbox.ModeStrict && len(connect) == 0, // an agent keeps its proxy
 		// Its own run folder (checks read calls.json there) and proctor's
 		// repository of the workspace, whose objects the workspace's own
 		// .git reads.
@@ -96,33 +93,7 @@ func (l *live) confine(ws string, connect []int, write ...string) func(*exec.Cmd
 	if self, err := filepath.EvalSymlinks(helper); err == nil && filepath.IsAbs(self) {
 		p.Run = append(p.Run, self)
 	}
-	return func(cmd *exec.Cmd) {
-		p := p
-		if m == sandbox.ModeWorkspace {
-			p.Read = append(p.Read, programDirs(cmd.Args[0])...)
-		}
-		p.Confine(helper, cmd)
-	}
-}
-
-// programDirs are the folders a program is run from: its own, and for an
-// npm-installed command the node_modules folder its package lives in.
-func programDirs(name string) []string {
-	path, err := exec.LookPath(name)
-	if err != nil {
-		return nil
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	dir := filepath.Dir(path)
-	if i := strings.LastIndex(dir, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
-		return []string{dir[:i+len("/node_modules")]}
-	}
-	if strings.HasPrefix(dir, "/usr/") || dir == "/bin" || dir == "/usr/bin" {
-		return nil // the system is readable anyway
-	}
-	return []string{dir}
+	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace}
 }
 
 // sandboxEnv points a confined command's home and caches into the run's

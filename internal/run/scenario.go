@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/redact"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/tools"
@@ -80,7 +80,7 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 	default:
 		return spec, fmt.Errorf("scenario %s: no model: add model.yaml (a model script) or model: {profile: NAME}, or pass --model", s.ID)
 	}
-	spec.Prepare = func(ctx context.Context, ws string, env []string, confine func(*exec.Cmd)) error {
+	spec.Prepare = func(ctx context.Context, ws string, env []string, confine *sandbox.Confinement) error {
 		for _, name := range []string{scenario.SetupFile, scenario.ReadyFile} {
 			p := filepath.Join(s.Dir, name)
 			if _, err := os.Stat(p); err != nil {

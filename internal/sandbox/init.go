@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,71 +16,102 @@ import (
 
 // enter runs argv under p, as a person who runs `proctor sandbox-exec`
 // does: the helper is started again as the init of the command's
-// namespaces (Confine), and this process waits for it, passing on the
-// signals it gets. It returns the command's exit code, as a shell would
-// (128+signal when it was killed).
+// namespaces (initMain), and this process waits for it; SIGINT, SIGTERM,
+// SIGHUP and SIGQUIT stop it. It returns the command's exit code, as a
+// shell would (128+signal when it was killed).
 func enter(p Policy, argv []string, stderr io.Writer) (int, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	p.Confine("/proc/self/exe", cmd)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, stderr
-	sig := make(chan os.Signal, 4)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sig)
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("start the command in namespaces of its own (a user who is not root needs unprivileged user namespaces): %w", err)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer stop()
+	dir, err := os.Getwd()
+	if err != nil {
+		return 0, err
 	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-sig:
-				cmd.Process.Signal(s)
-			case <-done:
-				return
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	var exit *exec.ExitError
+	res, err := Command{Argv: argv, Dir: dir, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: stderr,
+		Confine: &Confinement{Policy: p, Helper: "/proc/self/exe"}, Stop: syscall.SIGTERM}.Run(ctx)
 	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &exit):
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return exit.ExitCode(), nil
+	case err != nil && ctx.Err() != nil:
+		return 128 + int(syscall.SIGTERM), nil
+	case err != nil:
+		return 0, err
+	case res.Signal != 0:
+		return 128 + int(res.Signal), nil
 	}
-	return 0, err
+	return res.Code, nil
 }
 
-// initMain is the namespace's init: it sets the limits, makes its root a
-// view of the policy's folders with its own /proc (enterView), brings up
-// its loopback when the network is hidden, confines itself (Landlock, no capabilities) and starts the
-// command, which inherits all of it; then it reaps every process of the
-// namespace and ends with the command's exit code, passing on the signals
-// it gets.
-func initMain(p Policy, argv []string) (int, error) {
+// walls are the walls an init puts up besides its namespaces; a test of
+// the namespaces alone leaves them out.
+type walls struct{ landlock, seccomp bool }
+
+var allWalls = walls{landlock: true, seccomp: true}
+
+// initMain is the init of the command's namespaces. As the id that
+// started it (root's, unmapped in its user namespace, or a user's own) it
+// sets the limits and makes its root a read-only view of the policy's
+// folders (enterView); it brings up its loopback, names its host, and —
+// started by root — becomes the command's id (become). It serves the model
+// proxy's socket on its loopback, takes a new session keyring, drops
+// every capability and, on the thread that starts the command, puts up
+// Landlock and the seccomp filter. Then it starts the command, which
+// inherits all of it, reaps every process of the namespace and ends with
+// the command's exit code, passing on the signals it gets.
+func initMain(in invocation, w walls) (int, error) {
+	p, become, argv := in.policy, in.become, in.argv
+	// The command is started from this thread, which alone holds the
+	// Landlock domain, the seccomp filter and the dropped bounding set it
+	// inherits; it is never unlocked.
 	runtime.LockOSThread()
-	// Before /proc is the namespace's own: a user who is not root counts
-	// their processes there.
+	if in.parent >= 0 {
+		watchParent(in.parent)
+	}
 	if err := p.limit(); err != nil {
 		return 0, err
 	}
-	if err := p.enterView(); err != nil {
+	if err := p.enterView(become); err != nil {
 		return 0, err
 	}
-	if p.Offline {
-		if err := loopbackUp(); err != nil {
+	// Becoming the command's id cleared the parent-death signal: the init
+	// dies with proctor again (and watchParent catches a death in between).
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("die with proctor: %w", err)
+	}
+	if err := loopbackUp(); err != nil {
+		return 0, err
+	}
+	if err := unix.Sethostname([]byte("proctor-sandbox")); err != nil {
+		return 0, fmt.Errorf("name the sandbox's host: %w", err)
+	}
+	if p.Proxy != nil {
+		if err := relay(p.Proxy.Port, proxySocketInView); err != nil {
 			return 0, err
 		}
 	}
-	if err := p.restrict(); err != nil {
+	if err := newSessionKeyring(); err != nil {
 		return 0, err
+	}
+	// Nothing of the command may trace or read the init's memory (its
+	// other threads relay the proxy).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("make the init undumpable: %w", err)
 	}
 	if err := dropCapabilities(); err != nil {
 		return 0, err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if w.landlock {
+		if err := p.restrict(); err != nil {
+			return 0, err
+		}
+	}
+	if err := p.limitProcesses(); err != nil {
+		return 0, err
+	}
+	if w.seccomp {
+		if err := applySeccomp(); err != nil {
+			return 0, err
+		}
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -117,37 +149,64 @@ func initMain(p Policy, argv []string) (int, error) {
 	}
 }
 
-// dropCapabilities leaves this thread, which starts the command (the init
-// has locked it), with no capability at all: none effective, permitted,
-// inheritable or ambient, an empty bounding set, and (as root) securebits
-// that give root no capabilities at the next execve either. The command
-// inherits the creds of the thread that forks it; the init's other
-// threads run nothing of the command's.
-func dropCapabilities() error {
-	var hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("read capabilities: %w", err)
+// watchParent ends the init — and so every process of its namespace —
+// once the pipe proctor holds open at fd closes: proctor has died. The
+// command does not inherit the pipe.
+func watchParent(fd int) {
+	unix.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "proctor")
+	go func() {
+		io.Copy(io.Discard, f)
+		os.Exit(137)
+	}()
+}
+
+// becomeID makes every thread of the init the command's id, with no
+// supplementary group (root's would stay otherwise): from here on nothing
+// it does is root's on the host.
+func becomeID(id int) error {
+	if err := syscall.Setgroups(nil); err != nil {
+		return fmt.Errorf("drop root's groups: %w", err)
 	}
-	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
-		// linux/securebits.h: noroot, no setuid fixup, keep caps (off) and
-		// no ambient raise, each locked.
-		const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
-		if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
-			return fmt.Errorf("set securebits: %w", err)
-		}
-		for c := uintptr(0); c <= unix.CAP_LAST_CAP; c++ {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
-				return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-			}
+	if err := syscall.Setgid(id); err != nil {
+		return fmt.Errorf("become group %d: %w", id, err)
+	}
+	if err := syscall.Setuid(id); err != nil {
+		return fmt.Errorf("become user %d: %w", id, err)
+	}
+	return nil
+}
+
+// newSessionKeyring gives the init, and so the command, a new anonymous
+// session keyring: the keys of the process that started proctor are not
+// the command's to read.
+func newSessionKeyring() error {
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
+		return fmt.Errorf("take a new session keyring: %w", errno)
+	}
+	return nil
+}
+
+// dropCapabilities leaves the init with no capability at all. The thread
+// that starts the command (the init has locked it) also loses its
+// bounding set and ambient capabilities, and gets securebits that give
+// root no capabilities at the next execve: the command inherits the creds
+// of the thread that forks it. The init's other threads (the proxy's
+// relay) keep no capability either.
+func dropCapabilities() error {
+	// linux/securebits.h: noroot, no setuid fixup, keep caps (off) and
+	// no ambient raise, each locked.
+	const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
+		return fmt.Errorf("set securebits: %w", err)
+	}
+	for c := uintptr(0); c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
-	data = [2]unix.CapUserData{}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("drop capabilities: %w", err)
-	}
-	return nil
+	return dropAllThreadsCapabilities()
 }

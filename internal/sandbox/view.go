@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -15,15 +17,32 @@ import (
 // devices are the device files a command sees in its /dev.
 var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
+// proxySocketInView is where the model proxy's socket is in the view.
+const proxySocketInView = "/run/proctor/proxy.sock"
+
+const (
+	readOnly  = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	readWrite = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+)
+
 // enterView makes the root of this mount namespace a view of only the
-// folders the policy names — the system's, the read allow-list and the
-// folders it may write — with a /proc of the namespace's own, a /dev of a
-// few devices, and an empty /run and /tmp (a command's TMPDIR is its
-// run's private temp folder).
-// Nothing else of the host is there to be reached by path: not a unix
-// socket in the home folder, /run or /tmp, not another run's files.
-// Landlock still decides what may be read or written in the view.
-func (p Policy) enterView() error {
+// folders the policy names — the system's, the read allow-list, the files
+// it may run, and the folders it may write — with a /proc of the
+// namespace's own, a /dev of a few devices and a bounded /dev/shm, and a
+// /run that holds only the model proxy's socket. Everything but the
+// folders it may write and /dev/shm is read-only, and
+// nothing is setuid or a device but /dev's few: whatever the command's
+// id, it changes no mode, owner, time or attribute of a host file. There
+// is no /sys. Nothing else of the host is there to be reached by path:
+// not a unix socket in the home folder, /run or /tmp, not another run's
+// files. Landlock still decides what may be read or written in the view.
+//
+// The host's folders are taken (open_tree) as the id that started the
+// init, which can reach every folder the policy names (root's reaches
+// folders only root may enter); then, started by root, the init becomes
+// the command's id (become ≥ 0), which owns what it makes in the view's
+// own file systems, and builds the view from what it took.
+func (p Policy) enterView(become int) error {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("view: %w", err)
@@ -31,67 +50,107 @@ func (p Policy) enterView() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("view: make the mounts private: %w", err)
 	}
-	// A tmpfs becomes the root, the host's root moves below it (/host),
-	// the view is built in /view from it, and then becomes the root.
-	base := "/tmp"
-	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return fmt.Errorf("view: mount its base: %w", err)
-	}
-	for _, d := range []string{"host", "view"} {
-		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
-			return fmt.Errorf("view: %w", err)
+	var got []taken
+	defer func() {
+		for _, t := range got {
+			if t.fd >= 0 {
+				unix.Close(t.fd)
+			}
 		}
+	}()
+	for _, b := range p.binds() {
+		t, err := take(b.path, b.path, b.attr)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a system folder this host does not have is left out
+		}
+		if err != nil {
+			return err
+		}
+		got = append(got, t)
 	}
-	if err := pivot(base, "host"); err != nil {
+	for _, name := range devices {
+		t, err := take("/dev/"+name, "/dev/"+name, unix.MOUNT_ATTR_NOSUID)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		got = append(got, t)
+	}
+	if p.Proxy != nil {
+		t, err := take(filepath.Clean(p.Proxy.Socket), proxySocketInView, readOnly)
+		if err != nil {
+			return fmt.Errorf("view: the model proxy's socket: %w", err)
+		}
+		got = append(got, t)
+	}
+	accounts, err := accountFiles(become)
+	if err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", "/view", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return fmt.Errorf("view: mount its root: %w", err)
-	}
-	// /tmp first: the policy's folders below it (a run's private temp
-	// folder) are bound into it.
-	if err := os.Mkdir("/view/tmp", 0o755); err != nil {
-		return fmt.Errorf("view: %w", err)
-	}
-	if err := unix.Mount("tmpfs", "/view/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
-		return fmt.Errorf("view: mount /tmp: %w", err)
-	}
-	var dirs []string
-	for _, d := range slices.Concat(System, p.Read, p.Write) {
-		dirs = append(dirs, filepath.Clean(d))
-	}
-	// A folder before the folders below it: a bind below another lands on
-	// top of it.
-	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
-	for _, d := range dirs {
-		if d == "/proc" || d == "/run" || !filepath.IsAbs(d) {
-			continue
-		}
-		if err := bind("/host"+d, "/view"+d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err // a system folder this host does not have is left out
-		}
-	}
-	// Files after every folder: a file in a folder bound above is there
-	// already, and one elsewhere is bound alone, its folder left out.
-	for _, f := range p.Run {
-		if f = filepath.Clean(f); !filepath.IsAbs(f) {
-			continue
-		}
-		if err := bind("/host"+f, "/view"+f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if become >= 0 {
+		if err := becomeID(become); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll("/view/proc", 0o555); err != nil {
+
+	// A tmpfs (over the host's /tmp, in this namespace only) holds the
+	// view's root, another tmpfs, and the view's own account files beside
+	// it; the view then becomes the root, and the rest is detached.
+	const base, root = "/tmp", "/tmp/view"
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("view: mount its base: %w", err)
+	}
+	if err := os.Mkdir(root, 0o755); err != nil {
 		return fmt.Errorf("view: %w", err)
 	}
-	if err := unix.Mount("proc", "/view/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("view: mount its root: %w", err)
+	}
+	// /tmp is an empty, read-only folder (a command's TMPDIR is its run's
+	// private temp folder), with the policy's folders below it (that
+	// folder, when the data folder is under /tmp) put into it.
+	if err := os.Mkdir(root+"/tmp", 0o755); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	if err := mkdev(root); err != nil {
+		return err
+	}
+	for _, t := range got {
+		if err := t.put(root); err != nil {
+			return err
+		}
+	}
+	for name, content := range accounts {
+		own := filepath.Join(base, name)
+		if err := os.WriteFile(own, content, 0o644); err != nil {
+			return fmt.Errorf("view: %w", err)
+		}
+		t, err := take(own, "/etc/"+name, readOnly)
+		if err != nil {
+			return err
+		}
+		err = t.put(root)
+		unix.Close(t.fd)
+		if err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(root+"/proc", 0o555); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	if err := unix.Mount("proc", root+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("view: mount the namespace's own /proc: %w", err)
 	}
-	if err := devAndRun(); err != nil {
+	if err := pivot(root); err != nil {
 		return err
 	}
-	if err := pivot("/view", "host"); err != nil {
-		return err
+	// The root and /dev are the init's own tmpfs: read-only too.
+	for _, d := range []string{"/", "/dev"} {
+		if err := setattr(d, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, false); err != nil {
+			return err
+		}
 	}
 	if err := os.Chdir(cwd); err != nil {
 		return fmt.Errorf("view: the working folder %s is not in the view: %w", cwd, err)
@@ -99,58 +158,56 @@ func (p Policy) enterView() error {
 	return nil
 }
 
-// devAndRun makes the view's /dev (a few devices, /dev/fd, /dev/shm) and
-// its empty /run.
-func devAndRun() error {
-	for _, d := range []string{"/view/dev", "/view/run"} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("view: %w", err)
-		}
-	}
-	if err := unix.Mount("tmpfs", "/view/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
-		return fmt.Errorf("view: mount /dev: %w", err)
-	}
-	for _, name := range devices {
-		if err := bind("/host/dev/"+name, "/view/dev/"+name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	for link, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
-		if err := os.Symlink(target, "/view/dev/"+link); err != nil {
-			return fmt.Errorf("view: %w", err)
-		}
-	}
-	if err := os.Mkdir("/view/dev/shm", 0o1777); err != nil {
-		return fmt.Errorf("view: %w", err)
-	}
-	if err := unix.Mount("tmpfs", "/view/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
-		return fmt.Errorf("view: mount /dev/shm: %w", err)
-	}
-	return nil
+// taken is a host path taken for the view: a copy of its mount (fd, from
+// open_tree) with its attributes set, or a link made again as the same
+// link.
+type taken struct {
+	at   string // where it goes in the view
+	fd   int    // -1 for a link
+	dir  bool
+	link string
 }
 
-// bind makes dst show src: a folder bound (with what is mounted below
-// it), a file bound onto an empty file, a link made again as the same
-// link. A src that does not exist is fs.ErrNotExist.
-func bind(src, dst string) error {
+// take takes the host path src for the view's path at, with the mount
+// attributes attr. A src that does not exist is fs.ErrNotExist.
+func take(src, at string, attr uint64) (taken, error) {
 	info, err := os.Lstat(src)
 	if err != nil {
-		return err
+		return taken{}, err
 	}
+	t := taken{at: at, fd: -1, dir: info.IsDir()}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		if t.link, err = os.Readlink(src); err != nil {
+			return taken{}, fmt.Errorf("view: %w", err)
+		}
+		return t, nil
+	}
+	t.fd, err = unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil {
+		return taken{}, fmt.Errorf("view: take %s: %w", src, err)
+	}
+	if err := unix.MountSetattr(t.fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr}); err != nil {
+		unix.Close(t.fd)
+		return taken{}, fmt.Errorf("view: make %s %s: %w", src, attrNames(attr), err)
+	}
+	return t, nil
+}
+
+// put puts what was taken at its place below root: a folder onto a
+// folder, anything else onto an empty file, a link as a link (unless a
+// folder put before already holds it).
+func (t taken) put(root string) error {
+	dst := root + t.at
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("view: %w", err)
 	}
 	switch {
-	case info.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(src)
-		if err != nil {
-			return fmt.Errorf("view: %w", err)
-		}
+	case t.fd < 0:
 		if _, err := os.Lstat(dst); err == nil {
-			return nil // already there, through a folder bound before
+			return nil
 		}
-		return os.Symlink(target, dst)
-	case info.IsDir():
+		return os.Symlink(t.link, dst)
+	case t.dir:
 		if err := os.MkdirAll(dst, 0o755); err != nil {
 			return fmt.Errorf("view: %w", err)
 		}
@@ -163,46 +220,179 @@ func bind(src, dst string) error {
 			f.Close()
 		}
 	}
-	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("view: bind %s: %w", strings.TrimPrefix(src, "/host"), err)
+	if err := unix.MoveMount(t.fd, "", unix.AT_FDCWD, dst, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("view: put %s: %w", t.at, err)
 	}
 	return nil
 }
 
-// pivot makes newRoot the root, with the old root below it at put (a
-// folder of newRoot), then detaches the old root when put is "host" of
-// the view: the view then holds nothing but what was bound into it.
-func pivot(newRoot, put string) error {
-	if err := os.Chdir(newRoot); err != nil {
-		return fmt.Errorf("view: %w", err)
+// aBind is a path of the host in the view, with its mount attributes.
+type aBind struct {
+	path string
+	attr uint64
+}
+
+// binds are the host paths of the view in the order they are bound: a
+// folder before the folders below it (a bind below another lands on top
+// of it, with attributes of its own), a folder to read before the same
+// folder to write, and files (bound alone, their folders left out) last.
+func (p Policy) binds() []aBind {
+	var dirs []aBind
+	add := func(paths []string, attr uint64) {
+		for _, d := range paths {
+			if d = filepath.Clean(d); filepath.IsAbs(d) && !hostOnly(d) {
+				dirs = append(dirs, aBind{d, attr})
+			}
+		}
 	}
-	if newRoot == "/view" {
-		if err := os.Mkdir(put, 0o755); err != nil {
+	add(System, readOnly)
+	add(p.Read, readOnly)
+	add(p.Write, readWrite)
+	slices.SortStableFunc(dirs, func(a, b aBind) int { return strings.Count(a.path, "/") - strings.Count(b.path, "/") })
+	files := len(dirs)
+	add(p.Run, readOnly)
+	slices.SortStableFunc(dirs[files:], func(a, b aBind) int { return strings.Compare(a.path, b.path) })
+	return dirs
+}
+
+// hostOnly reports whether a path is one the view never takes from the
+// host: its root, and /proc, /sys, /dev, /run and what is below them.
+func hostOnly(path string) bool {
+	if path == "/" {
+		return true
+	}
+	for _, d := range []string{"/proc", "/sys", "/dev", "/run"} {
+		if path == d || strings.HasPrefix(path, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// mkdev makes the view's /dev (a tmpfs: the few devices are put there
+// later, /dev/fd and the standard streams as links, a /dev/shm of its
+// own) and its /run, where the model proxy's socket is put.
+func mkdev(root string) error {
+	for _, d := range []string{root + "/dev", root + "/run/proctor"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("view: %w", err)
 		}
 	}
-	if err := unix.PivotRoot(".", put); err != nil {
-		return fmt.Errorf("view: pivot_root to %s: %w", newRoot, err)
+	if err := unix.Mount("tmpfs", root+"/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("view: mount /dev: %w", err)
+	}
+	for link, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, root+"/dev/"+link); err != nil {
+			return fmt.Errorf("view: %w", err)
+		}
+	}
+	if err := os.Mkdir(root+"/dev/shm", 0o1777); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	if err := unix.Mount("tmpfs", root+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
+		return fmt.Errorf("view: mount /dev/shm: %w", err)
+	}
+	return nil
+}
+
+// accountFiles are the view's /etc/passwd and /etc/group when the command
+// runs as id (≥ 0) and the host's files have no line for it: copies with
+// a line that names it, as programs expect of the user they run as
+// (Node's os.userInfo, git's ident). An id the host knows keeps the
+// host's files.
+func accountFiles(id int) (map[string][]byte, error) {
+	if id < 0 {
+		return nil, nil
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/"
+	}
+	out := map[string][]byte{}
+	for _, f := range []struct{ name, line string }{
+		{"passwd", fmt.Sprintf("proctor:x:%d:%d:proctor sandbox:%s:/bin/sh\n", id, id, home)},
+		{"group", fmt.Sprintf("proctor:x:%d:\n", id)},
+	} {
+		raw, err := os.ReadFile("/etc/" + f.name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("view: %w", err)
+		}
+		if hasID(raw, id) {
+			continue
+		}
+		if len(raw) > 0 && raw[len(raw)-1] != '\n' {
+			raw = append(raw, '\n')
+		}
+		out[f.name] = append(raw, f.line...)
+	}
+	return out, nil
+}
+
+// hasID reports whether a passwd or group file has a line for id.
+func hasID(raw []byte, id int) bool {
+	want := strconv.Itoa(id)
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	for sc.Scan() {
+		if f := strings.Split(sc.Text(), ":"); len(f) > 2 && f[2] == want {
+			return true
+		}
+	}
+	return false
+}
+
+// setattr sets mount attributes on the mount at path (and, recursive,
+// every mount below it).
+func setattr(path string, attr uint64, recursive bool) error {
+	var flags uint
+	if recursive {
+		flags = unix.AT_RECURSIVE
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, path, flags, &unix.MountAttr{Attr_set: attr}); err != nil {
+		return fmt.Errorf("view: make %s %s: %w", strings.TrimPrefix(path, "/view"), attrNames(attr), err)
+	}
+	return nil
+}
+
+func attrNames(attr uint64) string {
+	var out []string
+	for _, a := range []struct {
+		bit  uint64
+		name string
+	}{{unix.MOUNT_ATTR_RDONLY, "read-only"}, {unix.MOUNT_ATTR_NOSUID, "nosuid"}, {unix.MOUNT_ATTR_NODEV, "nodev"}} {
+		if attr&a.bit != 0 {
+			out = append(out, a.name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// pivot makes root the root, with the old root put below it and then
+// detached: the view holds nothing but what was put into it.
+func pivot(root string) error {
+	if err := os.Chdir(root); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	if err := os.Mkdir(".old", 0o700); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
+	if err := unix.PivotRoot(".", ".old"); err != nil {
+		return fmt.Errorf("view: pivot_root to %s: %w", root, err)
 	}
 	if err := os.Chdir("/"); err != nil {
 		return fmt.Errorf("view: %w", err)
 	}
-	if newRoot != "/view" {
-		return nil
-	}
-	if err := unix.Unmount("/"+put, unix.MNT_DETACH); err != nil {
+	if err := unix.Unmount("/.old", unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("view: detach the host's root: %w", err)
 	}
-	return os.Remove("/" + put)
+	return os.Remove("/.old")
 }
 
 // readable lists what under dir every user of the host may read, in as
 // few paths as it can: dir itself when all of it is, else the parts of it
-// that are (folders whole where they can be, files one by one). A
-// command runs as root in CI and on many hosts, and root without
-// capabilities still reads a file it owns that others may not
-// (/etc/shadow, a host key): such a file is left out of what it may read.
-// Links are left out too: what they lead to is allowed or not where it is.
+// that are (folders whole where they can be, files one by one). Links are
+// left out: what they lead to is allowed or not where it is. The command
+// does not run as a host file's owner, so this is a second wall behind
+// file modes: /etc/shadow, host keys and /etc/ssl/private are left out.
 func readable(dir string) (dirs, files []string) {
 	info, err := os.Stat(dir)
 	if err != nil || info.Mode().Perm()&0o005 != 0o005 {

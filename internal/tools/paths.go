@@ -53,7 +53,9 @@ func (tb *Toolbox) explain(rel string, err error) error {
 }
 
 // usage counts the regular files and their bytes under the workspace,
-// leaving out .git.
+// leaving out .git, and adds the bytes of the scratch folder (the run's
+// private temp: a command's TMPDIR, HOME and caches), whose files are not
+// the workspace's.
 func (tb *Toolbox) usage() (files int, bytes int64, err error) {
 	err = fs.WalkDir(tb.fs.FS(), ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -72,5 +74,16 @@ func (tb *Toolbox) usage() (files int, bytes int64, err error) {
 		}
 		return nil
 	})
-	return files, bytes, err
+	if err != nil || tb.limits.Scratch == "" {
+		return files, bytes, err
+	}
+	filepath.WalkDir(tb.limits.Scratch, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				bytes += info.Size()
+			}
+		}
+		return nil // what cannot be read is skipped
+	})
+	return files, bytes, nil
 }

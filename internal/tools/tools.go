@@ -11,17 +11,16 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
 // Limits bound what the tools may do and say.
@@ -31,6 +30,10 @@ type Limits struct {
 	MaxWorkspaceBytes  int64
 	MaxFileBytes       int64
 	CommandTimeout     time.Duration // default and ceiling for run_command
+	// Scratch is the run's private temp folder (a confined command's
+	// TMPDIR, HOME and caches), whose bytes count against
+	// MaxWorkspaceBytes; "" when there is none.
+	Scratch string
 }
 
 // Toolbox runs tools on one workspace.
@@ -41,7 +44,7 @@ type Toolbox struct {
 	env    []string // the environment of run_command
 	// Confine, when set, makes run_command's command run confined (a
 	// sandbox).
-	Confine func(cmd *exec.Cmd)
+	Confine *sandbox.Confinement
 
 	mu    sync.Mutex
 	files int
@@ -577,7 +580,11 @@ func (lim Limits) over(files int, bytes int64) error {
 		return fmt.Errorf("%w: the workspace holds %d files, over max_files (%d)", ErrBound, files, lim.MaxFiles)
 	}
 	if lim.MaxWorkspaceBytes > 0 && bytes > lim.MaxWorkspaceBytes {
-		return fmt.Errorf("%w: the workspace holds %d bytes, over max_workspace_bytes (%d)", ErrBound, bytes, lim.MaxWorkspaceBytes)
+		what := "the workspace holds"
+		if lim.Scratch != "" {
+			what = "the workspace and the run's temp folder hold"
+		}
+		return fmt.Errorf("%w: %s %d bytes, over max_workspace_bytes (%d)", ErrBound, what, bytes, lim.MaxWorkspaceBytes)
 	}
 	return nil
 }
@@ -588,65 +595,22 @@ func (tb *Toolbox) checkBounds() error {
 	return tb.limits.over(tb.files, tb.bytes)
 }
 
-// RunShell runs command with bash in dir under a time limit, killing its
-// whole process group when the limit passes or ctx ends; confine, when not
-// nil, makes it run confined (a sandbox); live, when not nil, gets the
-// output as it is written. It returns the combined output, the exit code
-// (-1 when killed) and how long it ran.
-func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration, confine func(*exec.Cmd), live io.Writer) (string, int, time.Duration, error) {
-	cctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, "bash", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = env
-	var buf lockedBuffer
-	var sink io.Writer = &buf
-	if live != nil {
-		sink = io.MultiWriter(&buf, live)
-	}
-	cmd.Stdout, cmd.Stderr = sink, sink
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
-	if confine != nil {
-		confine(cmd)
-	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	elapsed := time.Since(start)
-	out := buf.String()
-	var exitErr *exec.ExitError
+// RunShell runs command with bash in dir under a time limit (a
+// sandbox.Command: its process group is killed at the limit or when ctx
+// ends); confine, when not nil, confines it; live, when not nil, gets the
+// output as it is written. It returns the combined output (its first
+// 16 MiB), the exit code (-1 when killed) and how long it ran.
+func RunShell(ctx context.Context, dir, command string, env []string, limit time.Duration, confine *sandbox.Confinement, live io.Writer) (string, int, time.Duration, error) {
+	res, err := sandbox.Command{Argv: []string{"bash", "-c", command}, Dir: dir, Env: env, Live: live, MaxOutput: 16 << 20,
+		Confine: confine, Timeout: limit}.Run(ctx)
+	out := string(res.Output)
 	switch {
-	case ctx.Err() != nil:
-		return out, -1, elapsed, ctx.Err()
-	case cctx.Err() != nil:
-		return out, -1, elapsed, nil
-	case errors.As(err, &exitErr):
-		return out, exitErr.ExitCode(), elapsed, nil
+	case err != nil && ctx.Err() != nil:
+		return out, -1, res.Elapsed, ctx.Err()
 	case err != nil:
-		return out, -1, elapsed, fmt.Errorf("run %q: %w", command, err)
+		return out, -1, res.Elapsed, fmt.Errorf("run %q: %w", command, err)
 	}
-	return out, 0, elapsed, nil
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 16<<20 { // keep memory bounded; the output is cut later anyway
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	return out, res.Code, res.Elapsed, nil
 }
 
 // Names lists the tools in the order they are offered.

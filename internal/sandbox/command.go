@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Confinement is how a Command is confined: what it may do and the helper
+// (the proctor binary) that makes it so.
+type Confinement struct {
+	Policy Policy
+	Helper string // the proctor binary, run as `proctor sandbox-exec --init`
+	// ReadProgram lets the command also read the folders its program is
+	// run from (ProgramDirs): an npm-installed agent's node_modules.
+	ReadProgram bool
+}
+
+// Command is a command proctor starts for a run, and the one way it starts
+// one: in a process group of its own that is killed whole, killed when
+// proctor dies (Pdeathsig), confined when Confine is set, its output kept
+// up to a bound.
+type Command struct {
+	Argv []string
+	Dir  string
+	Env  []string
+	// Stdin is the command's input; nil is /dev/null.
+	Stdin io.Reader
+	// Stdout and Stderr, when Stdout is set, get the command's output as
+	// it is (Result.Output stays empty); otherwise both are kept together,
+	// up to MaxOutput bytes, and passed on to Live as they come.
+	Stdout, Stderr io.Writer
+	Live           io.Writer
+	MaxOutput      int // 0: 1 MiB
+	// Confine, when set, confines the command; nil runs it with proctor's
+	// own permissions (the sandbox off).
+	Confine *Confinement
+	Timeout time.Duration // 0: no limit but ctx
+	// Stop is the signal the command's process group gets when ctx ends or
+	// the time limit passes (0: SIGKILL); what is left of it WaitDelay later
+	// (0: 2 s) is killed.
+	Stop      syscall.Signal
+	WaitDelay time.Duration
+}
+
+// Result is how a command ended.
+type Result struct {
+	Code     int            // its exit status; -1 when it did not exit by itself
+	Signal   syscall.Signal // the signal that ended it, when one did
+	TimedOut bool           // stopped at its time limit
+	Elapsed  time.Duration
+	Output   []byte // stdout and stderr as they came, the first MaxOutput bytes
+	Cut      int64  // bytes of output past MaxOutput, not kept
+}
+
+// Run runs the command to its end. The error says why it could not start,
+// or that ctx ended first (ctx's error); a command that ran and failed is
+// not an error, its Result says how it ended.
+func (c Command) Run(ctx context.Context) (Result, error) {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return Result{Code: -1}, errors.New("run: no command")
+	}
+	cctx := ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	cmd, alive, err := c.build(cctx)
+	if err != nil {
+		return Result{Code: -1}, err
+	}
+	if alive != nil {
+		defer alive.Close()
+	}
+	out := &boundedOutput{max: c.MaxOutput, live: c.Live}
+	if out.max <= 0 {
+		out.max = 1 << 20
+	}
+	if c.Stdout != nil {
+		cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+		if c.Stderr == nil {
+			cmd.Stderr = c.Stdout
+		}
+	} else {
+		cmd.Stdout, cmd.Stderr = out, out
+	}
+	stop := c.Stop
+	if stop == 0 {
+		stop = syscall.SIGKILL
+	}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, stop) }
+	cmd.WaitDelay = c.WaitDelay
+	if cmd.WaitDelay <= 0 {
+		cmd.WaitDelay = 2 * time.Second
+	}
+	start := time.Now()
+	err = cmd.Start()
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the init's
+	}
+	if err != nil {
+		if c.Confine != nil {
+			return Result{Code: -1}, fmt.Errorf("start %s confined (a user who is not root needs unprivileged user namespaces): %w", c.Argv[0], err)
+		}
+		return Result{Code: -1}, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	err = cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left running (a confined command leaves nothing: its init took it along)
+	res := Result{Code: -1, Elapsed: time.Since(start)}
+	res.Output, res.Cut = out.bytes()
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	case cctx.Err() != nil:
+		res.TimedOut = true
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal()
+		} else {
+			res.Code = exit.ExitCode()
+		}
+	case err != nil:
+		return res, fmt.Errorf("run %s: %w", c.Argv[0], err)
+	default:
+		res.Code = 0
+	}
+	return res, nil
+}
+
+// build is the exec.Cmd of the command: itself, or the helper as the init
+// of its namespaces, which confines itself and then starts it. A confined
+// command's init learns that proctor died from a pipe whose write end
+// (alive, to be closed once the command has ended) closes with proctor,
+// however it ends: Pdeathsig alone is cleared when the init becomes the
+// command's id.
+func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err error) {
+	cmd = exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
+	if c.Confine == nil {
+		return cmd, nil, nil
+	}
+	p := c.Confine.Policy
+	if c.Confine.ReadProgram {
+		p.Read = append(append([]string{}, p.Read...), ProgramDirs(c.Argv[0])...)
+	}
+	if err := own(p.Write); err != nil {
+		return nil, nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	cmd.ExtraFiles = []*os.File{r} // fd 3
+	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3"}, p.flags()...)
+	uid, gid := commandID()
+	if os.Geteuid() == 0 {
+		args = append(args, "--become", strconv.Itoa(uid))
+	}
+	cmd.Path, cmd.Err = c.Confine.Helper, nil // the init finds the command in its view
+	cmd.Args = append(append(args, "--"), c.Argv...)
+	a := cmd.SysProcAttr
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	// Enough to build its view, bring up its loopback, name its host and,
+	// as root, become the command's id; the init drops them all before the
+	// command starts.
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	if os.Geteuid() == 0 {
+		// root's supplementary groups are dropped in the namespace (setgroups
+		// is allowed there only when root writes the map).
+		a.GidMappingsEnableSetgroups = true
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SETUID, unix.CAP_SETGID)
+	}
+	return cmd, w, nil
+}
+
+// ProgramDirs are the folders a program is run from: its own, and for an
+// npm-installed command the node_modules folder its package lives in.
+func ProgramDirs(name string) []string {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	dir := filepath.Dir(path)
+	if i := strings.LastIndex(dir, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
+		return []string{dir[:i+len("/node_modules")]}
+	}
+	if strings.HasPrefix(dir, "/usr/") || dir == "/bin" || dir == "/usr/bin" {
+		return nil // the system is readable anyway
+	}
+	return []string{dir}
+}
+
+// boundedOutput keeps the first max bytes written, counts the rest, and
+// passes everything on to live.
+type boundedOutput struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	max  int
+	cut  int64
+	live io.Writer
+}
+
+func (o *boundedOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	keep := min(len(p), o.max-o.buf.Len())
+	o.buf.Write(p[:keep])
+	o.cut += int64(len(p) - keep)
+	if o.live != nil {
+		o.live.Write(p)
+	}
+	return len(p), nil
+}
+
+func (o *boundedOutput) bytes() ([]byte, int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return bytes.Clone(o.buf.Bytes()), o.cut
+}
