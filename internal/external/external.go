@@ -278,7 +278,6 @@ func installHint(a Agent) string {
 	return ""
 }
 
-
 // Call is one recorded model call, decoded.
 type Call struct {
 	Request model.Request

@@ -123,4 +123,3 @@ func TestCommandBuildsTheInit(t *testing.T) {
 		t.Fatal("as root, the init is not told to become the command's id")
 	}
 }
-
