@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // hostileAgents are the ways an agent's command runs in a run: as
@@ -95,7 +97,7 @@ func runHostile(t *testing.T, mode string, a int, attack string) (data, ws strin
 	data, src := t.TempDir(), t.TempDir()
 	writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": attack})
 	args := append([]string{"run", "--dir", src, "--task", "attack", "--sandbox", mode}, hostileAgents[a].args(script)...)
-	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")}, args...)
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH"), "PROCTOR_SANDBOX_READ": os.Getenv("PROCTOR_SANDBOX_READ")}, args...)
 	if r.code != ExitOK && r.code != ExitProblems {
 		t.Fatalf("%+v", r)
 	}
@@ -127,6 +129,9 @@ type hostile struct {
 	secret, marker, attack string
 	victim                 *exec.Cmd
 	accepted               *atomic.Int32
+	udp                    net.PacketConn
+	tool                   string // a host file in the read allow-list
+	toolTime               time.Time
 }
 
 // newHostile sets the scene and writes the attack: it reads proctor's
@@ -134,7 +139,12 @@ type hostile struct {
 // raw socket, /etc/shadow), signals the process outside, connects to the
 // sockets outside, leaves processes behind (nohup, setsid, many) and sets
 // git config that would run a program outside (core.fsmonitor, a clean
-// filter); each escape that works leaves NAME.worked in the workspace.
+// filter); reaches the host's loopback over TCP, MPTCP and UDP and reads
+// its sockets in /proc/net and /sys; changes the mode, times and
+// attributes of a host file in the read allow-list and of proctor's own
+// repository of the workspace (workspace.git/config); runs as root, reads
+// and writes keyrings, makes a user namespace; each escape that works
+// leaves NAME.worked in the workspace.
 func newHostile(t *testing.T) *hostile {
 	h := &hostile{secret: "sk-contain-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-provider-key", accepted: new(atomic.Int32)}
 	t.Setenv("PROCTOR_TEST_PROVIDER_KEY", h.secret)
@@ -162,6 +172,34 @@ func newHostile(t *testing.T) *hostile {
 			}
 		}()
 	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tcp.Close() })
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			h.accepted.Add(1)
+			c.Close()
+		}
+	}()
+	tcpPort := tcp.Addr().(*net.TCPAddr).Port
+	if h.udp, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.udp.Close() })
+	// The read allow-list holds a file of the host's.
+	allowed := t.TempDir()
+	os.Chmod(allowed, 0o755)
+	h.tool = filepath.Join(allowed, "tool")
+	os.WriteFile(h.tool, []byte("#!/bin/sh\n"), 0o755)
+	info, _ := os.Stat(h.tool)
+	h.toolTime = info.ModTime()
+	t.Setenv("PROCTOR_SANDBOX_READ", allowed)
 	h.marker = strconv.Itoa(40000 + os.Getpid()%9999)
 	connect := func(addr, name string) string {
 		return `perl -e 'use Socket; socket(S, PF_UNIX, SOCK_STREAM, 0) or die; connect(S, pack_sockaddr_un("` + addr + `")) or exit 1' && touch ` + name + ".worked\n"
@@ -180,6 +218,19 @@ func newHostile(t *testing.T) *hostile {
 		"for i in $(seq 40); do (sleep " + h.marker + " &); done\n" +
 		`printf '#!/bin/sh\ntouch ` + outside + `\ncat\n' > "$PWD/.p"; chmod +x "$PWD/.p"; git config core.fsmonitor "$PWD/.p"; ` +
 		`git config filter.x.clean "$PWD/.p"; echo '* filter=x' > .gitattributes` + "\n" +
+		fmt.Sprintf("perl -e 'use Socket; socket(S, PF_INET, SOCK_STREAM, 0) or exit 1; connect(S, pack_sockaddr_in(%d, inet_aton(\"127.0.0.1\"))) or exit 1' && touch tcp.worked\n", tcpPort) +
+		fmt.Sprintf("perl -e 'use Socket; socket(S, PF_INET, SOCK_STREAM, 262) or exit 1; connect(S, pack_sockaddr_in(%d, inet_aton(\"127.0.0.1\"))) or exit 1' && touch mptcp.worked\n", tcpPort) +
+		fmt.Sprintf(`perl -e 'use Socket; socket(S, PF_INET, SOCK_DGRAM, 0) or exit 1; send(S, "escaped", 0, pack_sockaddr_in(%d, inet_aton("127.0.0.1")))'`+"\n", h.udp.LocalAddr().(*net.UDPAddr).Port) +
+		fmt.Sprintf("grep -qi ':%04X ' /proc/net/tcp /proc/net/tcp6 && touch procnet.worked\n", tcpPort) +
+		"ls /sys/class/net | grep -q . && touch sys.worked\n" +
+		"chmod 4755 " + h.tool + " && touch setuid.worked\n" +
+		"touch -d 2001-01-01 " + h.tool + " && touch utime.worked\n" +
+		fmt.Sprintf(`perl -e 'my ($p, $n, $v) = ("%s", "user.proctor", "x"); exit(syscall(%d, $p, $n, $v, 1, 0) == 0 ? 0 : 1)' && touch xattr.worked`+"\n", h.tool, unix.SYS_SETXATTR) +
+		"chmod 777 ../workspace.git/config && touch gitconfig.worked\n" +
+		`[ "$(id -u)" = 0 ] && touch root.worked` + "\n" +
+		fmt.Sprintf(`perl -e 'exit(syscall(%d, 0, -3, 0) > 0 ? 0 : 1)' && touch sessionkeyring.worked`+"\n", unix.SYS_KEYCTL) +
+		fmt.Sprintf(`perl -e 'my ($t, $d, $v) = ("user", "proctor-planted", "x"); exit(syscall(%d, $t, $d, $v, 1, -4) > 0 ? 0 : 1)' && touch userkeyring.worked`+"\n", unix.SYS_ADD_KEY) +
+		"unshare -U true && touch userns.worked\n" +
 		"echo changed >> a.txt\n"
 	t.Cleanup(func() {
 		if _, err := os.Stat(outside); err == nil {
@@ -197,7 +248,22 @@ func (h *hostile) check(t *testing.T, data, ws string) {
 		t.Errorf("escapes that worked: %v", got)
 	}
 	if n := h.accepted.Swap(0); n > 0 {
-		t.Errorf("%d connections reached unix sockets outside", n)
+		t.Errorf("%d connections reached sockets outside", n)
+	}
+	h.udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if n, _, err := h.udp.ReadFrom(make([]byte, 64)); err == nil {
+		t.Errorf("a datagram of %d bytes reached the host", n)
+	}
+	if info, err := os.Stat(h.tool); err != nil || info.Mode() != 0o755 || !info.ModTime().Equal(h.toolTime) {
+		t.Errorf("the host's file in the read allow-list changed: %v %v", info.Mode(), info.ModTime())
+		os.Chmod(h.tool, 0o755)
+	}
+	if _, err := unix.Getxattr(h.tool, "user.proctor", nil); err == nil {
+		t.Error("the host's file in the read allow-list has an attribute the command set")
+		unix.Removexattr(h.tool, "user.proctor")
+	}
+	if info, err := os.Stat(filepath.Join(filepath.Dir(ws), "workspace.git", "config")); err != nil || info.Mode().Perm()&0o022 != 0 {
+		t.Errorf("proctor's repository of the workspace changed mode: %v %v", info.Mode(), err)
 	}
 	if state := procState(h.victim.Process.Pid); state != "S" {
 		t.Errorf("the process outside is in state %q after the attack", state)
@@ -226,6 +292,30 @@ func TestTheSandboxContainsAHostileAgent(t *testing.T) {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	h := newHostile(t)
+	// With the sandbox off the attack works: the test can fail.
+	t.Run("off", func(t *testing.T) {
+		_, ws := runHostile(t, "off", 0, h.attack)
+		got := worked(ws)
+		for _, want := range []string{"tcp.worked", "mptcp.worked", "procnet.worked", "sys.worked", "setuid.worked", "utime.worked", "gitconfig.worked", "environ.worked", "userkeyring.worked"} {
+			if !slices.Contains(got, want) {
+				t.Errorf("%s: the attack does not work even with the sandbox off (%v)", want, got)
+			}
+		}
+		os.Chmod(h.tool, 0o755)
+		os.Chtimes(h.tool, h.toolTime, h.toolTime)
+		unix.Removexattr(h.tool, "user.proctor")
+		h.accepted.Store(0)
+		h.udp.SetReadDeadline(time.Now().Add(time.Second))
+		if _, _, err := h.udp.ReadFrom(make([]byte, 64)); err != nil {
+			t.Errorf("the datagram did not reach the host even with the sandbox off: %v", err)
+		}
+		syscall.Kill(h.victim.Process.Pid, syscall.SIGCONT)
+		for _, p := range processesWith(h.marker) {
+			pid, _, _ := strings.Cut(p, ":")
+			n, _ := strconv.Atoi(pid)
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	})
 	for _, mode := range []string{"workspace", "strict"} {
 		for a := range hostileAgents {
 			t.Run(mode+"/"+hostileAgents[a].name, func(t *testing.T) {
@@ -414,4 +504,91 @@ func TestTheWorkspaceBoundStopsACommandThatWritesPastIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// max_workspace_bytes holds the run's private temp folder too ($TMPDIR,
+// HOME and the caches of a confined command): a command that fills it is
+// stopped as one that fills the workspace, and nothing of it is recorded.
+func TestTheWorkspaceBoundHoldsTheRunsTempFolder(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	write := "for i in $(seq 60); do head -c 500000 /dev/zero > \"$TMPDIR/f$i.bin\"; sleep 0.02; done; echo changed >> a.txt\n"
+	for a := range hostileAgents {
+		t.Run(hostileAgents[a].name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, map[string]string{"model.yaml": hostileScript})
+			data, src := t.TempDir(), t.TempDir()
+			writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": write})
+			args := append([]string{"run", "--dir", src, "--task", "fill", "--max-workspace-bytes", "10000000"}, hostileAgents[a].args(filepath.Join(dir, "model.yaml"))...)
+			r := invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}, args...)
+			runs, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+			if len(runs) != 1 {
+				t.Fatalf("%+v", r)
+			}
+			raw, _ := os.ReadFile(filepath.Join(runs[0], "run.json"))
+			if !strings.Contains(string(raw), `"code": "workspace_bound"`) || !strings.Contains(string(raw), "temp folder") {
+				t.Fatalf("the run did not fail on the bound of its temp folder:\n%s", raw)
+			}
+			if _, err := os.Stat(filepath.Join(runs[0], "diff.patch")); err == nil {
+				t.Error("the diff of a run over its bounds was recorded")
+			}
+		})
+	}
+}
+
+// Each run's process budget is its own: a run holding 200 processes leaves
+// another run with --max-processes 50 its 50, and that small budget caps
+// no other run (the sandbox once put every command in one pids cgroup
+// whose limit the last one set).
+func TestProcessBudgetsAreEachRunsOwn(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	marker := strconv.Itoa(20000 + os.Getpid()%9999)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": hostileScript})
+	script := filepath.Join(dir, "model.yaml")
+	source := func(attack string) string {
+		src := t.TempDir()
+		writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": attack})
+		return src
+	}
+	holder := proctorChild(t, []string{"PROCTOR_DATA=" + t.TempDir()}, append([]string{"run", "--dir", source("for i in $(seq 200); do sleep " + marker + " & done; wait\n"), "--task", "hold"},
+		hostileAgents[1].args(script)...)...)
+	defer func() { holder.Process.Kill(); holder.Wait() }()
+	testutil.Eventually(t, 30*time.Second, "a run holding 200 processes", func() bool { return len(processesWith(marker)) >= 200 })
+	starts := func(maxProcs string, n int) bool {
+		data := t.TempDir()
+		args := []string{"run", "--dir", source(fmt.Sprintf("for i in $(seq %d); do sleep 1 & done; wait; echo started >> a.txt\n", n)), "--task", "start"}
+		if maxProcs != "" {
+			args = append(args, "--max-processes", maxProcs)
+		}
+		args = append(args, hostileAgents[1].args(script)...)
+		invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}, args...)
+		a, _ := os.ReadFile(filepath.Join(onlyRun(t, data), "workspace", "a.txt"))
+		return strings.Contains(string(a), "started")
+	}
+	if !starts("50", 40) {
+		t.Error("a run with --max-processes 50 could not start 40 processes beside a run holding 200")
+	}
+	if starts("50", 80) {
+		t.Error("a run with --max-processes 50 started 80 processes")
+	}
+	if !starts("", 300) {
+		t.Error("after a run with --max-processes 50, another run could not start 300 processes under the default budget")
+	}
+	if n := len(processesWith(marker)); n < 200 {
+		t.Errorf("the run holding 200 processes lost some: %d left", n)
+	}
+}
+
+// onlyRun is the folder of the one run in a data folder.
+func onlyRun(t *testing.T, data string) string {
+	t.Helper()
+	runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "run.json"))
+	if len(runs) != 1 {
+		t.Fatalf("%d runs in %s", len(runs), data)
+	}
+	return filepath.Dir(runs[0])
 }
