@@ -152,7 +152,7 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	launcher := &launch.Launcher{Runner: runner, Queue: queue, Board: board, SourceRoots: []string{roots}, Profiles: profiles,
 		Agents:        func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
 		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}}
-	srv := server.New(st, server.Config{DataDir: dataDir, Launcher: launcher, Reviewer: "e2e", Live: news})
+	srv := server.New(st, server.Config{DataDir: dataDir, Launcher: launcher, Reviewer: "e2e", Live: news, LocalSecret: localSecret})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	stopped := false
@@ -177,16 +177,30 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	return &app{URL: "http://" + ln.Addr().String(), DataDir: dataDir, Roots: roots, Store: st, stop: stop}
 }
 
+// localSecret is the local secret of the apps these tests serve: a
+// single-user dashboard asks every request for it (loopback is not a
+// login).
+const localSecret = "plk_e2e-local-secret-0123456789abcdefghijklmno"
+
+// newContext is a fresh browser context that has opened the address serve
+// prints once: it holds the local secret's cookie (for 127.0.0.1, any
+// port). TestTheDashboardNeedsItsSecret opens one without.
+func newContext(t *testing.T, opts playwright.BrowserNewContextOptions) playwright.BrowserContext {
+	t.Helper()
+	ctx, err := shared.browser.NewContext(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, ctx.AddCookies([]playwright.OptionalCookie{{Name: server.LocalCookie, Value: localSecret, Domain: playwright.String("127.0.0.1"), Path: playwright.String("/"),
+		HttpOnly: playwright.Bool(true), SameSite: playwright.SameSiteAttributeLax}}))
+	return ctx
+}
+
 // newPage opens a page in a fresh browser context. Console errors (a
 // blocked script, a CSP violation) fail the test.
 func newPage(t *testing.T) playwright.Page {
 	t.Helper()
-	ctx, err := shared.browser.NewContext(playwright.BrowserNewContextOptions{
-		Viewport: &playwright.Size{Width: 1366, Height: 900},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := newContext(t, playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 1366, Height: 900}})
 	page, err := ctx.NewPage()
 	if err != nil {
 		t.Fatal(err)

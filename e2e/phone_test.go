@@ -14,8 +14,7 @@ import (
 // scroll inside their own box.
 func TestEveryPageFitsAPhone(t *testing.T) {
 	a := startApp(t, copyBundles(t))
-	ctx, err := shared.browser.NewContext(playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 390, Height: 844}})
-	must(t, err)
+	ctx := newContext(t, playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 390, Height: 844}})
 	defer ctx.Close()
 	page, err := ctx.NewPage()
 	must(t, err)

@@ -18,22 +18,69 @@ import (
 const KeySize = 32
 
 // LoadOrCreateKey reads the server key kept in path (hex, one line), or
-// makes one when the file does not exist. The file is created whole or not
-// at all (written beside it, then linked into place), readable by its owner
-// only; two processes starting at once end up with the same key.
+// makes one when the file does not exist (loadOrCreate).
 func LoadOrCreateKey(path string) ([]byte, error) {
-	key, err := readKey(path)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return key, err
+	line, err := loadOrCreate(path, "server key", func() string {
+		key := make([]byte, KeySize)
+		rand.Read(key)
+		return hex.EncodeToString(key)
+	})
+	if err != nil {
+		return nil, err
 	}
-	key = make([]byte, KeySize)
-	rand.Read(key)
+	key, err := hex.DecodeString(line)
+	if err != nil || len(key) != KeySize {
+		return nil, fmt.Errorf("server key %s: want %d bytes in hex; delete the file and a new key is made (open forms will need a reload)", path, KeySize)
+	}
+	return key, nil
+}
+
+// LocalPrefix begins a local secret: the secret a single-user dashboard
+// asks of every request, since loopback is no login (every local process
+// and user reaches it).
+const LocalPrefix = "plk_"
+
+// LoadOrCreateLocalSecret reads the local secret kept in path, or makes
+// one when the file does not exist (loadOrCreate).
+func LoadOrCreateLocalSecret(path string) (string, error) {
+	secret, err := loadOrCreate(path, "local secret", func() string {
+		s, _ := NewSecret(LocalPrefix)
+		return s
+	})
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(secret, LocalPrefix) || len(secret) < len(LocalPrefix)+32 {
+		return "", fmt.Errorf("local secret %s: want %s and 43 characters; delete the file and a new secret is made (open the new address serve prints)", path, LocalPrefix)
+	}
+	return secret, nil
+}
+
+// ReadLocalSecret reads the local secret a serve keeps in path, for
+// proctor's own commands that talk to it.
+func ReadLocalSecret(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the local secret of proctor serve: %w", err)
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+// loadOrCreate reads the one line kept in path, or makes it (with make)
+// when the file does not exist. The file is created whole or not at all
+// (written beside it, then linked into place), readable by its owner only;
+// two processes starting at once end up with the same line.
+func loadOrCreate(path, what string, make func() string) (string, error) {
+	line, err := readLine(path, what)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return line, err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".key-*")
 	if err != nil {
-		return nil, fmt.Errorf("create server key %s: %w", path, err)
+		return "", fmt.Errorf("create %s %s: %w", what, path, err)
 	}
 	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(hex.EncodeToString(key) + "\n")
+	_, werr := tmp.WriteString(make() + "\n")
 	if werr == nil {
 		werr = tmp.Sync()
 	}
@@ -41,24 +88,20 @@ func LoadOrCreateKey(path string) ([]byte, error) {
 		werr = cerr
 	}
 	if werr != nil {
-		return nil, fmt.Errorf("write server key %s: %w", path, werr)
+		return "", fmt.Errorf("write %s %s: %w", what, path, werr)
 	}
 	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("create server key %s: %w", path, err)
+		return "", fmt.Errorf("create %s %s: %w", what, path, err)
 	}
-	return readKey(path) // another process may have linked its key first
+	return readLine(path, what) // another process may have linked its own first
 }
 
-func readKey(path string) ([]byte, error) {
+func readLine(path, what string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read server key %s: %w", path, err)
+		return "", fmt.Errorf("read %s %s: %w", what, path, err)
 	}
-	key, err := hex.DecodeString(strings.TrimSpace(string(data)))
-	if err != nil || len(key) != KeySize {
-		return nil, fmt.Errorf("server key %s: want %d bytes in hex; delete the file and a new key is made (open forms will need a reload)", path, KeySize)
-	}
-	return key, nil
+	return strings.TrimSpace(string(data)), nil
 }
 
 // CSRFToken is the anti-forgery token of a binding: a signed-in session

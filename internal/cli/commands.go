@@ -213,6 +213,10 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	local, err := auth.LoadOrCreateLocalSecret(localSecretPath(dir))
+	if err != nil {
+		return err
+	}
 	allowed, err := serveHosts(f.addr, f.hosts)
 	if err != nil {
 		return err
@@ -242,7 +246,7 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
 		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost, Log: log}
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Launcher: launcher, Reviewer: f.reviewer, RequireAuth: !loopback,
-		TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news})
+		TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news, LocalSecret: local})
 	resumeServer(ctx, log, srv)
 	scheme := "http"
 	if tlsConfig != nil {
@@ -250,6 +254,11 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(env.Stdout, "proctor %s serving %s://%s (data: %s) — Ctrl-C stops it\n", Version, scheme, ln.Addr(), dir)
+	if users, _, err := st.CountUsers(ctx); err == nil && users == 0 && loopback {
+		// Single-user: loopback is not a login, so the dashboard asks every
+		// request for its secret; this address brings it (as Jupyter's).
+		fmt.Fprintf(env.Stdout, "  Open %s://%s/?token=%s\n", scheme, browserHost(ln.Addr().String()), local)
+	}
 	fmt.Fprintf(env.Stdout, "  Launch works on folders under %s (--source-root); Suites on %s (--scenarios)\n", strings.Join(absRoots, ", "), orNone(absScenarioRoots))
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.
@@ -257,6 +266,23 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	defer cancel()
 	queue.Wait(waitCtx)
 	return err
+}
+
+// localSecretPath is where serve keeps the secret a single-user dashboard
+// asks every request for (mode 0600).
+func localSecretPath(dataDir string) string { return filepath.Join(dataDir, "local.secret") }
+
+// browserHost is a listener's address as a browser is to open it: an
+// address of every interface as this machine's loopback.
+func browserHost(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // serveTLS is the TLS configuration of --tls-cert and --tls-key; nil serves

@@ -337,11 +337,11 @@ func TestTheSandboxContainsAHostileAgentThroughServe(t *testing.T) {
 	data, roots := t.TempDir(), t.TempDir()
 	writeTree(t, roots, map[string]string{"src/a.txt": "old\n", "src/attack.sh": h.attack, "model.yaml": hostileScript,
 		"agents.yaml": "agents:\n  - {name: hostile, kind: command, command: [sh, attack.sh]}\n"})
-	_, url := serveChild(t, data, roots, "--agents", filepath.Join(roots, "agents.yaml"))
+	_, srv := serveChild(t, data, roots, "--agents", filepath.Join(roots, "agents.yaml"))
 	for _, mode := range []string{"workspace", "strict"} {
 		for _, agent := range []string{"native", "hostile"} {
 			t.Run(mode+"/"+agent, func(t *testing.T) {
-				code, out := postJSON(t, url+"/api/v1/runs", `{"path": "src", "task": "attack", "script": "model.yaml", "agent": "`+agent+`", "sandbox": "`+mode+`", "allow": ["sh attack.sh"]}`)
+				code, out := srv.postJSON(t, "/api/v1/runs", `{"path": "src", "task": "attack", "script": "model.yaml", "agent": "`+agent+`", "sandbox": "`+mode+`", "allow": ["sh attack.sh"]}`)
 				if code != http.StatusAccepted {
 					t.Fatalf("launch: %d %v", code, out)
 				}
@@ -352,7 +352,7 @@ func TestTheSandboxContainsAHostileAgentThroughServe(t *testing.T) {
 				}
 				h.check(t, data, filepath.Join(data, "runs", id, "workspace"))
 				for _, page := range []string{"/runs/" + id, "/runs/" + id + "/files/diff.patch", "/runs/" + id + "/files/transcript.md", "/api/v1/runs/" + id} {
-					resp, err := http.Get(url + page)
+					resp, err := srv.get(t, page)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -157,9 +157,13 @@ func TestKill9DuringAPackedSuite(t *testing.T) {
 	t.Logf("6 kills within a %s suite; %d printed verdicts, each in its pack", took.Round(time.Millisecond), printed)
 }
 
+// served is a `proctor serve` child: its address and the local secret
+// every request to it carries.
+type served struct{ url, secret string }
+
 // serveChild starts `proctor serve` as a child process in data with the
-// source root roots, and returns it and its URL.
-func serveChild(t *testing.T, data, roots string, extra ...string) (*exec.Cmd, string) {
+// source root roots, and returns it and where it serves.
+func serveChild(t *testing.T, data, roots string, extra ...string) (*exec.Cmd, served) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", "serve", "--addr", "127.0.0.1:0", "--data", data, "--source-root", roots, "--sandbox", "off"}, extra...)...)
 	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1")
@@ -178,12 +182,34 @@ func serveChild(t *testing.T, data, roots string, extra ...string) (*exec.Cmd, s
 	if url == "" {
 		t.Fatalf("serve said: %q", first)
 	}
-	return cmd, url
+	secret, err := os.ReadFile(filepath.Join(data, "local.secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, served{url: url, secret: strings.TrimSpace(string(secret))}
 }
 
-func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+// get requests path with the local secret.
+func (s served) get(t *testing.T, path string) (*http.Response, error) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.secret)
+	return http.DefaultClient.Do(req)
+}
+
+// postJSON posts body to path with the local secret.
+func (s served) postJSON(t *testing.T, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.secret)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +224,9 @@ func postJSON(t *testing.T, url, body string) (int, map[string]any) {
 // again; approved, the run reaches its review with the change made before
 // the kill.
 // pending is the number of the first approval run id waits for on the
-// server at base, "" for none.
-func pending(base, id string) string {
-	resp, err := http.Get(base + "/api/v1/runs/" + id + "/approvals")
+// server s, "" for none.
+func pending(t *testing.T, s served, id string) string {
+	resp, err := s.get(t, "/api/v1/runs/"+id+"/approvals")
 	if err != nil {
 		return ""
 	}
@@ -216,28 +242,28 @@ func pending(base, id string) string {
 // killWhileWaitingThenRestart waits for run id to ask for an approval on
 // the server cmd serves at url, kills the server (kill -9), and starts
 // another on the same folders; it returns the new server's URL.
-func killWhileWaitingThenRestart(t *testing.T, cmd *exec.Cmd, url, id, data, roots string) string {
+func killWhileWaitingThenRestart(t *testing.T, cmd *exec.Cmd, s served, id, data, roots string) served {
 	t.Helper()
-	testutil.Eventually(t, 30*time.Second, "the approval request", func() bool { return pending(url, id) != "" })
+	testutil.Eventually(t, 30*time.Second, "the approval request", func() bool { return pending(t, s, id) != "" })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	_, url = serveChild(t, data, roots)
-	return url
+	_, s = serveChild(t, data, roots)
+	return s
 }
 
 // resumeAndApprove resumes the interrupted run id on the server at url
 // with the model script after.yaml, waits for the resumed run to ask again
 // for the approval the interrupted one waited for, approves it as ana, and
 // returns the resumed run's id.
-func resumeAndApprove(t *testing.T, url, id string) string {
+func resumeAndApprove(t *testing.T, s served, id string) string {
 	t.Helper()
-	code, out := postJSON(t, url+"/api/v1/runs/"+id+"/resume", `{"script": "after.yaml"}`)
+	code, out := s.postJSON(t, "/api/v1/runs/"+id+"/resume", `{"script": "after.yaml"}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("resume: %d %v", code, out)
 	}
 	next := out["run_id"].(string)
-	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(url, next) != "" })
-	if code, out := postJSON(t, url+"/api/v1/runs/"+next+"/approvals/"+pending(url, next), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
+	testutil.Eventually(t, 30*time.Second, "the same approval asked again", func() bool { return pending(t, s, next) != "" })
+	if code, out := s.postJSON(t, "/api/v1/runs/"+next+"/approvals/"+pending(t, s, next), `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
 		t.Fatalf("approve: %d %v", code, out)
 	}
 	return next
@@ -273,34 +299,34 @@ func TestKill9WhileARequestedChangeWaitsThenResumeInItsSession(t *testing.T) {
 	os.WriteFile(filepath.Join(roots, "first.yaml"), []byte("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"One\\n\"}}]}\n  - reply: {content: Capitalised.}\n"), 0o644)
 	os.WriteFile(filepath.Join(roots, "changes.yaml"), []byte("steps:\n  - expect: {last_contains: \"a.txt:1: and write b\"}\n    reply: {tool_calls: [{id: w1, name: write_file, arguments: {path: b.txt, content: \"b\\n\"}}, {id: c1, name: run_command, arguments: {command: \"ls\"}}]}\n"), 0o644)
 	os.WriteFile(filepath.Join(roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Wrote b.txt.}\n"), 0o644)
-	cmd, url := serveChild(t, data, roots)
-	code, out := postJSON(t, url+"/api/v1/runs", `{"path": "notes", "task": "Capitalise a.txt", "script": "first.yaml"}`)
+	cmd, s := serveChild(t, data, roots)
+	code, out := s.postJSON(t, "/api/v1/runs", `{"path": "notes", "task": "Capitalise a.txt", "script": "first.yaml"}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("launch: %d %v", code, out)
 	}
 	first := out["run_id"].(string)
 	awaitStatus(t, data, first, bundle.StatusAwaitingReview)
-	code, out = postJSON(t, url+"/api/v1/runs/"+first+"/changes", `{"reviewer": "ana", "summary": "One more file.", "comments": [{"path": "a.txt", "line": 1, "text": "and write b"}], "script": "changes.yaml"}`)
+	code, out = s.postJSON(t, "/api/v1/runs/"+first+"/changes", `{"reviewer": "ana", "summary": "One more file.", "comments": [{"path": "a.txt", "line": 1, "text": "and write b"}], "script": "changes.yaml"}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("request changes: %d %v", code, out)
 	}
 	changes := out["run_id"].(string)
-	url = killWhileWaitingThenRestart(t, cmd, url, changes, data, roots)
+	s = killWhileWaitingThenRestart(t, cmd, s, changes, data, roots)
 	cut := awaitStatus(t, data, changes, bundle.StatusInterrupted)
-	next := resumeAndApprove(t, url, changes)
+	next := resumeAndApprove(t, s, changes)
 	rc := awaitStatus(t, data, next, bundle.StatusAwaitingReview)
 	if rc.SessionID != cut.SessionID || rc.SessionID != "sess-"+first || rc.Resumes != changes || rc.Addresses != first || strings.Join(rc.Changed, ",") != "b.txt" {
 		t.Fatalf("the resumed run: session %s resumes %s addresses %s changed %v", rc.SessionID, rc.Resumes, rc.Addresses, rc.Changed)
 	}
 	// The session names the run by the time its receipt says it ended.
-	s, err := bundle.ReadSession(filepath.Join(data, "sessions", rc.SessionID+".json"), bundle.DefaultLimits())
-	if err != nil || strings.Join(s.Runs, ",") != first+","+next {
-		t.Fatalf("session %+v (%v), want %s then %s", s, err, first, next)
+	sess, err := bundle.ReadSession(filepath.Join(data, "sessions", rc.SessionID+".json"), bundle.DefaultLimits())
+	if err != nil || strings.Join(sess.Runs, ",") != first+","+next {
+		t.Fatalf("session %+v (%v), want %s then %s", sess, err, first, next)
 	}
 	// The commented run is approved first, then the resumed one: both reach
 	// the source in order.
 	for _, id := range []string{first, next} {
-		if code, out := postJSON(t, url+"/api/v1/runs/"+id+"/review", `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
+		if code, out := s.postJSON(t, "/api/v1/runs/"+id+"/review", `{"decision": "approve", "reviewer": "ana"}`); code != http.StatusOK {
 			t.Fatalf("approve %s: %d %v", id, code, out)
 		}
 	}
@@ -319,18 +345,18 @@ func TestKill9WhileARunWaitsThenResume(t *testing.T) {
 	demoYAML, _ := os.ReadFile("../demo/demo.yaml")
 	os.WriteFile(filepath.Join(roots, "demo.yaml"), demoYAML, 0o644)
 	os.WriteFile(filepath.Join(roots, "after.yaml"), []byte("steps:\n  - expect: {last_role: tool}\n    reply: {content: Tested after the restart.}\n"), 0o644)
-	cmd, url := serveChild(t, data, roots)
-	code, out := postJSON(t, url+"/api/v1/runs", `{"path": "invoice", "task": "Fix the rounding bug", "script": "demo.yaml"}`)
+	cmd, s := serveChild(t, data, roots)
+	code, out := s.postJSON(t, "/api/v1/runs", `{"path": "invoice", "task": "Fix the rounding bug", "script": "demo.yaml"}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("launch: %d %v", code, out)
 	}
 	id := out["run_id"].(string)
-	url = killWhileWaitingThenRestart(t, cmd, url, id, data, roots)
+	s = killWhileWaitingThenRestart(t, cmd, s, id, data, roots)
 	b, _ := bundle.ReadRun(filepath.Join(data, "runs", id), bundle.DefaultLimits())
 	if b.Receipt.Status != bundle.StatusInterrupted {
 		t.Fatalf("after the restart the run is %s", b.Receipt.Status)
 	}
-	next := resumeAndApprove(t, url, id)
+	next := resumeAndApprove(t, s, id)
 	// The approved call is the demo's `go test ./...`, which compiles: on a
 	// busy machine that takes a while.
 	rc := awaitStatusWithin(t, 2*time.Minute, data, next, bundle.StatusAwaitingReview)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
+	"net/url"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/auth"
 	"github.com/proctor-dev/proctor/internal/push"
+	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
@@ -21,17 +23,23 @@ once — gzipped, and a push cut short goes on where it stopped. The host checks
 every pushed file as it checks what it indexes, stores it under its data folder
 and indexes it; a run it refuses is printed with the reason. The token (an
 admin's, or one made with 'proctor token create --push') is read from the
-variable --token-env names. See docs/ci.md.
+variable --token-env names; a single-user host on this machine's loopback takes
+the local secret serve keeps in its data folder (--data). See docs/ci.md.
 Exit codes: 0 every bundle is on the host; 1 one could not be pushed, or the
 host refused a run of it; 2 a wrong flag or PATH.`)
-	tokenEnv := fs.String("token-env", "PROCTOR_TOKEN", "the `variable` that holds the API token (empty: push without one, to a single-user host on loopback)")
+	tokenEnv := fs.String("token-env", "PROCTOR_TOKEN", "the `variable` that holds the API token (unset or empty: a single-user host on loopback, whose local secret is read from --data)")
+	data := fs.String("data", "", "the data `folder` of a single-user proctor serve on this machine's loopback, whose local.secret the push sends (default $PROCTOR_DATA, else $XDG_DATA_HOME/proctor)")
 	if err := parseFlags(fs, "push", args); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 {
 		return usagef("push", "name the host's URL and at least one PATH")
 	}
-	p, err := newPusher(env, "push", fs.Arg(0), *tokenEnv)
+	dir, err := dataDir(*data, env.Getenv)
+	if err != nil {
+		return err
+	}
+	p, err := newPusher(env, "push", fs.Arg(0), *tokenEnv, dir)
 	if err != nil {
 		return err
 	}
@@ -45,10 +53,13 @@ host refused a run of it; 2 a wrong flag or PATH.`)
 	return nil
 }
 
-// newPusher checks a host's URL and reads the token from tokenEnv.
-func newPusher(env Env, cmd, url, tokenEnv string) (*push.Pusher, error) {
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return nil, usagef(cmd, "%q: give the host's http:// or https:// address", url)
+// newPusher checks a host's URL and reads the token from tokenEnv, or —
+// for a host on this machine's loopback when there is no token — the
+// local secret of the serve whose data folder is dataDir.
+func newPusher(env Env, cmd, host, tokenEnv, dataDir string) (*push.Pusher, error) {
+	u, err := url.Parse(host)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef(cmd, "%q: give the host's http:// or https:// address", host)
 	}
 	token := ""
 	if tokenEnv != "" {
@@ -57,7 +68,12 @@ func newPusher(env Env, cmd, url, tokenEnv string) (*push.Pusher, error) {
 		}
 		token = env.Getenv(tokenEnv)
 	}
-	return &push.Pusher{URL: url, Token: token, Client: &http.Client{Timeout: 10 * time.Minute}}, nil
+	if token == "" && server.IsLoopbackHost(u.Hostname()) {
+		if secret, err := auth.ReadLocalSecret(localSecretPath(dataDir)); err == nil {
+			token = secret
+		}
+	}
+	return &push.Pusher{URL: host, Token: token, Client: &http.Client{Timeout: 10 * time.Minute}}, nil
 }
 
 // reportPushes prints what became of each path, and reports whether every

@@ -170,6 +170,10 @@ func pushSimulation(t testing.TB, pushers, n, kills int) simResult {
 	host := &simHost{t: t, data: data, addr: addr}
 	host.start()
 	t.Cleanup(host.kill)
+	secret, err := os.ReadFile(filepath.Join(data, "local.secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	ctx := context.Background()
 	start := time.Now()
@@ -194,7 +198,7 @@ func pushSimulation(t testing.TB, pushers, n, kills int) simResult {
 	var wg sync.WaitGroup
 	for p := range pushers {
 		wg.Go(func() {
-			pusher := &push.Pusher{URL: "http://" + addr, Client: &http.Client{Timeout: time.Minute}, Backoff: 50 * time.Millisecond, Retries: 8}
+			pusher := &push.Pusher{URL: "http://" + addr, Token: strings.TrimSpace(string(secret)), Client: &http.Client{Timeout: time.Minute}, Backoff: 50 * time.Millisecond, Retries: 8}
 			todo := items[p]
 			for round := 0; len(todo) > 0; round++ {
 				if round == 20 {

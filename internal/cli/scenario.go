@@ -178,7 +178,7 @@ broken check.`)
 	}
 	var pusher *push.Pusher
 	if *pushTo != "" {
-		if pusher, err = newPusher(env, "scenario run", *pushTo, "PROCTOR_TOKEN"); err != nil {
+		if pusher, err = newPusher(env, "scenario run", *pushTo, "PROCTOR_TOKEN", r.DataDir); err != nil {
 			return err
 		}
 	}

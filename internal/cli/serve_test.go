@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,13 +35,25 @@ func TestServeStartsIndexesAndStops(t *testing.T) {
 	if url == "" {
 		t.Fatalf("no address in %q", srv.line)
 	}
-	resp, err := http.Get(url + "/api/v1/runs/20261201-093012-k3f9qa")
-	if err != nil {
-		t.Fatal(err)
+	// Single-user on loopback: the API asks for the local secret, which
+	// serve keeps in its data folder for its user alone.
+	secret, err := os.ReadFile(filepath.Join(data, "local.secret"))
+	if info, serr := os.Stat(filepath.Join(data, "local.secret")); err != nil || serr != nil || info.Mode().Perm() != 0o600 || !strings.HasPrefix(string(secret), "plk_") {
+		t.Fatalf("the local secret: %q %v %v", secret, err, serr)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
+	for auth, want := range map[string]int{"": http.StatusUnauthorized, "Bearer plk_guessed": http.StatusUnauthorized, "Bearer " + strings.TrimSpace(string(secret)): http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodGet, url+"/api/v1/runs/20261201-093012-k3f9qa", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("Authorization %q: status %d, want %d", auth, resp.StatusCode, want)
+		}
 	}
 	if stop(); srv.code != ExitOK {
 		t.Fatalf("serve exited %d", srv.code)
@@ -175,18 +188,33 @@ func TestServeDefaultsLetANewcomerLaunch(t *testing.T) {
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
 	rd := bufio.NewReader(out)
-	first, _ := rd.ReadString('\n')
-	second, _ := rd.ReadString('\n')
-	go io.Copy(io.Discard, rd)
-	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(first)
-	if url == "" || !strings.Contains(second, "Launch works on folders under "+repo) || !strings.Contains(second, filepath.Join(repo, "examples", "scenarios")) {
-		t.Fatalf("serve said:\n%s%s", first, second)
+	var said [3]string
+	for i := range said {
+		said[i], _ = rd.ReadString('\n')
 	}
+	go io.Copy(io.Discard, rd)
+	open := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=plk_[A-Za-z0-9_-]+`).FindString(said[1])
+	if open == "" || !strings.Contains(said[2], "Launch works on folders under "+repo) || !strings.Contains(said[2], filepath.Join(repo, "examples", "scenarios")) {
+		t.Fatalf("serve said:\n%s%s%s", said[0], said[1], said[2])
+	}
+	// One click on the address serve printed opens the dashboard, and the
+	// browser keeps the secret for the pages after it.
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Get(open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Contains(resp.Request.URL.String(), "token=") {
+		t.Fatalf("the printed address: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	base := open[:strings.Index(open, "/?token=")]
 	for path, want := range map[string]string{
 		"/launch": `<option value="0" selected>` + repo + `</option>`,
 		"/suites": `<option value="rename-config-key" selected>`,
 	} {
-		resp, err := http.Get(url + path)
+		resp, err := browser.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,14 +20,15 @@ import (
 // scenarios pushed too: the same matrix, each case run once.
 func TestAShardedSuiteIsTheSuite(t *testing.T) {
 	host := t.TempDir()
-	_, url := serveChild(t, host, t.TempDir())
+	_, srv := serveChild(t, host, t.TempDir())
+	url := srv.url
 	var cmds []*exec.Cmd
 	for k := 1; k <= 4; k++ {
 		args := []string{"scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--shard", fmt.Sprintf("%d/4", k), "--suite", "suite-sharded", "--push", url}
 		if k%2 == 0 {
 			args = append(args, "--pack")
 		}
-		cmd := proctorChild(t, []string{"PROCTOR_DATA=" + t.TempDir()}, append(args, "../../examples/scenarios")...)
+		cmd := proctorChild(t, []string{"PROCTOR_DATA=" + t.TempDir(), "PROCTOR_TOKEN=" + srv.secret}, append(args, "../../examples/scenarios")...)
 		t.Cleanup(func() { cmd.Process.Kill() })
 		cmds = append(cmds, cmd)
 	}
@@ -45,7 +46,7 @@ func TestAShardedSuiteIsTheSuite(t *testing.T) {
 	if cases != 10 {
 		t.Fatalf("the shards ran %d cases, want 10", cases)
 	}
-	if r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, "scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--suite", "suite-whole", "--push", url, "../../examples/scenarios"); r.code != ExitOK {
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir(), "PROCTOR_TOKEN": srv.secret}, "scenario", "run", "--sandbox", "off", "--repeat", "2", "--quiet", "--suite", "suite-whole", "--push", url, "../../examples/scenarios"); r.code != ExitOK {
 		t.Fatalf("unsharded: %+v", r)
 	}
 
@@ -125,9 +126,10 @@ func suiteShard(t *testing.T, s string) suite.Shard {
 // usage error.
 func TestShardsPushToTheHost(t *testing.T) {
 	host := t.TempDir()
-	_, url := serveChild(t, host, t.TempDir())
+	_, srv := serveChild(t, host, t.TempDir())
+	url := srv.url
 	for k := 1; k <= 2; k++ {
-		env := map[string]string{"PROCTOR_DATA": t.TempDir()} // each machine its own data folder
+		env := map[string]string{"PROCTOR_DATA": t.TempDir(), "PROCTOR_TOKEN": srv.secret} // each machine its own data folder
 		r := invoke(t, env, "scenario", "run", "--sandbox", "off", "--quiet", "--pack", "--shard", fmt.Sprintf("%d/2", k), "--suite", "suite-pushed",
 			"--push", url, "../../examples/scenarios")
 		if r.code != ExitOK || !strings.Contains(r.stdout, "pushed ") || !strings.Contains(r.stdout, "suite-pushed.shard-") {
@@ -135,9 +137,15 @@ func TestShardsPushToTheHost(t *testing.T) {
 		}
 		if k == 2 { // the same pack again, by proctor push
 			pack := filepath.Join(env["PROCTOR_DATA"], "runs", "suite-pushed.shard-2-of-2.tar")
-			if r := invoke(t, env, "push", "--token-env", "", url, pack); r.code != ExitOK || !strings.Contains(r.stdout, "already on the host") {
+			// With no token, a push to this machine's loopback takes the
+			// local secret of the serve whose data folder --data names.
+			if r := invoke(t, env, "push", "--token-env", "", "--data", host, url, pack); r.code != ExitOK || !strings.Contains(r.stdout, "already on the host") {
 				t.Fatalf("push again: %+v", r)
+			} // Without it, the host refuses, and says what it needs.
+			if r := invoke(t, env, "push", "--token-env", "", url, pack); r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, "needs its secret") {
+				t.Fatalf("push without the local secret: %+v", r)
 			}
+
 		}
 	}
 	st, err := store.Open(context.Background(), filepath.Join(host, "proctor.db"))

@@ -19,10 +19,14 @@ import (
 // the environment variable that holds its key. The key itself is never in
 // the file and never stored.
 type Profile struct {
-	Name      string
-	Kind      string // the provider's kind (Kinds): which API it speaks and how it takes its key; "" is openai
-	BaseURL   string
-	Model     string
+	Name    string
+	Kind    string // the provider's kind (Kinds): which API it speaks and how it takes its key; "" is openai
+	BaseURL string
+	Model   string
+	// Models are other models an agent may name in its calls through this
+	// profile (a small model for its side calls), each costed at its own
+	// price; a call that names any other model is refused.
+	Models    []string
 	APIKeyEnv string
 	TimeoutS  int
 	Stream    bool
@@ -62,6 +66,7 @@ func LoadProfiles(path string) (*Profiles, error) {
 //	    kind: anthropic               # openai (default), anthropic or gemini
 //	    base_url: https://api.anthropic.com/v1
 //	    model: claude-sonnet-4-5
+//	    models: [claude-haiku-4-5]    # others an agent may call through it
 //	    api_key_env: ANTHROPIC_API_KEY
 func ParseProfiles(path string, data []byte) (*Profiles, error) {
 	doc, err := yamldoc.Parse(path, data)
@@ -98,7 +103,7 @@ func ParseProfiles(path string, data []byte) (*Profiles, error) {
 
 func profile(d *yamldoc.Decoder, n *yaml.Node, field string) Profile {
 	var p Profile
-	d.Fields(n, field, []string{"name", "kind", "base_url", "model", "api_key_env", "timeout_s", "stream"}, func(key string, _, v *yaml.Node) {
+	d.Fields(n, field, []string{"name", "kind", "base_url", "model", "models", "api_key_env", "timeout_s", "stream"}, func(key string, _, v *yaml.Node) {
 		f := field + "." + key
 		switch key {
 		case "kind":
@@ -114,6 +119,8 @@ func profile(d *yamldoc.Decoder, n *yaml.Node, field string) Profile {
 			}
 		case "model":
 			p.Model = d.Str(v, f)
+		case "models":
+			p.Models = d.Strs(v, f)
 		case "api_key_env":
 			p.APIKeyEnv = d.Str(v, f)
 			if !yamldoc.EnvName(p.APIKeyEnv) {
@@ -187,6 +194,10 @@ func (p Profile) Endpoint(getenv func(string) string) (Endpoint, error) {
 	}
 	return e, nil
 }
+
+// Allows lists the models a call through the profile may name: its model
+// and its models.
+func (p Profile) Allows() []string { return append([]string{p.Model}, p.Models...) }
 
 // Retry is the retry policy for the profile.
 func (p Profile) Retry() RetryPolicy {

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +41,18 @@ type Limits struct {
 	MaxCalls      int     // model calls (both APIs) in one turn of the agent, the run's max_turns; NewTurn counts again
 	MaxTotalCalls int     // model calls in the whole run, a scenario's max_messages
 	MaxTokens     int64   // total tokens the replies reported, the run's max_tokens
-	MaxCostUSD    float64 // what the replies cost at Price, the run's max_cost_usd
-	Price         pricing.Price
-	Deadline      time.Time // the run's wall clock
+	MaxCostUSD    float64 // what the replies cost, each call at the price of the model it names, the run's max_cost_usd
+	// Prices price each call by the model it names (Model when it names
+	// none); under MaxCostUSD a call naming a model without a price is
+	// refused: what it costs could not be known.
+	Prices pricing.Table
+	Model  string
+	// Models are the models a call may name (a live profile's model and
+	// models); nil allows any (a scripted model costs nothing). A call
+	// naming another is refused: an agent that names a pricier model than
+	// its profile would spend what nobody chose.
+	Models   []string
+	Deadline time.Time // the run's wall clock
 }
 
 // Config is what a proxy forwards to and how it records.
@@ -83,6 +93,7 @@ type Proxy struct {
 	calls     int           // in the run
 	turnCalls int           // in this turn
 	usage     model.Usage   // what the replies reported
+	cost      float64       // what they cost, each at the price of the model its call named
 	exceeded  string
 	lastBody  [sha256.Size]byte // the last model call's body, and its attempt: a retry sends the same body again
 	lastTry   int
@@ -403,8 +414,16 @@ func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, rt aRoute, rec
 	if lim := p.cfg.Limits; prev != nil && (lim.MaxTokens > 0 || lim.MaxCostUSD > 0) {
 		<-prev
 	}
-	if bound := p.admit(start); bound != "" {
+	called := calledModel(rt, body)
+	if called == "" {
+		called = p.cfg.Limits.Model
+	}
+	price, bound := p.admit(start, called)
+	if bound != "" {
 		msg := fmt.Sprintf("proctor refused this model call: the run's bound %s is reached; the run is over", bound)
+		if strings.HasPrefix(bound, "model ") {
+			msg = "proctor refused this model call: " + bound
+		}
 		x.Response, x.Error = writeError(w, api, http.StatusBadRequest, "proctor_bound_exceeded", msg), msg
 		x.Duration = p.cfg.Now().Sub(start)
 		record(x, nil)
@@ -440,7 +459,7 @@ func (p *Proxy) serveCall(w http.ResponseWriter, r *http.Request, rt aRoute, rec
 			x.Error = err.Error()
 			reply = nil
 		} else {
-			p.spent(reply.Usage)
+			p.spent(reply.Usage, price)
 		}
 	}
 	record(x, reply)
@@ -481,13 +500,22 @@ func (p *Proxy) approve(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(d)
 }
 
-// admit counts a model call, or names the bound it would pass.
-func (p *Proxy) admit(now time.Time) string {
+// admit counts a model call naming the model called, or names the bound
+// it would pass; the price is the called model's, when the run is held to
+// max_cost_usd.
+func (p *Proxy) admit(now time.Time, called string) (pricing.Price, string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	lim := p.cfg.Limits
+	var price pricing.Price
+	priced := true
+	if lim.MaxCostUSD > 0 {
+		price, priced = lim.Prices.Lookup(called)
+	}
 	bound := ""
 	switch {
+	case lim.Models != nil && !slices.Contains(lim.Models, called):
+		bound = fmt.Sprintf("model %q is not the run's: its model profile allows %s; add it to the profile's models in models.yaml to allow it", called, strings.Join(lim.Models, ", "))
 	case !lim.Deadline.IsZero() && !now.Before(lim.Deadline):
 		bound = "wall_clock_s (the run's time is up)"
 	case lim.MaxTotalCalls > 0 && p.calls >= lim.MaxTotalCalls:
@@ -496,23 +524,40 @@ func (p *Proxy) admit(now time.Time) string {
 		bound = fmt.Sprintf("max_turns=%d (model calls in a turn)", lim.MaxCalls)
 	case lim.MaxTokens > 0 && p.usage.TotalTokens >= lim.MaxTokens:
 		bound = fmt.Sprintf("max_tokens=%d (%d tokens spent)", lim.MaxTokens, p.usage.TotalTokens)
-	case lim.MaxCostUSD > 0 && bounds.Cost(lim.Price, p.usage) >= lim.MaxCostUSD:
-		bound = fmt.Sprintf("max_cost_usd=%g (%s spent)", lim.MaxCostUSD, pricing.Format(bounds.Cost(lim.Price, p.usage), true))
+	case !priced:
+		bound = fmt.Sprintf("max_cost_usd=%g (model %q, which the call names, has no price, so what it costs cannot be known; give it one in a prices file)", lim.MaxCostUSD, called)
+	case lim.MaxCostUSD > 0 && p.cost >= lim.MaxCostUSD:
+		bound = fmt.Sprintf("max_cost_usd=%g (%s spent)", lim.MaxCostUSD, pricing.Format(p.cost, true))
 	}
 	if bound != "" {
 		if p.exceeded == "" {
 			p.exceeded = bound
 		}
-		return bound
+		return price, bound
 	}
 	p.calls++
 	p.turnCalls++
-	return ""
+	return price, ""
 }
 
-func (p *Proxy) spent(u model.Usage) {
+// calledModel is the model a model call names: in its body ("model"), or
+// in its path (Gemini); "" when it names none.
+func calledModel(rt aRoute, body []byte) string {
+	if rt.api == model.APIGemini {
+		m, _, _ := model.GeminiPath(rt.path)
+		return m
+	}
+	var named struct {
+		Model string `json:"model"`
+	}
+	json.Unmarshal(body, &named)
+	return named.Model
+}
+
+func (p *Proxy) spent(u model.Usage, price pricing.Price) {
 	p.mu.Lock()
 	p.usage.Add(u)
+	p.cost += bounds.Cost(price, u)
 	p.mu.Unlock()
 }
 

@@ -227,8 +227,12 @@ func TestBoundsAreEnforcedByTheProxy(t *testing.T) {
 		{"none reached", proxy.Limits{MaxCalls: 5, MaxTokens: 1000, Deadline: now.Add(time.Hour)}, 3, ""},
 		// 40 prompt and 20 completion tokens at $100 and $1,000 a million:
 		// $0.004 + $0.02 = $0.024.
-		{"max cost", proxy.Limits{MaxCostUSD: 0.02, Price: pricing.Price{Input: 100, Output: 1000}}, 1, "max_cost_usd=0.02 ($0.02 spent)"},
-		{"max cost not reached", proxy.Limits{MaxCostUSD: 0.03, Price: pricing.Price{Input: 100, Output: 1000}}, 3, ""},
+		{"max cost", proxy.Limits{MaxCostUSD: 0.02, Prices: priced("m", 100, 1000)}, 1, "max_cost_usd=0.02 ($0.02 spent)"},
+		{"max cost not reached", proxy.Limits{MaxCostUSD: 0.03, Prices: priced("m", 100, 1000)}, 3, ""},
+		// A call names its model: one its profile does not allow is refused,
+		// and under max_cost_usd so is one without a price (fail closed).
+		{"a model the profile does not allow", proxy.Limits{Models: []string{"cheap"}}, 0, `model "m" is not the run's: its model profile allows cheap`},
+		{"a model without a price", proxy.Limits{MaxCostUSD: 5, Prices: priced("other", 1, 1), Model: "other"}, 0, `max_cost_usd=5 (model "m", which the call names, has no price`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, rec := scripted(t, steps, tc.lim)
@@ -255,6 +259,29 @@ func TestBoundsAreEnforcedByTheProxy(t *testing.T) {
 				t.Fatalf("refusal %v, recorded %q; want a 400 that names %q", last, xs[2].Error, tc.want)
 			}
 		})
+	}
+}
+
+func priced(model string, in, out float64) pricing.Table {
+	return pricing.Table{Prices: map[string]pricing.Price{model: {Input: in, Output: out}}}
+}
+
+// Each call is costed by the model it names, not the run's: an agent that
+// names a pricier model than its profile's is held to max_cost_usd at that
+// model's price (it was costed at the profile's, $0 for 10 calls).
+func TestEachCallIsCostedByTheModelItNames(t *testing.T) {
+	const steps = "model: cheap\nsteps:\n  - reply: {content: one, usage: {prompt_tokens: 40, completion_tokens: 20, total_tokens: 60}}\n  - reply: {content: two, usage: {prompt_tokens: 40, completion_tokens: 20, total_tokens: 60}}\n  - reply: {content: three}\n"
+	prices := pricing.Table{Prices: map[string]pricing.Price{"cheap": {}, "dear": {Input: 100, Output: 1000}}} // a "dear" call: $0.024
+	p, _ := scripted(t, steps, proxy.Limits{MaxCostUSD: 0.03, Prices: prices, Model: "cheap", Models: []string{"cheap", "dear"}})
+	c := openai.NewClient(option.WithBaseURL(p.URL+"/"), option.WithAPIKey(p.Key), option.WithMaxRetries(0))
+	okays := 0
+	for range 3 {
+		if _, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "dear", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}}); err == nil {
+			okays++
+		}
+	}
+	if okays != 2 || !strings.HasPrefix(p.Exceeded(), "max_cost_usd=0.03 ($0.05 spent)") {
+		t.Fatalf("%d calls answered, exceeded %q; want 2, then max_cost_usd at the price of the model called", okays, p.Exceeded())
 	}
 }
 

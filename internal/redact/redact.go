@@ -29,7 +29,7 @@ var patterns = []pattern{
 	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), literals: []string{"xox"}},                               // Slack
 	{re: regexp.MustCompile(`AKIA[0-9A-Z]{16}`), literals: []string{"AKIA"}},                                           // AWS access key id
 	{re: regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`), literals: []string{"AIza"}},                                     // Google API key
-	{re: regexp.MustCompile(`p(?:tk|st)_[A-Za-z0-9_\-]{40,}`), literals: []string{"ptk_", "pst_"}},                     // proctor's own API tokens and session ids
+	{re: regexp.MustCompile(`p(?:tk|st|lk)_[A-Za-z0-9_\-]{40,}`), literals: []string{"ptk_", "pst_", "plk_"}},          // proctor's own API tokens, session ids and local secret
 	// Case-insensitive shapes are looked for when the text holds the word in
 	// lower, title or upper case.
 	// An Authorization header's credentials however it is written: as a

@@ -64,7 +64,10 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 
 	conv := l.spec.Conversation
 	lim := proxy.Limits{MaxCalls: l.spec.Bounds.MaxTurns, MaxTotalCalls: conv.MaxMessages, MaxTokens: l.spec.Bounds.MaxTokens,
-		MaxCostUSD: l.spec.Bounds.MaxCostUSD, Price: l.price}
+		MaxCostUSD: l.spec.Bounds.MaxCostUSD, Prices: l.prices, Model: l.spec.Model.name()}
+	if p := l.spec.Model.Profile; p != nil && m.Script == nil {
+		lim.Models = append(p.Allows(), lim.Model) // a live provider spends money: only the models its profile names
+	}
 	if wall := l.spec.Bounds.WallClockS; wall > 0 {
 		lim.Deadline = l.r.now().Add(time.Duration(wall) * time.Second)
 		var cancel context.CancelFunc
@@ -155,6 +158,8 @@ func (l *live) externalOutcome(ctx context.Context, out agent.Outcome, bound str
 		out.Stop, out.Err = agent.StopError, agentError("wall_clock", fmt.Sprintf("the agent ran past wall_clock_s=%d and was stopped", l.spec.Bounds.WallClockS))
 	case ctx.Err() != nil:
 		out.Stop = agent.StopInterrupted
+	case strings.HasPrefix(bound, "model "):
+		out.Stop, out.Err = agent.StopError, agentError("model_not_allowed", "the agent was refused a model call: "+bound)
 	case bound != "":
 		name, _, _ := strings.Cut(bound, " ")
 		l.abort(name)

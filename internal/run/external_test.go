@@ -449,6 +449,52 @@ func TestMaxCostUSDStopsTheAgentAndNeedsAPrice(t *testing.T) {
 	}
 }
 
+// A live provider spends money on the models its profile names and on no
+// other: an agent that names a pricier model than its profile is refused
+// the call, and the run fails saying which model and how to allow it; a
+// model the profile lists in models is served.
+func TestALiveProfileServesOnlyTheModelsItNames(t *testing.T) {
+	sc, err := script.Parse("m.yaml", []byte(twoWrites(model.APIChat)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := script.Start(sc, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	chat := testutil.TestAgent(t, "chatagent")
+	for _, tc := range []struct {
+		name   string
+		models []string
+		code   string
+	}{
+		{"not in the profile", nil, "model_not_allowed"},
+		{"in the profile's models", []string{"pricier-model"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := externalSpec(t, twoWrites(model.APIChat), external.Agent{Name: "chat", Kind: external.KindCommand, Command: []string{chat, "{{task}}"},
+				Env: map[string]string{"OPENAI_MODEL": "pricier-model"}}) // the agent names its own model
+			spec.Model = run.ModelChoice{Profile: &model.Profile{Name: "live", Model: "test-model", Models: tc.models},
+				Endpoint: model.Endpoint{BaseURL: ep.URL, Model: "test-model", APIKey: "k"}}
+			res, err := newRunner(t).Run(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := res.Receipt.Failure
+			if tc.code == "" {
+				if f != nil {
+					t.Fatalf("a model the profile lists was refused: %+v", f)
+				}
+				return
+			}
+			if f == nil || f.Code != tc.code || !strings.Contains(f.Message, `model "pricier-model" is not the run's: its model profile allows test-model`) || res.Receipt.Usage.ModelCalls != 0 {
+				t.Fatalf("status %s failure %+v usage %+v", res.Receipt.Status, f, res.Receipt.Usage)
+			}
+		})
+	}
+}
+
 // A live profile of another API than the agent speaks is refused before
 // the agent starts, naming both.
 func TestAnAgentAndAProfileOfAnotherAPIAreRefused(t *testing.T) {

@@ -213,6 +213,7 @@ type live struct {
 	pending []model.ToolCall  // a resumed run's calls that had not run
 	aborted string            // the budget that aborted the conversation
 	price   pricing.Price     // the model's, when the run is held to max_cost_usd
+	prices  pricing.Table     // every model's: an external agent's calls are each costed by the model they name
 	verdict *bundle.Verdict
 
 	tmp      string   // a private temp folder for confined commands, removed when the run ends
@@ -312,7 +313,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, &SetupError{err}
 	}
-	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red, price: price}
+	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red, price: price, prices: prices}
 	if err := l.checkSandbox(); err != nil {
 		rec.close()
 		rec.release()

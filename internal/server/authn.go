@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -20,9 +21,13 @@ import (
 const (
 	sessionCookie = "proctor_session"
 	userKey       = "user"    // the signed-in store.User, when auth is on
-	bearerKey     = "bearer"  // true when the request carried an API token
+	bearerKey     = "bearer"  // true when the request carried an API token (or the local secret in its header)
 	authOnKey     = "auth-on" // true when accounts exist
+	localKey      = "local"   // true when sign-in is off and the request carried the local secret
 )
+
+// LocalCookie is the cookie a browser keeps the local secret in.
+const LocalCookie = "proctor_local"
 
 // principal is the signed-in user of the request, if auth is on and someone
 // signed in.
@@ -33,11 +38,15 @@ func principal(c echo.Context) (store.User, bool) {
 
 func authOn(c echo.Context) bool { on, _ := c.Get(authOnKey).(bool); return on }
 
-// role is what the request may do: everything when auth is off (single-user
-// on loopback), else the signed-in user's role, else nothing.
+// role is what the request may do: when auth is off (single-user on
+// loopback), everything if it carried the local secret; else the
+// signed-in user's role; else nothing.
 func role(c echo.Context) auth.Role {
 	if !authOn(c) {
-		return auth.Admin
+		if local, _ := c.Get(localKey).(bool); local {
+			return auth.Admin
+		}
+		return ""
 	}
 	if u, ok := principal(c); ok {
 		return auth.Role(u.Role)
@@ -61,7 +70,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(authOnKey, on)
 		if !on {
-			return next(c)
+			return s.checkLocal(c, next)
 		}
 		now := s.now()
 		if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
@@ -95,6 +104,49 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// checkLocal marks a request that carries the local secret (sign-in is
+// off): in its Authorization header, its cookie, or — a browser opening
+// the address serve printed — in ?token=, which is moved into the cookie
+// and out of the address (a page's address ends up in history and logs).
+func (s *Server) checkLocal(c echo.Context, next echo.HandlerFunc) error {
+	secret := s.cfg.LocalSecret
+	is := func(v string) bool {
+		return secret != "" && subtle.ConstantTimeCompare([]byte(v), []byte(secret)) == 1
+	}
+	r := c.Request()
+	if h := r.Header.Get(echo.HeaderAuthorization); h != "" {
+		if sent, ok := strings.CutPrefix(h, "Bearer "); ok && is(sent) {
+			c.Set(localKey, true)
+			c.Set(bearerKey, true)
+		}
+		return next(c)
+	}
+	if ck, err := c.Cookie(LocalCookie); err == nil && is(ck.Value) {
+		c.Set(localKey, true)
+	}
+	if token := c.QueryParam("token"); token != "" && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/share/") && is(token) {
+		c.SetCookie(&http.Cookie{Name: LocalCookie, Value: secret, Path: "/", MaxAge: 365 * 24 * 3600, HttpOnly: true, Secure: s.cfg.TLS, SameSite: http.SameSiteLaxMode})
+		q := r.URL.Query()
+		q.Del("token")
+		to := r.URL.Path
+		if len(q) > 0 {
+			to += "?" + q.Encode()
+		}
+		return c.Redirect(http.StatusSeeOther, to)
+	}
+	return next(c)
+}
+
+// localSecretNeeded is the answer to a request without the local secret.
+func localSecretNeeded(c echo.Context) error {
+	const msg = "This proctor dashboard needs its secret: open the address 'proctor serve' printed when it started (it ends in ?token=plk_…), " +
+		"or send \"Authorization: Bearer plk_…\" with the secret from local.secret in serve's data folder (readable by its user only)."
+	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+		return apiError(c, http.StatusUnauthorized, msg, nil)
+	}
+	return echo.NewHTTPError(http.StatusUnauthorized, msg)
+}
+
 // need is the middleware of a route that only a role allowing need may use.
 func (s *Server) need(need auth.Role) echo.MiddlewareFunc {
 	return func(h echo.HandlerFunc) echo.HandlerFunc {
@@ -111,6 +163,9 @@ func (s *Server) allow(c echo.Context, need auth.Role, h echo.HandlerFunc) error
 	have := role(c)
 	if have.Allows(need) {
 		return h(c)
+	}
+	if !authOn(c) {
+		return localSecretNeeded(c)
 	}
 	if have == "" { // nobody signed in
 		if strings.HasPrefix(c.Request().URL.Path, "/api/") {

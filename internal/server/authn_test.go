@@ -58,6 +58,9 @@ func newAuthServer(t testing.TB, cfg server.Config) *authServer {
 	if cfg.Key == nil {
 		cfg.Key = testKey
 	}
+	if cfg.LocalSecret == "" {
+		cfg.LocalSecret = testSecret
+	}
 	a.s = server.New(st, cfg)
 	return a
 }
@@ -134,21 +137,20 @@ func (a *authServer) do(method, target string, o reqOpts) *httptest.ResponseReco
 		req.RemoteAddr = o.addr
 	}
 	rec := httptest.NewRecorder()
-	a.s.Handler().ServeHTTP(rec, req)
+	withSecret(a.s).ServeHTTP(rec, req)
 	return rec
 }
 
-// TestRouteAccess requests every route of the router without a session, as
-// a viewer, a reviewer and an admin, and with a missing or forged CSRF
-// token, and asserts what each gets. A route with no entry here fails.
-func TestRouteAccess(t *testing.T) {
-	a := newAuthServer(t, server.Config{})
-	const run = "20261201-093012-k3f9qa"
-	routes := map[string]struct {
-		target string
-		need   string // "" public, else viewer, reviewer, admin
-		anon   int    // for public routes: the status without a session
-	}{
+// routeCase is a route of the router as the access tests request it.
+type routeCase struct {
+	target string
+	need   string // "" public, else viewer, reviewer, admin
+	anon   int    // for public routes: the status without a session
+}
+
+// routeTable is every route, with a target that names run.
+func routeTable(run string) map[string]routeCase {
+	return map[string]routeCase{
 		"GET /static/*":               {"/static/style.css", "", 200},
 		"GET /favicon.ico":            {"/favicon.ico", "", 301},
 		"GET /healthz":                {"/healthz", "", 200},
@@ -207,6 +209,15 @@ func TestRouteAccess(t *testing.T) {
 		"POST /api/v1/runs/:id/resume":       {"/api/v1/runs/" + run + "/resume", "admin", 0},
 		"POST /api/v1/runs/:id/changes":      {"/api/v1/runs/" + run + "/changes", "reviewer", 0},
 	}
+}
+
+// TestRouteAccess requests every route of the router without a session, as
+// a viewer, a reviewer and an admin, and with a missing or forged CSRF
+// token, and asserts what each gets. A route with no entry here fails.
+func TestRouteAccess(t *testing.T) {
+	a := newAuthServer(t, server.Config{})
+	const run = "20261201-093012-k3f9qa"
+	routes := routeTable(run)
 	for _, r := range a.s.Routes() {
 		if _, ok := routes[r]; !ok {
 			t.Errorf("route %s has no entry in TestRouteAccess; add one", r)
@@ -379,7 +390,7 @@ func clientFrom(ip string) *http.Client {
 // a correct sign-in from another address.
 func TestSigninRateLimit(t *testing.T) {
 	a := newAuthServer(t, server.Config{SigninLimit: 5, SigninWindow: time.Minute})
-	ts := httptest.NewServer(a.s.Handler())
+	ts := httptest.NewServer(withSecret(a.s))
 	defer ts.Close()
 	signin := func(c *http.Client, pw string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/signin", strings.NewReader(url.Values{"user": {"ada"}, "password": {pw}, "csrf": {a.token("")}}.Encode()))
@@ -462,10 +473,10 @@ func BenchmarkSignedInRequest(b *testing.B) {
 		}
 		return time.Since(t0) / time.Duration(n)
 	}
-	measure(single.Handler(), false) // warm both
-	measure(a.s.Handler(), true)
-	base := measure(single.Handler(), false)
-	signed := measure(a.s.Handler(), true)
+	measure(withSecret(single), false) // warm both
+	measure(withSecret(a.s), true)
+	base := measure(withSecret(single), false)
+	signed := measure(withSecret(a.s), true)
 	b.ReportMetric(float64(base.Microseconds()), "µs/single-user")
 	b.ReportMetric(float64(signed.Microseconds()), "µs/signed-in")
 	b.ReportMetric(float64(signed)/float64(base), "ratio")

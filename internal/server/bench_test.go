@@ -74,7 +74,7 @@ func seedPages(b *testing.B) (*server.Server, string) {
 			b.Fatal(err)
 		}
 	}
-	return server.New(st, server.Config{DataDir: b.TempDir()}), "/suites/suite-bench"
+	return server.New(st, server.Config{LocalSecret: testSecret, DataDir: b.TempDir()}), "/suites/suite-bench"
 }
 
 // BenchmarkPages measures the 50-row runs page and the first page (50 rows
@@ -86,7 +86,7 @@ func seedPages(b *testing.B) (*server.Server, string) {
 // ≥0.5; it was 0.12 requests/s when every reader counted the suite).
 func BenchmarkPages(b *testing.B) {
 	srv, suitePath := seedPages(b)
-	h := srv.Handler()
+	h := withSecret(srv)
 	serve := timed(b, h)
 	const warm = 20
 	for range warm {
@@ -239,7 +239,7 @@ func BenchmarkComparePage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	serve := timed(b, server.New(st, server.Config{DataDir: b.TempDir()}).Handler())
+	serve := timed(b, withSecret(server.New(st, server.Config{LocalSecret: testSecret, DataDir: b.TempDir()})))
 	const query = "?base=suite-base&head=suite-head"
 	serve("/compare" + query) // warm the page cache of SQLite
 	b.Run("page-vs-api", func(b *testing.B) {

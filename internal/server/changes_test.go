@@ -53,7 +53,7 @@ func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
 		t.Fatalf("first run: %v %+v", err, first)
 	}
 	os.WriteFile(filepath.Join(roots, "next.yaml"), []byte("steps:\n  - expect: {last_matches: \"(?s)f02.txt:1: two.*f11.txt:1: eleven\"}\n    reply: {content: done}\n"), 0o644)
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Reviewer: "t", Launcher: &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), SourceRoots: []string{roots}}}).Handler())
+	srv := httptest.NewServer(withSecret(server.New(st, server.Config{LocalSecret: testSecret, DataDir: data, Reviewer: "t", Launcher: &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), SourceRoots: []string{roots}}})))
 	t.Cleanup(srv.Close)
 
 	b := newBrowser(t, srv.URL)

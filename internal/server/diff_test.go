@@ -43,7 +43,7 @@ func serverWithDiff(tb testing.TB, n int) (*server.Server, string) {
 	if _, err := index.New(st).Index(ctx, root); err != nil {
 		tb.Fatal(err)
 	}
-	return server.New(st, server.Config{DataDir: tb.TempDir()}), id
+	return server.New(st, server.Config{LocalSecret: testSecret, DataDir: tb.TempDir()}), id
 }
 
 // A run page with a 100,000-file diff once took 244 s and 93 MB of HTML.
@@ -112,7 +112,7 @@ func BenchmarkRunPageLargeDiff(b *testing.B) {
 		req := httptest.NewRequest(http.MethodGet, "http://localhost/runs/"+id, nil)
 		rec := httptest.NewRecorder()
 		t0 := time.Now()
-		s.Handler().ServeHTTP(rec, req)
+		withSecret(s).ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			b.Fatalf("%d", rec.Code)
 		}

@@ -31,7 +31,7 @@ func samplesServer(t *testing.T, cfg server.Config) *server.Server {
 // send serves one request built by the caller.
 func send(s *server.Server, req *http.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, req)
+	withSecret(s).ServeHTTP(rec, req)
 	return rec
 }
 

@@ -71,8 +71,8 @@ func liveServerWith(t *testing.T, workers int) (*httptest.Server, string, *store
 	profiles := func() (*model.Profiles, error) {
 		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local\n    base_url: "+ep.URL+"\n    model: proctor-demo\n  - name: keyed\n    base_url: https://example.invalid/v1\n    model: m\n    api_key_env: PROCTOR_TEST_MISSING_KEY\n"))
 	}
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Reviewer: "tester", Live: news, Launcher: &launch.Launcher{Runner: r, Queue: q, Board: board,
-		SourceRoots: []string{roots}, Profiles: profiles, Getenv: func(string) string { return "" }, ScenarioRoots: []string{"../../examples/scenarios"}}}).Handler())
+	srv := httptest.NewServer(withSecret(server.New(st, server.Config{LocalSecret: testSecret, DataDir: data, Reviewer: "tester", Live: news, Launcher: &launch.Launcher{Runner: r, Queue: q, Board: board,
+		SourceRoots: []string{roots}, Profiles: profiles, Getenv: func(string) string { return "" }, ScenarioRoots: []string{"../../examples/scenarios"}}})))
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
@@ -451,8 +451,8 @@ func restartable(t *testing.T, scenarioRoots ...string) (string, func(ctx contex
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
 		q := jobs.New(r, 1)
 		context.AfterFunc(ctx, q.Close)
-		srv := server.New(st, server.Config{DataDir: data, Reviewer: "t", Launcher: &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), ScenarioRoots: scenarioRoots}})
-		return srv, q, httptest.NewServer(srv.Handler())
+		srv := server.New(st, server.Config{LocalSecret: testSecret, DataDir: data, Reviewer: "t", Launcher: &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), ScenarioRoots: scenarioRoots}})
+		return srv, q, httptest.NewServer(withSecret(srv))
 	}
 }
 
@@ -545,7 +545,7 @@ func TestRecoverReviewsWritesTheMissingAuditEntry(t *testing.T) {
 	}
 	defer st.Close()
 	r.Index = index.Into(st)
-	s := server.New(st, server.Config{DataDir: data, Launcher: &launch.Launcher{Runner: r}})
+	s := server.New(st, server.Config{LocalSecret: testSecret, DataDir: data, Launcher: &launch.Launcher{Runner: r}})
 	for range 2 { // a second start finds nothing left to do
 		if _, errs := s.RecoverReviews(ctx); len(errs) > 0 {
 			t.Fatal(errs)
@@ -596,7 +596,7 @@ func TestContinueWithAScriptAndNoSourceRootSaysWhatToPass(t *testing.T) {
 	q := jobs.New(r, 1)
 	context.AfterFunc(ctx, q.Close)
 	defer q.Wait(context.Background())
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Launcher: &launch.Launcher{Runner: r, Queue: q}}).Handler())
+	srv := httptest.NewServer(withSecret(server.New(st, server.Config{LocalSecret: testSecret, DataDir: data, Launcher: &launch.Launcher{Runner: r, Queue: q}})))
 	defer srv.Close()
 	b := newBrowser(t, srv.URL)
 	b.get("/sessions/" + sid)
@@ -617,8 +617,8 @@ func TestLaunchFormWithoutProfilesSaysHowToAddOne(t *testing.T) {
 	context.AfterFunc(ctx, q.Close)
 	defer q.Wait(context.Background())
 	missing := filepath.Join(t.TempDir(), "models.yaml")
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data, Launcher: &launch.Launcher{Runner: r, Queue: q,
-		SourceRoots: []string{t.TempDir()}, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(missing) }}}).Handler())
+	srv := httptest.NewServer(withSecret(server.New(st, server.Config{LocalSecret: testSecret, DataDir: data, Launcher: &launch.Launcher{Runner: r, Queue: q,
+		SourceRoots: []string{t.TempDir()}, Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(missing) }}})))
 	defer srv.Close()
 	_, page := newBrowser(t, srv.URL).get("/launch")
 	if !strings.Contains(page, `id="no-profiles"`) || !strings.Contains(page, missing) || !strings.Contains(page, "docs/models.md") || !strings.Contains(page, `name="script"`) {
@@ -689,7 +689,7 @@ func TestARunThatChangedNothingSaysSoAndShowsItsErrors(t *testing.T) {
 	if err != nil || res.Receipt.Status != bundle.StatusPassed {
 		t.Fatalf("%v %+v", err, res)
 	}
-	srv := httptest.NewServer(server.New(st, server.Config{DataDir: data}).Handler())
+	srv := httptest.NewServer(withSecret(server.New(st, server.Config{LocalSecret: testSecret, DataDir: data})))
 	defer srv.Close()
 	_, page := newBrowser(t, srv.URL).get("/runs/" + res.RunID)
 	if !strings.Contains(page, `id="no-changes"`) || !strings.Contains(page, `id="tool-errors"`) || !strings.Contains(page, "edit_file (call_1_1)") {
@@ -846,8 +846,8 @@ func TestResumeARunInterruptedWhileItWaited(t *testing.T) {
 		r := &run.Runner{DataDir: data, Environ: os.Environ(), Index: index.Into(st)}
 		q := jobs.New(r, 1)
 		context.AfterFunc(ctx, q.Close)
-		srv := server.New(st, server.Config{DataDir: data, Reviewer: "t", Launcher: &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), SourceRoots: []string{roots}}})
-		return q, httptest.NewServer(srv.Handler())
+		srv := server.New(st, server.Config{LocalSecret: testSecret, DataDir: data, Reviewer: "t", Launcher: &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil), SourceRoots: []string{roots}}})
+		return q, httptest.NewServer(withSecret(srv))
 	}
 	ctx1, stop1 := context.WithCancel(context.Background())
 	q1, ts1 := start(ctx1)

@@ -42,7 +42,7 @@ func TestPackedRunPage(t *testing.T) {
 	if _, err := index.New(st).Index(ctx, runs); err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(st, server.Config{DataDir: data})
+	s := server.New(st, server.Config{LocalSecret: testSecret, DataDir: data})
 	for _, tc := range []struct{ target, want string }{
 		{"/runs/20261201-093012-k3f9qa", "math.Round"},
 		{"/runs/20261201-101544-m2x7pb", "no-old-key"},

@@ -64,7 +64,7 @@ func TestPushToTheHost(t *testing.T) {
 	a := newAuthServer(t, server.Config{DataDir: dataDir})
 	var cut atomic.Int32 // PUTs to cut off after some bytes
 	var puts, gets atomic.Int32
-	h := a.s.Handler()
+	h := withSecret(a.s)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			gets.Add(1)

@@ -45,6 +45,12 @@ type Config struct {
 	// RequireAuth turns sign-in on even before any account exists (serving
 	// beyond loopback); otherwise it is on exactly when accounts exist.
 	RequireAuth bool
+	// LocalSecret is what every request must carry while sign-in is off
+	// (single-user, on loopback): loopback is not a login, every local
+	// process and user reaches it. A browser brings it once in the address
+	// (?token=…) and then keeps it in a cookie; a program sends it as
+	// "Authorization: Bearer plk_…". "" refuses every such request.
+	LocalSecret string
 	TLS         bool // served over TLS: cookies are Secure, HSTS is sent
 	// Key signs CSRF tokens; it should outlive the process (serve keeps it
 	// in the data folder) so open forms survive a restart. nil: a random key
@@ -274,11 +280,17 @@ func IsLoopback(addr string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("--addr %q: want host:port, e.g. 127.0.0.1:7070: %w", addr, err)
 	}
+	return IsLoopbackHost(host), nil
+}
+
+// IsLoopbackHost reports whether a host name or address is this machine's
+// loopback.
+func IsLoopbackHost(host string) bool {
 	if host == "localhost" {
-		return true, nil
+		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback(), nil
+	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
@@ -289,7 +301,7 @@ func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
 	m.CanRun = m.Launches && m.IsAdmin
 	if u, ok := principal(c); ok {
 		m.User, m.Role = u.Name, u.Role
-	} else if authOn(c) {
+	} else if authOn(c) || r == "" {
 		m.CanRun, m.CanReview, m.IsAdmin, m.Anonymous, m.DataDir = false, false, false, true, ""
 		return m
 	}

@@ -52,6 +52,9 @@ func newServerWith(t testing.TB, withSamples bool, cfg server.Config) (*server.S
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	if cfg.LocalSecret == "" {
+		cfg.LocalSecret = testSecret
+	}
 	return server.New(st, cfg), root, st
 }
 
@@ -62,7 +65,7 @@ func get(t *testing.T, s *server.Server, target string, headers ...string) *http
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, req)
+	withSecret(s).ServeHTTP(rec, req)
 	return rec
 }
 
