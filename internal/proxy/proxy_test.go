@@ -544,3 +544,47 @@ func TestTheNextCallWaitsForTheTokensBeforeIt(t *testing.T) {
 		t.Fatalf("the second call, sent before the first's tokens were counted: %v", err)
 	}
 }
+
+// Each route takes only its method: a DELETE of the models list or a GET
+// of the chat route reaches no provider (the real key opens no route the
+// proxy does not serve, whatever the method).
+func TestEachRouteTakesOnlyItsMethod(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	defer live.Close()
+	p, _ := start(t, model.Endpoint{BaseURL: live.URL + "/v1", APIKey: "sk-real-123", Model: "live"}, proxy.Limits{})
+	root := strings.TrimSuffix(p.URL, "/v1")
+	for path, served := range map[string]string{
+		"/v1/chat/completions": http.MethodPost, "/v1/responses": http.MethodPost, "/v1/messages": http.MethodPost,
+		"/v1/messages/count_tokens": http.MethodPost, "/v1/proctor/approvals": http.MethodPost,
+		"/v1/models": http.MethodGet, "/v1/models/gpt-4o": http.MethodGet, "/v1beta/models/gemini:generateContent": http.MethodPost,
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if method == served {
+				continue
+			}
+			req, _ := http.NewRequest(method, root+path, strings.NewReader(`{}`))
+			req.Header.Set("Authorization", "Bearer "+p.Key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%s %s: %d, want 404", method, path, resp.StatusCode)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) > 0 {
+		t.Fatalf("the provider was sent: %v", seen)
+	}
+}

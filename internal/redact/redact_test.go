@@ -36,6 +36,25 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// Secrets of 6 to 15 characters — shorter than a fragment, as many
+// passwords and PINs are — are redacted whole wherever they appear; only
+// values under 6 characters are left (they would redact ordinary words).
+func TestShortSecretsAreRedacted(t *testing.T) {
+	for _, secret := range []string{"s3cr3t", "hunter2x", "pa55-word-1", "fifteen-chars-x"} {
+		r := redact.FromEnv([]string{"DB_PASSWORD=" + secret})
+		if got := r.String("connect with " + secret + " now"); got != "connect with [REDACTED] now" {
+			t.Errorf("a %d-character secret: %q", len(secret), got)
+		}
+	}
+	if got := redact.FromEnv([]string{"PIN_TOKEN=1234"}).String("pin 1234"); got != "pin 1234" {
+		t.Errorf("a 4-character value was redacted: %q", got)
+	}
+	// The local secret of a single-user serve has a shape of its own.
+	if got := redact.New().String("open http://127.0.0.1:7070/?token=plk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdef"); strings.Contains(got, "plk_AbCd") {
+		t.Errorf("the local secret's shape: %q", got)
+	}
+}
+
 func TestSecretName(t *testing.T) {
 	for _, tc := range []struct {
 		name string
