@@ -268,3 +268,43 @@ func startServe(t *testing.T, args ...string) (s *serving, stop func()) {
 	t.Cleanup(stop)
 	return s, stop
 }
+
+// Another user of the machine reaches a single-user serve on loopback but
+// cannot drive it: it cannot read the local secret (mode 0600), and every
+// API call without it — a launch with the sandbox off included — is
+// refused.
+func TestAnotherLocalUserCannotDriveAServe(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("no setpriv")
+	}
+	data, roots := t.TempDir(), t.TempDir()
+	os.Chmod(data, 0o755) // even a data folder others may enter
+	writeTree(t, roots, map[string]string{"src/a.txt": "old\n", "model.yaml": "steps:\n  - reply: {content: done}\n"})
+	_, srv := serveChild(t, data, roots)
+	port := srv.url[strings.LastIndex(srv.url, ":")+1:]
+	as := func(script string) (string, error) {
+		cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", script)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := as("cat " + filepath.Join(data, "local.secret")); err == nil {
+		t.Fatalf("another user read the local secret: %s", out)
+	}
+	out, err := as(`exec 3<>/dev/tcp/127.0.0.1/` + port + `
+body='{"path": "src", "task": "x", "script": "model.yaml", "sandbox": "off"}'
+printf 'POST /api/v1/runs HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' ${#body} "$body" >&3
+head -n 1 <&3`)
+	if err != nil || !strings.Contains(out, "401") {
+		t.Fatalf("another user's launch: %v %q, want 401", err, out)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "run.json")); len(runs) > 0 {
+		t.Fatalf("a run was launched: %v", runs)
+	}
+	// The same launch with the secret is taken: the refusal was the secret's.
+	if code, out := srv.postJSON(t, "/api/v1/runs", `{"path": "src", "task": "x", "script": "model.yaml", "sandbox": "off"}`); code != http.StatusAccepted {
+		t.Fatalf("the launch with the secret: %d %v", code, out)
+	}
+}
