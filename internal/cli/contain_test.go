@@ -156,38 +156,11 @@ func newHostile(t *testing.T) *hostile {
 	sockDir := t.TempDir()
 	abstract := "@proctor-contain-" + strconv.Itoa(os.Getpid())
 	for _, addr := range []string{abstract, filepath.Join(sockDir, "outside.sock")} {
-		ln, err := net.Listen("unix", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				h.accepted.Add(1)
-				c.Close()
-			}
-		}()
+		testutil.Listener(t, "unix", addr, h.accepted)
 	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tcp.Close() })
-	go func() {
-		for {
-			c, err := tcp.Accept()
-			if err != nil {
-				return
-			}
-			h.accepted.Add(1)
-			c.Close()
-		}
-	}()
+	tcp := testutil.Listener(t, "tcp", "127.0.0.1:0", h.accepted)
 	tcpPort := tcp.Addr().(*net.TCPAddr).Port
+	var err error
 	if h.udp, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

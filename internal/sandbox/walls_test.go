@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // scene is the host an attack from inside the sandbox is tried against:
@@ -54,29 +56,11 @@ func newScene(t *testing.T) *scene {
 	// keeps the command from it.
 	os.WriteFile(filepath.Join(s.read, "shared"), nil, 0o666)
 	os.Chmod(filepath.Join(s.read, "shared"), 0o666)
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tcp := testutil.Listener(t, "tcp", "127.0.0.1:0", &s.accepted)
 	s.tcpPort = tcp.Addr().(*net.TCPAddr).Port
 	s.abstract = "@proctor-walls-" + strconv.Itoa(os.Getpid())
-	abstract, err := net.Listen("unix", s.abstract)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ln := range []net.Listener{tcp, abstract} {
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				s.accepted.Add(1)
-				c.Close()
-			}
-		}()
-	}
+	testutil.Listener(t, "unix", s.abstract, &s.accepted)
+	var err error
 	if s.udp, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
