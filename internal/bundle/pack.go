@@ -32,6 +32,19 @@ import (
 // PackSuffix ends the name of a pack file.
 const PackSuffix = ".tar"
 
+// PushedPrefix begins the name of a pack pushed to this data folder from
+// elsewhere (proctor push): its runs are data from outside. Their
+// repositories (workspace/, workspace.git/) are never unpacked: nothing of
+// this host opens them with git.
+const PushedPrefix = "push-"
+
+// Pushed reports whether the pack at path was pushed from elsewhere.
+func Pushed(pack string) bool { return strings.HasPrefix(filepath.Base(pack), PushedPrefix) }
+
+// repositories are the folders of a run that hold git repositories: a
+// pushed run's are left in its pack.
+var repositories = map[string]bool{"workspace": true, "workspace.git": true}
+
 // PackRef names run id inside the pack file at pack.
 func PackRef(pack, id string) string { return pack + "#" + id }
 
@@ -194,6 +207,8 @@ type PackedRun struct {
 	sizes map[string]int64
 	big   map[string]bool // over the limit: not loaded
 	skip  bool            // a second copy of a run already read
+	names map[string]bool // the entries of the run read so far
+	dup   bool            // a second copy follows the first: its entries are skipped
 }
 
 // Ref is the run's reference, PACK#ID.
@@ -278,11 +293,23 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 			if err := flush(); err != nil {
 				return probs, err
 			}
-			cur = &PackedRun{Pack: path, ID: id, files: map[string][]byte{}, sizes: map[string]int64{}, big: map[string]bool{}, skip: seen[id]}
+			cur = &PackedRun{Pack: path, ID: id, files: map[string][]byte{}, sizes: map[string]int64{}, big: map[string]bool{}, names: map[string]bool{}, skip: seen[id]}
 			if cur.skip {
 				probs = append(probs, Problem{File: path, Field: id, Message: "the run appears twice in the pack; the first copy is kept"})
 			}
 			seen[id] = true
+		}
+		// A second copy of a run right after the first has the first's
+		// names again: it is not merged into it, and is named a problem.
+		if !cur.skip && rest != "" && cur.names[rest] {
+			probs = append(probs, Problem{File: path, Field: id, Message: fmt.Sprintf("the run appears twice in the pack (%s twice); the first copy is kept", rest)})
+			cur.dup = true
+		}
+		if rest != "" {
+			cur.names[rest] = true
+		}
+		if cur.dup {
+			continue
 		}
 		if cur.skip || rest == "" || strings.Contains(rest, "/") || hdr.Typeflag != tar.TypeReg {
 			continue // the workspace and folders are not needed to index
@@ -319,7 +346,8 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 const MaxUnpackBytes = 4 << 30
 
 // Unpack extracts run id from the pack into a new folder dest, which must
-// not exist yet; it appears whole or not at all. Every file operation goes
+// not exist yet; it appears whole or not at all. A run of a pushed pack
+// (Pushed) is unpacked without its repositories. Every file operation goes
 // through an os.Root on the new folder, so no entry is written outside it
 // or through a symlink that leads out of it; symlinks are made last, and
 // one that is absolute or resolves outside the folder (checked, again
@@ -354,6 +382,7 @@ func Unpack(pack, id, dest string) error {
 	var links []packLink
 	found, done := false, false
 	budget := int64(MaxUnpackBytes)
+	pushed, written := Pushed(pack), map[string]bool{}
 	tr := tar.NewReader(bufio.NewReader(f))
 	for !done {
 		hdr, err := tr.Next()
@@ -381,6 +410,13 @@ func Unpack(pack, id, dest string) error {
 		if !validRelPath(rest) {
 			return fail(fmt.Errorf("entry %q is not a path inside the run folder", hdr.Name))
 		}
+		if first, _, _ := strings.Cut(rest, "/"); pushed && (repositories[first] || strings.HasPrefix(first, ".")) {
+			continue // a pushed run's repository (or a journal, a lock) is data this host never opens
+		}
+		if written[rest] {
+			continue // a second copy of the run, right after the first: the first is kept
+		}
+		written[rest] = true
 		l, err := unpackEntry(root, tr, hdr, filepath.FromSlash(rest), &budget)
 		if err != nil {
 			return fail(err)
@@ -495,6 +531,106 @@ func Unpacked(ref, cache string) (string, error) {
 // UnpackCache is the folder of a data folder where packed runs are
 // unpacked.
 func UnpackCache(dataDir string) string { return filepath.Join(dataDir, "runs", ".unpacked") }
+
+// DecisionsOf is the folder that keeps the decisions on the runs of the
+// pack at pack — <data>/decisions/<pack's name> for a pack in a data
+// folder's runs/ — and false for a pack elsewhere. A pack is never
+// written again, so a review of one of its runs works in a folder of its
+// own there (DecisionDir): a copy of the run's files (never its
+// repositories) that holds the journal, the receipt with the decision and
+// its event. It is the record, not a cache: the index reads a reviewed
+// packed run from it, and no review of the run happens twice while it is
+// there.
+func DecisionsOf(pack string) (string, bool) {
+	runs := filepath.Dir(pack)
+	if filepath.Base(runs) != "runs" || !strings.HasSuffix(pack, PackSuffix) {
+		return "", false
+	}
+	return filepath.Join(filepath.Dir(runs), "decisions", strings.TrimSuffix(filepath.Base(pack), PackSuffix)), true
+}
+
+// DecisionDir is the decision folder of run id of the pack (DecisionsOf),
+// whether or not it has been made.
+func DecisionDir(pack, id string) (string, bool) {
+	dir, ok := DecisionsOf(pack)
+	if !ok || !ValidID(id) {
+		return "", false
+	}
+	return filepath.Join(dir, id), true
+}
+
+// Readable is the folder to read the bundle at ref (a folder, or a packed
+// run's PACK#ID) from: a folder itself; a reviewed packed run's decision
+// folder; else the run unpacked into cache.
+func Readable(ref, cache string) (string, error) {
+	pack, id, ok := SplitPackRef(ref)
+	if !ok {
+		return ref, nil
+	}
+	if dir, ok := DecisionDir(pack, id); ok {
+		if _, err := os.Stat(filepath.Join(dir, ReceiptFile)); err == nil {
+			return dir, nil
+		}
+	}
+	return Unpacked(ref, cache)
+}
+
+// MakeDecisionDir makes the decision folder of the packed run at ref,
+// when it is not there yet, from the run unpacked into cache: its
+// top-level files (never its folders: a workspace, a repository, an
+// agent's home; never a dot-file: a journal or a lock); it appears whole
+// or not at all. It returns the folder.
+func MakeDecisionDir(ref, cache string) (string, error) {
+	pack, id, ok := SplitPackRef(ref)
+	if !ok {
+		return "", fmt.Errorf("%s is not a packed run", ref)
+	}
+	dir, ok := DecisionDir(pack, id)
+	if !ok {
+		return "", fmt.Errorf("run %s: its pack %s is not in a data folder's runs/, so a decision on it has nowhere to be kept", id, pack)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ReceiptFile)); err == nil {
+		return dir, nil
+	}
+	from, err := Unpacked(ref, cache)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+id+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+	}
+	defer os.RemoveAll(tmp)
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+		}
+		if err := WriteFileAtomic(filepath.Join(tmp, e.Name()), data, 0o644); err != nil {
+			return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ReceiptFile)); serr == nil {
+			return dir, nil // another review made it first
+		}
+		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+	}
+	if err := osfile.SyncDir(filepath.Dir(dir)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
 
 // FindPacked looks for run id in the packs directly inside dir (a data
 // folder's runs/) and returns its reference. It reads entry headers only.

@@ -10,6 +10,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/store"
 )
@@ -110,9 +111,11 @@ func askLinks(ctx context.Context, in io.Reader, out io.Writer, who, diff string
 	return v, nil
 }
 
-// reviewRun reviews the run in dir through the gate; the audit entry is
-// written as the CLI user.
-func reviewRun(ctx context.Context, r *run.Runner, dir string, rc *bundle.Receipt, reviewer gate.Reviewer, force bool) (*bundle.Review, error) {
+// reviewRun reviews run runID through the gate (in its folder, or its
+// decision folder when it is packed), indexes it again, and returns the
+// review and what the review worked on; the audit entry is written as the
+// CLI user.
+func reviewRun(ctx context.Context, r *run.Runner, runID string, reviewer gate.Reviewer, force bool) (*bundle.Review, records.Reviewing, error) {
 	record := func(ctx context.Context, d gate.Decided) error {
 		st, err := store.Open(ctx, dbPath(r.DataDir))
 		if err != nil {
@@ -121,27 +124,31 @@ func reviewRun(ctx context.Context, r *run.Runner, dir string, rc *bundle.Receip
 		defer st.Close()
 		return st.Audit(ctx, store.AuditEntry{Actor: d.Actor, Action: d.Action(), Object: d.RunID, Detail: d.AuditDetail(), Op: d.Op})
 	}
-	opt, err := r.Records().ReviewOptions(dir, rc)
+	rvw, err := r.Records().Review(runID)
 	if err != nil {
-		return nil, err
+		return nil, rvw, usagef("apply", "%v", err)
 	}
+	opt := rvw.Options
 	opt.Force, opt.Actor, opt.Record = force, "cli:"+osUser(), record
-	rv, err := gate.Review(ctx, dir, reviewer, opt)
+	rv, err := gate.Review(ctx, rvw.Dir, reviewer, opt)
+	if r.Index != nil {
+		r.Index(ctx, rvw.Bundle)
+	}
 	var ce *gate.ConflictError
 	var na *gate.NotAppliableError
 	var oo *gate.OutOfOrderError
 	var le *gate.LinkError
 	switch {
 	case errors.Is(err, gate.ErrAlreadyReviewed):
-		return nil, fmt.Errorf("%w; nothing was done", err)
+		return nil, rvw, fmt.Errorf("%w; nothing was done", err)
 	case errors.As(err, &ce), errors.As(err, &le):
-		return nil, exitWith(ExitProblems, err)
+		return nil, rvw, exitWith(ExitProblems, err)
 	case errors.As(err, &na), errors.As(err, &oo), errors.Is(err, gate.ErrNoDecision), errors.Is(err, gate.ErrBusy):
-		return nil, exitWith(ExitUsage, err)
+		return nil, rvw, exitWith(ExitUsage, err)
 	case err != nil:
-		return nil, err
+		return nil, rvw, err
 	}
-	return rv, nil
+	return rv, rvw, nil
 }
 
 // exitWith prints err and ends with code.

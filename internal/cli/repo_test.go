@@ -261,9 +261,7 @@ func newGitRun(t *testing.T, script string) *gitRun {
 // review decides on the run through the gate with verdict v.
 func (g *gitRun) review(v gate.Verdict) *bundle.Review {
 	g.t.Helper()
-	runDir, _ := g.rn.Records().RunDir(g.runID)
-	b, _ := bundle.ReadRun(runDir, bundle.DefaultLimits())
-	rv, err := reviewRun(context.Background(), g.rn, runDir, &b.Receipt, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+	rv, _, err := reviewRun(context.Background(), g.rn, g.runID, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return v, nil
 	}), false)
 	if err != nil {

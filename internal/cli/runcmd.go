@@ -455,11 +455,11 @@ func applyTo(ctx context.Context, env Env, r *run.Runner, runID, checkout string
 		if !isTerminal(env.Stdin) {
 			return usagef("apply", "run %s is not reviewed yet: approve it in the dashboard, or run this at a terminal to approve it here", runID)
 		}
-		rv, err := reviewRun(ctx, r, dir, rc, terminalReviewer(env.Stdin, env.Stdout, osUser(), checkout), force)
+		rv, rvw, err := reviewRun(ctx, r, runID, terminalReviewer(env.Stdin, env.Stdout, osUser(), checkout), force)
 		if err != nil {
 			return err
 		}
-		r.Index(ctx, dir)
+		dir, rc = rvw.Dir, &rvw.Receipt
 		if !rv.Approved {
 			fmt.Fprintf(env.Stdout, "not applied: %s\n", rv.Reason)
 			return nil
@@ -489,23 +489,25 @@ func applyTo(ctx context.Context, env Env, r *run.Runner, runID, checkout string
 
 // applyRun reviews a run through the gate, asking y/n on in.
 func applyRun(ctx context.Context, env Env, r *run.Runner, runID string, in io.Reader, force bool) error {
-	dir, b, err := applicable(r, runID)
+	rvw, err := r.Records().Review(runID)
 	if err != nil {
-		return err
+		return usagef("apply", "%v", err)
 	}
-	reviewer := terminalReviewer(in, env.Stdout, osUser(), b.Receipt.Source.Path)
-	rv, err := reviewRun(ctx, r, dir, &b.Receipt, reviewer, force)
+	target := rvw.Options.Tree
+	if target == "" {
+		target = "no folder here (the approved change is offered: proctor apply --to, or --from the host)"
+	}
+	rv, rvw, err := reviewRun(ctx, r, runID, terminalReviewer(in, env.Stdout, osUser(), target), force)
 	if err != nil {
 		return err
 	}
 	switch {
 	case rv.Applied:
-		fmt.Fprintf(env.Stdout, "applied to %s: %s\n", b.Receipt.Source.Path, strings.Join(rv.Changed, ", "))
+		fmt.Fprintf(env.Stdout, "applied to %s: %s\n", rvw.Options.Tree, strings.Join(rv.Changed, ", "))
 	case rv.Approved:
 		fmt.Fprintln(env.Stdout, "approved, nothing applied")
 	default:
 		fmt.Fprintf(env.Stdout, "not applied: %s\n", rv.Reason)
 	}
-	r.Index(ctx, dir)
 	return nil
 }

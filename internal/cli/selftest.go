@@ -51,9 +51,11 @@ func verifyDemoRun(ctx context.Context, check func(ok bool, what string, detail 
 	}
 	check(err == nil, "the bundle is indexed and found by id", err)
 
+	reviewing, err := r.Records().Review(res.RunID)
+	check(err == nil && reviewing.Options.Tree == src, "the review writes the run's own source folder", err)
 	rv, err := gate.Review(ctx, res.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return gate.Verdict{Approved: true, By: "selftest", Reason: "selftest approves"}, nil
-	}), gate.Options{Workspace: r.Records().BaseRepo(res.Dir, &rc)})
+	}), reviewing.Options)
 	after, _ := os.ReadFile(filepath.Join(src, "money.go"))
 	check(err == nil && rv.Applied && strings.Contains(string(after), "math.Round"), "approving applies the diff to the source copy", err)
 	_, err = gate.Review(ctx, res.Dir, nil, gate.Options{})

@@ -190,8 +190,16 @@ func (d Decided) AuditDetail() string {
 
 // Options of a review.
 type Options struct {
-	ReadOnly  bool   // the run was not asked to write to the source
-	Workspace string // the repository that holds the run's base commit
+	ReadOnly bool // the run was not asked to write to the source
+	// Tree is the folder an approval writes: this host's choice, never the
+	// receipt's (a receipt from elsewhere may name any folder). "" writes
+	// none: the approval is recorded and its accepted change offered as a
+	// patch and an mbox (a git source's, a run pushed from elsewhere).
+	Tree string
+	// Workspace is proctor's own repository of the run's base commit. ""
+	// for a run made elsewhere, whose repository this host never opens:
+	// its change is judged and applied from the recorded diff alone.
+	Workspace string
 	// Force applies an approved diff although the run failed, errored or
 	// was interrupted; it is recorded on the receipt.
 	Force bool
@@ -248,6 +256,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("review %s: read diff: %w", rc.RunID, err)
 	}
+	original := string(diff) // as recorded: its index lines say what each file was
 	review := bundle.Review{HasDiff: len(diff) > 0, ReviewedAt: opt.now().UTC()}
 	var changed []string  // what an approval writes: the diff's own paths, never the receipt's list
 	var accepted []string // the paths accepted one by one, reviewing part by part
@@ -258,7 +267,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		review.ReviewedBy, review.Reason = "gate", "write not requested: the run was read-only"
 	case len(diff) == 0 || len(rc.Changed) == 0:
 		review.ReviewedBy, review.Reason = "gate", "no changes: nothing to apply"
-	case !rc.Source.IsGit() && (rc.Source.Kind != bundle.SourceLocal || rc.Source.Path == ""):
+	case !rc.Source.IsGit() && rc.Source.Kind != bundle.SourceLocal:
 		review.ReviewedBy, review.Reason = "gate", fmt.Sprintf("a %s source has no tree to apply to", rc.Source.Kind)
 	case reviewer == nil:
 		review.ReviewedBy, review.Reason = "gate", "no reviewer: denied (fail closed)"
@@ -278,9 +287,10 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 				return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
 			}
 			accepted = changed
-			// A git run's accepted parts are what it offers (the mbox,
-			// apply --to); they are kept before the decision is journaled.
-			if rc.Source.IsGit() {
+			// A change applied to no tree here is offered: its accepted
+			// parts (the mbox, apply --to, apply --from) are kept before the
+			// decision is journaled.
+			if opt.Tree == "" {
 				if err := bundle.WriteFileAtomic(filepath.Join(runDir, bundle.AcceptedFile), diff, 0o644); err != nil {
 					return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
 				}
@@ -320,16 +330,17 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 			return nil, &OutOfOrderError{Waiting: waiting}
 		}
 	}
-	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: forced, Actor: opt.Actor, Address: opt.Address, Source: rc.Source.Path}
+	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: forced, Actor: opt.Actor, Address: opt.Address, Source: opt.Tree}
 	var files map[string][]byte
-	// A git source's approved change is not applied here: it is offered as
-	// a patch and an mbox (proctor apply --to PATH applies it to a checkout).
-	if review.Approved && !rc.Source.IsGit() && len(changed) > 0 {
+	// With no tree, an approved change is not applied here: it is offered
+	// as a patch and an mbox (proctor apply --to PATH, or --from the host,
+	// applies it to a checkout).
+	if review.Approved && opt.Tree != "" && len(changed) > 0 {
 		// A run made on top of an earlier run of its session that was
 		// rejected or applied in part has a base the source does not hold:
 		// its change is merged into the source as it is, hunk by hunk.
 		behind := slices.Concat(rejected, inPart)
-		if j.Files, files, err = prepare(ctx, rc, string(diff), changed, opt.Workspace, len(behind) > 0); err != nil {
+		if j.Files, files, err = prepare(ctx, rc, opt.Tree, original, string(diff), changed, opt.Workspace, len(behind) > 0); err != nil {
 			var ce *ConflictError
 			if errors.As(err, &ce) && len(behind) > 0 {
 				ce.Before = true
@@ -469,17 +480,22 @@ func selectParts(review *bundle.Review, diff string, choices []patch.Choice) ([]
 }
 
 // prepare checks for conflicts and builds the files the approved diff (of
-// the paths changed) makes, without touching the source: the base versions
+// the paths changed) makes in tree, without touching it: the base versions
 // of the touched files, patched, beside it. Links are read as links, in the
-// source and in what the diff makes, and never followed.
-func prepare(ctx context.Context, rc bundle.Receipt, diff string, changed []string, repo string, merge bool) ([]journalFile, map[string][]byte, error) {
+// tree and in what the diff makes, and never followed. With no repository
+// of proctor's own (a run made elsewhere), the recorded diff alone says
+// what each file was (prepareFromDiff).
+func prepare(ctx context.Context, rc bundle.Receipt, tree, original, diff string, changed []string, repo string, merge bool) ([]journalFile, map[string][]byte, error) {
+	if repo == "" {
+		return prepareFromDiff(ctx, tree, original, diff, changed)
+	}
 	ws := workspace.Open(repo, rc.Source.CommitSHA)
-	if repo == "" || !ws.HasCommit(ctx, rc.Source.CommitSHA) {
+	if !ws.HasCommit(ctx, rc.Source.CommitSHA) {
 		return nil, nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", rc.RunID, rc.Source.CommitSHA, repo)
 	}
-	src, err := os.OpenRoot(rc.Source.Path)
+	src, err := os.OpenRoot(tree)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open source %s: %w", rc.Source.Path, err)
+		return nil, nil, fmt.Errorf("open source %s: %w", tree, err)
 	}
 	defer src.Close()
 	entries, err := ws.BaseEntries(ctx, changed)

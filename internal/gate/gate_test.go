@@ -43,8 +43,15 @@ func approve(by string) gate.Reviewer {
 	})
 }
 
+// opts are the gate options of a run made on this host: its own source
+// folder (a local source's) as the tree an approval writes, and its own
+// workspace's repository as the base.
 func opts(runDir string) gate.Options {
-	return gate.Options{Workspace: filepath.Join(runDir, "workspace")}
+	o := gate.Options{Workspace: filepath.Join(runDir, "workspace")}
+	if b, err := bundle.ReadRun(runDir, bundle.DefaultLimits()); err == nil && b.Receipt.Source.Kind == bundle.SourceLocal {
+		o.Tree = b.Receipt.Source.Path
+	}
+	return o
 }
 
 func TestApproveAppliesTheDiff(t *testing.T) {

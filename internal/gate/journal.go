@@ -398,7 +398,9 @@ func recoverLocked(ctx context.Context, runDir string, record func(context.Conte
 	if err != nil {
 		return nil, fmt.Errorf("recover review of %s: %w", runDir, err)
 	}
-	if b.Receipt.RunID != j.RunID || (len(j.Files) > 0 && j.Source != b.Receipt.Source.Path) {
+	// The journal names the tree it writes (the host chose it, not the
+	// receipt); it must be this run's.
+	if b.Receipt.RunID != j.RunID {
 		return nil, fmt.Errorf("recover review of %s: the journal is for run %s on %s, not this run; remove %s by hand after checking the source",
 			runDir, j.RunID, j.Source, filepath.Join(runDir, journalDir))
 	}

@@ -363,7 +363,7 @@ func (ix *Indexer) streamPack(ctx context.Context, pack, fp string, known []stri
 			return err
 		}
 		u := store.BundleUpdate{Path: p.Ref(), Kind: store.BundleRun, Fingerprint: fp}
-		run, err := p.Read(ix.limits)
+		run, err := readPacked(p, ix.limits)
 		if err != nil {
 			u.Problems = asProblems(err, p.Ref()+"/"+bundle.ReceiptFile)
 		} else {
@@ -397,6 +397,22 @@ func (ix *Indexer) streamPack(ctx context.Context, pack, fp string, known []stri
 		}
 	}
 	return nil
+}
+
+// readPacked reads a packed run: from its decision folder once it has
+// been reviewed there (the record of the decision; bundle.DecisionsOf),
+// else from the pack.
+func readPacked(p *bundle.PackedRun, lim bundle.Limits) (*bundle.Run, error) {
+	if dir, ok := bundle.DecisionDir(p.Pack, p.ID); ok {
+		if _, err := os.Stat(filepath.Join(dir, bundle.ReceiptFile)); err == nil {
+			run, err := bundle.ReadRun(dir, lim)
+			if err == nil {
+				run.Dir = p.Ref() // indexed where it is recorded: the pack
+			}
+			return run, err
+		}
+	}
+	return p.Read(lim)
 }
 
 // readAll reads a chunk of bundles with a few workers, keeping their order.
@@ -546,6 +562,19 @@ func fingerprint(c candidate) (string, error) {
 			return "", err
 		}
 		add(filepath.Base(c.path), info)
+		// A pack's runs reviewed in their decision folders: a decision
+		// changes what the index says of the pack's runs.
+		if dir, ok := bundle.DecisionsOf(c.path); c.pack && ok {
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), ".") {
+					continue
+				}
+				if info, err := os.Lstat(filepath.Join(dir, e.Name(), bundle.ReceiptFile)); err == nil {
+					add(e.Name(), info)
+				}
+			}
+		}
 	} else {
 		entries, err := os.ReadDir(c.path)
 		if err != nil {

@@ -48,6 +48,12 @@ type File struct {
 	// tree (LeavesTree): such a link needs its own accept.
 	Link   string
 	Leaves bool
+	// OldBlob is the git blob the file was before the change, as the diff's
+	// index line says it whole (proctor records diffs with --full-index);
+	// "" for a new file, or a diff that does not say. OldLink says the file
+	// was a link.
+	OldBlob string
+	OldLink bool
 }
 
 // Path is the file's path after the change, or before it when deleted.
@@ -97,6 +103,9 @@ func Parse(text string) ([]File, error) {
 			f.Added += int(frag.LinesAdded)
 			f.Deleted += int(frag.LinesDeleted)
 		}
+		if !g.IsNew && fullOID(g.OldOIDPrefix) {
+			f.OldBlob, f.OldLink = g.OldOIDPrefix, g.OldMode == 0o120000
+		}
 		if g.NewMode == 0o120000 && f.NewPath != "" {
 			f.Link = linkTarget(g)
 			f.Leaves = LeavesTree(f.NewPath, f.Link)
@@ -104,6 +113,19 @@ func Parse(text string) ([]File, error) {
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// fullOID reports whether s is a whole git object id (SHA-1 or SHA-256).
+func fullOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return strings.Trim(s, "0") != "" // all zeros: no file
 }
 
 // linkTarget is the new side of a link's diff: the path it points to.

@@ -77,8 +77,9 @@ func (r *Receiver) storedPath(digest string) string {
 	return filepath.Join(r.DataDir, "runs", StoredPrefix+digest+bundle.PackSuffix)
 }
 
-// StoredPrefix begins the name of a pushed pack in a data folder's runs/.
-const StoredPrefix = "push-"
+// StoredPrefix begins the name of a pushed pack in a data folder's runs/
+// (bundle.Pushed knows such a pack by it).
+const StoredPrefix = bundle.PushedPrefix
 
 // Status is what the host has of the pack with digest.
 func (r *Receiver) Status(ctx context.Context, digest string) (Status, error) {

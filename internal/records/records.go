@@ -29,8 +29,16 @@ import (
 )
 
 // Data is a data folder's runs and sessions as records: <Dir>/runs,
-// <Dir>/sessions, <Dir>/workspaces.
-type Data struct{ Dir string }
+// <Dir>/sessions, <Dir>/workspaces, <Dir>/decisions.
+type Data struct {
+	Dir string
+	// PushedTrees maps the source of a run pushed from elsewhere (its
+	// repository URL, or its folder as the pusher's receipt names it) to
+	// the folder of this host an approval of it writes: a setting of the
+	// host's admin (serve --apply-pushed). A pushed run of any other
+	// source writes no folder: its approved change is offered.
+	PushedTrees map[string]string
+}
 
 // Limits of a request for changes.
 const (
@@ -406,27 +414,138 @@ func (d Data) Read(runID string) (*bundle.Run, string, error) {
 }
 
 // RunDir is the bundle folder of a run of the data folder: its own folder
-// under runs/, or for a run recorded in a pack there, an unpacked copy
-// (bundle.Unpacked).
+// under runs/, or for a run recorded in a pack there, its decision folder
+// once it has been reviewed, else an unpacked copy (bundle.Readable).
 func (d Data) RunDir(runID string) (string, error) {
+	dir, _, err := d.locate(runID)
+	if err != nil {
+		return "", err
+	}
+	return bundle.Readable(dir, bundle.UnpackCache(d.Dir))
+}
+
+// locate is where run runID of the data folder is recorded: its folder, or
+// its pack reference (PACK#ID); pushed says it came from elsewhere (a pack
+// proctor push stored: bundle.Pushed).
+func (d Data) locate(runID string) (ref string, pushed bool, err error) {
 	if !bundle.ValidID(runID) {
-		return "", fmt.Errorf("run %q: not a valid run id", runID)
+		return "", false, fmt.Errorf("run %q: not a valid run id", runID)
 	}
 	dir := filepath.Join(d.Dir, "runs", runID)
 	if _, err := os.Stat(filepath.Join(dir, bundle.ReceiptFile)); err == nil {
-		return dir, nil
+		return dir, false, nil
 	}
-	// A run recorded in a suite's pack is read from an unpacked copy.
+	// A run recorded in a suite's pack, or pushed from elsewhere.
 	if ref, ok := bundle.FindPacked(filepath.Join(d.Dir, "runs"), runID); ok {
-		return bundle.Unpacked(ref, bundle.UnpackCache(d.Dir))
+		pack, _, _ := bundle.SplitPackRef(ref)
+		return ref, bundle.Pushed(pack), nil
 	}
-	return "", fmt.Errorf("run %s: no bundle at %s, nor in a pack beside it", runID, dir)
+	return "", false, fmt.Errorf("run %s: no bundle at %s, nor in a pack beside it", runID, dir)
 }
 
-// BaseRepo is the repository that holds the base commit of a run: its own
-// workspace, or its session's.
-func (d Data) BaseRepo(runDir string, rc *bundle.Receipt) string {
-	own := filepath.Join(runDir, "workspace")
+// IndexPath is what to index again after run runID's record changed: its
+// folder, or its pack (which reads the decision folders beside it).
+func (d Data) IndexPath(runID string) (string, error) {
+	ref, _, err := d.locate(runID)
+	if pack, _, ok := bundle.SplitPackRef(ref); ok {
+		return pack, err
+	}
+	return ref, err
+}
+
+// ReviewFolders are the folders a review journal may be left in: runs/
+// (run folders) and each pack's decision folder.
+func (d Data) ReviewFolders() []string {
+	out := []string{filepath.Join(d.Dir, "runs")}
+	packs, _ := filepath.Glob(filepath.Join(d.Dir, "decisions", "*"))
+	return append(out, packs...)
+}
+
+// Pushed reports whether run runID came from elsewhere (proctor push):
+// its receipt, diff and transcript are data this host shows; its
+// repository is never opened, the folder its receipt names never written,
+// and it is never continued here.
+func (d Data) Pushed(runID string) bool {
+	_, pushed, err := d.locate(runID)
+	return err == nil && pushed
+}
+
+// Reviewing is what a review of a run needs from the data folder.
+type Reviewing struct {
+	Dir     string // the folder the review works in (and the journal is kept in)
+	Bundle  string // the run's bundle path, to index again after the review
+	Receipt bundle.Receipt
+	Options gate.Options // the tree, the base repository and the session's earlier runs; the caller adds who decides and how it is recorded
+}
+
+// Review readies a review of run runID. A run folder is reviewed in
+// itself; a packed run in its decision folder, made from its pack on its
+// first review (bundle.MakeDecisionDir) and kept outside every cache. The
+// tree an approval writes is this host's choice: the run's own source for
+// a run made here from a folder, none for a git source (its change is
+// offered), and for a run pushed from elsewhere only the folder the host's
+// admin mapped its source to (PushedTrees), else none. The base repository
+// is proctor's own; a pushed run has none, and is judged from its
+// recorded diff alone.
+func (d Data) Review(runID string) (Reviewing, error) {
+	ref, pushed, err := d.locate(runID)
+	if err != nil {
+		return Reviewing{}, err
+	}
+	cache := bundle.UnpackCache(d.Dir)
+	rv := Reviewing{Dir: ref, Bundle: ref}
+	if _, _, packed := bundle.SplitPackRef(ref); packed {
+		pack, _, _ := bundle.SplitPackRef(ref)
+		rv.Bundle = pack // the index reads the pack, and the decision folders beside it
+		if rv.Dir, err = bundle.MakeDecisionDir(ref, cache); err != nil {
+			return Reviewing{}, err
+		}
+	}
+	b, err := bundle.ReadRun(rv.Dir, bundle.DefaultLimits())
+	if err != nil {
+		return Reviewing{}, err
+	}
+	rv.Receipt = b.Receipt
+	rc := &rv.Receipt
+	if pushed {
+		rv.Options.Tree = d.PushedTrees[pushedSource(rc)]
+		return rv, nil
+	}
+	if rc.Source.Kind == bundle.SourceLocal {
+		rv.Options.Tree = rc.Source.Path
+	}
+	rv.Options.Workspace = d.BaseRepo(runID, rc)
+	if rv.Options.Earlier, err = d.EarlierInSession(rc); err != nil {
+		return Reviewing{}, err
+	}
+	return rv, nil
+}
+
+// pushedSource is how a pushed run's source is named in PushedTrees: its
+// repository URL, or its folder as its receipt names it.
+func pushedSource(rc *bundle.Receipt) string {
+	if rc.Source.IsGit() {
+		return rc.Source.Repository
+	}
+	return rc.Source.Path
+}
+
+// BaseRepo is proctor's own repository of the base commit of run runID:
+// its workspace's (for a packed run, its unpacked copy's), or its
+// session's; "" for a run pushed from elsewhere, whose repository this
+// host never opens (nor a session of this host its receipt may name).
+func (d Data) BaseRepo(runID string, rc *bundle.Receipt) string {
+	ref, pushed, err := d.locate(runID)
+	if err != nil || pushed {
+		return ""
+	}
+	dir := ref
+	if _, _, packed := bundle.SplitPackRef(ref); packed {
+		if dir, err = bundle.Unpacked(ref, bundle.UnpackCache(d.Dir)); err != nil {
+			return ""
+		}
+	}
+	own := filepath.Join(dir, "workspace")
 	if _, err := os.Stat(own); err == nil {
 		return own
 	}
@@ -462,7 +581,7 @@ func (d Data) Mbox(ctx context.Context, runID string) ([]byte, error) {
 		subject = string([]rune(subject)[:71]) + "…"
 	}
 	msg := fmt.Sprintf("%s\n\nMade by proctor run %s (model %s), approved by %s.", subject, runID, rc.Model.Name, rc.Review.ReviewedBy)
-	return workspace.Mbox(ctx, d.BaseRepo(dir, &rc), rc.Source.CommitSHA, string(patch), msg, "proctor <proctor@localhost>", rc.Review.ReviewedAt)
+	return workspace.Mbox(ctx, d.BaseRepo(runID, &rc), rc.Source.CommitSHA, string(patch), msg, "proctor <proctor@localhost>", rc.Review.ReviewedAt)
 }
 
 // ExportScript turns a recorded run into a model script.
@@ -512,17 +631,6 @@ func (d Data) SessionSource(s *bundle.Session) string {
 		return ""
 	}
 	return b.Receipt.Source.Path
-}
-
-// ReviewOptions are the gate options a review of the run in dir needs from
-// the data folder: the repository that holds its base, and the runs of its
-// session before it. The caller adds who decides and how it is recorded.
-func (d Data) ReviewOptions(dir string, rc *bundle.Receipt) (gate.Options, error) {
-	earlier, err := d.EarlierInSession(rc)
-	if err != nil {
-		return gate.Options{}, err
-	}
-	return gate.Options{Workspace: d.BaseRepo(dir, rc), Earlier: earlier}, nil
 }
 
 // EarlierInSession lists the runs of rc's session before it, in order,

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +78,7 @@ func (s *Service) Decide(ctx context.Context, id string, who Who, d Diff) error 
 	if !bundle.ValidID(id) || s.Runner == nil {
 		return fmt.Errorf("%w: %q", ErrNoRun, id)
 	}
-	dir, err := s.Runner.Records().RunDir(id)
+	rv, err := s.Runner.Records().Review(id)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoRun, err)
 	}
@@ -94,19 +93,12 @@ func (s *Service) Decide(ctx context.Context, id string, who Who, d Diff) error 
 	if len(reason) > 500 {
 		reason = reason[:500]
 	}
-	b, err := bundle.ReadRun(dir, s.Limits)
-	if err != nil {
-		return err
-	}
-	opt, err := s.Runner.Records().ReviewOptions(dir, &b.Receipt)
-	if err != nil {
-		return err
-	}
+	opt := rv.Options
 	opt.Force, opt.Actor, opt.Address, opt.Record = d.Force, who.Actor, who.Address, s.record
-	_, err = gate.Review(ctx, dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+	_, err = gate.Review(ctx, rv.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 		return gate.Verdict{Approved: d.Approve, By: who.Name, Reason: reason, Parts: d.Parts}, nil
 	}), opt)
-	s.index(ctx, dir)
+	s.index(ctx, rv.Bundle)
 	if err == nil {
 		if err := s.DropDraft(id, who.Actor); err != nil && s.Log != nil {
 			s.Log.Warn("drop a submitted draft review", "run", id, "err", err)
@@ -162,12 +154,16 @@ func (s *Service) index(ctx context.Context, dir string) {
 // journaled in the data folder's runs, writes their audit entries and
 // indexes them again. It reports how many it settled.
 func (s *Service) Recover(ctx context.Context) (int, []error) {
-	done, errs := gate.RecoverAll(ctx, filepath.Join(s.DataDir, "runs"), s.record)
+	data := records.Data{Dir: s.DataDir}
+	var done []gate.Decided
+	var errs []error
+	for _, folder := range data.ReviewFolders() {
+		d, e := gate.RecoverAll(ctx, folder, s.record)
+		done, errs = append(done, d...), append(errs, e...)
+	}
 	for _, d := range done {
-		if s.Runner != nil {
-			if dir, err := s.Runner.Records().RunDir(d.RunID); err == nil {
-				s.index(ctx, dir)
-			}
+		if path, err := data.IndexPath(d.RunID); err == nil {
+			s.index(ctx, path)
 		}
 	}
 	return len(done), errs

@@ -53,7 +53,7 @@ func (r *Runner) ReplaySpec(ctx context.Context, runID string) (Spec, func(), er
 		// The same agent again, its model answering from the recording.
 		spec.Agent = external.Agent{Name: a.Name, Kind: a.Kind, Command: a.Command}
 	}
-	repo := workspace.Open(r.Records().BaseRepo(dir, &rc), rc.Source.CommitSHA)
+	repo := workspace.Open(r.Records().BaseRepo(runID, &rc), rc.Source.CommitSHA)
 	if rc.Source.CommitSHA != "" && repo.HasCommit(ctx, rc.Source.CommitSHA) {
 		tmp, err := os.MkdirTemp("", "proctor-replay-*")
 		if err != nil {

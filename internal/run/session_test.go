@@ -108,7 +108,8 @@ func TestSessionRunsApplyToTheSourceInOrder(t *testing.T) {
 		return gate.Verdict{Approved: true, By: "ana"}, nil
 	})
 	review := func(res *run.Result) error {
-		opt, err := r.Records().ReviewOptions(res.Dir, &res.Receipt)
+		rvw, err := r.Records().Review(res.RunID)
+		opt := rvw.Options
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +162,8 @@ func TestRequestedChangesApplyAfterTheCommentedRun(t *testing.T) {
 		return gate.Verdict{Approved: true, By: "ana"}, nil
 	})
 	for _, res := range []*run.Result{first, next} {
-		opt, err := r.Records().ReviewOptions(res.Dir, &res.Receipt)
+		rvw, err := r.Records().Review(res.RunID)
+		opt := rvw.Options
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,14 +286,16 @@ func TestALaterRunMergesAfterAnEarlierOneAppliedInPart(t *testing.T) {
 				t.Fatalf("next: %v %+v", err, next)
 			}
 			// The first run is applied in part: its hunk at line 2, not the one at 25.
-			opt, _ := r.Records().ReviewOptions(first.Dir, &first.Receipt)
+			rvw, _ := r.Records().Review(first.RunID)
+			opt := rvw.Options
 			inPart := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 				return gate.Verdict{Approved: true, By: "ana", Parts: []patch.Choice{{File: 0, Hunk: 0, Accept: true}, {File: 0, Hunk: 1, Accept: false}}}, nil
 			})
 			if _, err := gate.Review(ctx, first.Dir, inPart, opt); err != nil {
 				t.Fatal(err)
 			}
-			opt, _ = r.Records().ReviewOptions(next.Dir, &next.Receipt)
+			rvw, _ = r.Records().Review(next.RunID)
+			opt = rvw.Options
 			approve := gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
 				return gate.Verdict{Approved: true, By: "ana"}, nil
 			})

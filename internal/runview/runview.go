@@ -95,7 +95,7 @@ func (s *Service) Run(ctx context.Context, id string) (*View, error) {
 
 // dir is the folder of a run's bundle: its own, or its pack entry unpacked.
 func (s *Service) dir(detail *store.RunDetail) (string, error) {
-	return bundle.Unpacked(detail.BundlePath, bundle.UnpackCache(s.DataDir))
+	return bundle.Readable(detail.BundlePath, bundle.UnpackCache(s.DataDir))
 }
 
 // readFiles reads the events, the transcript, the diff and what else the
@@ -193,12 +193,14 @@ func (s *Service) OldLines(ctx context.Context, id string, n int) (patch.File, [
 	if f.OldPath == "" || f.Binary {
 		return f, nil, nil
 	}
-	dir, err := s.dir(detail)
-	if err != nil {
-		return f, nil, &Unreadable{"The run's files", err.Error()}
-	}
+	// proctor's own repository of the run's base; a run from elsewhere
+	// (pushed, or indexed from outside the data folder) has none here.
 	rc := detail.Receipt
-	ws := workspace.Open(records.Data{Dir: s.DataDir}.BaseRepo(dir, &rc), rc.Source.CommitSHA)
+	repo := records.Data{Dir: s.DataDir}.BaseRepo(rc.RunID, &rc)
+	if repo == "" {
+		return f, nil, &Unreadable{f.OldPath + " as it was before the run", "the run was made elsewhere: its repository is not opened on this host"}
+	}
+	ws := workspace.Open(repo, rc.Source.CommitSHA)
 	data, err := ws.Show(ctx, rc.Source.CommitSHA, f.OldPath)
 	if err != nil {
 		return f, nil, &Unreadable{f.OldPath + " as it was before the run", err.Error()}

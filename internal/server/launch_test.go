@@ -533,7 +533,8 @@ func TestRecoverReviewsWritesTheMissingAuditEntry(t *testing.T) {
 	if err != nil || res.Receipt.Status != bundle.StatusAwaitingReview {
 		t.Fatalf("demo run: %v", err)
 	}
-	opt, _ := r.Records().ReviewOptions(res.Dir, &res.Receipt)
+	rvw, _ := r.Records().Review(res.RunID)
+	opt := rvw.Options
 	opt.Actor, opt.Address = "ana", "192.0.2.9"
 	opt.Record = func(context.Context, gate.Decided) error { return errors.New("database is locked") }
 	gate.Review(ctx, res.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {

@@ -361,7 +361,7 @@ func (s *Server) runFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := bundle.Unpacked(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir))
+	dir, err := bundle.Readable(run.BundlePath, bundle.UnpackCache(s.cfg.DataDir))
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, name+" cannot be shown: "+err.Error())
 	}
