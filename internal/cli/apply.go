@@ -2,16 +2,23 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -160,3 +167,75 @@ type printedError struct {
 }
 
 func (e printedError) Error() string { return e.err.Error() }
+
+// applyFrom applies the change a reviewer approved on a team's host to
+// the folder to: the decision is fetched from the host, and applied from
+// the recorded diff alone (gate.ApplyRecorded).
+func applyFrom(ctx context.Context, env Env, runID, host, to, tokenEnv, dataDir string) error {
+	if !bundle.ValidID(runID) {
+		return usagef("apply", "%q is not a run id", runID)
+	}
+	token, err := hostToken(env, "apply", host, tokenEnv, dataDir)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(to)
+	if err != nil {
+		return usagef("apply", "--to %s: %v", to, err)
+	}
+	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+		return usagef("apply", "--to %s: not a folder", to)
+	}
+	d, err := fetchDecision(ctx, host, token, runID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.Review == nil:
+		return exitWith(ExitProblems, fmt.Errorf("run %s is not reviewed on %s yet: approve it there, then apply it here", runID, host))
+	case !d.Review.Approved:
+		return exitWith(ExitProblems, fmt.Errorf("run %s was rejected on %s by %s: nothing to apply", runID, host, d.Review.ReviewedBy))
+	}
+	paths, err := gate.ApplyRecorded(ctx, abs, d.Diff, d.Accepted)
+	var ce *gate.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return exitWith(ExitProblems, fmt.Errorf("run %s: %w", runID, err))
+	case err != nil:
+		return exitWith(ExitProblems, fmt.Errorf("apply run %s to %s: %w", runID, abs, err))
+	}
+	fmt.Fprintf(env.Stdout, "applied to %s: %s (approved on %s by %s)\n", abs, strings.Join(paths, ", "), host, d.Review.ReviewedBy)
+	return nil
+}
+
+// fetchDecision asks host for run id's decision.
+func fetchDecision(ctx context.Context, host, token, id string) (*runview.Decision, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(host, "/")+"/api/v1/runs/"+url.PathEscape(id)+"/decision", nil)
+	if err != nil {
+		return nil, usagef("apply", "--from %s: %v", host, err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("ask %s for run %s's decision: %w", host, id, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return nil, fmt.Errorf("ask %s for run %s's decision: %w", host, id, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal(body, &e)
+		return nil, exitWith(ExitProblems, fmt.Errorf("%s answered %d for run %s's decision: %s", host, resp.StatusCode, id, e.Error))
+	}
+	var d runview.Decision
+	if err := json.Unmarshal(body, &d); err != nil || d.RunID != id {
+		return nil, fmt.Errorf("%s's answer for run %s's decision is not one (%v)", host, id, err)
+	}
+	return &d, nil
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/push"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -121,8 +122,9 @@ type serveFlags struct {
 	sources                                                                              *string
 	verbose                                                                              bool
 	workers                                                                              int
+	maxPushBytes, maxPushIncoming                                                        int64
 	approvalTimeout                                                                      time.Duration
-	roots, scenarioRoots, hosts                                                          stringList
+	roots, scenarioRoots, hosts, applyPushed                                             stringList
 }
 
 func parseServe(env Env, args []string) (*serveFlags, error) {
@@ -152,6 +154,9 @@ clear. See docs/security.md.`)
 	fs.StringVar(&f.gitTokenEnv, "git-token-env", "", "the environment `variable` holding a token that can read the repositories on --git-host runs are launched on (never shown or recorded)")
 	fs.StringVar(&f.gitHost, "git-host", "github.com", "the `host` a repository given as owner/name is on")
 	fs.StringVar(&f.sandbox, "sandbox", "workspace", "how launched runs' commands are confined: workspace, strict or off (docs/security.md)")
+	fs.Int64Var(&f.maxPushBytes, "max-push-bytes", push.DefaultMaxBytes, "the largest pack a push may send, in `bytes` (a larger one is refused, 413)")
+	fs.Int64Var(&f.maxPushIncoming, "max-push-incoming", push.DefaultMaxIncoming, "the `bytes` all unfinished pushes may hold together (in <data>/incoming; past it a push is refused, 413, until they finish or are abandoned for an hour)")
+	fs.Var(&f.applyPushed, "apply-pushed", "`SOURCE=DIR`: an approval of a run pushed from elsewhere whose source is SOURCE (its repository URL, or its folder as the pusher's receipt names it) writes DIR, a folder under a --source-root (repeatable); a pushed run of any other source writes nothing here, its approved change is offered")
 	if err := parseFlags(fs, "serve", args); err != nil {
 		return nil, err
 	}
@@ -162,6 +167,8 @@ clear. See docs/security.md.`)
 		return nil, usagef("serve", "--workers must be 1 or more, got %d", f.workers)
 	case f.approvalTimeout <= 0:
 		return nil, usagef("serve", "--approval-timeout must be positive, got %s", f.approvalTimeout)
+	case f.maxPushBytes < 1 || f.maxPushIncoming < f.maxPushBytes:
+		return nil, usagef("serve", "--max-push-bytes %d, --max-push-incoming %d: want a positive size, and room in incoming for at least one pack that size", f.maxPushBytes, f.maxPushIncoming)
 	}
 	if _, err := sandbox.Mode(f.sandbox); err != nil {
 		return nil, usagef("serve", "--%v", err)
@@ -227,6 +234,9 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: newSandbox(env),
 		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }, Prices: st.Prices()}
 	runner.Sandbox.Mode, _ = sandbox.Mode(f.sandbox)
+	if runner.PushedTrees, err = pushedTrees(f.applyPushed, absRoots); err != nil {
+		return err
+	}
 	runner.GitTokens, err = gitCredentials(env, runner, "serve", sourcesPath(*f.sources, env.Getenv), "--git-token-env", f.gitTokenEnv, "https://"+f.gitHost+"/")
 	if err != nil {
 		return err
@@ -246,7 +256,8 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		Profiles: func() (*model.Profiles, error) { return model.LoadProfiles(modelsFile) }, Getenv: env.Getenv,
 		Agents: func() (*external.File, error) { return external.Load(agentsFile) }, GitHost: f.gitHost, Log: log}
 	srv := server.New(st, server.Config{DataDir: dir, Logger: log, Launcher: launcher, Reviewer: f.reviewer, RequireAuth: !loopback,
-		TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news, LocalSecret: local})
+		TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news, LocalSecret: local,
+		MaxPushBytes: f.maxPushBytes, MaxPushIncoming: f.maxPushIncoming})
 	resumeServer(ctx, log, srv)
 	scheme := "http"
 	if tlsConfig != nil {
@@ -266,6 +277,37 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	defer cancel()
 	queue.Wait(waitCtx)
 	return err
+}
+
+// pushedTrees reads --apply-pushed SOURCE=DIR: each DIR a folder under one
+// of roots (symlinks resolved), where approvals of runs pushed from SOURCE
+// are applied.
+func pushedTrees(flags stringList, roots []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range flags {
+		src, dir, ok := strings.Cut(f, "=")
+		if !ok || strings.TrimSpace(src) == "" || dir == "" {
+			return nil, usagef("serve", "--apply-pushed %q: want SOURCE=DIR (a pushed run's repository URL or folder, = a folder under a --source-root)", f)
+		}
+		abs, err := source.Folder(dir)
+		if err != nil {
+			return nil, usagef("serve", "--apply-pushed %s: %v", f, err)
+		}
+		if info, err := os.Stat(abs); err != nil || !info.IsDir() {
+			return nil, usagef("serve", "--apply-pushed %s: %s is not a folder", f, dir)
+		}
+		under := false
+		for _, r := range roots {
+			if rel, err := filepath.Rel(r, abs); err == nil && filepath.IsLocal(rel) {
+				under = true
+			}
+		}
+		if !under {
+			return nil, usagef("serve", "--apply-pushed %s: %s is not under a --source-root (%s)", f, abs, strings.Join(roots, ", "))
+		}
+		out[src] = abs
+	}
+	return out, nil
 }
 
 // localSecretPath is where serve keeps the secret a single-user dashboard

@@ -53,18 +53,28 @@ host refused a run of it; 2 a wrong flag or PATH.`)
 	return nil
 }
 
-// newPusher checks a host's URL and reads the token from tokenEnv, or —
-// for a host on this machine's loopback when there is no token — the
-// local secret of the serve whose data folder is dataDir.
+// newPusher checks a host's URL and reads its token (hostToken).
 func newPusher(env Env, cmd, host, tokenEnv, dataDir string) (*push.Pusher, error) {
+	token, err := hostToken(env, cmd, host, tokenEnv, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return &push.Pusher{URL: host, Token: token, Client: &http.Client{Timeout: 10 * time.Minute}}, nil
+}
+
+// hostToken checks a host's URL and reads the token to send it from the
+// variable tokenEnv, or — for a host on this machine's loopback when
+// there is none — the local secret of the serve whose data folder is
+// dataDir.
+func hostToken(env Env, cmd, host, tokenEnv, dataDir string) (string, error) {
 	u, err := url.Parse(host)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usagef(cmd, "%q: give the host's http:// or https:// address", host)
+		return "", usagef(cmd, "%q: give the host's http:// or https:// address", host)
 	}
 	token := ""
 	if tokenEnv != "" {
 		if !yamldoc.EnvName(tokenEnv) {
-			return nil, usagef(cmd, "--token-env %q: give the name of the variable that holds the token, not the token", tokenEnv)
+			return "", usagef(cmd, "--token-env %q: give the name of the variable that holds the token, not the token", tokenEnv)
 		}
 		token = env.Getenv(tokenEnv)
 	}
@@ -73,7 +83,7 @@ func newPusher(env Env, cmd, host, tokenEnv, dataDir string) (*push.Pusher, erro
 			token = secret
 		}
 	}
-	return &push.Pusher{URL: host, Token: token, Client: &http.Client{Timeout: 10 * time.Minute}}, nil
+	return token, nil
 }
 
 // reportPushes prints what became of each path, and reports whether every

@@ -395,22 +395,43 @@ func resumeRun(ctx context.Context, env Env, fs *flagSet, f *runFlags, r *run.Ru
 }
 
 func runApply(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "apply", "[--data DIR] RUN_ID", `
+	fs := newFlags(env, "apply", "[--data DIR] RUN_ID | RUN_ID --from URL --to DIR", `
 Show a finished run's diff and ask, at a terminal, whether to apply it to
 the run's source folder. The diff is applied only when every file it touches
 is still as it was when the run began; otherwise nothing is applied and the
 conflicting files are named. Without a terminal, or with no answer (end of
 input), nothing is decided (exit 2) and the run still awaits review. A run
 that failed, errored or was interrupted is applied only with --force, which
-the receipt and the audit log record.`)
+the receipt and the audit log record.
+
+With --from URL, the run was decided on a team's host (a run pushed there
+from CI, say): its decision is fetched from the host (GET
+/api/v1/runs/RUN_ID/decision, with the token in --token-env, a viewer's is
+enough) and exactly the change approved there — the whole diff, or the
+accepted parts with their edits — is applied to the folder --to names,
+only when every file it touches is what the run started from (judged by
+the recorded diff's blob ids); else nothing is applied. Exit 1 when the run
+is not approved on the host, or a file is in the way.`)
 	data := fs.String("data", "", "data `folder`")
 	force := fs.Bool("force", false, "apply although the run failed, errored or was interrupted (recorded)")
-	to := fs.String("to", "", "a git run (--repo): apply its approved change to this local `checkout` of the repository instead, conflict-checked against the run's pinned commit")
+	to := fs.String("to", "", "a git run (--repo): apply its approved change to this local `checkout` of the repository instead, conflict-checked against the run's pinned commit; with --from, the `folder` the host's decision is applied to")
+	from := fs.String("from", "", "the team host's `URL` the run was decided on: apply its decision there to --to")
+	tokenEnv := fs.String("token-env", "PROCTOR_TOKEN", "with --from: the `variable` that holds an API token of the host (unset or empty: a single-user host on loopback, whose local secret is read from --data)")
 	if err := parseFlags(fs, "apply", args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("apply", "name one RUN_ID")
+	}
+	if *from != "" {
+		if *to == "" {
+			return usagef("apply", "--from needs --to: the folder to apply the host's decision to")
+		}
+		dir, err := dataDir(*data, env.Getenv)
+		if err != nil {
+			return err
+		}
+		return applyFrom(ctx, env, fs.Arg(0), *from, *to, *tokenEnv, dir)
 	}
 	if *to != "" {
 		r, err := newRunner(env, *data)

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/flock"
@@ -40,9 +42,25 @@ type Status struct {
 type Receiver struct {
 	DataDir string
 	Store   *store.Store
-	// MaxBytes bounds one pushed pack (its uncompressed tar).
+	// MaxBytes bounds one pushed pack (its uncompressed tar); 0 is
+	// DefaultMaxBytes.
 	MaxBytes int64
+	// MaxIncoming bounds the bytes of all unfinished pushes together (in
+	// <data>/incoming); 0 is DefaultMaxIncoming.
+	MaxIncoming int64
+	// Abandon is how long an unfinished push may go without a byte before
+	// it is removed; 0 is DefaultAbandon.
+	Abandon time.Duration
+	Now     func() time.Time // nil: the wall clock
 }
+
+// The bounds of a push unless the host says otherwise (serve
+// --max-push-bytes, --max-push-incoming).
+const (
+	DefaultMaxBytes    = 2 << 30
+	DefaultMaxIncoming = 4 << 30
+	DefaultAbandon     = time.Hour
+)
 
 // Errors a push is answered with.
 var (
@@ -63,9 +81,6 @@ func (e *OffsetError) Error() string {
 }
 
 var digestPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
-// DefaultMaxBytes is the largest pack a host takes unless told otherwise.
-const DefaultMaxBytes = 8 << 30
 
 func (r *Receiver) incoming() string { return filepath.Join(r.DataDir, "incoming") }
 
@@ -101,7 +116,9 @@ func (r *Receiver) Status(ctx context.Context, digest string) (Status, error) {
 // to what the host has of it. Once it has size bytes it checks them — the
 // digest, then the pack as `proctor index` reads any bundle: names, sizes,
 // links, schemas — stores the pack and indexes it. The Status says what it
-// has then.
+// has then. A pack over MaxBytes, or one that would take the unfinished
+// pushes over MaxIncoming, is refused (ErrTooLarge) before a byte is kept;
+// unfinished pushes left alone for Abandon are removed first.
 func (r *Receiver) Receive(ctx context.Context, digest string, size, offset int64, body io.Reader) (Status, error) {
 	if !digestPattern.MatchString(digest) {
 		return Status{}, ErrDigest
@@ -114,32 +131,48 @@ func (r *Receiver) Receive(ctx context.Context, digest string, size, offset int6
 	case size < 1:
 		return Status{}, ErrSize
 	case size > max:
-		return Status{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, size, max)
+		return Status{}, fmt.Errorf("%w: the pack is %d bytes, over this host's bound of %d (serve --max-push-bytes); push smaller packs (a shard of the suite)", ErrTooLarge, size, max)
 	}
 	if err := os.MkdirAll(r.incoming(), 0o755); err != nil {
 		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
 	}
-	lock, err := flock.TryLock(filepath.Join(r.incoming(), digest+".lock"), true)
-	if err != nil {
-		return Status{}, ErrBusy
-	}
-	defer lock.Unlock()
+	r.Sweep()
 	if st, err := r.Status(ctx, digest); err != nil || st.Stored {
 		return st, err // pushed whole before: nothing to do
 	}
+	// The upload is locked by its own file: no lock file is left behind.
 	part := filepath.Join(r.incoming(), digest+".part")
-	var have int64
-	if info, err := os.Stat(part); err == nil {
-		have = info.Size()
-	}
-	if offset != have { // checked before a file is made for it
-		return Status{Digest: digest, Have: have}, &OffsetError{Have: have, Sent: offset}
-	}
 	f, err := os.OpenFile(part, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
 	}
 	defer f.Close()
+	if err := flock.TryFile(f); err != nil {
+		return Status{}, ErrBusy
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
+	}
+	have := info.Size()
+	forget := func() {
+		if have == 0 {
+			os.Remove(part) // made for this request alone
+		}
+	}
+	if st, err := r.Status(ctx, digest); err != nil || st.Stored {
+		forget()
+		return st, err // stored by a push that held the lock just before
+	}
+	if offset != have {
+		forget()
+		return Status{Digest: digest, Have: have}, &OffsetError{Have: have, Sent: offset}
+	}
+	if waiting, limit := r.waiting(part), r.maxIncoming(); waiting+size-have > limit {
+		forget()
+		return Status{Digest: digest, Have: have}, fmt.Errorf("%w: unfinished pushes hold %d bytes here, and this one needs %d more, over this host's bound of %d (serve --max-push-incoming); try again when they are done",
+			ErrTooLarge, waiting, size-have, limit)
+	}
 	// What arrives is kept as it comes, up to the size: a dropped
 	// connection keeps what was written, and the push goes on from there.
 	n, copyErr := io.Copy(f, io.LimitReader(body, size-have+1))
@@ -152,14 +185,75 @@ func (r *Receiver) Receive(ctx context.Context, digest string, size, offset int6
 		os.Remove(part)
 		return Status{Digest: digest}, fmt.Errorf("%w: more than the %d bytes it was sent as", ErrMismatch, size)
 	case copyErr != nil:
+		forget()
 		return Status{Digest: digest, Have: have}, fmt.Errorf("receive %s: %w", digest, copyErr)
 	case have < size:
+		forget()
 		return Status{Digest: digest, Have: have}, nil
 	}
-	if err := f.Close(); err != nil {
-		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
-	}
 	return r.store(ctx, digest, part)
+}
+
+func (r *Receiver) maxIncoming() int64 {
+	if r.MaxIncoming > 0 {
+		return r.MaxIncoming
+	}
+	return DefaultMaxIncoming
+}
+
+// waiting is the bytes the unfinished pushes other than part hold.
+func (r *Receiver) waiting(part string) int64 {
+	entries, _ := os.ReadDir(r.incoming())
+	var total int64
+	for _, e := range entries {
+		if p := filepath.Join(r.incoming(), e.Name()); p != part && strings.HasSuffix(e.Name(), ".part") {
+			if info, err := e.Info(); err == nil {
+				total += info.Size()
+			}
+		}
+	}
+	return total
+}
+
+// Sweep removes the unfinished pushes that no push holds and that have had
+// no byte for Abandon, and anything else in incoming/ that is not an
+// unfinished push (the lock files older hosts left, one a digest). serve
+// sweeps when it starts, and each push sweeps before it begins.
+func (r *Receiver) Sweep() (removed int) {
+	abandon := r.Abandon
+	if abandon <= 0 {
+		abandon = DefaultAbandon
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	entries, _ := os.ReadDir(r.incoming())
+	for _, e := range entries {
+		p := filepath.Join(r.incoming(), e.Name())
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if !strings.HasSuffix(e.Name(), ".part") || !e.Type().IsRegular() {
+			if os.RemoveAll(p) == nil {
+				removed++
+			}
+			continue
+		}
+		if now().Sub(info.ModTime()) < abandon {
+			continue
+		}
+		l, err := flock.TryLock(p, false)
+		if err != nil {
+			continue // a push holds it: it is alive
+		}
+		if os.Remove(p) == nil {
+			removed++
+		}
+		l.Unlock()
+	}
+	return removed
 }
 
 // store checks a whole upload and, when it is a pack, stores and indexes

@@ -62,6 +62,8 @@ func (d Data) RequestChanges(runID string, cr bundle.ChangeRequest) (string, str
 	}
 	rc := b.Receipt
 	switch {
+	case d.Pushed(runID):
+		return "", "", fmt.Errorf("run %s was pushed from elsewhere: its workspace is not on this host, so its changes are asked for where it ran; here, approve or reject it", runID)
 	case rc.Review != nil:
 		return "", "", fmt.Errorf("run %s is reviewed already (%s by %s); request changes of a run that awaits review", runID, reviewWord(rc.Review), rc.Review.ReviewedBy)
 	case rc.Status != bundle.StatusAwaitingReview && rc.Status != bundle.StatusPassed && rc.Status != bundle.StatusFailed:
@@ -507,18 +509,36 @@ func (d Data) Review(runID string) (Reviewing, error) {
 	}
 	rv.Receipt = b.Receipt
 	rc := &rv.Receipt
+	rv.Options.Tree = d.tree(rc, pushed)
 	if pushed {
-		rv.Options.Tree = d.PushedTrees[pushedSource(rc)]
 		return rv, nil
-	}
-	if rc.Source.Kind == bundle.SourceLocal {
-		rv.Options.Tree = rc.Source.Path
 	}
 	rv.Options.Workspace = d.BaseRepo(runID, rc)
 	if rv.Options.Earlier, err = d.EarlierInSession(rc); err != nil {
 		return Reviewing{}, err
 	}
 	return rv, nil
+}
+
+// ApplyTree is the folder of this host an approval of run runID (whose
+// receipt is rc) writes, "" for none (its approved change is offered), and
+// whether the run was pushed from elsewhere; see Review.
+func (d Data) ApplyTree(runID string, rc *bundle.Receipt) (string, bool) {
+	_, pushed, err := d.locate(runID)
+	if err != nil {
+		return "", false
+	}
+	return d.tree(rc, pushed), pushed
+}
+
+func (d Data) tree(rc *bundle.Receipt, pushed bool) string {
+	switch {
+	case pushed:
+		return d.PushedTrees[pushedSource(rc)]
+	case rc.Source.Kind == bundle.SourceLocal:
+		return rc.Source.Path
+	}
+	return ""
 }
 
 // pushedSource is how a pushed run's source is named in PushedTrees: its
@@ -558,8 +578,10 @@ func (d Data) BaseRepo(runID string, rc *bundle.Receipt) string {
 	return d.WorkspaceDir(rc.SessionID)
 }
 
-// Mbox is an approved git run's change as an mbox for git am: one commit on
-// top of the run's pinned commit, subject the task's first line.
+// Mbox is an approved run's change, when its approval wrote no folder of
+// this host (a git run's, a run pushed from elsewhere), as an mbox for git
+// am: one commit on top of the run's base, subject the task's first line.
+// It is written from the recorded change alone (patch.Mbox).
 func (d Data) Mbox(ctx context.Context, runID string) ([]byte, error) {
 	b, dir, err := d.Read(runID)
 	if err != nil {
@@ -567,12 +589,12 @@ func (d Data) Mbox(ctx context.Context, runID string) ([]byte, error) {
 	}
 	rc := b.Receipt
 	switch {
-	case !rc.Source.IsGit():
-		return nil, fmt.Errorf("run %s worked on a %s source; an mbox is offered for git runs", runID, rc.Source.Kind)
 	case rc.Review == nil || !rc.Review.Approved:
 		return nil, fmt.Errorf("run %s is not approved: its change is offered once it is", runID)
+	case rc.Review.Applied:
+		return nil, fmt.Errorf("run %s was applied to its source folder here; its diff is diff.patch", runID)
 	}
-	patch, err := bundle.ReadFile(dir, bundle.OfferedFile(&rc), bundle.DefaultLimits().MaxTextBytes)
+	patchText, err := bundle.ReadFile(dir, bundle.OfferedFile(&rc), bundle.DefaultLimits().MaxTextBytes)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: read its diff: %w", runID, err)
 	}
@@ -580,8 +602,8 @@ func (d Data) Mbox(ctx context.Context, runID string) ([]byte, error) {
 	if len([]rune(subject)) > 72 {
 		subject = string([]rune(subject)[:71]) + "…"
 	}
-	msg := fmt.Sprintf("%s\n\nMade by proctor run %s (model %s), approved by %s.", subject, runID, rc.Model.Name, rc.Review.ReviewedBy)
-	return workspace.Mbox(ctx, d.BaseRepo(runID, &rc), rc.Source.CommitSHA, string(patch), msg, "proctor <proctor@localhost>", rc.Review.ReviewedAt)
+	msg := fmt.Sprintf("Made by proctor run %s (model %s), approved by %s.", runID, rc.Model.Name, rc.Review.ReviewedBy)
+	return patch.Mbox(string(patchText), subject, msg, "proctor <proctor@localhost>", rc.Review.ReviewedAt), nil
 }
 
 // ExportScript turns a recorded run into a model script.

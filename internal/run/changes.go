@@ -48,6 +48,9 @@ func (r *Runner) interrupted(runID string) (*bundle.Run, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("resume: %w", err)
 	}
+	if r.Records().Pushed(runID) {
+		return nil, "", fmt.Errorf("run %s was pushed from elsewhere: it is resumed where it ran, not here", runID)
+	}
 	if err := Resumable(b.Receipt); err != nil {
 		return nil, "", err
 	}

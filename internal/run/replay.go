@@ -24,6 +24,11 @@ func (r *Runner) ReplaySpec(ctx context.Context, runID string) (Spec, func(), er
 	if err != nil {
 		return Spec{}, nothing, err
 	}
+	if r.Records().Pushed(runID) {
+		// Its base is in a repository this host never opens, and the folder
+		// its receipt names is the pusher's word, not a folder of this host.
+		return Spec{}, nothing, fmt.Errorf("run %s was pushed from elsewhere: replay it where it ran (proctor run --replay there), not here", runID)
+	}
 	rc := b.Receipt
 	data, err := r.Records().ExportScript(runID)
 	if err != nil {

@@ -130,6 +130,10 @@ type Runner struct {
 	// run with --pack, whose RunsDir is a scratch folder): the pack makes
 	// the run durable, so the run does not sync its folder itself.
 	Packed bool
+	// PushedTrees map the sources of runs pushed from elsewhere to the
+	// folders of this host their approvals write (serve --apply-pushed;
+	// records.Data.PushedTrees); a pushed run of another source writes none.
+	PushedTrees map[string]string
 	// Prices cost a run held to max_cost_usd as it goes; the zero table is
 	// the built-in one.
 	Prices pricing.Table
@@ -240,7 +244,9 @@ func (l *live) stage(ctx context.Context, ev bundle.StageStartedEvent) {
 
 // Records are the records of the runner's data folder: its runs' bundles,
 // sessions and change requests.
-func (r *Runner) Records() records.Data { return records.Data{Dir: r.DataDir} }
+func (r *Runner) Records() records.Data {
+	return records.Data{Dir: r.DataDir, PushedTrees: r.PushedTrees}
+}
 
 // now is the runner's clock (Now, else the wall clock). A runner is shared
 // by concurrent runs, so Run never writes to it.

@@ -39,6 +39,13 @@ type Service struct {
 	Live    *live.Broker
 	DataDir string
 	Limits  bundle.Limits
+	// PushedTrees are the host's mappings of pushed runs' sources to its
+	// folders (records.Data.PushedTrees).
+	PushedTrees map[string]string
+}
+
+func (s *Service) records() records.Data {
+	return records.Data{Dir: s.DataDir, PushedTrees: s.PushedTrees}
 }
 
 // View is what a run's page shows of it.
@@ -58,6 +65,13 @@ type View struct {
 	Addressing    *records.RequestState  // the request this run was made for
 	Live          bool                   // queued or running: its events stream
 	CanStop       bool                   // launched here, and not ended
+	// Pushed says the run was pushed to this host from elsewhere; ApplyTo
+	// is the folder of this host an approval writes ("" for none: the
+	// approved change is offered); Offered says an approved change waits
+	// to be applied elsewhere (a patch, an mbox, apply --to or --from).
+	Pushed  bool
+	ApplyTo string
+	Offered bool
 }
 
 // ErrNoDiff is returned for a run without a diff.
@@ -90,6 +104,9 @@ func (s *Service) Run(ctx context.Context, id string) (*View, error) {
 	}
 	v.Dir = dir
 	s.readFiles(v, dir)
+	rc := &detail.Receipt
+	v.ApplyTo, v.Pushed = s.records().ApplyTree(id, rc)
+	v.Offered = rc.Review != nil && rc.Review.Approved && !rc.Review.Applied && rc.Review.HasDiff
 	return v, nil
 }
 
@@ -103,7 +120,7 @@ func (s *Service) dir(detail *store.RunDetail) (string, error) {
 // rest is still read.
 func (s *Service) readFiles(v *View, dir string) {
 	v.BundleFiles = bundle.Present(dir)
-	data := records.Data{Dir: s.DataDir}
+	data := s.records()
 	var err error
 	if v.Requests, err = data.ChangeRequests(dir); err != nil {
 		v.EventProblems = append(v.EventProblems, bundle.Problem{File: bundle.CommentsFile, Message: err.Error()})
@@ -196,7 +213,7 @@ func (s *Service) OldLines(ctx context.Context, id string, n int) (patch.File, [
 	// proctor's own repository of the run's base; a run from elsewhere
 	// (pushed, or indexed from outside the data folder) has none here.
 	rc := detail.Receipt
-	repo := records.Data{Dir: s.DataDir}.BaseRepo(rc.RunID, &rc)
+	repo := s.records().BaseRepo(rc.RunID, &rc)
 	if repo == "" {
 		return f, nil, &Unreadable{f.OldPath + " as it was before the run", "the run was made elsewhere: its repository is not opened on this host"}
 	}
@@ -368,4 +385,50 @@ func (s *Service) Pending(id string) string {
 		ids = append(ids, strconv.FormatInt(p.ID, 10))
 	}
 	return strings.Join(ids, ",")
+}
+
+// Decision is what a reviewer decided on a run's diff, as a CI job that
+// lands it needs it (GET /api/v1/runs/{id}/decision, proctor apply
+// --from): the review (nil while none is made), the diff as the run
+// recorded it (its index lines say what each file was before the run),
+// and the accepted change — the whole diff, or its accepted parts with
+// their edits — once it is approved.
+type Decision struct {
+	RunID    string         `json:"run_id"`
+	Status   bundle.Status  `json:"status"`
+	Review   *bundle.Review `json:"review"`
+	Diff     string         `json:"diff"`
+	Accepted string         `json:"accepted,omitempty"`
+}
+
+// Decision reads run id's decision from its bundle (a packed run's
+// decision folder once it is reviewed), not from the index.
+func (s *Service) Decision(ctx context.Context, id string) (*Decision, error) {
+	detail, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := s.dir(detail)
+	if err != nil {
+		return nil, &Unreadable{"The run's decision", err.Error()}
+	}
+	b, err := bundle.ReadRun(dir, s.Limits)
+	if err != nil {
+		return nil, &Unreadable{"The run's decision", err.Error()}
+	}
+	rc := b.Receipt
+	d := &Decision{RunID: rc.RunID, Status: rc.Status, Review: rc.Review}
+	diff, err := bundle.ReadFile(dir, bundle.DiffFile, s.Limits.MaxTextBytes)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &Unreadable{"The run's diff", err.Error()}
+	}
+	d.Diff = string(diff)
+	if rc.Review != nil && rc.Review.Approved {
+		accepted, err := bundle.ReadFile(dir, bundle.OfferedFile(&rc), s.Limits.MaxTextBytes)
+		if err != nil {
+			return nil, &Unreadable{"The run's accepted change", err.Error()}
+		}
+		d.Accepted = string(accepted)
+	}
+	return d, nil
 }

@@ -121,3 +121,21 @@ func (s *Server) apiGetRun(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, out)
 }
+
+// apiRunDecision is a run's decision as a CI job that lands it needs it
+// (proctor apply --from): the review, the recorded diff, the accepted
+// change.
+func (s *Server) apiRunDecision(c echo.Context) error {
+	id := c.Param("id")
+	if !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "no run has the id "+strconv.Quote(id))
+	}
+	d, err := s.runs.Decision(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "run "+id+" is not indexed")
+	}
+	if err != nil {
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
+	}
+	return c.JSON(http.StatusOK, d)
+}

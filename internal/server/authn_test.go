@@ -199,6 +199,7 @@ func routeTable(run string) map[string]routeCase {
 		"GET /audit":                         {"/audit", "admin", 0},
 		"GET /api/v1/runs":                   {"/api/v1/runs", "viewer", 0},
 		"GET /api/v1/runs/:id":               {"/api/v1/runs/" + run, "viewer", 0},
+		"GET /api/v1/runs/:id/decision":      {"/api/v1/runs/" + run + "/decision", "viewer", 0},
 		"GET /api/v1/suites/:id":             {"/api/v1/suites/s1", "viewer", 0},
 		"GET /api/v1/runs/:id/approvals":     {"/api/v1/runs/" + run + "/approvals", "viewer", 0},
 		"POST /api/v1/runs/:id/review":       {"/api/v1/runs/" + run + "/review", "reviewer", 0},

@@ -67,6 +67,9 @@ type Config struct {
 	SigninLimit  int
 	SigninWindow time.Duration
 	Now          func() time.Time // the clock for sessions and limits; nil: time.Now
+	// MaxPushBytes bounds one pushed pack, MaxPushIncoming the bytes of
+	// all unfinished pushes; 0 is push's default.
+	MaxPushBytes, MaxPushIncoming int64
 	// Live wakes a run page's event stream when the run has news (the
 	// Runner's events and the Board's requests published to it); nil: the
 	// stream reads the run's events once a second.
@@ -107,13 +110,17 @@ func New(st *store.Store, cfg Config) *Server {
 	}
 	limits := bundle.DefaultLimits()
 	s := &Server{store: st, cfg: cfg, limits: limits, log: log, doneLinger: time.Minute, matrices: suite.NewMatrices(st),
-		origins: http.NewCrossOriginProtection(), receiver: &push.Receiver{DataDir: cfg.DataDir, Store: st}}
+		origins: http.NewCrossOriginProtection(), receiver: &push.Receiver{DataDir: cfg.DataDir, Store: st, MaxBytes: cfg.MaxPushBytes, MaxIncoming: cfg.MaxPushIncoming}}
+	s.receiver.Sweep() // unfinished pushes abandoned before this start
 	s.shares = &share.Links{Store: st, Now: func() time.Time { return s.now() }}
 	if l := cfg.Launcher; l != nil {
 		s.launcher, s.runner, s.queue, s.board = l, l.Runner, l.Queue, l.Board
 	}
 	s.reviews = &review.Service{Runner: s.runner, Store: st, Board: s.board, DataDir: cfg.DataDir, Limits: limits, Log: log}
 	s.runs = &runview.Service{Store: st, Queue: s.queue, Board: s.board, Live: cfg.Live, DataDir: cfg.DataDir, Limits: limits}
+	if s.runner != nil {
+		s.runs.PushedTrees = s.runner.PushedTrees
+	}
 	s.key = cfg.Key
 	if len(s.key) == 0 {
 		s.key = make([]byte, auth.KeySize)
@@ -192,6 +199,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.PUT("/api/v1/push/:digest", s.pushReceive, s.mayPush)
 	e.GET("/api/v1/runs", s.apiListRuns, view)
 	e.GET("/api/v1/runs/:id", s.apiGetRun, view)
+	e.GET("/api/v1/runs/:id/decision", s.apiRunDecision, view)
 	e.GET("/api/v1/suites/:id", s.apiGetSuite, view)
 	e.GET("/api/v1/runs/:id/approvals", s.apiListApprovals, view)
 
