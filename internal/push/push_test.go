@@ -241,3 +241,82 @@ func TestThePusherStopsWhenTheHostTakesNothing(t *testing.T) {
 		t.Fatalf("refused: %+v", res)
 	}
 }
+
+// A push has bounds: a pack declared past the host's bound, or one that
+// would take the unfinished pushes past theirs, is refused naming the
+// bound before a byte is kept; unfinished pushes left alone past the
+// abandon time are removed (and stray lock files with them), a live one is
+// not; and a push leaves no file a digest behind once it is done or
+// refused.
+func TestAPushHasBounds(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	r := &push.Receiver{DataDir: t.TempDir(), Store: storetest.New(t), MaxBytes: 1000, MaxIncoming: 2200, Abandon: time.Hour, Now: func() time.Time { return now }}
+	incoming := filepath.Join(r.DataDir, "incoming")
+	if _, err := r.Receive(ctx, digestOf([]byte("x")), 8<<30, 0, bytes.NewReader(nil)); !errors.Is(err, push.ErrTooLarge) || !strings.Contains(err.Error(), "--max-push-bytes") {
+		t.Fatalf("8 GiB declared: %v", err)
+	}
+	// Two unfinished pushes of 1000 bytes hold 700 each: a third, which
+	// may need its 1000, is refused, naming --max-push-incoming.
+	for i, d := range []string{"a", "b"} {
+		st, err := r.Receive(ctx, digestOf([]byte(d)), 1000, 0, bytes.NewReader(bytes.Repeat([]byte{'x'}, 700)))
+		if err != nil || st.Have != 700 {
+			t.Fatalf("unfinished push %d: %+v %v", i, st, err)
+		}
+	}
+	if _, err := r.Receive(ctx, digestOf([]byte("c")), 1000, 0, bytes.NewReader(bytes.Repeat([]byte{'x'}, 700))); !errors.Is(err, push.ErrTooLarge) || !strings.Contains(err.Error(), "--max-push-incoming") {
+		t.Fatalf("past the incoming bound: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(incoming, digestOf([]byte("c"))+".part")); err == nil {
+		t.Fatal("the refused push left a part")
+	}
+	// An hour later, the two are abandoned and removed (and a lock file an
+	// older host left); then the third is taken.
+	os.WriteFile(filepath.Join(incoming, digestOf([]byte("z"))+".lock"), nil, 0o644)
+	old := now.Add(-2 * time.Hour)
+	for _, d := range []string{"a", "b"} {
+		os.Chtimes(filepath.Join(incoming, digestOf([]byte(d))+".part"), old, old)
+	}
+	if n := r.Sweep(); n != 3 {
+		t.Fatalf("the sweep removed %d, want the 2 abandoned parts and the lock file", n)
+	}
+	if st, err := r.Receive(ctx, digestOf([]byte("c")), 1000, 0, bytes.NewReader(bytes.Repeat([]byte{'x'}, 700))); err != nil || st.Have != 700 {
+		t.Fatalf("after the sweep: %+v %v", st, err)
+	}
+	// A whole push leaves only its pack.
+	data, digest := packOf(t, "run-a")
+	r.MaxBytes, r.MaxIncoming = 1<<20, 2<<20
+	if st, err := r.Receive(ctx, digest, int64(len(data)), 0, bytes.NewReader(data)); err != nil || !st.Stored {
+		t.Fatalf("a whole push: %+v %v", st, err)
+	}
+	left, _ := os.ReadDir(incoming)
+	if len(left) != 1 || left[0].Name() != digestOf([]byte("c"))+".part" {
+		t.Fatalf("incoming holds %v, want only the unfinished push", left)
+	}
+}
+
+// A pack that holds the same run twice, back to back, is not merged into
+// one: the first copy is indexed, the second is a problem the push lists.
+func TestARunTwiceInAPackIsAProblem(t *testing.T) {
+	ctx := context.Background()
+	r := newReceiver(t)
+	dir := t.TempDir()
+	first, second := writeRun(t, filepath.Join(dir, "1"), "run-twice"), writeRun(t, filepath.Join(dir, "2"), "run-twice")
+	os.WriteFile(filepath.Join(second, bundle.DiffFile), []byte("not the first copy's\n"), 0o644)
+	w, err := bundle.CreatePack(filepath.Join(dir, "p.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(first, "run-twice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(second, "run-twice"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	data, _ := os.ReadFile(w.Path())
+	st, err := r.Receive(ctx, digestOf(data), int64(len(data)), 0, bytes.NewReader(data))
+	if err != nil || !st.Stored || st.Runs != 1 || !strings.Contains(fmt.Sprint(st.Problems), "appears twice in the pack") {
+		t.Fatalf("%+v %v", st, err)
+	}
+}
