@@ -204,6 +204,9 @@ type SessionPage struct {
 	// Requests are the changes reviewers asked of the session's runs, in
 	// the runs' order.
 	Requests []records.RequestState
+	// Pushed: the session was pushed to this host from elsewhere; it is
+	// shown, never continued here.
+	Pushed bool
 }
 
 // Cost is what the session's indexed runs cost together ("no price" when

@@ -58,6 +58,23 @@ func SplitPackRef(ref string) (pack, id string, ok bool) {
 	return ref[:i], ref[i+1:], true
 }
 
+// A pack may also hold session files, each an entry
+// .sessions/<session_id>.json (a name no run has), which proctor push adds
+// for the sessions of a data folder it pushes.
+const packSessions = ".sessions"
+
+// PushedSessions is the folder of a data folder's sessions/ that holds the
+// sessions pushed to it from elsewhere, each the newest copy pushed: their
+// runs are records here, never continued.
+const PushedSessions = "pushed"
+
+// PushedSession reports whether the session file at path was pushed from
+// elsewhere (it is in sessions/pushed/).
+func PushedSession(path string) bool {
+	dir := filepath.Dir(path)
+	return filepath.Base(dir) == PushedSessions && filepath.Base(filepath.Dir(dir)) == "sessions"
+}
+
 // PackWriter appends whole run bundles to a pack. It is safe for
 // concurrent use; each Add writes one run's entries together.
 type PackWriter struct {
@@ -132,6 +149,82 @@ func (w *PackWriter) Add(dir, id string) error {
 		return w.err
 	}
 	return nil
+}
+
+// AddSession appends the session file at path (a data folder's
+// sessions/<id>.json) as .sessions/<id>.json.
+func (w *PackWriter) AddSession(path string) error {
+	id := strings.TrimSuffix(filepath.Base(path), ".json")
+	if !ValidID(id) || !strings.HasSuffix(path, ".json") {
+		return fmt.Errorf("pack %s: %s is not a session file", w.path, path)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	info, err := os.Lstat(path)
+	if err == nil {
+		err = w.entry(path, packSessions+"/"+id+".json", fs.FileInfoToDirEntry(info))
+	}
+	if err == nil {
+		err = w.buf.Flush()
+	}
+	if err != nil {
+		w.err = fmt.Errorf("pack %s: add session %s: %w", w.path, id, err)
+	}
+	return w.err
+}
+
+// PackedSession is a session file read from a pack.
+type PackedSession struct {
+	Ref     string // names it in problems: PACK#.sessions/ID.json
+	Session *Session
+	Err     error // it is not a session file proctor reads
+}
+
+// ReadPackSessions reads the session files of the pack at path (read
+// defensively, as ReadSession reads one).
+func ReadPackSessions(path string, lim Limits) ([]PackedSession, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read pack %s: %w", path, err)
+	}
+	defer f.Close()
+	var out []PackedSession
+	seen := map[string]bool{}
+	tr := tar.NewReader(f) // an *os.File: the reader seeks over the runs' contents
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			return out, nil // the end, or a damaged tail ReadPack reports
+		}
+		rest, ok := strings.CutPrefix(hdr.Name, packSessions+"/")
+		if !ok {
+			continue
+		}
+		ref := path + "#" + hdr.Name
+		id, isJSON := strings.CutSuffix(rest, ".json")
+		switch {
+		case !isJSON || !ValidID(id) || hdr.Typeflag != tar.TypeReg:
+			out = append(out, PackedSession{Ref: ref, Err: Problems{{File: ref, Message: "not a session file: a pack holds sessions as files " + packSessions + "/<session_id>.json; skipped"}}})
+			continue
+		case seen[id]:
+			out = append(out, PackedSession{Ref: ref, Err: Problems{{File: ref, Message: "appears twice in the pack; the first copy is read"}}})
+			continue
+		}
+		seen[id] = true
+		if hdr.Size > lim.MaxJSONBytes {
+			out = append(out, PackedSession{Ref: ref, Err: Problems{{File: ref, Message: fmt.Sprintf("%s, over the %s limit", humanBytes(hdr.Size), humanBytes(lim.MaxJSONBytes))}}})
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return out, nil
+		}
+		s, err := parseSession(ref, data)
+		out = append(out, PackedSession{Ref: ref, Session: s, Err: err})
+	}
 }
 
 func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
@@ -282,6 +375,9 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 		}
 		name := strings.TrimSuffix(hdr.Name, "/")
 		id, rest, _ := strings.Cut(name, "/")
+		if id == packSessions {
+			continue // session files: ReadPackSessions
+		}
 		if !ValidID(id) || (rest != "" && !validRelPath(rest)) {
 			probs = append(probs, Problem{File: path, Field: hdr.Name, Message: "not a path inside a run folder; skipped"})
 			continue

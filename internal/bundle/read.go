@@ -138,6 +138,12 @@ func ReadSession(path string, lim Limits) (*Session, error) {
 	if err != nil {
 		return nil, Problems{{File: path, Message: describeReadError(err)}}
 	}
+	return parseSession(path, data)
+}
+
+// parseSession reads a session file's bytes (from path, which names it in
+// problems and gives its id).
+func parseSession(path string, data []byte) (*Session, error) {
 	var s Session
 	if err := decodeJSON(path, data, &s); err != nil {
 		return nil, err

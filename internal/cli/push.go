@@ -97,9 +97,9 @@ func reportPushes(env Env, results []push.Result) bool {
 			fmt.Fprintf(env.Stdout, "FAILED %s: %v\n", r.Path, r.Err)
 			continue
 		case r.Already:
-			fmt.Fprintf(env.Stdout, "already on the host %s (%d runs)\n", r.Path, r.Status.Runs)
+			fmt.Fprintf(env.Stdout, "already on the host %s (%s)\n", r.Path, pushedCounts(r.Status))
 		default:
-			fmt.Fprintf(env.Stdout, "pushed %s (%d runs)\n", r.Path, r.Status.Runs)
+			fmt.Fprintf(env.Stdout, "pushed %s (%s)\n", r.Path, pushedCounts(r.Status))
 		}
 		for _, p := range r.Status.Problems {
 			ok = false
@@ -107,4 +107,16 @@ func reportPushes(env Env, results []push.Result) bool {
 		}
 	}
 	return ok
+}
+
+// pushedCounts says what a pushed pack holds: "3 runs", "2 sessions".
+func pushedCounts(st push.Status) string {
+	out := fmt.Sprintf("%d runs", st.Runs)
+	if st.Sessions > 0 {
+		if st.Runs == 0 {
+			return fmt.Sprintf("%d sessions", st.Sessions)
+		}
+		out += fmt.Sprintf(", %d sessions", st.Sessions)
+	}
+	return out
 }

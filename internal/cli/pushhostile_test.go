@@ -222,3 +222,68 @@ func TestAPushedRunAppliesOnlyWhereTheHostMapsIt(t *testing.T) {
 		t.Fatalf("--apply-pushed outside the roots: %+v", r)
 	}
 }
+
+// proctor push DATA brings the data folder's sessions with its runs: the
+// host shows each session with its runs, the newest copy pushed, and
+// never continues one (its workspace and source were named by the pusher).
+func TestAPushedDataFolderBringsItsSessions(t *testing.T) {
+	pusher, src, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "one\n"})
+	writeTree(t, dir, map[string]string{
+		"one.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"two\\n\"}}]}\n  - reply: {content: done}\n",
+		"two.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: b.txt, content: \"bee\\n\"}}]}\n  - reply: {content: done}\n",
+	})
+	env := map[string]string{"PROCTOR_DATA": pusher, "PATH": os.Getenv("PATH")}
+	if r := invoke(t, env, "run", "--session", "new", "--dir", src, "--task", "First", "--script", filepath.Join(dir, "one.yaml"), "--sandbox", "off"); r.code != ExitOK {
+		t.Fatalf("the first run: %+v", r)
+	}
+	files, _ := filepath.Glob(filepath.Join(pusher, "sessions", "sess-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("sessions: %v", files)
+	}
+	sid := strings.TrimSuffix(filepath.Base(files[0]), ".json")
+
+	host, roots := t.TempDir(), t.TempDir()
+	_, srv := serveChild(t, host, roots)
+	env["PROCTOR_TOKEN"] = srv.secret
+	r := invoke(t, env, "push", srv.url, pusher)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "(1 sessions)") {
+		t.Fatalf("push: %+v", r)
+	}
+	page := func() string {
+		resp, err := srv.get(t, "/sessions/"+sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("the session's page: %d %s", resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	if body := page(); !strings.Contains(body, `id="session-pushed"`) || strings.Contains(body, `id="continue-form"`) || strings.Count(body, `href="/runs/20`) != 1 {
+		t.Fatalf("the pushed session's page must list its run and offer no continue:\n%s", body)
+	}
+	if code, out := srv.postJSON(t, "/sessions/"+sid+"/continue", `{"task": "go on", "model": "script:builtin:demo.yaml"}`); code != http.StatusConflict {
+		t.Fatalf("continue a pushed session: %d %v", code, out)
+	}
+
+	// The session goes on where it ran; pushed again, the host keeps the
+	// newer copy, across a rebuild.
+	if r := invoke(t, env, "run", "--session", sid, "--task", "Second", "--script", filepath.Join(dir, "two.yaml"), "--sandbox", "off"); r.code != ExitOK {
+		t.Fatalf("the second run: %+v", r)
+	}
+	if r := invoke(t, env, "push", srv.url, pusher); r.code != ExitOK || !strings.Contains(r.stdout, "pushed "+filepath.Join(pusher, "sessions")+" (1 sessions)") {
+		t.Fatalf("push again: %+v", r)
+	}
+	if body := page(); strings.Count(body, `href="/runs/20`) != 2 {
+		t.Fatalf("the session's page after the second push:\n%s", body)
+	}
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": host}, "index", "--rebuild", filepath.Join(host, "runs"), filepath.Join(host, "sessions")); r.code != ExitOK || !strings.Contains(r.stdout, "indexed 3, unchanged 0, removed 0, problems 0") {
+		t.Fatalf("rebuild: %+v", r)
+	}
+	if body := page(); strings.Count(body, `href="/runs/20`) != 2 {
+		t.Fatalf("the session's page after a rebuild:\n%s", body)
+	}
+}

@@ -488,7 +488,7 @@ func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error
 		return nil, nil, err
 	}
 	if !info.IsDir() {
-		if filepath.Base(filepath.Dir(root)) == "sessions" && strings.HasSuffix(root, ".json") {
+		if isSessionFile(root) {
 			return []candidate{{path: root, kind: store.BundleSession}}, nil, nil
 		}
 		if strings.HasSuffix(root, bundle.PackSuffix) {
@@ -522,7 +522,7 @@ func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error
 			}
 			return nil
 		}
-		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") && filepath.Base(filepath.Dir(path)) == "sessions" {
+		if !strings.HasPrefix(name, ".") && isSessionFile(path) {
 			out = append(out, candidate{path: path, kind: store.BundleSession})
 		}
 		if strings.HasSuffix(name, bundle.PackSuffix) && !strings.HasPrefix(name, ".") && d.Type().IsRegular() && filepath.Base(filepath.Dir(path)) == "runs" {
@@ -531,6 +531,13 @@ func walk(ctx context.Context, root string) ([]candidate, bundle.Problems, error
 		return nil
 	})
 	return out, probs, err
+}
+
+// isSessionFile reports whether path names a session file: a data
+// folder's sessions/<id>.json, or sessions/pushed/<id>.json for one pushed
+// from elsewhere.
+func isSessionFile(path string) bool {
+	return strings.HasSuffix(path, ".json") && (filepath.Base(filepath.Dir(path)) == "sessions" || bundle.PushedSession(path))
 }
 
 func describe(err error) string {

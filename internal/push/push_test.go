@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -318,5 +319,117 @@ func TestARunTwiceInAPackIsAProblem(t *testing.T) {
 	st, err := r.Receive(ctx, digestOf(data), int64(len(data)), 0, bytes.NewReader(data))
 	if err != nil || !st.Stored || st.Runs != 1 || !strings.Contains(fmt.Sprint(st.Problems), "appears twice in the pack") {
 		t.Fatalf("%+v %v", st, err)
+	}
+}
+
+// sessionJSON is a session file's bytes: session id, updated at minute,
+// with runs.
+func sessionJSON(id string, minute int, runs ...string) string {
+	created := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	s := map[string]any{"schema": bundle.SessionSchema, "session_id": id, "title": "t", "workspace": "/home/victim/.ssh",
+		"source": "/etc", "created_at": created, "updated_at": created.Add(time.Duration(minute) * time.Minute), "runs": runs,
+		"bounds": map[string]any{}}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// tarOf is a tar of the entries, name → body, in order; a body "->x" is a
+// link to x.
+func tarOf(entries ...[2]string) []byte {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, e := range entries {
+		hdr := &tar.Header{Name: e[0], Mode: 0o644, Typeflag: tar.TypeReg, Size: int64(len(e[1]))}
+		if link, ok := strings.CutPrefix(e[1], "->"); ok {
+			hdr.Typeflag, hdr.Linkname, hdr.Size = tar.TypeSymlink, link, 0
+		}
+		tw.WriteHeader(hdr)
+		if hdr.Size > 0 {
+			tw.Write([]byte(e[1]))
+		}
+	}
+	tw.Close()
+	return b.Bytes()
+}
+
+// The sessions a push carries are kept, each the newest copy pushed, read
+// as hostile input: a session file that is not one (a wrong id, a name
+// out of the folder, a link, bad JSON) is refused and named, and only
+// what the host read of a session reaches its file.
+func TestPushedSessionsKeepTheNewestCopy(t *testing.T) {
+	ctx := context.Background()
+	r := newReceiver(t)
+	receive := func(data []byte) push.Status {
+		t.Helper()
+		st, err := r.Receive(ctx, digestOf(data), int64(len(data)), 0, bytes.NewReader(data))
+		if err != nil || !st.Stored {
+			t.Fatalf("push: %+v %v", st, err)
+		}
+		return st
+	}
+	runs := func() int {
+		t.Helper()
+		s, err := r.Store.GetSession(ctx, "sess-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bundle.PushedSession(s.BundlePath) {
+			t.Fatalf("indexed from %s, not the pushed sessions", s.BundlePath)
+		}
+		return s.RunCount
+	}
+	receipt, _ := os.ReadFile(filepath.Join(writeRun(t, t.TempDir(), "run-a"), bundle.ReceiptFile))
+	if st := receive(tarOf([2]string{"run-a/run.json", string(receipt)}, [2]string{".sessions/sess-1.json", sessionJSON("sess-1", 1, "run-a")})); st.Runs != 1 || st.Sessions != 1 || len(st.Problems) != 0 {
+		t.Fatalf("a run and its session: %+v", st)
+	}
+	if n := runs(); n != 1 {
+		t.Fatalf("%d runs", n)
+	}
+	// A later copy (a later push of the same data folder) replaces it; an
+	// earlier one pushed after it does not.
+	if st := receive(tarOf([2]string{".sessions/sess-1.json", sessionJSON("sess-1", 5, "run-a", "run-b")})); st.Runs != 0 || st.Sessions != 1 {
+		t.Fatalf("a pack of sessions alone: %+v", st)
+	}
+	if n := runs(); n != 2 {
+		t.Fatalf("after the newer copy: %d runs", n)
+	}
+	receive(tarOf([2]string{".sessions/sess-1.json", sessionJSON("sess-1", 3, "run-a")}))
+	if n := runs(); n != 2 {
+		t.Fatalf("an older copy pushed later replaced the newer: %d runs", n)
+	}
+
+	// Hostile session files.
+	st := receive(tarOf(
+		[2]string{"run-b/run.json", strings.ReplaceAll(string(receipt), "run-a", "run-b")},
+		[2]string{".sessions/sess-2.json", sessionJSON("sess-other", 1)},
+		[2]string{".sessions/../../sessions/sess-3.json", sessionJSON("sess-3", 1)},
+		[2]string{".sessions/sess-4.json", "->../../../etc/passwd"},
+		[2]string{".sessions/sess-5.json", `{"schema": "proctor.session.v1", "session_id": "sess-5", "created_at": "x"}`},
+		[2]string{".sessions/sess-6.json", sessionJSON("sess-6", 1, "../../etc")},
+	))
+	said := fmt.Sprint(st.Problems)
+	for _, want := range []string{"sess-2.json", "does not match its file name", "../../sessions/sess-3.json", "sess-4.json: not a session file", "sess-5.json", "sess-6.json", "not a safe run id"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the refusals do not say %q: %s", want, said)
+		}
+	}
+	if st.Sessions != 0 {
+		t.Errorf("%d hostile sessions taken", st.Sessions)
+	}
+	kept, _ := os.ReadDir(filepath.Join(r.DataDir, "sessions", bundle.PushedSessions))
+	var names []string
+	for _, e := range kept {
+		names = append(names, e.Name())
+	}
+	if fmt.Sprint(names) != "[.lock sess-1.json]" {
+		t.Fatalf("kept %v", names)
+	}
+	if _, err := os.Stat(filepath.Join(r.DataDir, "sessions", "sess-3.json")); err == nil {
+		t.Fatal("a session file's name left the pushed sessions")
+	}
+	// A pack whose only entries are refused session files is not a pack.
+	bad := tarOf([2]string{".sessions/sess-7.json", "{"})
+	if _, err := r.Receive(ctx, digestOf(bad), int64(len(bad)), 0, bytes.NewReader(bad)); !errors.Is(err, push.ErrNotAPack) || !strings.Contains(err.Error(), "sess-7.json") {
+		t.Fatalf("a pack of one bad session: %v", err)
 	}
 }

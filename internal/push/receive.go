@@ -34,6 +34,9 @@ type Status struct {
 	// whole runs, and every run or entry it refused, with the reason.
 	Runs     int              `json:"runs,omitempty"`
 	Problems []bundle.Problem `json:"problems,omitempty"`
+	// Sessions counts the session files the pack carries that the host
+	// took (it keeps the newest copy of each in <data>/sessions/pushed/).
+	Sessions int `json:"sessions,omitempty"`
 	// Now: this Receive stored the pack (not an earlier push).
 	Now bool `json:"-"`
 }
@@ -269,8 +272,14 @@ func (r *Receiver) store(ctx context.Context, digest, part string) (Status, erro
 	}
 	runs := 0
 	probs, err := bundle.ReadPack(part, bundle.DefaultLimits(), func(*bundle.PackedRun) error { runs++; return nil })
-	if err == nil && runs == 0 {
-		err = fmt.Errorf("%w: it holds no whole run%s", ErrNotAPack, problemsNote(probs))
+	sessions, sessionProbs := 0, bundle.Problems(nil)
+	if err == nil {
+		// Kept before the pack is stored: a push killed in between is
+		// sent again, and keeping a session twice keeps one copy.
+		sessions, sessionProbs, err = r.keepSessions(ctx, part)
+	}
+	if err == nil && runs == 0 && sessions == 0 {
+		err = fmt.Errorf("%w: it holds no whole run or session%s", ErrNotAPack, problemsNote(append(probs, sessionProbs...)))
 	}
 	if err != nil {
 		os.Remove(part)
@@ -291,12 +300,18 @@ func (r *Receiver) store(ctx context.Context, digest, part string) (Status, erro
 		return Status{}, fmt.Errorf("receive %s: %w", digest, err)
 	}
 	st := Status{Digest: digest, Have: info.Size(), Stored: true, Now: true}
-	if _, err := index.New(r.Store).Index(ctx, dest); err != nil {
+	paths := []string{dest}
+	if sessions > 0 {
+		paths = append(paths, r.pushedSessions())
+	}
+	if _, err := index.New(r.Store).Index(ctx, paths...); err != nil {
 		// Stored: the next index of the data folder (serve does one at
 		// start) takes it.
 		return st, fmt.Errorf("receive %s: stored, not indexed yet: %w", digest, err)
 	}
-	return r.outcome(ctx, st)
+	st, err = r.outcome(ctx, st)
+	st.Problems = append(st.Problems, sessionProbs...)
+	return st, err
 }
 
 // outcome adds what the index made of a stored pack.
@@ -307,6 +322,16 @@ func (r *Receiver) outcome(ctx context.Context, st Status) (Status, error) {
 		return st, fmt.Errorf("status of %s: %w", st.Digest, err)
 	}
 	st.Runs, st.Problems = runs, probs
+	sessions, err := bundle.ReadPackSessions(dest, bundle.DefaultLimits())
+	if err != nil {
+		return st, fmt.Errorf("status of %s: %w", st.Digest, err)
+	}
+	st.Sessions = 0
+	for _, s := range sessions {
+		if s.Err == nil {
+			st.Sessions++
+		}
+	}
 	return st, nil
 }
 

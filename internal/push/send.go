@@ -99,7 +99,38 @@ func packsOf(path string) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
+	// The data folder's sessions go too, in a pack of their own: the host
+	// keeps the newest copy of each.
+	if files, _ := sessionFiles(filepath.Join(path, "sessions")); len(files) > 0 {
+		out = append(out, filepath.Join(path, "sessions"))
+	}
 	return out, nil
+}
+
+// sessionFiles lists a data folder's session files (sessions/<id>.json; not
+// the sessions pushed to it from elsewhere, in sessions/pushed/).
+func sessionFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && e.Type().IsRegular() && bundle.ValidID(id) {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// isSessions reports whether path is a data folder's sessions/ (not a run
+// folder that happens to have the name).
+func isSessions(path string) bool {
+	if filepath.Base(path) != "sessions" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(path, bundle.ReceiptFile))
+	return err != nil
 }
 
 // pushOne sends one pack or run folder.
@@ -143,8 +174,9 @@ func (p *Pusher) pushOne(ctx context.Context, path string) Result {
 }
 
 // asPack is the pack file to send for path: the pack itself, or a run
-// folder packed in a temporary file (removed by cleanup). A folder packed
-// twice is the same bytes, so it is sent once.
+// folder or a data folder's sessions/ packed in a temporary file (removed
+// by cleanup). A folder packed twice is the same bytes, so it is sent
+// once.
 func asPack(path string) (pack string, cleanup func(), err error) {
 	if strings.HasSuffix(path, bundle.PackSuffix) {
 		return path, func() {}, nil
@@ -157,7 +189,7 @@ func asPack(path string) (pack string, cleanup func(), err error) {
 	id := filepath.Base(path)
 	w, err := bundle.CreatePack(filepath.Join(dir, id+bundle.PackSuffix))
 	if err == nil {
-		err = w.Add(path, id)
+		err = addTo(w, path, id)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
@@ -167,6 +199,24 @@ func asPack(path string) (pack string, cleanup func(), err error) {
 		return "", nil, fmt.Errorf("push %s: %w", path, err)
 	}
 	return w.Path(), cleanup, nil
+}
+
+// addTo adds the run folder at path (named id), or every session file of
+// a data folder's sessions/, to w.
+func addTo(w *bundle.PackWriter, path, id string) error {
+	if !isSessions(path) {
+		return w.Add(path, id)
+	}
+	files, err := sessionFiles(path)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := w.AddSession(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // apiError is an answer other than 2xx: its status and the host's words.

@@ -629,12 +629,24 @@ func (d Data) WorkspaceDir(sessionID string) string {
 	return filepath.Join(d.Dir, "workspaces", sessionID)
 }
 
-// LoadSession reads a session of the data folder.
+// ErrPushedSession is the error of continuing a session pushed to this
+// host from elsewhere.
+var ErrPushedSession = errors.New("it was pushed to this host from elsewhere (proctor push): its runs are records here, and it goes on where it ran")
+
+// LoadSession reads a session of the data folder: one made here, never
+// one pushed from elsewhere (ErrPushedSession), whose workspace and source
+// were named by the pusher.
 func (d Data) LoadSession(id string) (*bundle.Session, error) {
 	if !bundle.ValidID(id) {
 		return nil, fmt.Errorf("session %q: not a valid session id", id)
 	}
-	s, err := bundle.ReadSession(filepath.Join(d.SessionsDir(), id+".json"), bundle.DefaultLimits())
+	path := filepath.Join(d.SessionsDir(), id+".json")
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(d.SessionsDir(), bundle.PushedSessions, id+".json")); err == nil {
+			return nil, fmt.Errorf("session %s: %w", id, ErrPushedSession)
+		}
+	}
+	s, err := bundle.ReadSession(path, bundle.DefaultLimits())
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -8,6 +9,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/demo"
 	"github.com/proctor-dev/proctor/internal/launch"
+	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/web"
 )
 
@@ -80,7 +82,9 @@ func (s *Server) continueSession(c echo.Context) error {
 	if s.launcher == nil || !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "This server cannot continue sessions.")
 	}
-	if _, err := s.runner.Records().LoadSession(id); err != nil {
+	if _, err := s.runner.Records().LoadSession(id); errors.Is(err, records.ErrPushedSession) {
+		return echo.NewHTTPError(http.StatusConflict, "Session "+id+" cannot be continued here: "+records.ErrPushedSession.Error()+".")
+	} else if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "Session "+id+" is not in this server's data folder.")
 	}
 	var form web.LaunchValues

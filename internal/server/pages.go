@@ -309,7 +309,7 @@ func (s *Server) renderSession(c echo.Context, id string, v web.LaunchValues, er
 	if err != nil {
 		return err
 	}
-	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs}
+	p := web.SessionPage{Meta: s.meta(c, "Session "+id, web.NavSessions), Session: sess, Values: v, Errors: errs, Pushed: bundle.PushedSession(sess.BundlePath)}
 	p.Meta.CanRun = p.Meta.CanRun && s.queue != nil
 	if p.Meta.CanRun {
 		p.Roots = s.launcher.SourceRoots
