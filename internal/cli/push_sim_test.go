@@ -27,9 +27,11 @@ import (
 // simItem is one path a simulated pusher pushes, and what the host should
 // make of it.
 type simItem struct {
-	path    string
-	runs    []string // the run ids it holds
-	hostile bool     // the host refuses its run, with a reason
+	path     string
+	runs     []string // the run ids it holds
+	hostile  bool     // the host refuses its run, with a reason
+	twice    bool     // a pack holding its run twice: the second copy is a problem
+	sessions []string // the session ids it holds
 }
 
 // simRun writes a run bundle dir/id; a hostile one's receipt has a status
@@ -59,13 +61,56 @@ func simRun(t testing.TB, dir, id string, hostile bool) string {
 
 // simItems are pusher p's n items: run folders, a pack of three runs in
 // ten, one run folder in ten that every pusher has the same copy of, and
-// one in twenty-five hostile.
+// in twenty-five: one hostile receipt, one run whose repositories run a
+// program on whatever git opens them (it writes root/pwned) and whose
+// receipt names a folder of the host, one pack holding a run twice, and
+// one pack of a session.
 func simItems(t testing.TB, root string, p, n int) []simItem {
 	t.Helper()
 	dir := filepath.Join(root, fmt.Sprintf("pusher-%02d", p))
 	var out []simItem
 	for i := range n {
 		switch {
+		case i%25 == 12:
+			id := fmt.Sprintf("sim-p%02d-git-%03d", p, i)
+			run := simRun(t, dir, id, false)
+			plantHostileGit(t, run, filepath.Join(root, "pwned"))
+			setReceiptSource(t, run, "/root/.ssh")
+			out = append(out, simItem{path: run, runs: []string{id}})
+		case i%25 == 17:
+			id := fmt.Sprintf("sim-p%02d-twice-%03d", p, i)
+			w, err := bundle.CreatePack(filepath.Join(dir, fmt.Sprintf("twice-%03d.tar", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, copy := range []string{"first", "second"} {
+				if err := w.Add(simRun(t, filepath.Join(dir, copy), id, false), id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, simItem{path: w.Path(), runs: []string{id}, twice: true})
+		case i%25 == 22:
+			sid := fmt.Sprintf("sess-p%02d-%03d", p, i)
+			sessions := filepath.Join(dir, "data", "sessions")
+			os.MkdirAll(sessions, 0o755)
+			now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+			if err := bundle.WriteSession(sessions, &bundle.Session{Schema: bundle.SessionSchema, SessionID: sid, Title: "pushed", CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			w, err := bundle.CreatePack(filepath.Join(dir, fmt.Sprintf("sessions-%03d.tar", i)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddSession(filepath.Join(sessions, sid+".json")); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, simItem{path: w.Path(), sessions: []string{sid}})
 		case i%10 == 3:
 			id := fmt.Sprintf("sim-shared-%03d", i)
 			shared := filepath.Join(root, "shared")
@@ -196,6 +241,40 @@ func pushSimulation(t testing.TB, pushers, n, kills int) simResult {
 	var mu sync.Mutex
 	var said []push.Result // every result that said the bundle is on the host
 	var wg sync.WaitGroup
+	// An attacker with the token among the pushers: a push declared past
+	// the host's bound, and one left unfinished.
+	abandoned := strings.Repeat("0", 64)
+	wg.Go(func() {
+		for _, try := range []struct {
+			digest, size string
+			body         string
+			want         int
+		}{
+			{strings.Repeat("f", 64), "8589934592", "x", http.StatusRequestEntityTooLarge},
+			{abandoned, "1000", strings.Repeat("x", 100), http.StatusOK},
+		} {
+			for attempt := 0; ; attempt++ {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+addr+"/api/v1/push/"+try.digest+"?size="+try.size+"&offset=0", strings.NewReader(try.body))
+				req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(secret)))
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				switch {
+				case err == nil && resp.StatusCode == try.want:
+				case attempt < 50 && (err != nil || resp.StatusCode >= 500):
+					time.Sleep(100 * time.Millisecond) // the host is down
+					continue
+				case err != nil:
+					t.Errorf("the attacker's push of %s: %v", try.size, err)
+				default:
+					t.Errorf("the attacker's push of %s bytes: %d, want %d", try.size, resp.StatusCode, try.want)
+				}
+				break
+			}
+		}
+	})
 	for p := range pushers {
 		wg.Go(func() {
 			pusher := &push.Pusher{URL: "http://" + addr, Token: strings.TrimSpace(string(secret)), Client: &http.Client{Timeout: time.Minute}, Backoff: 50 * time.Millisecond, Retries: 8}
@@ -243,6 +322,8 @@ func pushSimulation(t testing.TB, pushers, n, kills int) simResult {
 	}
 	hostile := map[string]bool{}
 	valid := map[string]bool{}
+	twice := map[string]bool{}
+	sessions := map[string]bool{}
 	for _, its := range items {
 		for _, it := range its {
 			for _, id := range it.runs {
@@ -251,8 +332,24 @@ func pushSimulation(t testing.TB, pushers, n, kills int) simResult {
 				} else {
 					valid[id] = true
 				}
+				twice[id] = it.twice
+			}
+			for _, id := range it.sessions {
+				sessions[id] = true
 			}
 		}
+	}
+	// Nothing ran what a pushed repository asked; only the unfinished push
+	// waits in incoming/ (the finished and refused ones left nothing).
+	if got, err := os.ReadFile(filepath.Join(src, "pwned")); err == nil {
+		t.Errorf("the host ran a pushed repository's program: %s", got)
+	}
+	if left, _ := os.ReadDir(filepath.Join(data, "incoming")); len(left) != 1 || left[0].Name() != abandoned+".part" {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("incoming/ holds %v, want only the unfinished push", names)
 	}
 	for _, r := range said {
 		if strings.Contains(r.Path, "hostile") && (len(r.Status.Problems) == 0 || !strings.Contains(fmt.Sprint(r.Status.Problems), "owned")) {
@@ -262,18 +359,24 @@ func pushSimulation(t testing.TB, pushers, n, kills int) simResult {
 
 	// The index after the kills (finished by an index of the data folder,
 	// as the next serve does at start) equals one rebuilt from the files.
-	if code, out := mainOf(data, "index", filepath.Join(data, "runs")); code != ExitProblems {
+	if code, out := mainOf(data, "index", filepath.Join(data, "runs"), filepath.Join(data, "sessions")); code != ExitProblems {
 		t.Fatalf("index after the kills: exit %d\n%s", code, out)
 	}
 	before := simSnapshot(t, data)
 	t0 := time.Now()
-	if code, out := mainOf(data, "index", "--rebuild", filepath.Join(data, "runs")); code != ExitProblems {
+	if code, out := mainOf(data, "index", "--rebuild", filepath.Join(data, "runs"), filepath.Join(data, "sessions")); code != ExitProblems {
 		t.Fatalf("index --rebuild: exit %d\n%s", code, out)
 	}
 	indexTook := time.Since(t0)
 	after := simSnapshot(t, data)
-	if !slices.Equal(before.runs, after.runs) || !slices.Equal(before.problems, after.problems) {
-		t.Fatalf("the index after the pushes is not the rebuilt one:\n%d runs, %d problems\n%d runs, %d problems", len(before.runs), len(before.problems), len(after.runs), len(after.problems))
+	if !slices.Equal(before.runs, after.runs) || !slices.Equal(before.problems, after.problems) || !slices.Equal(before.sessions, after.sessions) {
+		t.Fatalf("the index after the pushes is not the rebuilt one:\n%d runs, %d problems, %d sessions\n%d runs, %d problems, %d sessions",
+			len(before.runs), len(before.problems), len(before.sessions), len(after.runs), len(after.problems), len(after.sessions))
+	}
+	for id := range sessions {
+		if !slices.Contains(after.sessions, id) {
+			t.Errorf("pushed session %s is not on the host", id)
+		}
 	}
 	indexed := map[string]bool{}
 	for _, r := range after.runs {
@@ -286,6 +389,9 @@ func pushSimulation(t testing.TB, pushers, n, kills int) simResult {
 	for id := range valid {
 		if !indexed[id] {
 			t.Errorf("valid run %s is not on the host", id)
+		}
+		if twice[id] && !slices.ContainsFunc(after.problems, func(p string) bool { return strings.Contains(p, id) && strings.Contains(p, "appears twice") }) {
+			t.Errorf("the second copy of run %s in its pack is not listed as a problem", id)
 		}
 	}
 	for id := range hostile {
@@ -308,7 +414,7 @@ func mainOf(data string, args ...string) (int, string) {
 	return code, out.String()
 }
 
-type snapshot struct{ runs, problems []string }
+type snapshot struct{ runs, problems, sessions []string }
 
 var pushedPack = regexp.MustCompile(`[0-9a-f]{64}\.tar`)
 
@@ -340,8 +446,16 @@ func simSnapshot(t testing.TB, data string) snapshot {
 	for _, p := range probs {
 		s.problems = append(s.problems, pushedPack.FindString(p.BundlePath)+" "+p.RunID+" "+p.File+" "+p.Field+" "+p.Message)
 	}
+	sessions, err := st.ListSessions(context.Background(), "", 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range sessions.Sessions {
+		s.sessions = append(s.sessions, x.SessionID)
+	}
 	slices.Sort(s.runs)
 	slices.Sort(s.problems)
+	slices.Sort(s.sessions)
 	return s
 }
 

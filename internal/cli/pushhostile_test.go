@@ -37,7 +37,7 @@ func pushedRun(t *testing.T) (data, id, runDir, checkout string) {
 // git opens them: config that runs code (a smudge and a clean filter,
 // fsmonitor, textconv, an external diff, a hooks path), attributes that
 // call on it, and hooks.
-func plantHostileGit(t *testing.T, runDir, marker string) {
+func plantHostileGit(t testing.TB, runDir, marker string) {
 	t.Helper()
 	evil := filepath.Join(t.TempDir(), "evil.sh")
 	os.WriteFile(evil, []byte("#!/bin/sh\necho ran \"$@\" >> "+marker+"\ncat\n"), 0o755)
@@ -66,7 +66,7 @@ func plantHostileGit(t *testing.T, runDir, marker string) {
 
 // setReceiptSource rewrites the run's receipt to name another source
 // folder, as a pusher may.
-func setReceiptSource(t *testing.T, runDir, path string) {
+func setReceiptSource(t testing.TB, runDir, path string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(runDir, "run.json"))
 	if err != nil {
