@@ -357,12 +357,16 @@ func lineCol(data []byte, offset int64) (int, int) {
 	return line, col
 }
 
-func asProblems(err error) Problems {
+func asProblems(err error) Problems { return ProblemsOf(err, "") }
+
+// ProblemsOf is err as problems: the problems it holds, or one problem of
+// file saying it.
+func ProblemsOf(err error, file string) Problems {
 	var ps Problems
 	if errors.As(err, &ps) {
 		return ps
 	}
-	return Problems{{Message: err.Error()}}
+	return Problems{{File: file, Message: err.Error()}}
 }
 
 func humanBytes(n int64) string {

@@ -564,14 +564,7 @@ func prepare(ctx context.Context, rc bundle.Receipt, tree, original, diff string
 			}
 			f.Base = ours.state
 		}
-		if f.New = state; state != "" {
-			contents[p] = data
-			if isLink(state) {
-				f.Target = string(data)
-			} else if info, err := made.Lstat(filepath.FromSlash(p)); err == nil {
-				f.Mode = uint32(info.Mode().Perm())
-			}
-		}
+		f.madeAs(made, state, data, contents)
 		out = append(out, f)
 	}
 	if len(conflicts) > 0 {
@@ -629,6 +622,21 @@ func isLink(state string) bool { return strings.HasPrefix(state, linkState) }
 // at p: a regular file's content and blob id, a link's target and
 // linkState+its blob id, or "" when there is no file there (a folder is
 // not a file).
+// madeAs records in f what the diff makes of its file (read from made):
+// its state, and its content (kept in contents) with its link target or
+// mode; nothing more for a file the diff deletes.
+func (f *journalFile) madeAs(made *os.Root, state string, data []byte, contents map[string][]byte) {
+	if f.New = state; state == "" {
+		return
+	}
+	contents[f.Path] = data
+	if isLink(state) {
+		f.Target = string(data)
+	} else if info, err := made.Lstat(filepath.FromSlash(f.Path)); err == nil {
+		f.Mode = uint32(info.Mode().Perm())
+	}
+}
+
 func readState(root *os.Root, p string) ([]byte, string, error) {
 	name := filepath.FromSlash(p)
 	info, err := root.Lstat(name)

@@ -106,14 +106,7 @@ func prepareFromDiff(ctx context.Context, tree, original, diff string, changed [
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s as the diff makes it: %w", bundle.PathName(p), err)
 		}
-		if f.New = state; state != "" {
-			contents[p] = data
-			if isLink(state) {
-				f.Target = string(data)
-			} else if info, err := made.Lstat(filepath.FromSlash(p)); err == nil {
-				f.Mode = uint32(info.Mode().Perm())
-			}
-		}
+		f.madeAs(made, state, data, contents)
 		out = append(out, f)
 	}
 	return out, contents, nil

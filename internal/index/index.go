@@ -365,7 +365,7 @@ func (ix *Indexer) streamPack(ctx context.Context, pack, fp string, known []stri
 		u := store.BundleUpdate{Path: p.Ref(), Kind: store.BundleRun, Fingerprint: fp}
 		run, err := readPacked(p, ix.limits)
 		if err != nil {
-			u.Problems = asProblems(err, p.Ref()+"/"+bundle.ReceiptFile)
+			u.Problems = bundle.ProblemsOf(err, p.Ref()+"/"+bundle.ReceiptFile)
 		} else {
 			u.Run, u.Problems = run, run.Problems
 		}
@@ -444,7 +444,7 @@ func (ix *Indexer) read(c candidate, fp string) store.BundleUpdate {
 	case store.BundleRun:
 		run, err := bundle.ReadRun(c.path, ix.limits)
 		if err != nil {
-			u.Problems = asProblems(err, filepath.Join(c.path, bundle.ReceiptFile))
+			u.Problems = bundle.ProblemsOf(err, filepath.Join(c.path, bundle.ReceiptFile))
 			return u
 		}
 		u.Run, u.Problems = run, run.Problems
@@ -459,20 +459,12 @@ func (ix *Indexer) read(c candidate, fp string) store.BundleUpdate {
 	case store.BundleSession:
 		s, err := bundle.ReadSession(c.path, ix.limits)
 		if err != nil {
-			u.Problems = asProblems(err, c.path)
+			u.Problems = bundle.ProblemsOf(err, c.path)
 			return u
 		}
 		u.Session = s
 	}
 	return u
-}
-
-func asProblems(err error, file string) bundle.Problems {
-	var ps bundle.Problems
-	if errors.As(err, &ps) {
-		return ps
-	}
-	return bundle.Problems{{File: file, Message: err.Error()}}
 }
 
 // walk finds run bundles (folders holding run.json, or any folder directly

@@ -2,7 +2,6 @@ package push
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +40,7 @@ func (r *Receiver) keepSessions(ctx context.Context, pack string) (n int, probs 
 	defer l.Unlock()
 	for _, ps := range found {
 		if ps.Err != nil {
-			probs = append(probs, asProblems(ps.Err, ps.Ref)...)
+			probs = append(probs, bundle.ProblemsOf(ps.Err, ps.Ref)...)
 			continue
 		}
 		n++
@@ -63,12 +62,4 @@ func newer(s, old *bundle.Session) bool {
 		return s.UpdatedAt.After(old.UpdatedAt)
 	}
 	return len(s.Runs) > len(old.Runs)
-}
-
-func asProblems(err error, file string) bundle.Problems {
-	var probs bundle.Problems
-	if errors.As(err, &probs) {
-		return probs
-	}
-	return bundle.Problems{{File: file, Message: err.Error()}}
 }
