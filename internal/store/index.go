@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/pricing"
@@ -101,8 +105,34 @@ func (s *Store) SessionBundlePath(ctx context.Context, sessionID string) (string
 }
 
 // ApplyBundles writes a batch of bundle updates and removals in one
-// transaction. Applying the same updates twice leaves the same rows.
+// transaction. Applying the same updates twice leaves the same rows, so a
+// batch that found the database locked past the busy timeout (many
+// indexers writing at once on a busy machine: SQLite's lock is not handed
+// out in turn) is written again, a while later, for up to two minutes.
 func (s *Store) ApplyBundles(ctx context.Context, updates []BundleUpdate, removed []string) error {
+	wait, giveUp := 50*time.Millisecond, time.Now().Add(2*time.Minute)
+	for {
+		err := s.applyBundles(ctx, updates, removed)
+		if !busy(err) || time.Now().After(giveUp) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// busy reports whether err is SQLite's "database is locked": another
+// connection held the write lock past the busy timeout.
+func busy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+func (s *Store) applyBundles(ctx context.Context, updates []BundleUpdate, removed []string) error {
 	sqlTx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("apply index batch: %w", err)
