@@ -393,3 +393,45 @@ func TestRepairPackMakesATornPackWholeAgain(t *testing.T) {
 		t.Fatalf("a pack a writer holds: repaired %v, %v", repaired, err)
 	}
 }
+
+// A packed run's decision folder is beside the data folder's runs/; a pack
+// that lies anywhere else has none, and making one says so instead of
+// writing beside the pack. Made, it is a copy of the run without its
+// repositories or dot-files, and it is made once.
+func TestADecisionFolderIsKeptInTheDataFolder(t *testing.T) {
+	pack, ids := packSamples(t) // a pack in a folder that is not runs/
+	cache := t.TempDir()
+	if _, err := bundle.MakeDecisionDir(bundle.PackRef(pack, ids[0]), cache); err == nil || !strings.Contains(err.Error(), "not in a data folder's runs/") {
+		t.Fatalf("a pack outside a data folder: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(pack)); len(entries) != 1 {
+		t.Fatalf("something was written beside the pack: %v", entries)
+	}
+	data := t.TempDir()
+	inData := filepath.Join(data, "runs", filepath.Base(pack))
+	os.MkdirAll(filepath.Dir(inData), 0o755)
+	raw, _ := os.ReadFile(pack)
+	os.WriteFile(inData, raw, 0o644)
+	dir, err := bundle.MakeDecisionDir(bundle.PackRef(inData, ids[0]), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(data, "decisions", "suite-1", ids[0]); dir != want {
+		t.Fatalf("the decision folder is %s, want %s", dir, want)
+	}
+	for _, name := range []string{"workspace", "workspace.git", ".run.json.tmp-1"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("the decision folder holds %s", name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, bundle.ReceiptFile)); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "marker"), nil, 0o644)
+	if again, err := bundle.MakeDecisionDir(bundle.PackRef(inData, ids[0]), cache); err != nil || again != dir {
+		t.Fatalf("made again: %s %v", again, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "marker")); err != nil {
+		t.Fatal("the decision folder was made anew, losing what it held")
+	}
+}
