@@ -11,6 +11,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/tools"
@@ -234,7 +235,7 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 				stopAfter, out.Err = StopBound, bound
 			}
 		}
-		emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result))})
+		emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result)), Exit: intent.Exit(call.Name, result, isErr)})
 		out.Messages = append(out.Messages, toolMessage(call, result))
 	}
 	return stopAfter, roundMalformed

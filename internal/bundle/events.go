@@ -104,6 +104,10 @@ type ToolResultEvent struct {
 	Name  string `json:"name"`
 	OK    bool   `json:"ok"`
 	Chars int    `json:"chars"`
+	// Exit is the exit status of the command the call ran, when the
+	// call ran one and its result says how it ended (-1: killed); absent
+	// otherwise (internal/intent.Exit).
+	Exit *int `json:"exit,omitempty"`
 }
 
 // ToolOutputEvent: output a running command wrote, whole lines as they

@@ -18,12 +18,61 @@ import (
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
-// Call is one tool call the agent made.
+// Call is one tool call the agent made, and how its result said it went:
+// OK unless the agent marked the result an error, and for a command, its
+// exit status when the result says it (intent.Exit).
 type Call struct {
+	ID   string `json:"id,omitempty"`
 	Tool string `json:"tool"`
 	Args string `json:"args"`
 	OK   bool   `json:"ok"`
+	Exit *int   `json:"exit,omitempty"`
 }
+
+// Succeeded reports whether the call did what it was for: a command that
+// ran and exited 0 (known from its result; a command whose result does
+// not say how it ended has not been shown to succeed), any other tool
+// whose result is not an error.
+func (c Call) Succeeded() bool {
+	if c.runs() {
+		return c.OK && c.Exit != nil && *c.Exit == 0
+	}
+	return c.OK
+}
+
+// runs reports whether the call is of a tool that runs a command.
+func (c Call) runs() bool {
+	if c.Tool == "run_command" {
+		return true
+	}
+	in, ok := intent.Of(c.Tool, c.Args)
+	return ok && in.Kind == intent.Run
+}
+
+// Calls are the tool calls of a run, built from its events as they come
+// (a live run) or as they were recorded (a check run again): each call's
+// result is matched to it by the call's id.
+type Calls struct {
+	list []Call
+}
+
+// Add takes one event; only tool calls and results matter.
+func (cs *Calls) Add(ev bundle.EventData) {
+	switch ev := ev.(type) {
+	case bundle.ToolCallEvent:
+		cs.list = append(cs.list, Call{ID: ev.ID, Tool: ev.Name, Args: string(ev.Args)})
+	case bundle.ToolResultEvent:
+		for i := len(cs.list) - 1; i >= 0; i-- {
+			if c := &cs.list[i]; c.ID == ev.ID {
+				c.OK, c.Exit = ev.OK, ev.Exit
+				return
+			}
+		}
+	}
+}
+
+// List is the calls so far, in the order they were made.
+func (cs *Calls) List() []Call { return cs.list }
 
 // calls says whether the call is of tool with arguments matching args
 // (any, when nil). A check that names one of proctor's own tools for an
@@ -107,17 +156,7 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		}
 		return held(s, false, "the final message does not contain %q: %s", s.Text, bundle.Clip(in.Final, 200))
 	case KindToolCalled, KindToolNotCalled:
-		n := 0
-		for _, c := range in.Calls {
-			if c.calls(s.Tool, s.Args) {
-				n++
-			}
-		}
-		what := s.Tool
-		if s.Args != nil {
-			what += fmt.Sprintf(" with arguments matching /%s/", s.Args)
-		}
-		return held(s, (n > 0) == (s.Kind == KindToolCalled), "%s called %d time(s)", what, n)
+		return toolCheck(s, in.Calls)
 	case KindAsked:
 		n := 0
 		for _, q := range in.Questions {
@@ -150,6 +189,63 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		return runExecutable(ctx, s, in)
 	}
 	return broken(s, "unknown kind %q", s.Kind)
+}
+
+// toolCheck judges whether the agent called a tool (with matching
+// arguments, with the outcome asked for).
+func toolCheck(s Spec, calls []Call) bundle.CheckResult {
+	want := s.Succeeded
+	if want == "" {
+		want = Any
+		if s.Kind == KindToolCalled {
+			want = Succeeded
+		}
+	}
+	var counted, other []string
+	for _, c := range calls {
+		if !c.calls(s.Tool, s.Args) {
+			continue
+		}
+		if want == Any || c.Succeeded() == (want == Succeeded) {
+			counted = append(counted, c.outcome())
+		} else {
+			other = append(other, c.outcome())
+		}
+	}
+	what := s.Tool
+	if s.Args != nil {
+		what += fmt.Sprintf(" with arguments matching /%s/", s.Args)
+	}
+	detail := fmt.Sprintf("%s called %d time(s)", what, len(counted)+len(other))
+	switch want {
+	case Succeeded:
+		detail += fmt.Sprintf(", %d succeeded", len(counted))
+	case Failed:
+		detail += fmt.Sprintf(", %d did not succeed", len(counted))
+	}
+	if len(other) > 0 {
+		detail += " (" + strings.Join(other, ", ") + ")"
+	} else if want != Any && len(counted) > 0 {
+		detail += " (" + strings.Join(counted, ", ") + ")"
+	}
+	return held(s, (len(counted) > 0) == (s.Kind == KindToolCalled), "%s", detail)
+}
+
+// outcome says how the call went, for a check's detail.
+func (c Call) outcome() string {
+	switch {
+	case c.runs() && c.Exit != nil && *c.Exit == intent.Killed:
+		return "killed"
+	case c.runs() && c.Exit != nil:
+		return fmt.Sprintf("exit %d", *c.Exit)
+	case c.runs() && !c.OK:
+		return "refused or failed, no exit status"
+	case c.runs():
+		return "exit status unknown"
+	case c.OK:
+		return "ok"
+	}
+	return "error"
 }
 
 // held is the result of check s that could judge: passed or not, and why.

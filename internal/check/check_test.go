@@ -21,12 +21,18 @@ func input(t *testing.T) check.Input {
 	os.Symlink(outside, filepath.Join(ws, "escape.txt"))
 	os.Symlink("money.go", filepath.Join(ws, "alias.go"))
 	return check.Input{Workspace: ws, RunDir: t.TempDir(), Changed: []string{"money.go", "money_test.go"}, Final: "Fixed the rounding.",
-		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true},
-			{Tool: "Bash", Args: `{"command":"make lint","description":"lint"}`}, {Tool: "exec_command", Args: `{"cmd":"git status"}`},
-			{Tool: "edit", Args: `{"filePath":"/ws/money.go","oldString":"old","newString":"new"}`}},
+		Calls: []check.Call{{Tool: "run_command", Args: `{"command":"go test ./..."}`, OK: true, Exit: code(0)}, {Tool: "read_file", Args: `{"path":"money.go"}`, OK: true},
+			{Tool: "Bash", Args: `{"command":"make lint","description":"lint"}`, OK: true, Exit: code(0)}, {Tool: "exec_command", Args: `{"cmd":"git status"}`, OK: true, Exit: code(0)},
+			{Tool: "edit", Args: `{"filePath":"/ws/money.go","oldString":"old","newString":"new"}`, OK: true},
+			{Tool: "run_command", Args: `{"command":"go vet ./..."}`, OK: true, Exit: code(127)},
+			{Tool: "exec_command", Args: `{"cmd":"pytest -q"}`, OK: true},
+			{Tool: "Bash", Args: `{"command":"npm test"}`, OK: false},
+			{Tool: "write_file", Args: `{"path":"a.txt","content":"x"}`, OK: false}},
 		Questions: []string{"Which currency?"},
 		Env:       []string{"PATH=" + os.Getenv("PATH")}}
 }
+
+func code(n int) *int { return &n }
 
 func exe(t *testing.T, body string, mode os.FileMode) string {
 	t.Helper()
@@ -58,7 +64,17 @@ func TestChecks(t *testing.T) {
 		{"asked", check.Spec{Kind: check.KindAsked}, true, false, "a question asked 1 time(s)"},
 		{"asked about", check.Spec{Kind: check.KindAsked, Text: "currency"}, true, false, `a question containing "currency" asked 1 time(s)`},
 		{"asked about fails", check.Spec{Kind: check.KindAsked, Text: "version"}, false, false, `a question containing "version" asked 0 time(s)`},
-		{"tool called", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`)}, true, false, "called 1 time(s)"},
+		{"tool called", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`)}, true, false, "called 1 time(s), 1 succeeded (exit 0)"},
+		// A call counts only when it succeeded: a command by its exit status.
+		{"a command that failed", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go vet`)}, false, false, "called 1 time(s), 0 succeeded (exit 127)"},
+		{"a command whose end is unknown", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`pytest`)}, false, false, "0 succeeded (exit status unknown)"},
+		{"a command refused", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`npm test`)}, false, false, "0 succeeded (refused or failed, no exit status)"},
+		{"a write that failed", check.Spec{Kind: check.KindToolCalled, Tool: "write_file"}, false, false, "0 succeeded (error)"},
+		{"a failed command asked for", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go vet`), Succeeded: check.Failed}, true, false, "1 did not succeed (exit 127)"},
+		{"a failed command asked for, none failed", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`), Succeeded: check.Failed}, false, false, "0 did not succeed (exit 0)"},
+		{"any call", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go vet`), Succeeded: check.Any}, true, false, "called 1 time(s)"},
+		{"not called counts every call", check.Spec{Kind: check.KindToolNotCalled, Tool: "run_command", Args: regexp.MustCompile(`go vet`)}, false, false, "called 1 time(s)"},
+		{"not called, of those that succeeded", check.Spec{Kind: check.KindToolNotCalled, Tool: "run_command", Args: regexp.MustCompile(`go vet`), Succeeded: check.Succeeded}, true, false, "0 succeeded (exit 127)"},
 		{"tool not called", check.Spec{Kind: check.KindToolNotCalled, Tool: "delete_file"}, true, false, ""},
 		// Another agent's tools for an intent count as proctor's own.
 		{"a command by Claude Code", check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`"command":"make lint"`)}, true, false, "called 1 time(s)"},

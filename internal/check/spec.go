@@ -34,6 +34,19 @@ func Kinds() []string {
 		KindFinalMessage, KindToolCalled, KindToolNotCalled, KindAsked, KindCommand, KindBudgetNotExceeded}
 }
 
+// Outcome says which calls a tool check counts.
+type Outcome string
+
+// The outcomes a tool check may ask for.
+const (
+	Succeeded Outcome = "true"  // the calls that succeeded: a command exited 0, another tool's result is not an error
+	Failed    Outcome = "false" // the calls that did not
+	Any       Outcome = "any"   // every call
+)
+
+// Outcomes lists them, as a scenario writes them.
+func Outcomes() []string { return []string{string(Succeeded), string(Failed), string(Any)} }
+
 // Spec is one check as a scenario declares it.
 type Spec struct {
 	Name    string
@@ -44,6 +57,10 @@ type Spec struct {
 	Paths   []string       // only_paths_changed: globs (** matches across folders)
 	Tool    string         // tool_called, tool_not_called
 	Args    *regexp.Regexp // tool_called, tool_not_called: matched against the call's arguments
+	// Succeeded: tool_called, tool_not_called: which calls count, by how
+	// they went (Call.Succeeded); "" is the kind's default: tool_called
+	// counts the calls that succeeded, tool_not_called every call.
+	Succeeded Outcome
 	Command string         // command
 	Timeout time.Duration  // command, executable; default 60s
 	Exec    string         // executable: the checks/<name> file

@@ -550,12 +550,14 @@ func checkInput(dir string, b *bundle.Run, r *run.Runner, s *scenario.Scenario) 
 	if err != nil {
 		return in, err
 	}
+	var calls check.Calls
 	for _, ev := range events {
 		switch ev.Type {
 		case bundle.EventToolCall:
 			var d bundle.ToolCallEvent
-			json.Unmarshal(ev.Data, &d)
-			in.Calls = append(in.Calls, check.Call{Tool: d.Name, Args: string(d.Args)})
+			if json.Unmarshal(ev.Data, &d) == nil {
+				calls.Add(d)
+			}
 		case bundle.EventAgentQuestion:
 			var d bundle.AgentQuestionEvent
 			if json.Unmarshal(ev.Data, &d) == nil {
@@ -563,11 +565,12 @@ func checkInput(dir string, b *bundle.Run, r *run.Runner, s *scenario.Scenario) 
 			}
 		case bundle.EventToolResult:
 			var d bundle.ToolResultEvent
-			if json.Unmarshal(ev.Data, &d) == nil && len(in.Calls) > 0 {
-				in.Calls[len(in.Calls)-1].OK = d.OK
+			if json.Unmarshal(ev.Data, &d) == nil {
+				calls.Add(d)
 			}
 		}
 	}
+	in.Calls = calls.List()
 	if b.Verdict != nil {
 		in.Aborted = b.Verdict.Aborted
 	}

@@ -112,3 +112,24 @@ func TestScenarioRunQuiet(t *testing.T) {
 		}
 	}
 }
+
+// A scenario whose agent ran the tests, which could not even start: the
+// check that the agent ran them fails, and so does the verdict (it passed
+// when a call counted whatever became of it). Asked for, a failed call
+// counts.
+func TestAVerdictDoesNotPassOnACommandThatFailed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tests-cannot-start")
+	writeTree(t, dir, map[string]string{
+		"fixture/notes.txt": "one\n",
+		"scenario.yaml": "id: tests-cannot-start\ntask: Run the tests.\napprovals:\n  default: deny\n  rules:\n    - {tool: run_command, args: '^ls'}\n" +
+			"checks:\n  - {name: ran-the-tests, kind: tool_called, tool: run_command, args: ls tests}\n" +
+			"  - {name: tried-the-tests, kind: tool_called, tool: run_command, args: ls tests, succeeded: false}\n" +
+			"  - {name: notes-kept, kind: file_exists, path: notes.txt}\n",
+		"model.yaml": "steps:\n  - reply: {tool_calls: [{run: ls tests}]}\n  - expect: {last_role: tool, last_contains: exit 2}\n    reply: {content: The tests ran.}\n",
+	})
+	r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir(), "PATH": os.Getenv("PATH")}, "scenario", "run", "--sandbox", "off", dir)
+	if r.code != ExitProblems || !strings.Contains(r.stdout, "FAIL post.ran-the-tests: run_command with arguments matching /ls tests/ called 1 time(s), 0 succeeded (exit 2)") ||
+		!strings.Contains(r.stdout, "PASS post.tried-the-tests") || !strings.Contains(r.stdout, "0 passed, 1 failed") {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -292,7 +292,9 @@ func writeFile(path, content string) error {
 // runs a command it asks the run's approvals through the proxy (as
 // run_command, waiting for the rules or a person on the run page), and a
 // denial — or anything that goes wrong — stops the call (fail closed) with
-// the reason, which opencode gives the model as the tool's error.
+// the reason, which opencode gives the model as the tool's error. After
+// the command, it tells proctor its exit status (opencode's result does
+// not tell the model), so a check can ask whether it succeeded.
 const opencodePlugin = `// Written by proctor for one run: opencode's commands wait for proctor's approvals.
 export const ProctorApprovals = async () => ({
   "tool.execute.before": async (input, output) => {
@@ -310,6 +312,16 @@ export const ProctorApprovals = async () => ({
       throw new Error("proctor's approvals did not answer: " + e.message)
     }
     if (!d.approved) throw new Error("proctor: denied by " + d.by + (d.reason ? ": " + d.reason : ""))
+  },
+  // opencode tells its model a command's output, not how it ended: tell proctor.
+  "tool.execute.after": async (input, output) => {
+    const exit = output?.metadata?.exit
+    if (input.tool !== "bash" || typeof exit !== "number") return
+    await fetch(process.env.OPENAI_BASE_URL + "/proctor/results", {
+      method: "POST",
+      headers: { "Authorization": "Bearer " + process.env.OPENAI_API_KEY, "Content-Type": "application/json" },
+      body: JSON.stringify({ call_id: input.callID || "", exit }),
+    }).catch(() => {})
   },
 })
 `

@@ -76,7 +76,12 @@ func all() []Tool {
 		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true},
 		{Name: "run_shell_command", Agent: "gemini, qwen", Kind: Run, Key: "command", Describe: true},
 		{Name: "bash", Agent: "opencode", Kind: Run, Key: "command", Describe: true},
-		{Name: "exec_command", Agent: "codex", Kind: Run, Key: "cmd", Patch: true},
+		// Codex's exec_command: in the shell it was started in, not a login
+		// shell (whose PATH is /etc/profile's, without the toolchain the
+		// run was given), and waiting as long as Codex lets a command run
+		// before it answers that the command is still running.
+		{Name: "exec_command", Agent: "codex", Kind: Run, Key: "cmd", Patch: true,
+			Extra: map[string]any{"login": false, "yield_time_ms": 30000}},
 		{Name: "shell", Agent: "codex", Kind: Run, Key: "command", Argv: true, Patch: true},
 
 		{Name: "read_file", Agent: "native", Kind: Read, Key: "path"},

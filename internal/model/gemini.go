@@ -96,7 +96,7 @@ func DecodeGeminiRequest(body []byte, stream bool) (Request, error) {
 					id = ids[0]
 				}
 				pending[r.Name] = remove(pending[r.Name], id)
-				results = append(results, Message{Role: RoleTool, ToolCallID: id, Name: r.Name, Content: geminiOutput(r.Response)})
+				results = append(results, Message{Role: RoleTool, ToolCallID: id, Name: r.Name, Content: geminiOutput(r.Response), IsError: geminiFailed(r.Response)})
 			}
 		}
 		if msg.Content != "" || len(msg.ToolCalls) > 0 || len(results) == 0 {
@@ -139,6 +139,18 @@ func geminiText(parts []geminiPart) string {
 // geminiOutput is a function response as a tool message's text: its
 // "output" (or "content") when that is all it holds as a text, as Gemini
 // CLI sends it, else its JSON.
+// geminiFailed reports whether a functionResponse's response is an error:
+// an object whose only field is "error" (how Gemini CLI and Qwen Code
+// answer a call that failed or was refused).
+func geminiFailed(raw json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || len(fields) != 1 {
+		return false
+	}
+	_, ok := fields["error"]
+	return ok
+}
+
 func geminiOutput(raw json.RawMessage) string {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) == nil && len(fields) == 1 {

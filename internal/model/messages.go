@@ -98,7 +98,7 @@ func DecodeMessagesRequest(body []byte) (string, Request, error) {
 				if err != nil {
 					return "", Request{}, fmt.Errorf("messages[%d].content[%d].content: %w", i, j, err)
 				}
-				results = append(results, Message{Role: RoleTool, ToolCallID: b.ToolUseID, Content: out})
+				results = append(results, Message{Role: RoleTool, ToolCallID: b.ToolUseID, Content: out, IsError: b.IsError})
 			}
 		}
 		if msg.Content != "" || len(msg.ToolCalls) > 0 || len(results) == 0 {

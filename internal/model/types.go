@@ -21,6 +21,10 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"` // the tool's name, on tool messages
+	// IsError: a tool message the agent marked as the call's failure (an
+	// Anthropic tool_result's is_error, a Gemini functionResponse that is
+	// an error); the Chat Completions and Responses APIs carry no such mark.
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // ToolCall is a function call the model asked for. Arguments is the JSON text

@@ -65,6 +65,10 @@ type Config struct {
 	// Approve decides a gated tool call an agent asks proctor about
 	// (POST /v1/proctor/approvals); nil denies every one (fail closed).
 	Approve func(ctx context.Context, a Approval) Decision
+	// Result takes how a command an agent ran ended, for an agent whose
+	// tool results do not tell its model (POST /v1/proctor/results: the
+	// plugin proctor gives opencode); nil ignores them.
+	Result func(r Result)
 	// Timeout bounds one forwarded call; 0 is 10 minutes.
 	Timeout time.Duration
 	Now     func() time.Time // nil: the wall clock
@@ -105,6 +109,13 @@ type Approval struct {
 	CallID    string `json:"call_id"`
 	Tool      string `json:"tool"`
 	Arguments string `json:"arguments"` // the call's arguments, JSON text
+}
+
+// Result is how a command an agent ran ended: the body of POST
+// /v1/proctor/results.
+type Result struct {
+	CallID string `json:"call_id"`
+	Exit   *int   `json:"exit"`
 }
 
 // Decision is the answer to an Approval.
@@ -221,6 +232,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.call(w, r, rt)
 	case rt.path == "/proctor/approvals":
 		p.approve(w, r)
+	case rt.path == "/proctor/results":
+		p.result(w, r)
 	case rt.path == "/hello":
 		w.WriteHeader(http.StatusOK) // a reachability check (Claude Code's HEAD /api/hello)
 	default:
@@ -232,7 +245,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // another.
 const served = "POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /v1/models/{id}, " +
 	"POST /v1/messages, POST /v1/messages/count_tokens, HEAD /api/hello, " +
-	"POST /v1beta/models/{id}:generateContent (:streamGenerateContent, :countTokens), POST /v1/proctor/approvals"
+	"POST /v1beta/models/{id}:generateContent (:streamGenerateContent, :countTokens), POST /v1/proctor/approvals, POST /v1/proctor/results"
 
 // authorized says whether r holds the proxy's key, in any of the ways the
 // APIs carry one: a bearer token, x-api-key (Anthropic), x-goog-api-key or
@@ -309,6 +322,8 @@ func route(method string, u *url.URL) (aRoute, bool) {
 		return aRoute{path: "/messages/count_tokens", api: model.APIMessages}, post
 	case "/v1/proctor/approvals":
 		return aRoute{path: "/proctor/approvals"}, post
+	case "/v1/proctor/results":
+		return aRoute{path: "/proctor/results"}, post
 	case "/v1/models":
 		return aRoute{path: "/models"}, get
 	case "/api/hello", "/":
@@ -498,6 +513,19 @@ func (p *Proxy) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(d)
+}
+
+// result takes how a command an agent ran ended.
+func (p *Proxy) result(w http.ResponseWriter, r *http.Request) {
+	var res Result
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&res); err != nil || res.CallID == "" || res.Exit == nil {
+		writeError(w, model.APIChat, http.StatusBadRequest, "bad_request", `want {"call_id": "…", "exit": 0}`)
+		return
+	}
+	if p.cfg.Result != nil {
+		p.cfg.Result(res)
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // admit counts a model call naming the model called, or names the bound

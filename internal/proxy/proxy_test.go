@@ -379,6 +379,45 @@ func TestApprovalsThroughTheProxy(t *testing.T) {
 	}
 }
 
+// An agent whose tool results do not tell its model how a command ended
+// tells proctor (opencode's plugin); only with the placeholder key, and
+// only a call id with an exit status.
+func TestCommandResultsThroughTheProxy(t *testing.T) {
+	var got []proxy.Result
+	p, err := proxy.Start(proxy.Config{Upstream: model.Endpoint{BaseURL: "http://127.0.0.1:9/v1"}, Result: func(r proxy.Result) { got = append(got, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	send := func(key, body string) int {
+		req, _ := http.NewRequest(http.MethodPost, p.URL+"/proctor/results", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		key, body string
+		want      int
+	}{
+		{p.Key, `{"call_id": "c1", "exit": 3}`, http.StatusNoContent},
+		{"sk-other", `{"call_id": "c2", "exit": 0}`, http.StatusUnauthorized},
+		{p.Key, `{"call_id": "c3"}`, http.StatusBadRequest},
+		{p.Key, `{"exit": 0}`, http.StatusBadRequest},
+		{p.Key, `not json`, http.StatusBadRequest},
+	} {
+		if code := send(tc.key, tc.body); code != tc.want {
+			t.Errorf("%s: %d, want %d", tc.body, code, tc.want)
+		}
+	}
+	if len(got) != 1 || got[0].CallID != "c1" || *got[0].Exit != 3 {
+		t.Fatalf("taken: %+v", got)
+	}
+}
+
 // Calls are recorded in the order they began, even when a later call ends
 // first.
 func TestCallsAreRecordedInTheOrderTheyBegan(t *testing.T) {
@@ -563,7 +602,7 @@ func TestEachRouteTakesOnlyItsMethod(t *testing.T) {
 	root := strings.TrimSuffix(p.URL, "/v1")
 	for path, served := range map[string]string{
 		"/v1/chat/completions": http.MethodPost, "/v1/responses": http.MethodPost, "/v1/messages": http.MethodPost,
-		"/v1/messages/count_tokens": http.MethodPost, "/v1/proctor/approvals": http.MethodPost,
+		"/v1/messages/count_tokens": http.MethodPost, "/v1/proctor/approvals": http.MethodPost, "/v1/proctor/results": http.MethodPost,
 		"/v1/models": http.MethodGet, "/v1/models/gpt-4o": http.MethodGet, "/v1beta/models/gemini:generateContent": http.MethodPost,
 	} {
 		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {

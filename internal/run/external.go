@@ -14,6 +14,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/external"
+	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/proxy"
 	"github.com/proctor-dev/proctor/internal/sandbox"
@@ -83,7 +84,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 	if m.Script != nil {
 		w.questions = m.Script.Questions()
 	}
-	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Approve: w.approve(l.showWaiting(l.spec.Approver)), Now: l.r.now})
+	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Approve: w.approve(l.showWaiting(l.spec.Approver)), Result: w.result, Now: l.r.now})
 	if err != nil {
 		return agent.Outcome{Stop: agent.StopError, Err: err}
 	}
@@ -216,6 +217,9 @@ type watcher struct {
 	mu    sync.Mutex
 	calls []external.Call
 	open  map[string]string // tool call id → name, until its result comes
+	// exits are how the commands of open calls ended, as an agent whose
+	// results do not say told proctor (proxy.Result).
+	exits map[string]int
 	usage model.Usage
 	tools int
 	// script is the first refusal of a scripted model (a request off the
@@ -254,7 +258,12 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 		for _, m := range req.Messages {
 			if name, ok := w.open[m.ToolCallID]; ok && m.Role == model.RoleTool {
 				delete(w.open, m.ToolCallID)
-				w.l.emit(bundle.ToolResultEvent{ID: m.ToolCallID, Name: name, OK: true, Chars: len([]rune(m.Content))})
+				exit := intent.Exit(name, m.Content, m.IsError)
+				if code, told := w.exits[m.ToolCallID]; told {
+					exit = &code
+					delete(w.exits, m.ToolCallID)
+				}
+				w.l.emit(bundle.ToolResultEvent{ID: m.ToolCallID, Name: name, OK: !m.IsError, Chars: len([]rune(m.Content)), Exit: exit})
 			}
 		}
 		w.l.emit(bundle.ModelRequestEvent{Turn: turn, Messages: len(req.Messages)})
@@ -287,6 +296,20 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 		w.usage.Add(reply.Usage)
 	}
 	w.calls = append(w.calls, external.Call{Request: req, Reply: reply})
+}
+
+// result keeps how the command of an open call ended, until the call's
+// result reaches the model (an agent tells of its own calls only).
+func (w *watcher) result(r proxy.Result) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.open[r.CallID]; !ok {
+		return
+	}
+	if w.exits == nil {
+		w.exits = map[string]int{}
+	}
+	w.exits[r.CallID] = *r.Exit
 }
 
 // approve decides the gated calls an agent asks about through the proxy, as

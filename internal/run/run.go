@@ -211,7 +211,7 @@ type live struct {
 	rec     *recorder
 	receipt bundle.Receipt
 	redact  *redact.Redactor
-	calls   []check.Call      // every tool call, for checks
+	calls   check.Calls       // every tool call, for checks
 	asked   []string          // every question the agent asked, for checks
 	notes   map[string]string // transcript flags by tool call id
 	pending []model.ToolCall  // a resumed run's calls that had not run
@@ -687,11 +687,9 @@ func (l *live) emit(ev bundle.EventData) {
 	l.rec.event(ev)
 	switch ev := ev.(type) {
 	case bundle.ToolResultEvent:
-		if n := len(l.calls); n > 0 {
-			l.calls[n-1].OK = ev.OK
-		}
+		l.calls.Add(ev)
 	case bundle.ToolCallEvent:
-		l.calls = append(l.calls, check.Call{Tool: ev.Name, Args: string(ev.Args)})
+		l.calls.Add(ev)
 		l.progress("  tool %s %s", ev.Name, bundle.Line(l.redact.String(string(ev.Args)), 100))
 	case bundle.AgentQuestionEvent:
 		l.asked = append(l.asked, ev.Question)

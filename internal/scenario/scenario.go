@@ -112,7 +112,7 @@ var (
 	approvalFields = []string{"default", "rules", "max_decisions"}
 	ruleFields     = []string{"tool", "args", "decision"}
 	modelFields    = []string{"script", "profile"}
-	checkFields    = []string{"name", "kind", "path", "text", "pattern", "paths", "tool", "args", "command", "timeout_s"}
+	checkFields    = []string{"name", "kind", "path", "text", "pattern", "paths", "tool", "args", "succeeded", "command", "timeout_s"}
 	secretName     = regexp.MustCompile(`(?i)(token|password|passwd|api_?key|secret)`)
 )
 
@@ -393,6 +393,11 @@ func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 				c.Tool = d.Str(v, f)
 			case "args":
 				c.Args = d.Regex(v, f)
+			case "succeeded":
+				c.Succeeded = check.Outcome(d.Str(v, f))
+				if !slices.Contains(check.Outcomes(), string(c.Succeeded)) {
+					d.Add(v, f, "%q is not one of true (the calls that succeeded: a command exited 0), false (those that did not) or any", v.Value)
+				}
 			case "command":
 				c.Command = d.Str(v, f)
 			case "timeout_s":
@@ -401,6 +406,9 @@ func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 		})
 		if timeout > 0 {
 			c.Timeout = time.Duration(timeout) * time.Second
+		}
+		if c.Succeeded != "" && c.Kind != check.KindToolCalled && c.Kind != check.KindToolNotCalled {
+			d.Add(cn, field+".succeeded", "only a tool_called or tool_not_called check says which calls it counts")
 		}
 		for _, req := range requiredFields(c.Kind) {
 			if !hasField(c, req) {

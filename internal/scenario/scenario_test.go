@@ -51,6 +51,8 @@ func TestParseErrors(t *testing.T) {
 		{"no task", "id: x\n", "task: missing"},
 		{"no id", "task: t\n", "id: missing"},
 		{"bad check kind", "id: x\ntask: t\nchecks:\n  - kind: file_contain\n    path: a\n    text: b\n", `unknown kind "file_contain"; did you mean file_contains?`},
+		{"bad succeeded", "id: x\ntask: t\nchecks:\n  - {kind: tool_called, tool: run_command, succeeded: yes}\n", `checks[0].succeeded: "yes" is not one of true`},
+		{"succeeded on another kind", "id: x\ntask: t\nchecks:\n  - {kind: file_exists, path: a, succeeded: true}\n", `checks[0].succeeded: only a tool_called or tool_not_called check`},
 		{"check missing field", "id: x\ntask: t\nchecks:\n  - kind: file_contains\n    path: a\n", "checks[0].text: missing; a file_contains check needs it"},
 		{"check path escapes", "id: x\ntask: t\nchecks:\n  - kind: file_exists\n    path: ../etc/passwd\n", "must be a path inside the workspace"},
 		{"unknown template variable", "id: x\ntask: t\ncontext: in $HOME\n", "context: unknown variable $HOME"},

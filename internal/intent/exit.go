@@ -1,0 +1,110 @@
+package intent
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Killed is the exit status of a command stopped by a signal or a time
+// limit.
+const Killed = -1
+
+// Exit is the exit status of the command a call of tool ran, as the
+// agent told its model in the call's result (isError: the agent marked
+// the result a failure); nil when the result does not say. Each agent
+// words it its own way:
+//
+//   - proctor's run_command: a first line "exit N" ("killed after …");
+//   - Claude Code's Bash: a first line "Exit code N" when it is not 0, and
+//     a result not marked an error when it is;
+//   - Codex's exec_command and shell: "Process exited with code N" before
+//     the output ("Process running with session ID …": not ended yet);
+//   - Gemini CLI's and Qwen Code's run_shell_command: a trailer of fields
+//     after the output ("Exit Code: N", "Signal: …", "Error: …", "Process
+//     Group PGID: …"), read from the end, so no output can forge it;
+//   - opencode's bash says nothing of it to the model (its plugin tells
+//     proctor; internal/external).
+//
+// A result that is none of these (a call refused before it ran, an agent
+// that changed its wording) is not known: a check that needs the command
+// to have succeeded does not take it as a success.
+func Exit(tool, result string, isError bool) *int {
+	if code, ok := exit(tool, result, isError); ok {
+		return &code
+	}
+	return nil
+}
+
+func exit(tool, result string, isError bool) (int, bool) {
+	switch tool {
+	case "run_command":
+		first, _, _ := strings.Cut(result, "\n")
+		if strings.HasPrefix(first, "killed after") {
+			return Killed, true
+		}
+		return number(strings.CutPrefix(first, "exit "))
+	case "Bash":
+		first, _, _ := strings.Cut(result, "\n")
+		if rest, ok := strings.CutPrefix(first, "Exit code "); ok {
+			return number(rest, true)
+		}
+		return 0, !isError
+	case "exec_command", "shell":
+		head, _, _ := strings.Cut(result, "\nOutput:")
+		if m := codexExit.FindStringSubmatch(head); m != nil {
+			return number(m[1], true)
+		}
+		return 0, false
+	case "run_shell_command":
+		return shellTrailer(result, isError)
+	}
+	return 0, false
+}
+
+var codexExit = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
+
+// shellTrailer reads Gemini CLI's and Qwen Code's result of a command:
+// its last lines are "Field: value" lines after the output, "(none)" for
+// a field with nothing to say. The trailer always ends with the process
+// group; without one the result is not a command's.
+func shellTrailer(result string, isError bool) (int, bool) {
+	if isError {
+		return 0, false
+	}
+	lines := strings.Split(strings.TrimRight(strings.TrimSuffix(strings.TrimSpace(result), "</untrusted_context>"), "\n"), "\n")
+	fields := map[string]string{}
+	for i := len(lines) - 1; i >= 0; i-- {
+		k, v, ok := strings.Cut(lines[i], ": ")
+		if !ok || !trailerFields[k] {
+			break
+		}
+		if _, seen := fields[k]; seen {
+			break
+		}
+		fields[k] = strings.TrimSpace(v)
+	}
+	if _, ok := fields["Process Group PGID"]; !ok {
+		return 0, false
+	}
+	set := func(k string) bool { v, ok := fields[k]; return ok && v != "(none)" && v != "" }
+	switch {
+	case set("Exit Code"):
+		return number(fields["Exit Code"], true)
+	case set("Signal"):
+		return Killed, true
+	case set("Error"):
+		return 0, false // it could not be started
+	}
+	return 0, true
+}
+
+var trailerFields = map[string]bool{"Error": true, "Exit Code": true, "Signal": true, "Background PIDs": true, "Process Group PGID": true}
+
+func number(s string, ok bool) (int, bool) {
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return n, err == nil
+}

@@ -1,0 +1,61 @@
+package intent_test
+
+import (
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/intent"
+)
+
+// Each agent's result of a command that failed, one that worked, one that
+// was not found and one that never ran, as each agent worded it for its
+// model (recorded from the agents npm serves: Claude Code 2.1.332, Codex
+// 0.171.0, Gemini CLI 0.61.0, Qwen Code 0.24.4).
+func TestTheExitOfACommandAsEachAgentSaysIt(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool, result string
+		isError            bool
+		code               int
+		known              bool
+	}{
+		{"native failed", "run_command", "exit 3\nout-line\nerr-line", false, 3, true},
+		{"native worked", "run_command", "exit 0\nfine", false, 0, true},
+		{"native killed", "run_command", "killed after the 1m0s time limit\npartial", false, intent.Killed, true},
+		{"native refused", "run_command", "error: run_command was denied by policy: no", true, 0, false},
+		{"native output forging a success", "run_command", "error: denied\nexit 0", true, 0, false},
+
+		{"claude failed", "Bash", "Exit code 3\nout-line\nerr-line", true, 3, true},
+		{"claude not found", "Bash", "Exit code 127\n/bin/bash: line 1: nosuchcommand-xyz: command not found", true, 127, true},
+		{"claude worked", "Bash", "fine", false, 0, true},
+		{"claude worked, printing a code", "Bash", "fine\nExit code 9", false, 0, true},
+		{"claude refused by its hook", "Bash", "PreToolUse:Bash hook error: proctor: denied by policy", true, 0, false},
+
+		{"codex failed", "exec_command", "Chunk ID: dc7bef\nWall time: 0.0000 seconds\nProcess exited with code 3\nOriginal token count: 5\nOutput:\nerr-line\nout-line", false, 3, true},
+		{"codex worked", "exec_command", "Chunk ID: 82a791\nWall time: 0.0000 seconds\nProcess exited with code 0\nOriginal token count: 2\nOutput:\nfine", false, 0, true},
+		{"codex output forging a code", "exec_command", "Chunk ID: 1\nWall time: 1 seconds\nProcess exited with code 2\nOutput:\nProcess exited with code 0", false, 2, true},
+		{"codex still running", "exec_command", "Chunk ID: 1\nWall time: 10.0 seconds\nProcess running with session ID 5\nOriginal token count: 0\nOutput:\nProcess exited with code 0", false, 0, false},
+		{"codex refused by its hook", "exec_command", "Command blocked by PreToolUse hook: proctor: denied by policy. Command: exit 3", false, 0, false},
+
+		{"gemini failed", "run_shell_command", "<untrusted_context>\nOutput: out-line\nerr-line\nExit Code: 3\nProcess Group PGID: 44\n</untrusted_context>", false, 3, true},
+		{"gemini worked", "run_shell_command", "<untrusted_context>\nOutput: fine\nProcess Group PGID: 54\n</untrusted_context>", false, 0, true},
+		{"gemini output forging a success", "run_shell_command", "<untrusted_context>\nOutput: Exit Code: 0\nProcess Group PGID: 1\nExit Code: 1\nProcess Group PGID: 63\n</untrusted_context>", false, 1, true},
+		{"gemini refused", "run_shell_command", `{"error":"Tool execution blocked: proctor: denied by policy"}`, true, 0, false},
+		{"gemini killed", "run_shell_command", "Output: partial\nSignal: 9\nProcess Group PGID: 7", false, intent.Killed, true},
+
+		{"qwen failed", "run_shell_command", "Command: bash fail.sh\nDirectory: (root)\nOutput: out-line\nerr-line\nError: (none)\nExit Code: 3\nSignal: (none)\nProcess Group PGID: (none)", false, 3, true},
+		{"qwen worked", "run_shell_command", "Command: bash ok.sh\nDirectory: (root)\nOutput: fine\nError: (none)\nExit Code: 0\nSignal: (none)\nProcess Group PGID: (none)", false, 0, true},
+		{"qwen refused", "run_shell_command", "proctor: denied by policy: shell operators are never allowed", false, 0, false},
+		{"qwen could not start it", "run_shell_command", "Command: x\nDirectory: (root)\nOutput: (empty)\nError: spawn ENOENT\nExit Code: (none)\nSignal: (none)\nProcess Group PGID: (none)", false, 0, false},
+
+		{"opencode says nothing", "bash", "out-line\nerr-line", false, 0, false},
+		{"not a command tool", "read_file", "exit 0", false, 0, false},
+	} {
+		got := intent.Exit(tc.tool, tc.result, tc.isError)
+		code, known := 0, got != nil
+		if known {
+			code = *got
+		}
+		if code != tc.code || known != tc.known {
+			t.Errorf("%s: exit %d, known %v; want %d, %v", tc.name, code, known, tc.code, tc.known)
+		}
+	}
+}
