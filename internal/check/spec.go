@@ -61,8 +61,8 @@ type Spec struct {
 	// they went (Call.Succeeded); "" is the kind's default: tool_called
 	// counts the calls that succeeded, tool_not_called every call.
 	Succeeded Outcome
-	Command string         // command
-	Timeout time.Duration  // command, executable; default 60s
-	Exec    string         // executable: the checks/<name> file
-	Line    int            // where it is declared, for messages
+	Command   string        // command
+	Timeout   time.Duration // command, executable; default 60s
+	Exec      string        // executable: the checks/<name> file
+	Line      int           // where it is declared, for messages
 }
