@@ -108,6 +108,10 @@ type ToolResultEvent struct {
 	// call ran one and its result says how it ended (-1: killed); absent
 	// otherwise (internal/intent.Exit).
 	Exit *int `json:"exit,omitempty"`
+	// Ends is the call whose command this call waited on and saw end (a
+	// Codex write_stdin on a command still running when its exec_command
+	// answered): Exit is that command's.
+	Ends string `json:"ends,omitempty"`
 }
 
 // ToolOutputEvent: output a running command wrote, whole lines as they

@@ -62,13 +62,23 @@ func (cs *Calls) Add(ev bundle.EventData) {
 	case bundle.ToolCallEvent:
 		cs.list = append(cs.list, Call{ID: ev.ID, Tool: ev.Name, Args: string(ev.Args)})
 	case bundle.ToolResultEvent:
-		for i := len(cs.list) - 1; i >= 0; i-- {
-			if c := &cs.list[i]; c.ID == ev.ID {
-				c.OK, c.Exit = ev.OK, ev.Exit
-				return
-			}
+		if c := cs.last(ev.ID); c != nil {
+			c.OK, c.Exit = ev.OK, ev.Exit
+		}
+		if c := cs.last(ev.Ends); c != nil && ev.Ends != "" {
+			c.Exit = ev.Exit // the command it started ended so
 		}
 	}
+}
+
+// last is the latest call with id.
+func (cs *Calls) last(id string) *Call {
+	for i := len(cs.list) - 1; i >= 0; i-- {
+		if cs.list[i].ID == id {
+			return &cs.list[i]
+		}
+	}
+	return nil
 }
 
 // List is the calls so far, in the order they were made.

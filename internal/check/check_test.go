@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 )
 
@@ -137,5 +138,31 @@ func TestGlob(t *testing.T) {
 		if got := check.Glob(tc.pattern, tc.path); got != tc.want {
 			t.Errorf("Glob(%q, %q) = %v", tc.pattern, tc.path, got)
 		}
+	}
+}
+
+// Calls are built from a run's events: each result matched to its call by
+// id (not the last call: an agent runs a reply's calls at once), and a
+// call that waited on a command still running gives that command's exit
+// to the call that started it.
+func TestCallsFromEvents(t *testing.T) {
+	var cs check.Calls
+	for _, ev := range []bundle.EventData{
+		bundle.ToolCallEvent{ID: "a", Name: "exec_command", Args: []byte(`{"cmd":"go test ./..."}`)},
+		bundle.ToolCallEvent{ID: "b", Name: "read_file", Args: []byte(`{"path":"x"}`)},
+		bundle.ToolResultEvent{ID: "b", Name: "read_file", OK: false},
+		bundle.ToolResultEvent{ID: "a", Name: "exec_command", OK: true},
+		bundle.ToolCallEvent{ID: "w", Name: "write_stdin", Args: []byte(`{"session_id":7,"chars":""}`)},
+		bundle.ToolResultEvent{ID: "w", Name: "write_stdin", OK: true, Exit: code(0), Ends: "a"},
+	} {
+		cs.Add(ev)
+	}
+	got := cs.List()
+	if len(got) != 3 || !got[0].Succeeded() || got[1].OK || got[1].Succeeded() || !got[2].OK {
+		t.Fatalf("%+v", got)
+	}
+	r := check.One(context.Background(), check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`)}, check.Input{Calls: got})
+	if !r.Passed {
+		t.Fatalf("%+v", r)
 	}
 }

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ func exit(tool, result string, isError bool) (int, bool) {
 			return number(rest, true)
 		}
 		return 0, !isError
-	case "exec_command", "shell":
+	case "exec_command", "shell", "write_stdin":
 		head, _, _ := strings.Cut(result, "\nOutput:")
 		if m := codexExit.FindStringSubmatch(head); m != nil {
 			return number(m[1], true)
@@ -62,7 +63,51 @@ func exit(tool, result string, isError bool) (int, bool) {
 	return 0, false
 }
 
-var codexExit = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
+var (
+	codexExit    = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
+	codexRunning = regexp.MustCompile(`(?m)^Process running with session ID (\d+)$`)
+)
+
+// Codex answers a command that has not ended when it stops waiting (30 s
+// at most) with "Process running with session ID N"; its model waits for
+// the rest with write_stdin, writing nothing, in that session.
+const pollTool = "write_stdin"
+
+// Running is the session of a command that Codex's result of a call of
+// tool (exec_command, or a write_stdin that waited on it) says is still
+// running.
+func Running(tool, result string) (int, bool) {
+	if tool != "exec_command" && tool != pollTool {
+		return 0, false
+	}
+	head, _, _ := strings.Cut(result, "\nOutput:")
+	if m := codexRunning.FindStringSubmatch(head); m != nil {
+		return number(m[1], true)
+	}
+	return 0, false
+}
+
+// Poll is the call that waits for the command running in Codex's session:
+// write_stdin writing nothing, for as long as Codex lets one wait (5 min),
+// answered as soon as the command ends.
+func Poll(session int) (name string, args map[string]any) {
+	return pollTool, map[string]any{"session_id": session, "chars": "", "yield_time_ms": 300000}
+}
+
+// Polled is the session a call of tool with args waits on, when it is a
+// Poll.
+func Polled(tool, args string) (int, bool) {
+	if tool != pollTool {
+		return 0, false
+	}
+	var a struct {
+		SessionID *int `json:"session_id"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil || a.SessionID == nil {
+		return 0, false
+	}
+	return *a.SessionID, true
+}
 
 // shellTrailer reads Gemini CLI's and Qwen Code's result of a command:
 // its last lines are "Field: value" lines after the output, "(none)" for

@@ -1,6 +1,7 @@
 package intent_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/intent"
@@ -57,5 +58,36 @@ func TestTheExitOfACommandAsEachAgentSaysIt(t *testing.T) {
 		if code != tc.code || known != tc.known {
 			t.Errorf("%s: exit %d, known %v; want %d, %v", tc.name, code, known, tc.code, tc.known)
 		}
+	}
+}
+
+// Codex stops waiting for a command after 30 s at most and says it is
+// still running; the model waits on with write_stdin in its session.
+func TestACommandStillRunningUnderCodex(t *testing.T) {
+	running := "Chunk ID: efbab5\nWall time: 30.0013 seconds\nProcess running with session ID 7275\nOriginal token count: 0\nOutput:\n"
+	for _, tc := range []struct {
+		tool, result string
+		session      int
+		ok           bool
+	}{
+		{"exec_command", running, 7275, true},
+		{"write_stdin", running, 7275, true},
+		{"exec_command", "Chunk ID: a\nWall time: 1 seconds\nProcess exited with code 0\nOutput:\nProcess running with session ID 9", 0, false},
+		{"Bash", running, 0, false},
+	} {
+		if s, ok := intent.Running(tc.tool, tc.result); s != tc.session || ok != tc.ok {
+			t.Errorf("%s %q: %d %v", tc.tool, tc.result, s, ok)
+		}
+	}
+	name, args := intent.Poll(7275)
+	data, _ := json.Marshal(args)
+	if s, ok := intent.Polled(name, string(data)); !ok || s != 7275 || name != "write_stdin" || args["chars"] != "" {
+		t.Fatalf("the poll %s %s is not read back: %d %v", name, data, s, ok)
+	}
+	if _, ok := intent.Polled("write_stdin", `{"chars": "y"}`); ok {
+		t.Fatal("a write_stdin without a session")
+	}
+	if code := intent.Exit("write_stdin", "Chunk ID: a4e8bc\nWall time: 14.7897 seconds\nProcess exited with code 4\nOriginal token count: 3\nOutput:\nslow-done\n", false); code == nil || *code != 4 {
+		t.Fatalf("the poll's exit: %v", code)
 	}
 }

@@ -80,11 +80,11 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 	// (opencode does, for a minute) would only keep it waiting.
 	ctx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
-	w := &watcher{l: l, open: map[string]string{}, stop: stopAgent}
+	w := &watcher{l: l, open: map[string]string{}, sessions: map[int]string{}, polls: map[string]int{}, stop: stopAgent}
 	if m.Script != nil {
 		w.questions = m.Script.Questions()
 	}
-	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Approve: w.approve(l.showWaiting(l.spec.Approver)), Result: w.result, Now: l.r.now})
+	p, err := proxy.Start(proxy.Config{Upstream: up, Limits: lim, Record: w.record, Approve: w.approve(l.showWaiting(l.spec.Approver)), Result: w.told, Now: l.r.now})
 	if err != nil {
 		return agent.Outcome{Stop: agent.StopError, Err: err}
 	}
@@ -220,8 +220,13 @@ type watcher struct {
 	// exits are how the commands of open calls ended, as an agent whose
 	// results do not say told proctor (proxy.Result).
 	exits map[string]int
-	usage model.Usage
-	tools int
+	// sessions are Codex's commands still running: session → the call
+	// that started it; polls are the calls that wait on one: call id →
+	// session (intent.Running, intent.Polled).
+	sessions map[int]string
+	polls    map[string]int
+	usage    model.Usage
+	tools    int
 	// script is the first refusal of a scripted model (a request off the
 	// script, or past its end): the run fails in the scenario domain with
 	// it, whatever the agent made of it.
@@ -258,12 +263,7 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 		for _, m := range req.Messages {
 			if name, ok := w.open[m.ToolCallID]; ok && m.Role == model.RoleTool {
 				delete(w.open, m.ToolCallID)
-				exit := intent.Exit(name, m.Content, m.IsError)
-				if code, told := w.exits[m.ToolCallID]; told {
-					exit = &code
-					delete(w.exits, m.ToolCallID)
-				}
-				w.l.emit(bundle.ToolResultEvent{ID: m.ToolCallID, Name: name, OK: !m.IsError, Chars: len([]rune(m.Content)), Exit: exit})
+				w.l.emit(w.result(m, name))
 			}
 		}
 		w.l.emit(bundle.ModelRequestEvent{Turn: turn, Messages: len(req.Messages)})
@@ -284,6 +284,9 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 			DurationMS: x.Duration.Milliseconds()})
 		for _, c := range reply.Message.ToolCalls {
 			w.open[c.ID] = c.Name
+			if session, ok := intent.Polled(c.Name, c.Arguments); ok {
+				w.polls[c.ID] = session
+			}
 			w.tools++
 			w.l.emit(bundle.ToolCallEvent{ID: c.ID, Name: c.Name, Args: agent.EventArgs(c.Arguments)})
 			if c.Name == agent.AskUserTool {
@@ -298,9 +301,33 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 	w.calls = append(w.calls, external.Call{Request: req, Reply: reply})
 }
 
-// result keeps how the command of an open call ended, until the call's
+// result is the event of the result m of an open call of tool name: how
+// the call went, and the exit status of the command it ran — as its
+// result says, or as the agent told proctor (told) — or, for a call that
+// waited on a command still running, of that command (Ends).
+func (w *watcher) result(m model.Message, name string) bundle.ToolResultEvent {
+	ev := bundle.ToolResultEvent{ID: m.ToolCallID, Name: name, OK: !m.IsError, Chars: len([]rune(m.Content)), Exit: intent.Exit(name, m.Content, m.IsError)}
+	if code, told := w.exits[m.ToolCallID]; told {
+		ev.Exit = &code
+		delete(w.exits, m.ToolCallID)
+	}
+	started := m.ToolCallID
+	if session, ok := w.polls[m.ToolCallID]; ok {
+		delete(w.polls, m.ToolCallID)
+		if ev.Ends = w.sessions[session]; ev.Ends != "" {
+			started = ev.Ends
+		}
+		delete(w.sessions, session)
+	}
+	if session, running := intent.Running(name, m.Content); running {
+		w.sessions[session] = started
+	}
+	return ev
+}
+
+// told keeps how the command of an open call ended, until the call's
 // result reaches the model (an agent tells of its own calls only).
-func (w *watcher) result(r proxy.Result) {
+func (w *watcher) told(r proxy.Result) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, ok := w.open[r.CallID]; !ok {

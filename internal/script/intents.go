@@ -163,3 +163,34 @@ func (s *Script) Questions() []string {
 	}
 	return out
 }
+
+// waitFor is the call that waits for a command the agent answered is
+// still running (Codex stops waiting after 30 s at most; intent.Running),
+// when req's last message says so and req offers the tool to wait with.
+// The script does not move on: its next step sees the command's end, as
+// if the agent had waited for it.
+func waitFor(req model.Request) (model.ToolCall, bool) {
+	n := len(req.Messages)
+	if n == 0 || req.Messages[n-1].Role != model.RoleTool {
+		return model.ToolCall{}, false
+	}
+	last := req.Messages[n-1]
+	name := last.Name
+	for i := n - 2; i >= 0 && name == ""; i-- {
+		for _, c := range req.Messages[i].ToolCalls {
+			if c.ID == last.ToolCallID {
+				name = c.Name
+			}
+		}
+	}
+	session, running := intent.Running(name, last.Content)
+	if !running {
+		return model.ToolCall{}, false
+	}
+	tool, args := intent.Poll(session)
+	if !slices.ContainsFunc(req.Tools, func(t model.ToolSpec) bool { return t.Name == tool }) {
+		return model.ToolCall{}, false
+	}
+	data, _ := json.Marshal(args)
+	return model.ToolCall{ID: fmt.Sprintf("wait-%d-%d", session, n), Name: tool, Arguments: string(data)}, true
+}

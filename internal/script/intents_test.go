@@ -3,6 +3,7 @@ package script
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +241,49 @@ func TestTwoPatchesOfOneFileInOneReplyAreRefusedForCodex(t *testing.T) {
 	claude := model.Request{Tools: []model.ToolSpec{schema("Edit", "file_path", "old_string", "new_string"), schema("Write", "file_path", "content")}}
 	if r, err := s.Steps[0].Reply.forRequest(claude, "/ws"); err != nil || len(r.ToolCalls) != 3 {
 		t.Fatalf("claude: %+v %v", r, err)
+	}
+}
+
+// Codex answers a command that runs longer than it waits (30 s at most)
+// with a session it is still running in: the script waits on with
+// write_stdin, without moving on, and its next step sees the command's
+// end, as if Codex had waited.
+func TestACommandStillRunningIsWaitedFor(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("steps:\n  - reply: {tool_calls: [{run: bash slow.sh}]}\n  - expect: {last_role: tool, last_contains: slow-done}\n    reply: {content: done}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(s)
+	tools := []model.ToolSpec{schema("exec_command", "cmd"), schema("write_stdin", "session_id", "chars")}
+	msgs := []model.Message{{Role: model.RoleUser, Content: "run it"}}
+	ask := func() Reply {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		_, reply, ok := srv.answer(rec, model.Request{Messages: msgs, Tools: tools, API: model.APIResponses})
+		if !ok {
+			t.Fatalf("no answer: %d %s", rec.Code, rec.Body)
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleAssistant, ToolCalls: reply.ToolCalls})
+		return reply
+	}
+	first := ask()
+	if len(first.ToolCalls) != 1 || first.ToolCalls[0].Name != "exec_command" {
+		t.Fatalf("first: %+v", first)
+	}
+	running := "Chunk ID: 1\nWall time: 30.0 seconds\nProcess running with session ID 42\nOriginal token count: 0\nOutput:\n"
+	msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: first.ToolCalls[0].ID, Content: running})
+	for i := range 2 { // still running after the first wait, too
+		wait := ask()
+		if len(wait.ToolCalls) != 1 || wait.ToolCalls[0].Name != "write_stdin" || !strings.Contains(wait.ToolCalls[0].Arguments, `"session_id":42`) {
+			t.Fatalf("wait %d: %+v", i, wait)
+		}
+		out := running
+		if i == 1 {
+			out = "Chunk ID: 2\nWall time: 15.0 seconds\nProcess exited with code 0\nOriginal token count: 1\nOutput:\nslow-done\n"
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: wait.ToolCalls[0].ID, Content: out})
+	}
+	if last := ask(); last.Content != "done" || srv.Remaining() != 0 {
+		t.Fatalf("after the command ended: %+v, %d steps left", last, srv.Remaining())
 	}
 }

@@ -102,6 +102,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 // script does not move on), else the next step when it matches. When none
 // does, it writes the 409 and ok is false. id names the step.
 func (s *Server) answer(w http.ResponseWriter, req model.Request) (id string, reply Reply, ok bool) {
+	if poll, waits := waitFor(req); waits {
+		return "script-wait", Reply{ToolCalls: []model.ToolCall{poll}}, true
+	}
 	if st, found := s.script.AnytimeFor(req); found {
 		reply, err := st.Reply.forRequest(req, s.script.Workspace)
 		if err != nil {
