@@ -240,49 +240,125 @@ func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
 	}
 }
 
+// builtinAgents are proctor's own agent and every agent kind it drives.
+var builtinAgents = []string{"native", "codex", "claude", "gemini", "qwen", "opencode"}
+
+// suiteCase is one case of a suite's --json file.
+type suiteCase struct {
+	Scenario, Agent, Status, Bundle string
+	Passed                          bool
+	Seconds                         float64
+	Results                         []struct {
+		Name, Detail string
+		Passed       bool
+	}
+}
+
+// runSuite runs the scenarios under folders as one suite, scenario ×
+// agent, with the agents npm installed on PATH, and returns its cases.
+func runSuite(t *testing.T, proctor, dir string, agents []string, want int, folders ...string) []suiteCase {
+	t.Helper()
+	results := filepath.Join(dir, "suite.json")
+	args := append([]string{"scenario", "run", "--data", filepath.Join(dir, "data"), "--agent", strings.Join(agents, ","),
+		"--parallel", "2", "--quiet", "--json", results}, folders...)
+	cmd := exec.Command(proctor, args...)
+	cmd.Env = append(os.Environ(), "PATH="+agentPath(t)+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	var suite struct{ Cases []suiteCase }
+	raw, _ := os.ReadFile(results)
+	if jerr := json.Unmarshal(raw, &suite); jerr != nil || len(suite.Cases) != want {
+		t.Fatalf("proctor scenario run: %v %v: %d cases, want %d\n%s", err, jerr, len(suite.Cases), want, out)
+	}
+	return suite.Cases
+}
+
+// failures lists the checks of c that failed.
+func (c suiteCase) failures() string {
+	var out []string
+	for _, r := range c.Results {
+		if !r.Passed {
+			out = append(out, r.Name+": "+r.Detail)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // The five example scenarios, each written once (its tool calls as
 // intents, its question an ask:), pass under proctor's own agent and every
 // agent it drives, in one suite: scenario × agent.
 func TestTheExamplesPassUnderEveryAgent(t *testing.T) {
-	path := agentPath(t)
 	_, dir, proctor := interop(t)
-	agents := []string{"native", "codex", "claude", "gemini", "qwen", "opencode"}
-	results := filepath.Join(dir, "suite.json")
-	cmd := exec.Command(proctor, "scenario", "run", "--data", filepath.Join(dir, "data"), "--agent", strings.Join(agents, ","),
-		"--parallel", "2", "--quiet", "--json", results, "../examples/scenarios")
-	cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	var suite struct {
-		Cases []struct {
-			Scenario, Agent, Status, Bundle string
-			Passed                          bool
-			Seconds                         float64
-			Results                         []struct {
-				Name, Detail string
-				Passed       bool
-			}
-		}
-	}
-	raw, _ := os.ReadFile(results)
-	if jerr := json.Unmarshal(raw, &suite); jerr != nil || len(suite.Cases) != 5*len(agents) {
-		t.Fatalf("proctor scenario run: %v %v: %d cases\n%s", err, jerr, len(suite.Cases), out)
-	}
+	cases := runSuite(t, proctor, dir, builtinAgents, 5*len(builtinAgents), "../examples/scenarios")
 	took := map[string]float64{}
-	for _, c := range suite.Cases {
+	for _, c := range cases {
 		took[c.Agent] += c.Seconds
 		if !c.Passed {
-			t.Errorf("%s under %s: %s (%s)", c.Scenario, c.Agent, c.Status, c.Bundle)
-			for _, r := range c.Results {
-				if !r.Passed {
-					t.Errorf("  %s: %s", r.Name, r.Detail)
-				}
-			}
+			t.Errorf("%s under %s: %s (%s): %s", c.Scenario, c.Agent, c.Status, c.Bundle, c.failures())
 		}
 	}
-	if err != nil || t.Failed() {
-		t.Fatalf("%v\n%s", err, out)
+	for _, a := range builtinAgents {
+		t.Logf("%s: 5 examples in %.1f s", a, took[a])
 	}
-	for _, a := range agents {
-		t.Logf("%s: 5 of 5 examples passed in %.1f s", a, took[a])
+}
+
+// semverFixture copies the scenario folder testdata/scenarios/NAME into
+// dir with its fixture: Masterminds/semver v3.3.0 from the Go module
+// proxy, with the version_test.go of v3.3.1 — the tests of its fix of
+// #253, which fail on v3.3.0.
+func semverFixture(t *testing.T, dir, name string) string {
+	t.Helper()
+	module := func(version string) string {
+		out, err := exec.Command("go", "mod", "download", "-json", "github.com/Masterminds/semver/v3@"+version).Output()
+		var m struct{ Dir string }
+		if err != nil || json.Unmarshal(out, &m) != nil || m.Dir == "" {
+			t.Fatalf("go mod download semver %s: %v\n%s", version, err, out)
+		}
+		return m.Dir
+	}
+	scenario := filepath.Join(dir, name)
+	fixture := filepath.Join(scenario, "fixture")
+	must(t, os.MkdirAll(fixture, 0o755))
+	for _, f := range []string{"scenario.yaml", "model.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "scenarios", name, f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(scenario, f), data, 0o644))
+	}
+	copyFile := func(from, to string) {
+		data, err := os.ReadFile(from)
+		must(t, err)
+		must(t, os.WriteFile(to, data, 0o644)) // the module cache's files are read-only
+	}
+	old := module("v3.3.0")
+	entries, err := os.ReadDir(old)
+	must(t, err)
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			copyFile(filepath.Join(old, e.Name()), filepath.Join(fixture, e.Name()))
+		}
+	}
+	copyFile(filepath.Join(module("v3.3.1"), "version_test.go"), filepath.Join(fixture, "version_test.go"))
+	return scenario
+}
+
+// A real project under every agent: Masterminds/semver from the Go module
+// proxy, fixed as its upstream fixed it (six edits, one a reply), with the
+// module's own go test as the check and each agent's own go test checked
+// to have exited 0. And the same project with an agent whose go test
+// fails: the check that it ran the tests fails, and so does the verdict.
+func TestARealProjectUnderEveryAgent(t *testing.T) {
+	_, dir, proctor := interop(t)
+	scenarios := filepath.Join(dir, "scenarios")
+	semverFixture(t, scenarios, "semver-loose-versions")
+	semverFixture(t, scenarios, "semver-tests-fail")
+	cases := runSuite(t, proctor, dir, builtinAgents, 2*len(builtinAgents), scenarios)
+	for _, c := range cases {
+		switch {
+		case c.Scenario == "semver-loose-versions" && !c.Passed:
+			t.Errorf("the fix under %s: %s (%s): %s", c.Agent, c.Status, c.Bundle, c.failures())
+		case c.Scenario == "semver-tests-fail" && (c.Passed || c.Status == "broken" || !strings.Contains(c.failures(), "agent-ran-the-tests: run_command with arguments matching /\"go test / called 1 time(s), 0 succeeded (exit 1)")):
+			t.Errorf("failing tests under %s: %s (%s): %s", c.Agent, c.Status, c.Bundle, c.failures())
+		default:
+			t.Logf("%s under %s: %s in %.1f s", c.Scenario, c.Agent, c.Status, c.Seconds)
+		}
 	}
 }
