@@ -28,7 +28,7 @@ func TestLaunchEveryAgentFromTheBrowser(t *testing.T) {
     reply: {content: "notes.txt says new."}
 `), 0o644))
 	page := newPage(t)
-	for _, kind := range []string{"codex", "claude", "gemini", "qwen", "opencode"} {
+	for _, kind := range builtinAgents[1:] {
 		t.Run(kind, func(t *testing.T) {
 			folder := "notes-" + kind
 			must(t, os.MkdirAll(filepath.Join(a.Roots, folder), 0o755))

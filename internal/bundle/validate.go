@@ -314,5 +314,5 @@ func PathName(p string) string {
 // AgentKinds are the kinds of agent a receipt may name (internal/external
 // defines them; a test there keeps the two lists one).
 func AgentKinds() []string {
-	return []string{"native", "codex", "claude", "gemini", "qwen", "opencode", "command"}
+	return []string{"native", "codex", "claude", "gemini", "qwen", "opencode", "copilot", "command"}
 }

@@ -17,7 +17,7 @@ func TestParseAgents(t *testing.T) {
 		{"command", "agents:\n  - name: mine\n    kind: command\n    command: [./mine, \"{{task}}\"]\n    env: {QUIET: \"1\"}\n", ""},
 		{"codex with a path", "agents:\n  - name: codex-dev\n    kind: codex\n    command: [/opt/codex/bin/codex]\n", ""},
 		{"empty file", "", ""},
-		{"unknown kind", "agents:\n  - {name: x, kind: shell, command: [a]}\n", "a.yaml:2:21: agents[0].kind: \"shell\": want one of native, codex, claude, gemini, qwen, opencode, command"},
+		{"unknown kind", "agents:\n  - {name: x, kind: shell, command: [a]}\n", "a.yaml:2:21: agents[0].kind: \"shell\": want one of native, codex, claude, gemini, qwen, opencode, copilot, command"},
 		{"no command", "agents:\n  - {name: x, kind: command}\n", "agents[0].command: missing"},
 		{"no kind", "agents:\n  - {name: x, command: [a]}\n", "agents[0].kind: missing"},
 		{"no name", "agents:\n  - {kind: command, command: [a]}\n", "agents[0].name: missing"},
@@ -52,7 +52,7 @@ func TestFindAgents(t *testing.T) {
 			t.Errorf("Find(%q) = %+v, %v; want kind %s", name, a, err, kind)
 		}
 	}
-	if _, err := f.Find("theirs"); err == nil || !strings.Contains(err.Error(), "native, codex, claude, gemini, qwen, opencode, mine") {
+	if _, err := f.Find("theirs"); err == nil || !strings.Contains(err.Error(), "native, codex, claude, gemini, qwen, opencode, copilot, mine") {
 		t.Errorf("an unknown agent: %v", err)
 	}
 }

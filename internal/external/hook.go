@@ -13,7 +13,7 @@ import (
 )
 
 // HookKinds are the agents whose permission hook proctor answers.
-func HookKinds() []string { return []string{KindCodex, KindClaude, KindGemini, KindQwen} }
+func HookKinds() []string { return []string{KindCodex, KindClaude, KindGemini, KindQwen, KindCopilot} }
 
 // Hook is `proctor agent-hook KIND`, the hook proctor writes into the
 // settings of an agent that offers one before its commands run (Claude
@@ -33,6 +33,10 @@ func Hook(ctx context.Context, kind string, in io.Reader, out io.Writer, getenv 
 		switch {
 		case kind == KindGemini:
 			return json.NewEncoder(out).Encode(map[string]any{"decision": d, "reason": reason})
+		case kind == KindCopilot && allow:
+			return nil // no decision: the call goes on (Copilot CLI may ask again of an "allow")
+		case kind == KindCopilot:
+			return json.NewEncoder(out).Encode(map[string]any{"permissionDecision": d, "permissionDecisionReason": reason})
 		case kind == KindCodex && allow:
 			return nil // Codex takes no "allow" from a PreToolUse hook: saying nothing lets the command run
 		}
@@ -43,12 +47,21 @@ func Hook(ctx context.Context, kind string, in io.Reader, out io.Writer, getenv 
 		ToolName  string          `json:"tool_name"`
 		ToolInput json.RawMessage `json:"tool_input"`
 		ToolUseID string          `json:"tool_use_id"`
+		// Copilot CLI's names of the same.
+		CopilotName string          `json:"toolName"`
+		CopilotArgs json.RawMessage `json:"toolArgs"`
 	}
 	if err := json.NewDecoder(io.LimitReader(in, 8<<20)).Decode(&call); err != nil {
 		return decide(false, "proctor could not read the tool call from the agent: "+err.Error())
 	}
+	if kind == KindCopilot {
+		call.ToolName, call.ToolInput = call.CopilotName, call.CopilotArgs
+		if call.ToolName != "bash" {
+			return decide(true, "") // its file tools: proctor's approvals gate commands (the diff is reviewed)
+		}
+	}
 	tool, args := call.ToolName, string(call.ToolInput)
-	if call.ToolName == "Bash" || call.ToolName == "run_shell_command" {
+	if call.ToolName == "Bash" || call.ToolName == "run_shell_command" || (kind == KindCopilot && call.ToolName == "bash") {
 		var input struct {
 			Command string `json:"command"`
 		}

@@ -51,6 +51,12 @@ func TestTheHookAsksTheRunsApprovalsAndFailsClosed(t *testing.T) {
 		{KindCodex, `{"tool_name":"Bash","tool_input":{"command":"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\nEOF\n"}}`, "http://127.0.0.1:1/v1", ``},
 		{KindCodex, `{"tool_name":"Bash","tool_input":{"command":"cat -- 'a.txt'; curl x"}}`, srv.URL + "/v1", `"permissionDecision":"deny"`},
 		{KindClaude, `{"tool_name":"Bash","tool_input":{"command":"cat -- 'a.txt'"}}`, srv.URL + "/v1", `"permissionDecision":"deny"`},
+		// Copilot CLI names the call its own way, and takes no allow; its
+		// file tools are not asked about.
+		{KindCopilot, `{"sessionId":"s","toolName":"bash","toolArgs":{"command":"go test ./...","description":"x"}}`, srv.URL + "/v1", ``},
+		{KindCopilot, `{"sessionId":"s","toolName":"bash","toolArgs":{"command":"curl x"}}`, srv.URL + "/v1", `{"permissionDecision":"deny","permissionDecisionReason":"proctor: denied by policy: rules"}`},
+		{KindCopilot, `{"sessionId":"s","toolName":"view","toolArgs":{"path":"/ws/a.txt"}}`, "http://127.0.0.1:1/v1", ``},
+		{KindCopilot, `{"sessionId":"s","toolName":"bash","toolArgs":{"command":"go test"}}`, "http://127.0.0.1:1/v1", `"permissionDecision":"deny","permissionDecisionReason":"proctor's approvals did not answer`},
 	} {
 		var out strings.Builder
 		if err := Hook(context.Background(), tc.kind, strings.NewReader(tc.in), &out, env(tc.base)); err != nil {
@@ -60,7 +66,7 @@ func TestTheHookAsksTheRunsApprovalsAndFailsClosed(t *testing.T) {
 			t.Errorf("%s %s: %s, want %s", tc.kind, tc.in, out.String(), tc.want)
 		}
 	}
-	if len(asked) != 9 || asked[0] != `run_command {"command":"go test ./..."}` {
+	if len(asked) != 11 || asked[0] != `run_command {"command":"go test ./..."}` || asked[10] != `run_command {"command":"curl x"}` {
 		t.Fatalf("asked %q", asked)
 	}
 }
@@ -74,6 +80,7 @@ func TestEachAgentsHookIsWrittenWhereItReadsIt(t *testing.T) {
 		{KindGemini, ".gemini/settings.json", `"BeforeTool"`},
 		{KindQwen, ".qwen/settings.json", `"PreToolUse"`},
 		{KindCodex, "config.toml", `[[hooks.PreToolUse]]`},
+		{KindCopilot, "copilot/settings.json", `"preToolUse"`},
 		{KindOpencode, "proctor-approvals.js", `"tool.execute.before"`},
 		{KindOpencode, "config/opencode/opencode.json", `proctor-approvals.js"`},
 	} {

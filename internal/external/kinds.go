@@ -19,6 +19,7 @@ import (
 // have to know about.
 const (
 	KindClaude   = "claude"   // Anthropic's Claude Code, `claude -p`
+	KindCopilot  = "copilot"  // GitHub Copilot CLI, `copilot -p`
 	KindGemini   = "gemini"   // Google's Gemini CLI, `gemini -p`
 	KindOpencode = "opencode" // opencode, `opencode run`
 	KindQwen     = "qwen"     // Qwen Code, `qwen -p`
@@ -111,6 +112,19 @@ func builtins() []builtin {
 			// opencode asks its small model for a title, with the task as
 			// the last message: answered here, it takes no step.
 			side: []SideRequest{{SystemHas: "You are a title generator", Reply: "proctor run"}}},
+		{kind: KindCopilot, title: "GitHub Copilot CLI", bin: "copilot", npm: "@github/copilot", api: model.APIChat, resume: true,
+			setup: copilotSetup,
+			argv: func(o Options, extra []string) []string {
+				// Everything a prompt-mode run could reach besides the
+				// proxy is off; its commands are asked of proctor by its
+				// hook, so its own permission prompts are not.
+				argv := []string{"--model", o.Model, "--allow-all-tools", "--no-ask-user", "--no-auto-update", "--disable-client-telemetry",
+					"--disable-builtin-mcps", "--no-remote", "--no-color", "--silent", "--log-dir", filepath.Join(o.Home, "logs")}
+				if o.Resume {
+					argv = append(argv, "--continue")
+				}
+				return append(append(argv, extra...), "-p", o.Task)
+			}},
 	}
 }
 
@@ -239,6 +253,37 @@ func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 	// hook off, or name another model).
 	return append([]string{"HOME=" + o.Home, "GEMINI_CLI_TRUST_WORKSPACE=true", "QWEN_CODE_TRUST_WORKSPACE=true",
 		"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "settings.json"), "QWEN_CODE_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "settings.json")}, quiet()...), nil
+}
+
+// copilotSetup configures GitHub Copilot CLI: its configuration in the
+// private home (COPILOT_HOME), the proxy as its only model provider (its
+// "bring your own key" provider, over Chat Completions), offline (no
+// GitHub sign-in, telemetry, web tools, GitHub MCP server or update
+// check), and its commands sent to proctor's approvals by a preToolUse
+// hook in its user settings, which a repository's own settings cannot
+// turn off (disableAllHooks is set false there, and only proctor's
+// settings are read: the workspace is never trusted as a folder).
+func copilotSetup(o Options) ([]string, error) {
+	dir := filepath.Join(o.Home, "copilot")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	settings := map[string]any{"autoUpdate": false, "banner": "never", "memory": false, "disableAllHooks": false}
+	if o.Hook != "" {
+		// Copilot CLI runs a hook without its own environment: the hook
+		// is told where the proxy is.
+		settings["hooks"] = map[string]any{"preToolUse": []any{map[string]any{"type": "command",
+			"bash": tools.ShellQuote(o.Hook) + " agent-hook copilot", "timeoutSec": 86400,
+			"env": map[string]string{"OPENAI_BASE_URL": o.BaseURL, "OPENAI_API_KEY": o.Key}}}}
+	}
+	data, _ := json.MarshalIndent(settings, "", "  ")
+	if err := writeFile(filepath.Join(dir, "settings.json"), string(data)+"\n"); err != nil {
+		return nil, err
+	}
+	env := append([]string{"COPILOT_HOME=" + dir, "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false",
+		"COPILOT_PROVIDER_BASE_URL=" + o.BaseURL, "COPILOT_PROVIDER_TYPE=openai", "COPILOT_PROVIDER_WIRE_API=completions",
+		"COPILOT_PROVIDER_API_KEY=" + o.Key, "COPILOT_MODEL=" + o.Model, "NO_COLOR=1"}, quiet()...)
+	return env, nil
 }
 
 // opencodeSetup configures opencode: the proxy as its only provider (its

@@ -24,6 +24,8 @@ const Killed = -1
 //   - Gemini CLI's and Qwen Code's run_shell_command: a trailer of fields
 //     after the output ("Exit Code: N", "Signal: …", "Error: …", "Process
 //     Group PGID: …"), read from the end, so no output can forge it;
+//   - Copilot CLI's bash: a last line "<shellId: ID completed with exit
+//     code N>" after the output;
 //   - opencode's bash says nothing of it to the model (its plugin tells
 //     proctor; internal/external).
 //
@@ -59,11 +61,17 @@ func exit(tool, result string, isError bool) (int, bool) {
 		return 0, false
 	case "run_shell_command":
 		return shellTrailer(result, isError)
+	case "bash":
+		lines := strings.Split(strings.TrimRight(result, "\n"), "\n")
+		if m := copilotExit.FindStringSubmatch(lines[len(lines)-1]); m != nil {
+			return number(m[1], true)
+		}
 	}
 	return 0, false
 }
 
 var (
+	copilotExit  = regexp.MustCompile(`^<shellId: \S+ completed with exit code (-?\d+)>$`)
 	codexExit    = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
 	codexRunning = regexp.MustCompile(`(?m)^Process running with session ID (\d+)$`)
 )

@@ -10,7 +10,7 @@ import (
 // Each agent's result of a command that failed, one that worked, one that
 // was not found and one that never ran, as each agent worded it for its
 // model (recorded from the agents npm serves: Claude Code 2.1.332, Codex
-// 0.171.0, Gemini CLI 0.61.0, Qwen Code 0.24.4).
+// 0.171.0, Gemini CLI 0.61.0, Qwen Code 0.24.4, GitHub Copilot CLI 1.0.102).
 func TestTheExitOfACommandAsEachAgentSaysIt(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool, result string
@@ -47,6 +47,10 @@ func TestTheExitOfACommandAsEachAgentSaysIt(t *testing.T) {
 		{"qwen refused", "run_shell_command", "proctor: denied by policy: shell operators are never allowed", false, 0, false},
 		{"qwen could not start it", "run_shell_command", "Command: x\nDirectory: (root)\nOutput: (empty)\nError: spawn ENOENT\nExit Code: (none)\nSignal: (none)\nProcess Group PGID: (none)", false, 0, false},
 
+		{"copilot failed", "bash", "err-line\nout-line\n<shellId: 0 completed with exit code 3>", false, 3, true},
+		{"copilot worked", "bash", "fine\n<shellId: 1 completed with exit code 0>\n", false, 0, true},
+		{"copilot refused by its hook", "bash", "Denied by preToolUse hook: proctor: denied by policy", false, 0, false},
+		{"copilot output forging a code, then failing", "bash", "<shellId: 9 completed with exit code 0>\n<shellId: 2 completed with exit code 1>", false, 1, true},
 		{"opencode says nothing", "bash", "out-line\nerr-line", false, 0, false},
 		{"not a command tool", "read_file", "exit 0", false, 0, false},
 	} {

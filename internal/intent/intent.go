@@ -54,8 +54,14 @@ type Tool struct {
 	// Patch: the agent applies a patch given as an apply_patch command
 	// itself (Codex's; PatchCommand), its way to write and edit files.
 	Patch bool
-	// Extra arguments the tool requires, with the values given.
+	// Extra arguments the tool is given, with their values.
 	Extra map[string]any
+	// Marks are arguments that tell this agent's tool from another's of
+	// the same name: offered without them, it is the other's.
+	Marks []string
+	// NewOnly: the tool writes only a file that does not exist yet
+	// (Copilot CLI's create); an existing file is written with a command.
+	NewOnly bool
 }
 
 // Tools are the tools that do an intent, in the order they are looked for
@@ -75,6 +81,9 @@ func all() []Tool {
 		{Name: "run_command", Agent: "native", Kind: Run, Key: "command"},
 		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true},
 		{Name: "run_shell_command", Agent: "gemini, qwen", Kind: Run, Key: "command", Describe: true},
+		// Copilot CLI's bash: run to its end (mode sync), waiting as long
+		// as it lets a command run before it answers (600 s).
+		{Name: "bash", Agent: "copilot", Kind: Run, Key: "command", Describe: true, Extra: map[string]any{"mode": "sync", "initial_wait": 600}, Marks: []string{"initial_wait"}},
 		{Name: "bash", Agent: "opencode", Kind: Run, Key: "command", Describe: true},
 		// Codex's exec_command: in the shell it was started in, not a login
 		// shell (whose PATH is /etc/profile's, without the toolchain the
@@ -88,16 +97,19 @@ func all() []Tool {
 		{Name: "Read", Agent: "claude", Kind: Read, Key: "file_path"},
 		{Name: "read_file", Agent: "gemini, qwen", Kind: Read, Key: "file_path"},
 		{Name: "read", Agent: "opencode", Kind: Read, Key: "filePath"},
+		{Name: "view", Agent: "copilot", Kind: Read, Key: "path"},
 
 		{Name: "write_file", Agent: "native", Kind: Write, Key: "path", Second: "content"},
 		{Name: "Write", Agent: "claude", Kind: Write, Key: "file_path", Second: "content"},
 		{Name: "write_file", Agent: "gemini, qwen", Kind: Write, Key: "file_path", Second: "content"},
 		{Name: "write", Agent: "opencode", Kind: Write, Key: "filePath", Second: "content"},
+		{Name: "create", Agent: "copilot", Kind: Write, Key: "path", Second: "file_text", NewOnly: true},
 
 		{Name: "edit_file", Agent: "native", Kind: Edit, Key: "path", Second: "search", Third: "replace"},
 		{Name: "Edit", Agent: "claude", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
 		{Name: "edit", Agent: "qwen", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
 		{Name: "edit", Agent: "opencode", Kind: Edit, Key: "filePath", Second: "oldString", Third: "newString"},
+		{Name: "edit", Agent: "copilot", Kind: Edit, Key: "path", Second: "old_str", Third: "new_str"},
 		{Name: "replace", Agent: "gemini", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string",
 			Extra: map[string]any{"instruction": "replace the text as asked"}},
 
@@ -107,7 +119,7 @@ func all() []Tool {
 
 // Absolute says whether the tool wants a file's path absolute (all but
 // proctor's own, whose paths are relative to the workspace).
-func (t Tool) Absolute() bool { return t.Kind != Run && t.Kind != Ask && t.Key != "path" }
+func (t Tool) Absolute() bool { return t.Kind != Run && t.Kind != Ask && t.Agent != "native" }
 
 // Args are in's arguments as the tool names them, the file at path.
 func (t Tool) Args(in Intent, path string) map[string]any {
@@ -148,6 +160,11 @@ func (t Tool) Fits(schema json.RawMessage) bool {
 	}
 	for _, k := range []string{t.Key, t.Second, t.Third} {
 		if _, ok := s.Properties[k]; k != "" && !ok {
+			return false
+		}
+	}
+	for _, k := range t.Marks {
+		if _, ok := s.Properties[k]; !ok {
 			return false
 		}
 	}

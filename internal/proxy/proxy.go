@@ -507,6 +507,17 @@ func (p *Proxy) approve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, model.APIChat, http.StatusBadRequest, "bad_request", `want {"call_id": "…", "tool": "run_command", "arguments": "{…}"}`)
 		return
 	}
+	// The call asked about is in a reply the agent has read, which may not
+	// be recorded yet: the approver sees it recorded.
+	p.mu.Lock()
+	last := p.last
+	p.mu.Unlock()
+	if last != nil {
+		select {
+		case <-last:
+		case <-r.Context().Done():
+		}
+	}
 	d := Decision{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
 	if p.cfg.Approve != nil {
 		d = p.cfg.Approve(r.Context(), a)

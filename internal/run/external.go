@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,7 +81,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 	// (opencode does, for a minute) would only keep it waiting.
 	ctx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
-	w := &watcher{l: l, open: map[string]string{}, sessions: map[int]string{}, polls: map[string]int{}, stop: stopAgent}
+	w := &watcher{l: l, open: map[string]string{}, sessions: map[int]string{}, polls: map[string]int{}, args: map[string]string{}, asked: map[string]bool{}, stop: stopAgent}
 	if m.Script != nil {
 		w.questions = m.Script.Questions()
 	}
@@ -225,8 +226,15 @@ type watcher struct {
 	// session (intent.Running, intent.Polled).
 	sessions map[int]string
 	polls    map[string]int
-	usage    model.Usage
-	tools    int
+	// args are the open calls' arguments, and asked the calls an approval
+	// was asked of: an agent whose hook does not name the call it asks
+	// about (Gemini CLI, Qwen Code, Copilot CLI) has its approval tied to
+	// the open call that runs the same command.
+	args  map[string]string
+	order []string // the open calls, in the order they were made
+	asked map[string]bool
+	usage model.Usage
+	tools int
 	// script is the first refusal of a scripted model (a request off the
 	// script, or past its end): the run fails in the scenario domain with
 	// it, whatever the agent made of it.
@@ -263,6 +271,8 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 		for _, m := range req.Messages {
 			if name, ok := w.open[m.ToolCallID]; ok && m.Role == model.RoleTool {
 				delete(w.open, m.ToolCallID)
+				delete(w.args, m.ToolCallID)
+				w.order = slices.DeleteFunc(w.order, func(id string) bool { return id == m.ToolCallID })
 				w.l.emit(w.result(m, name))
 			}
 		}
@@ -284,6 +294,8 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 			DurationMS: x.Duration.Milliseconds()})
 		for _, c := range reply.Message.ToolCalls {
 			w.open[c.ID] = c.Name
+			w.args[c.ID] = c.Arguments
+			w.order = append(w.order, c.ID)
 			if session, ok := intent.Polled(c.Name, c.Arguments); ok {
 				w.polls[c.ID] = session
 			}
@@ -348,9 +360,35 @@ func (w *watcher) approve(a agent.Approver) func(context.Context, proxy.Approval
 			defer w.mu.Unlock()
 			w.l.emit(ev)
 		}
+		req.CallID = w.callOf(req)
 		d := agent.Decide(ctx, a, agent.ApprovalRequest{CallID: req.CallID, Tool: req.Tool, Args: req.Arguments}, emit)
 		return proxy.Decision{Approved: d.Approved, By: d.By, Reason: d.Reason}
 	}
+}
+
+// callOf is the call an approval asks about: the open call it names, else
+// the first open call not asked about yet that does what it asks (the
+// same tool, or a command tool with the same command), else none.
+func (w *watcher) callOf(req proxy.Approval) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := req.CallID
+	if _, open := w.open[id]; !open {
+		// Named by an id of the agent's own (Qwen Code's), or not at all.
+		id = ""
+		asked, _ := intent.Of(req.Tool, req.Arguments)
+		for _, open := range w.order {
+			in, ok := intent.Of(w.open[open], w.args[open])
+			if !w.asked[open] && (w.open[open] == req.Tool && w.args[open] == req.Arguments || ok && asked.Kind == intent.Run && in == asked) {
+				id = open
+				break
+			}
+		}
+	}
+	if id != "" {
+		w.asked[id] = true
+	}
+	return id
 }
 
 // outcome is the conversation so far, read from the calls.

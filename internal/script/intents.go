@@ -3,6 +3,7 @@ package script
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,7 +40,15 @@ func resolve(in intent.Intent, id string, req model.Request, workspace string) (
 		data, _ := json.Marshal(t.Args(in, path))
 		return model.ToolCall{ID: id, Name: t.Name, Arguments: string(data)}
 	}
-	if t, ok := offered(in.Kind, req); ok {
+	if t, ok := offered(in.Kind, req); ok && t.NewOnly && exists(workspace, in.Path) {
+		// A tool that only creates files (Copilot CLI's create): an
+		// existing file is written by replacing all it holds.
+		if old := readWorkspaceFile(workspace, in.Path); old != "" {
+			if e, ok := offered(intent.Edit, req); ok {
+				return call(e, intent.Intent{Kind: intent.Edit, Path: in.Path, Old: old, New: in.Content}), nil
+			}
+		}
+	} else if ok {
 		return call(t, in), nil
 	}
 	if t, ok := offered(intent.Run, req); ok && in.Kind != intent.Run {
@@ -65,6 +74,16 @@ func offered(kind string, req model.Request) (intent.Tool, bool) {
 		}
 	}
 	return intent.Tool{}, false
+}
+
+// exists reports whether the workspace holds path (a file a tool that
+// only creates files cannot write).
+func exists(workspace, path string) bool {
+	if workspace == "" {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(workspace, path))
+	return err == nil
 }
 
 // fileCommand is the command that reads, writes or edits a file for an

@@ -46,6 +46,7 @@ func TestAnIntentIsTheToolEachAgentOffers(t *testing.T) {
 		"qwen":     {schema("run_shell_command", "command"), schema("read_file", "file_path"), schema("write_file", "file_path", "content"), schema("edit", "file_path", "old_string", "new_string")},
 		"opencode": {schema("bash", "command", "description"), schema("read", "filePath"), schema("write", "filePath", "content"), schema("edit", "filePath", "oldString", "newString")},
 		"codex":    {schema("exec_command", "cmd")},
+		"copilot":  {schema("bash", "command", "description", "mode", "initial_wait"), schema("view", "path"), schema("create", "path", "file_text"), schema("edit", "path", "old_str", "new_str")},
 	}
 	want := map[string]string{
 		"native":   `run_command{"command":"go test ./..."} read_file{"path":"a.txt"} write_file{"content":"it's\n","path":"b.txt"} edit_file{"path":"a.txt","replace":"y","search":"x"}`,
@@ -53,6 +54,7 @@ func TestAnIntentIsTheToolEachAgentOffers(t *testing.T) {
 		"gemini":   `run_shell_command{"command":"go test ./...","description":"run go test ./..."} read_file{"file_path":"/ws/a.txt"} write_file{"content":"it's\n","file_path":"/ws/b.txt"} replace{"file_path":"/ws/a.txt","instruction":"replace the text as asked","new_string":"y","old_string":"x"}`,
 		"qwen":     `run_shell_command{"command":"go test ./...","description":"run go test ./..."} read_file{"file_path":"/ws/a.txt"} write_file{"content":"it's\n","file_path":"/ws/b.txt"} edit{"file_path":"/ws/a.txt","new_string":"y","old_string":"x"}`,
 		"opencode": `bash{"command":"go test ./...","description":"run go test ./..."} read{"filePath":"/ws/a.txt"} write{"content":"it's\n","filePath":"/ws/b.txt"} edit{"filePath":"/ws/a.txt","newString":"y","oldString":"x"}`,
+		"copilot":  `bash{"command":"go test ./...","description":"run go test ./...","initial_wait":600,"mode":"sync"} view{"path":"/ws/a.txt"} create{"file_text":"it's\n","path":"/ws/b.txt"} edit{"new_str":"y","old_str":"x","path":"/ws/a.txt"}`,
 	}
 	for agent, tools := range agents {
 		reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: tools}, "/ws")
@@ -285,5 +287,29 @@ func TestACommandStillRunningIsWaitedFor(t *testing.T) {
 	}
 	if last := ask(); last.Content != "done" || srv.Remaining() != 0 {
 		t.Fatalf("after the command ended: %+v, %d steps left", last, srv.Remaining())
+	}
+}
+
+// Copilot CLI's create writes only a new file: an existing one is written
+// by replacing all it holds with its edit.
+func TestAToolThatOnlyCreatesFilesRewritesAnExistingOneWithAnEdit(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("old\n"), 0o644)
+	s, err := Parse("s.yaml", []byte("steps:\n  - reply: {tool_calls: [{write: {path: a.txt, content: \"new\\n\"}}, {write: {path: b.txt, content: \"bee\\n\"}}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []model.ToolSpec{schema("bash", "command", "description", "initial_wait"), schema("create", "path", "file_text"), schema("edit", "path", "old_str", "new_str")}
+	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: tools}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range reply.ToolCalls {
+		got = append(got, c.Name+c.Arguments)
+	}
+	want := `edit{"new_str":"new\n","old_str":"old\n","path":"` + filepath.Join(ws, "a.txt") + `"} create{"file_text":"bee\n","path":"` + filepath.Join(ws, "b.txt") + `"}`
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got  %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
