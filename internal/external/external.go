@@ -152,10 +152,6 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 	// it may write and which is kept across its turns.
 	env = append(env, "PWD="+o.Dir, "XDG_CONFIG_HOME="+filepath.Join(o.Home, "config"), "XDG_DATA_HOME="+filepath.Join(o.Home, "data"),
 		"XDG_STATE_HOME="+filepath.Join(o.Home, "state"), "XDG_CACHE_HOME="+filepath.Join(o.Home, "cache"), "XDG_RUNTIME_DIR="+filepath.Join(o.Home, "runtime"))
-	var own []string // the agent's own env:, last: it may change what proctor sets for its kind
-	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
-		own = append(own, k+"="+a.Env[k])
-	}
 	for _, d := range []string{"", "config", "data", "state", "cache", "runtime"} {
 		if err := os.MkdirAll(filepath.Join(o.Home, d), 0o700); err != nil {
 			return nil, nil, fmt.Errorf("agent %s: make its home folder: %w", a.Name, err)
@@ -167,12 +163,20 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent %s: write its configuration: %w", a.Name, err)
 		}
+		own, err := ownEnv(a, slices.Concat(env, more))
+		if err != nil {
+			return nil, nil, err
+		}
 		bin := b.bin
 		var extra []string
 		if len(a.Command) > 0 {
 			bin, extra = a.Command[0], a.Command[1:]
 		}
 		return append([]string{bin}, b.argv(o, extra)...), slices.Concat(env, more, own), nil
+	}
+	own, err := ownEnv(a, env)
+	if err != nil {
+		return nil, nil, err
 	}
 	env = append(env, own...)
 	switch a.Kind {
@@ -193,6 +197,38 @@ func prepare(a Agent, o Options) ([]string, []string, error) {
 		return argv, env, nil
 	}
 	return nil, nil, fmt.Errorf("agent %s: kind %q is not an external agent", a.Name, a.Kind)
+}
+
+// ownEnv is the agent's own env: (agents.yaml), after what proctor gives
+// it (given): it may change what proctor sets for its kind. A value may
+// name a variable the agent is given — $OPENAI_BASE_URL, ${OPENAI_API_KEY}
+// (the proxy's placeholder), $PROCTOR_MODEL, $PROCTOR_AGENT_HOME … — so an
+// agent configured by variables of its own needs no wrapper script; $$ is
+// a dollar sign. Only what the agent is given is expanded: proctor's own
+// environment, which holds the provider's real key, is not a source.
+func ownEnv(a Agent, given []string) ([]string, error) {
+	vars := map[string]string{}
+	for _, kv := range given {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+		var missing []string
+		v := os.Expand(strings.ReplaceAll(a.Env[k], "$$", "\x00"), func(name string) string {
+			val, ok := vars[name]
+			if !ok {
+				missing = append(missing, "$"+name)
+			}
+			return val
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("agent %s: env %s names %s, which the agent is not given (it is given the proxy's OPENAI_*, ANTHROPIC_*, GEMINI_* variables, PROCTOR_MODEL, PROCTOR_AGENT_HOME, the XDG folders and the run's environment; write $$ for a dollar sign)",
+				a.Name, k, strings.Join(missing, ", "))
+		}
+		out = append(out, k+"="+strings.ReplaceAll(v, "\x00", "$"))
+	}
+	return out, nil
 }
 
 // codexConfig is the config.toml of a codex run: the proxy as its only

@@ -135,3 +135,34 @@ func TestReceiptsKnowEveryAgentKind(t *testing.T) {
 		t.Fatalf("bundle.AgentKinds() = %s, Kinds() = %s", got, want)
 	}
 }
+
+// An agent configured by variables of its own is given the proxy's
+// address by naming it in agents.yaml env: — only what the agent is given
+// is expanded, never proctor's own environment (which holds the provider's
+// real key).
+func TestAnAgentsEnvNamesWhatTheAgentIsGiven(t *testing.T) {
+	t.Setenv("REAL_PROVIDER_KEY", "sk-real")
+	o := Options{Dir: t.TempDir(), Env: []string{"PATH=/bin"}, Task: "t", BaseURL: "http://127.0.0.1:1/v1", Key: "proctor-proxy-k", Model: "m", Home: t.TempDir()}
+	a := Agent{Name: "mine", Kind: KindCommand, Command: []string{"./mine"}, Env: map[string]string{
+		"MY_BASE": "$OPENAI_BASE_URL", "MY_KEY": "${OPENAI_API_KEY}", "MY_MODEL": "proctor/${PROCTOR_MODEL}", "PRICE": "$$5", "PLAIN": "x"}}
+	_, env, err := prepare(a, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(env, "\n")
+	for _, want := range []string{"MY_BASE=http://127.0.0.1:1/v1", "MY_KEY=proctor-proxy-k", "MY_MODEL=proctor/m", "PRICE=$5", "PLAIN=x"} {
+		if !strings.Contains(joined, want+"\n") && !strings.HasSuffix(joined, want) {
+			t.Errorf("env lacks %s:\n%s", want, joined)
+		}
+	}
+	// A builtin kind's own variables may be named too.
+	if _, env, err := prepare(Agent{Name: "cp", Kind: KindCopilot, Env: map[string]string{"X": "$COPILOT_HOME"}}, o); err != nil || !strings.Contains(strings.Join(env, "\n"), "X="+filepath.Join(o.Home, "copilot")) {
+		t.Errorf("copilot: %v", err)
+	}
+	for _, bad := range []string{"$REAL_PROVIDER_KEY", "${HOME_OF_NOBODY}"} {
+		a.Env = map[string]string{"LEAK": bad}
+		if _, _, err := prepare(a, o); err == nil || !strings.Contains(err.Error(), "env LEAK names $"+strings.Trim(bad, "${}")+", which the agent is not given") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
