@@ -179,3 +179,16 @@ type approveAll struct{}
 func (approveAll) Approve(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
 	return agent.Decision{Approved: true, By: "test"}, nil
 }
+
+// A call's arguments as events and progress lines show them: <, > and &
+// as themselves, long texts clipped.
+func TestEventArgsKeepTheirCharacters(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"a<b && c>d"}`, `{"command":"a<b && c>d"}`},
+		{`not json <&>`, `"not json <&>"`},
+	} {
+		if got := string(agent.EventArgs(tc.in)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

@@ -308,7 +308,7 @@ func orEmptyObject(s string) string {
 func EventArgs(args string) json.RawMessage {
 	var v map[string]any
 	if json.Unmarshal([]byte(args), &v) != nil {
-		out, _ := json.Marshal(bundle.Clip(args, 300))
+		out, _ := bundle.PlainJSON(bundle.Clip(args, 300))
 		return out
 	}
 	for k, val := range v {
@@ -316,6 +316,6 @@ func EventArgs(args string) json.RawMessage {
 			v[k] = bundle.Clip(s, 300)
 		}
 	}
-	out, _ := json.Marshal(v)
+	out, _ := bundle.PlainJSON(v)
 	return out
 }

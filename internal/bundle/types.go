@@ -307,15 +307,23 @@ type Event struct {
 
 // Exchange is one line of exchanges.jsonl: a model request and its response.
 type Exchange struct {
-	Seq        int64           `json:"seq"`
-	Time       time.Time       `json:"time"`
-	DurationMS int64           `json:"duration_ms"`
-	Attempt    int             `json:"attempt,omitempty"` // 1 for a call's first try, 2 for its first retry, …
-	API        string          `json:"api,omitempty"`     // chat (also when empty) or responses: how to read request and response
-	Request    json.RawMessage `json:"request"`
-	Response   json.RawMessage `json:"response,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	Seq        int64     `json:"seq"`
+	Time       time.Time `json:"time"`
+	DurationMS int64     `json:"duration_ms"`
+	Attempt    int       `json:"attempt,omitempty"` // 1 for a call's first try, 2 for its first retry, …
+	API        string    `json:"api,omitempty"`     // chat (also when empty) or responses: how to read request and response
+	// Call is what a call beside the model calls asked (count_tokens, a
+	// models list); absent for a model call. Readers of the conversation
+	// skip them (ModelCall).
+	Call     string          `json:"call,omitempty"`
+	Request  json.RawMessage `json:"request"`
+	Response json.RawMessage `json:"response,omitempty"`
+	Error    string          `json:"error,omitempty"`
 }
+
+// ModelCall reports whether the exchange is a model call (a turn of the
+// conversation), not a call beside them.
+func (x Exchange) ModelCall() bool { return x.Call == "" }
 
 // Verdict is verdict.json: the outcome of a scenario run's checks.
 type Verdict struct {

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,6 +74,19 @@ func WriteAtomicFunc(path string, perm os.FileMode, sync bool, write func(io.Wri
 }
 
 func syncDir(dir string) error { return osfile.SyncDir(dir) }
+
+// PlainJSON is v as compact JSON with <, > and & as themselves (Go's
+// encoder writes them \u003c, \u003e and \u0026, for HTML): the text of a
+// tool call's arguments, as a model writes it and a person reads it.
+func PlainJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 // WriteJSON writes v as indented JSON to path atomically.
 func WriteJSON(path string, v any) error {

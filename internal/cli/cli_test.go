@@ -94,6 +94,13 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	if r := invoke(t, nil); r.code != ExitUsage {
 		t.Fatalf("proctor without a command: exit %d", r.code)
 	}
+	// script serve serves all four APIs, and says so.
+	r := invoke(t, nil, "script", "serve", "--help")
+	for _, route := range []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", ":generateContent"} {
+		if !strings.Contains(r.stdout, route) {
+			t.Errorf("script serve --help does not name %s:\n%s", route, r.stdout)
+		}
+	}
 }
 
 func TestDataDir(t *testing.T) {

@@ -394,9 +394,9 @@ func prove(ctx context.Context, r *run.Runner, red *redact.Redactor, scratch str
 		if res.Receipt.Failure != nil {
 			detail += ": " + res.Receipt.Failure.Message
 		}
-		say(false, s.ID, "solvable", detail+" ("+filepath.Join(s.Dir, s.Model.Script)+")")
+		say(false, s.ID, "solvable", detail+" ("+filepath.Join(s.Dir, s.Model.Script)+"; run "+res.Dir+")")
 	default:
-		say(true, s.ID, "solvable", "the scripted run passes every check")
+		say(true, s.ID, "solvable", "the scripted run passes every check (run "+res.Dir+")")
 	}
 }
 
@@ -408,7 +408,11 @@ Check that each scenario is sound before anyone trusts its verdicts:
   deterministic it has at least one check
   not-vacuous   not every check already holds on the untouched fixture
   solvable      with its model script, a run passes every check
-Each failure names the rule and the file. Exit 1 when any rule fails.`)
+Each failure names the rule and the file. Exit 1 when any rule fails.
+The solvable run is recorded in a scratch data folder removed afterwards,
+or with --data DIR in that data folder, where it is kept and indexed (to
+open a run that failed in the dashboard).`)
+	data := fs.String("data", "", "data `folder` to record the solvable runs in (default: a scratch folder, removed afterwards)")
 	if err := parseFlags(fs, "scenario prove", args); err != nil {
 		return err
 	}
@@ -420,7 +424,14 @@ Each failure names the rule and the file. Exit 1 when any rule fails.`)
 		return err
 	}
 	defer os.RemoveAll(scratch)
-	r := &run.Runner{DataDir: filepath.Join(scratch, "data"), Environ: os.Environ()}
+	if *data == "" {
+		*data = filepath.Join(scratch, "data")
+	}
+	r, err := newRunner(env, *data)
+	if err != nil {
+		return err
+	}
+	r.Progress = nil                 // the rules' lines are the output
 	red := redact.FromEnv(r.Environ) // check output may print a secret
 	scenarios, problems := scenario.Discover(fs.Args()...)
 	failed := 0

@@ -133,3 +133,25 @@ func TestAVerdictDoesNotPassOnACommandThatFailed(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// scenario prove --data keeps the solvable run in that data folder,
+// indexed, and says where; without it the run goes with a scratch folder.
+func TestProveKeepsItsRunsWithData(t *testing.T) {
+	data := t.TempDir()
+	r := invoke(t, nil, "scenario", "prove", "--data", data, "../../examples/scenarios/rename-config-key")
+	m := regexp.MustCompile(`solvable: the scripted run passes every check \(run (\S+)\)`).FindStringSubmatch(r.stdout)
+	if r.code != ExitOK || m == nil || !strings.HasPrefix(m[1], filepath.Join(data, "runs")) {
+		t.Fatalf("%+v", r)
+	}
+	if r := invoke(t, map[string]string{"PROCTOR_DATA": data}, "index", filepath.Join(data, "runs")); r.code != ExitOK || !strings.Contains(r.stdout, "unchanged 1") {
+		t.Fatalf("the run is not indexed: %+v", r)
+	}
+	r = invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, "scenario", "prove", "../../examples/scenarios/rename-config-key")
+	m = regexp.MustCompile(`\(run (\S+)\)`).FindStringSubmatch(r.stdout)
+	if r.code != ExitOK || m == nil {
+		t.Fatalf("%+v", r)
+	}
+	if _, err := os.Stat(m[1]); err == nil {
+		t.Fatalf("the scratch run %s was kept", m[1])
+	}
+}

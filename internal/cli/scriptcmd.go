@@ -13,7 +13,7 @@ func runScript(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
 		fmt.Fprint(env.Stdout, `Usage: proctor script <verb> [flags]
 
-  serve FILE [--addr 127.0.0.1:0]     serve a model script as an OpenAI-compatible endpoint
+  serve FILE [--addr 127.0.0.1:0]     serve a model script in the OpenAI, Anthropic and Gemini APIs
   lint FILE…                          check model scripts; every problem as file:line: field: problem
   export [--data DIR] [-o FILE] RUN_ID turn a recorded run into a model script
 
@@ -37,10 +37,18 @@ The model script format is described in docs/models.md.
 
 func scriptServe(ctx context.Context, env Env, args []string) error {
 	fs := newFlags(env, "script serve", "[--addr 127.0.0.1:0] FILE", `
-Serve a model script on loopback as an OpenAI-compatible endpoint
-(POST /v1/chat/completions, streamed and not; GET /v1/models) until stopped,
-for any program that speaks that API. Requests that do not match their step
-are answered 409 with code script_mismatch and a message naming the step.`)
+Serve a model script on loopback until stopped, in each of the four model
+APIs, streamed and not, for any program or SDK that speaks one:
+  OpenAI Chat Completions   POST /v1/chat/completions
+  OpenAI Responses          POST /v1/responses
+  Anthropic Messages        POST /v1/messages (and /v1/messages/count_tokens)
+  Google Gemini             POST /v1beta/models/MODEL:generateContent
+                            (:streamGenerateContent, :countTokens)
+and GET /v1/models, /v1/models/ID. Point the program's base URL at the
+address printed (OpenAI's and Anthropic's SDKs: http://ADDR/v1 and
+http://ADDR; Gemini's: http://ADDR). Requests that do not match their
+step are answered 409 with code script_mismatch and a message naming the
+step (docs/models.md).`)
 	addr := fs.String("addr", "127.0.0.1:0", "`host:port` to listen on (loopback only)")
 	if err := parseFlags(fs, "script serve", args); err != nil {
 		return err

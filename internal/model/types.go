@@ -102,10 +102,19 @@ type Exchange struct {
 	Duration time.Duration
 	Attempt  int
 	API      string // one of APIs ("" is APIChat)
+	// Call is what a call that is not a model call asked ("" for a model
+	// call): CallCountTokens, CallModels.
+	Call     string
 	Request  json.RawMessage
 	Response json.RawMessage
 	Error    string
 }
+
+// The calls an agent makes beside its model calls, recorded with them.
+const (
+	CallCountTokens = "count_tokens" // Anthropic's /v1/messages/count_tokens, Gemini's :countTokens
+	CallModels      = "models"       // the models list, or one model
+)
 
 // Recorder receives every exchange, failed attempts included.
 type Recorder func(Exchange)

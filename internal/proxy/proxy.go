@@ -221,13 +221,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rt.api != "" && !p.cfg.Upstream.Speaks(rt.api):
 		p.refuse(w, r, http.StatusBadRequest, "wrong_api", fmt.Sprintf("the agent called the %s API, but the run's model (a profile of kind %s) speaks another: pick a model profile of the kind this agent speaks (docs/models.md)", rt.api, p.cfg.Upstream.Kind))
 	case rt.api != "" && !rt.counts:
-		// Counting tokens: passed on, not a model call.
+		// Counting tokens: passed on and recorded, not a model call.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 		if err != nil {
 			writeError(w, rt.api, http.StatusBadRequest, "bad_request", "read request: "+err.Error())
 			return
 		}
-		p.forward(w, r, rt, body, nil)
+		p.beside(w, r, rt, model.CallCountTokens, body)
 	case rt.api != "":
 		p.call(w, r, rt)
 	case rt.path == "/proctor/approvals":
@@ -237,7 +237,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case rt.path == "/hello":
 		w.WriteHeader(http.StatusOK) // a reachability check (Claude Code's HEAD /api/hello)
 	default:
-		p.forward(w, r, rt, nil, nil) // the models list: passed on, not recorded
+		p.beside(w, r, rt, model.CallModels, nil) // the models list: passed on and recorded, not a model call
 	}
 }
 
@@ -598,6 +598,32 @@ func (p *Proxy) spent(u model.Usage, price pricing.Price) {
 	p.usage.Add(u)
 	p.cost += bounds.Cost(price, u)
 	p.mu.Unlock()
+}
+
+// beside passes on a call an agent makes beside its model calls (counting
+// tokens, listing models), and records it: every call the agent makes is in
+// exchanges.jsonl, these marked as what they asked.
+func (p *Proxy) beside(w http.ResponseWriter, r *http.Request, rt aRoute, call string, body []byte) {
+	start := p.cfg.Now()
+	var keep bytes.Buffer
+	x := model.Exchange{Time: start.UTC(), API: rt.api, Attempt: 1, Call: call, Request: body}
+	if len(body) == 0 {
+		x.Request = json.RawMessage(`{"method": ` + strconv.Quote(r.Method) + `, "path": ` + strconv.Quote(r.URL.Path) + `}`)
+	}
+	status, _, err := p.forward(w, r, rt, body, &keep)
+	x.Duration = p.cfg.Now().Sub(start)
+	switch {
+	case err != nil:
+		x.Error = err.Error()
+	case status/100 != 2:
+		x.Error = fmt.Sprintf("HTTP %d", status)
+	}
+	if json.Valid(keep.Bytes()) {
+		x.Response = keep.Bytes()
+	} else if keep.Len() > 0 {
+		x.Response, _ = json.Marshal(keep.String())
+	}
+	p.cfg.Record(x, nil)
 }
 
 // forward passes a request on to the upstream with its key and copies the

@@ -51,6 +51,23 @@ func (r *recorded) sofar() ([]model.Exchange, []*model.Response) {
 	return append([]model.Exchange(nil), r.xs...), append([]*model.Response(nil), r.replies...)
 }
 
+// modelCalls are the recorded model calls and their replies, without the
+// calls beside them (counting tokens, listing models), of which there is at
+// least one.
+func modelCalls(xs []model.Exchange, replies []*model.Response) ([]model.Exchange, []*model.Response) {
+	var mx []model.Exchange
+	var mr []*model.Response
+	for i, x := range xs {
+		if x.Call == "" {
+			mx, mr = append(mx, x), append(mr, replies[i])
+		}
+	}
+	if len(mx) == len(xs) {
+		return nil, nil // a call beside them was not recorded
+	}
+	return mx, mr
+}
+
 // scripted starts a proxy in front of a scripted endpoint.
 func scripted(t *testing.T, src string, lim proxy.Limits) (*proxy.Proxy, *recorded) {
 	t.Helper()
@@ -131,9 +148,9 @@ steps:
 		t.Fatalf("responses: %+v %v", r, err)
 	}
 
-	xs, replies := rec.all()
+	xs, replies := modelCalls(rec.all())
 	if len(xs) != 4 {
-		t.Fatalf("recorded %d exchanges, want the 4 model calls (models.retrieve is not one)", len(xs))
+		t.Fatalf("recorded %d model calls, want 4 (models.retrieve is recorded beside them)", len(xs))
 	}
 	wantAPI := []string{model.APIChat, model.APIChat, model.APIResponses, model.APIResponses}
 	for i, x := range xs {
@@ -518,10 +535,21 @@ func TestOnlyTheServedRoutesReachTheProvider(t *testing.T) {
 			t.Errorf("GET %s: %d, want 200", path, code)
 		}
 	}
-	// Each refused request is in the record, with its status.
+	// Each refused request is in the record, with its status; each models
+	// list passed on, as a call beside the model calls.
 	p.Drain()
-	if xs, _ := rec.sofar(); len(xs) != 14 || !strings.Contains(xs[0].Error, "HTTP 404") {
-		t.Errorf("recorded %d refused requests, want 14: %+v", len(xs), xs)
+	xs, _ := rec.sofar()
+	refused, listed := 0, 0
+	for _, x := range xs {
+		switch {
+		case strings.Contains(x.Error, "HTTP 404"):
+			refused++
+		case x.Call == model.CallModels && x.Error == "" && strings.Contains(string(x.Request), `"path": "/v1/models`):
+			listed++
+		}
+	}
+	if refused != 14 || listed != 5 || len(xs) != 19 {
+		t.Errorf("recorded %d refused requests and %d models lists, want 14 and 5: %+v", refused, listed, xs)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -625,5 +653,38 @@ func TestEachRouteTakesOnlyItsMethod(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) > 0 {
 		t.Fatalf("the provider was sent: %v", seen)
+	}
+}
+
+// Counting tokens (Anthropic's count_tokens, Gemini's :countTokens) is
+// passed on and recorded, marked as what it asked: every call an agent
+// makes is in the record, and none of these is a model call.
+func TestCallsBesideTheModelCallsAreRecorded(t *testing.T) {
+	p, rec := scripted(t, "steps:\n  - reply: {content: hi}\n", proxy.Limits{MaxTotalCalls: 1})
+	for _, c := range []struct{ path, body string }{
+		{"/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hello"}]}`},
+		{"/v1beta/models/m:countTokens", `{"contents":[{"role":"user","parts":[{"text":"hello"}]}]}`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(p.URL, "/v1")+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+p.Key)
+		req.Header.Set("X-Api-Key", p.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", c.path, resp.StatusCode)
+		}
+	}
+	xs, replies := rec.all()
+	if len(xs) != 2 || xs[0].Call != model.CallCountTokens || xs[1].Call != model.CallCountTokens || replies[0] != nil ||
+		!strings.Contains(string(xs[0].Request), "hello") || len(xs[1].Response) == 0 {
+		t.Fatalf("recorded %+v", xs)
+	}
+	// Not model calls: the run's one model call is still to be made.
+	c := sdk(p, p.Key)
+	if _, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}); err != nil {
+		t.Fatalf("the model call after them: %v", err)
 	}
 }

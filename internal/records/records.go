@@ -766,7 +766,7 @@ func lastExchange(runDir string) ([]model.Message, []model.ToolCall, error) {
 		return nil, nil, err
 	}
 	for i := len(xs) - 1; i >= 0; i-- {
-		if len(xs[i].Response) == 0 || xs[i].Error != "" {
+		if len(xs[i].Response) == 0 || xs[i].Error != "" || !xs[i].ModelCall() {
 			continue
 		}
 		_, req, err := model.DecodeAnyRequest(xs[i].API, xs[i].Request)

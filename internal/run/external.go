@@ -263,6 +263,9 @@ func (w *watcher) asks(m model.Message) (string, bool) {
 
 func (w *watcher) record(x model.Exchange, reply *model.Response) {
 	w.l.rec.exchange(x)
+	if x.Call != "" {
+		return // beside the conversation: recorded, not a turn
+	}
 	_, req, err := model.DecodeAnyRequest(x.API, x.Request)
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -77,7 +77,7 @@ func (rec *recorder) exchange(x model.Exchange) {
 	defer rec.mu.Unlock()
 	rec.xseq++
 	rec.line(rec.exchanges, "exchanges", bundle.Exchange{Seq: rec.xseq, Time: x.Time.UTC(), DurationMS: x.Duration.Milliseconds(),
-		Attempt: max(x.Attempt, 1), API: x.API, Request: req, Response: resp, Error: rec.redact.String(x.Error)})
+		Attempt: max(x.Attempt, 1), API: x.API, Call: x.Call, Request: req, Response: resp, Error: rec.redact.String(x.Error)})
 }
 
 // line appends v as one JSON line to a log. The caller holds rec.mu.

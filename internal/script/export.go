@@ -13,8 +13,8 @@ import (
 // Export turns the recorded exchanges of a run into a model script that
 // replays the run: one step per answered call, with the reply exactly as
 // recorded (tool call ids included) and the last message's role as its
-// expectation (and the API, when it is not chat completions). Failed attempts are
-// left out.
+// expectation (and the API, when it is not chat completions). Failed attempts, and
+// calls beside the model calls (counting tokens, listing models), are left out.
 func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 	type call struct {
 		ID        string `yaml:"id"`
@@ -48,7 +48,7 @@ func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 	}
 	out := file{Name: name, Model: "replay"}
 	for _, x := range xs {
-		if len(x.Response) == 0 || x.Error != "" {
+		if len(x.Response) == 0 || x.Error != "" || !x.ModelCall() {
 			continue
 		}
 		modelName, req, err := model.DecodeAnyRequest(x.API, x.Request)

@@ -1,7 +1,6 @@
 package script
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,7 +36,7 @@ func resolve(in intent.Intent, id string, req model.Request, workspace string) (
 		if t.Absolute() && workspace != "" {
 			path = filepath.Join(workspace, in.Path)
 		}
-		data, _ := json.Marshal(t.Args(in, path))
+		data, _ := bundle.PlainJSON(t.Args(in, path))
 		return model.ToolCall{ID: id, Name: t.Name, Arguments: string(data)}
 	}
 	if t, ok := offered(in.Kind, req); ok && t.NewOnly && exists(workspace, in.Path) {
@@ -210,6 +209,6 @@ func waitFor(req model.Request) (model.ToolCall, bool) {
 	if !slices.ContainsFunc(req.Tools, func(t model.ToolSpec) bool { return t.Name == tool }) {
 		return model.ToolCall{}, false
 	}
-	data, _ := json.Marshal(args)
+	data, _ := bundle.PlainJSON(args)
 	return model.ToolCall{ID: fmt.Sprintf("wait-%d-%d", session, n), Name: tool, Arguments: string(data)}, true
 }

@@ -313,3 +313,20 @@ func TestAToolThatOnlyCreatesFilesRewritesAnExistingOneWithAnEdit(t *testing.T) 
 		t.Fatalf("got  %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
+
+// Arguments are written as a model writes them: <, > and & as themselves,
+// not \u003c, \u003e and \u0026 (which the transcript and the progress
+// lines then showed).
+func TestArgumentsKeepTheirCharacters(t *testing.T) {
+	s, err := Parse("s.yaml", []byte("steps:\n  - reply: {tool_calls: [{run: \"a<b && c>d\"}, {name: x, arguments: {q: \"1 & 2\"}}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("run_command", "command")}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reply.ToolCalls[0].Arguments + reply.ToolCalls[1].Arguments; got != `{"command":"a<b && c>d"}{"q":"1 & 2"}` {
+		t.Fatalf("%s", got)
+	}
+}

@@ -1,7 +1,6 @@
 package script
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -273,7 +272,7 @@ func toolCall(d *yamldoc.Decoder, n *yaml.Node, field string, step, index int) (
 				d.Add(v, f, "%v", err)
 				return
 			}
-			data, err := json.Marshal(val)
+			data, err := bundle.PlainJSON(val)
 			if err != nil {
 				d.Add(v, f, "cannot be written as JSON: %v", err)
 				return
