@@ -33,19 +33,20 @@ type Call struct {
 // ran and exited 0 (known from its result; a command whose result does
 // not say how it ended has not been shown to succeed), any other tool
 // whose result is not an error.
-func (c Call) Succeeded() bool {
-	if c.runs() {
+// (tb: the tools of the run's agent).
+func (c Call) Succeeded(tb intent.Table) bool {
+	if c.runs(tb) {
 		return c.OK && c.Exit != nil && *c.Exit == 0
 	}
 	return c.OK
 }
 
 // runs reports whether the call is of a tool that runs a command.
-func (c Call) runs() bool {
+func (c Call) runs(tb intent.Table) bool {
 	if c.Tool == "run_command" {
 		return true
 	}
-	in, ok := intent.Of(c.Tool, c.Args)
+	in, ok := tb.Of(c.Tool, c.Args)
 	return ok && in.Kind == intent.Run
 }
 
@@ -89,12 +90,12 @@ func (cs *Calls) List() []Call { return cs.list }
 // intent (run_command, read_file, write_file, edit_file) finds whichever
 // agent's tool did it (Claude Code's Bash, Gemini CLI's
 // run_shell_command…), its arguments read as proctor's tool's.
-func (c Call) calls(tool string, args *regexp.Regexp) bool {
+func (c Call) calls(tb intent.Table, tool string, args *regexp.Regexp) bool {
 	match := func(a string) bool { return args == nil || args.MatchString(a) }
 	if c.Tool == tool && match(c.Args) {
 		return true
 	}
-	if in, ok := intent.Of(c.Tool, c.Args); ok {
+	if in, ok := tb.Of(c.Tool, c.Args); ok {
 		name, native := in.Native()
 		return name == tool && match(native)
 	}
@@ -113,6 +114,9 @@ type Input struct {
 	Aborted   string   // the budget that aborted the run, e.g. "wall_clock_s=60"
 	Env       []string
 	Confine   *sandbox.Confinement // when set, a check's command runs confined (a sandbox)
+	// Tools are the tools of the run's agent: its own (agents.yaml), then
+	// every tool proctor knows (the zero value).
+	Tools intent.Table
 }
 
 // CallsFile is the file in the run folder that executable checks read the
@@ -166,7 +170,7 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		}
 		return held(s, false, "the final message does not contain %q: %s", s.Text, bundle.Clip(in.Final, 200))
 	case KindToolCalled, KindToolNotCalled:
-		return toolCheck(s, in.Calls)
+		return toolCheck(s, in.Calls, in.Tools)
 	case KindAsked:
 		n := 0
 		for _, q := range in.Questions {
@@ -203,7 +207,7 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 
 // toolCheck judges whether the agent called a tool (with matching
 // arguments, with the outcome asked for).
-func toolCheck(s Spec, calls []Call) bundle.CheckResult {
+func toolCheck(s Spec, calls []Call, tb intent.Table) bundle.CheckResult {
 	want := s.Succeeded
 	if want == "" {
 		want = Any
@@ -213,13 +217,13 @@ func toolCheck(s Spec, calls []Call) bundle.CheckResult {
 	}
 	var counted, other []string
 	for _, c := range calls {
-		if !c.calls(s.Tool, s.Args) {
+		if !c.calls(tb, s.Tool, s.Args) {
 			continue
 		}
-		if want == Any || c.Succeeded() == (want == Succeeded) {
-			counted = append(counted, c.outcome())
+		if want == Any || c.Succeeded(tb) == (want == Succeeded) {
+			counted = append(counted, c.outcome(tb))
 		} else {
-			other = append(other, c.outcome())
+			other = append(other, c.outcome(tb))
 		}
 	}
 	what := s.Tool
@@ -242,15 +246,16 @@ func toolCheck(s Spec, calls []Call) bundle.CheckResult {
 }
 
 // outcome says how the call went, for a check's detail.
-func (c Call) outcome() string {
+func (c Call) outcome(tb intent.Table) string {
+	runs := c.runs(tb)
 	switch {
-	case c.runs() && c.Exit != nil && *c.Exit == intent.Killed:
+	case runs && c.Exit != nil && *c.Exit == intent.Killed:
 		return "killed"
-	case c.runs() && c.Exit != nil:
+	case runs && c.Exit != nil:
 		return fmt.Sprintf("exit %d", *c.Exit)
-	case c.runs() && !c.OK:
+	case runs && !c.OK:
 		return "refused or failed, no exit status"
-	case c.runs():
+	case runs:
 		return "exit status unknown"
 	case c.OK:
 		return "ok"

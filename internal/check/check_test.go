@@ -11,6 +11,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/intent"
 )
 
 func input(t *testing.T) check.Input {
@@ -158,7 +159,8 @@ func TestCallsFromEvents(t *testing.T) {
 		cs.Add(ev)
 	}
 	got := cs.List()
-	if len(got) != 3 || !got[0].Succeeded() || got[1].OK || got[1].Succeeded() || !got[2].OK {
+	tb := intent.For()
+	if len(got) != 3 || !got[0].Succeeded(tb) || got[1].OK || got[1].Succeeded(tb) || !got[2].OK {
 		t.Fatalf("%+v", got)
 	}
 	r := check.One(context.Background(), check.Spec{Kind: check.KindToolCalled, Tool: "run_command", Args: regexp.MustCompile(`go test`)}, check.Input{Calls: got})

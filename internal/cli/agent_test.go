@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
@@ -213,5 +214,47 @@ func TestARefusedCallIsRecorded(t *testing.T) {
 	}
 	if _, probs, err := bundle.ReadExchanges(runs[0], bundle.DefaultLimits()); err != nil || len(probs) > 0 {
 		t.Fatalf("the exchanges do not read back: %v %v", probs, err)
+	}
+}
+
+// An agent whose command tool proctor does not know — "shell", its
+// commands a list, its result ending "status: N" — named in its
+// agents.yaml entry: one model script's run: intents become calls of it,
+// and the checks find its commands and read how they ended, by the entry's
+// exit pattern (`proctor check` again too).
+func TestAnAgentsOwnToolsNamedInAgentsYAML(t *testing.T) {
+	bin := testutil.TestAgent(t, "chatagent")
+	data, in := t.TempDir(), t.TempDir()
+	writeTree(t, in, map[string]string{
+		"own-tools/scenario.yaml": "id: own-tools\ntask: Write the notes.\n" +
+			"checks:\n  - {name: wrote, kind: tool_called, tool: run_command, args: \"cp a.txt b.txt\"}\n" +
+			"  - {name: tried, kind: tool_called, tool: run_command, args: \"ls nope\", succeeded: false}\n" +
+			"  - {name: copied, kind: file_exists, path: b.txt}\n",
+		"own-tools/model.yaml":    "steps:\n  - reply: {tool_calls: [{run: cp a.txt b.txt}]}\n  - expect: {last_role: tool, last_contains: \"status: 0\"}\n    reply: {tool_calls: [{run: ls nope}]}\n  - expect: {last_role: tool, last_contains: \"status: 2\"}\n    reply: {content: done}\n",
+		"own-tools/fixture/a.txt": "a\n",
+		"agents.yaml": "agents:\n  - name: shell-agent\n    kind: command\n    command: [" + bin + ", \"{{task}}\"]\n    env: {CHATAGENT_SHELL: \"1\", CHATAGENT_NO_ASK: \"1\"}\n" +
+			"    tools:\n      run: {name: shell, command: \"cmd[]\", exit: '(?m)^status: (-?\\d+)$'}\n",
+	})
+	env := map[string]string{"PROCTOR_DATA": data, "PROCTOR_AGENTS": filepath.Join(in, "agents.yaml"), "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	r := invoke(t, env, "scenario", "run", "--agent", "shell-agent", "--sandbox", "off", filepath.Join(in, "own-tools"))
+	if r.code != ExitOK || !strings.Contains(r.stdout, "PASS post.wrote: run_command with arguments matching /cp a.txt b.txt/ called 1 time(s), 1 succeeded (exit 0)") ||
+		!strings.Contains(r.stdout, "PASS post.tried: run_command with arguments matching /ls nope/ called 1 time(s), 1 did not succeed (exit 2)") {
+		t.Fatalf("%+v", r)
+	}
+	id := regexp.MustCompile(`runs/(\S+)`).FindStringSubmatch(r.stdout)[1]
+	if r := invoke(t, env, "check", "--check", "wrote", id); r.code != ExitOK || !strings.Contains(r.stdout, "1 succeeded (exit 0)") {
+		t.Fatalf("proctor check: %+v", r)
+	}
+	// A tools: entry is checked as it is read.
+	for _, tc := range []struct{ tools, want string }{
+		{"run: {name: shell}", "tools.run.command: missing"},
+		{"run: {name: shell, command: \"cmd[\"}", `"cmd[": want an argument's name`},
+		{"run: {name: shell, command: cmd, exit: 'status'}", "has no group"},
+		{"copy: {name: cp}", "copy: unknown field"},
+	} {
+		_, err := external.Parse("agents.yaml", []byte("agents:\n  - name: x\n    kind: command\n    command: [x]\n    tools:\n      "+tc.tools+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.tools, err, tc.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
+	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/push"
 	"github.com/proctor-dev/proctor/internal/redact"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -527,6 +528,7 @@ Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
 	if err != nil {
 		return err
 	}
+	in.Tools = runAgentTools(env, rc, s)
 	results := check.Run(ctx, specs, in)
 	red := redact.FromEnv(r.Environ) // check output may print a secret
 	code := ExitOK
@@ -548,6 +550,21 @@ Exit 0 when every check held, 1 when any failed, 2 when any is broken.`)
 		return exitError{code}
 	}
 	return nil
+}
+
+// runAgentTools are the tools of the agent a scenario run was made with:
+// the one its receipt names, found in agents.yaml when it is not the
+// scenario's own (a suite's --agent), else the scenario's.
+func runAgentTools(env Env, rc bundle.Receipt, s *scenario.Scenario) intent.Table {
+	if rc.Agent == nil || rc.Agent.Name == s.Agent.Name {
+		return s.Agent.Intents()
+	}
+	if file, err := external.Load(agentsPath("", env.Getenv)); err == nil {
+		if a, err := file.Find(rc.Agent.Name); err == nil {
+			return a.Intents()
+		}
+	}
+	return intent.For()
 }
 
 // checkInput rebuilds what checks judge from a finished run's bundle.

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/tools"
@@ -53,7 +54,14 @@ type Agent struct {
 	// the answer to its question, a session's next run. Codex resumes with
 	// `codex exec resume --last`; a command agent without Resume runs once.
 	Resume []string
+	// Tools are the agent's own tools for intents (agents.yaml tools:),
+	// looked for before the ones proctor knows: a model script's intents
+	// are made calls of them, and checks find them.
+	Tools []intent.Tool
 }
+
+// Intents is the table of tools the agent's calls are read with.
+func (a Agent) Intents() intent.Table { return intent.For(a.Tools...) }
 
 // CanResume says whether the agent can continue a conversation.
 func (a Agent) CanResume() bool {

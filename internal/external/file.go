@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
 
@@ -23,6 +24,9 @@ import (
 //	    command: [./bin/my-agent, --task, "{{task}}"]
 //	    resume: [./bin/my-agent, --continue, "{{task}}"]
 //	    env: {MY_AGENT_QUIET: "1"}
+//	    tools:                       # its tools for intents, where proctor does not know them
+//	      run: {name: shell, command: cmd, exit: 'exit status (\d+)'}
+//	      read: {name: open, path: "files[].path"}
 type File struct {
 	Path   string
 	Agents []Agent
@@ -30,7 +34,7 @@ type File struct {
 
 // Fields are the fields of an agent, in agents.yaml and a scenario's
 // agent:.
-var Fields = []string{"name", "kind", "command", "resume", "env", "version", "config"}
+var Fields = []string{"name", "kind", "command", "resume", "env", "version", "config", "tools"}
 
 var (
 	agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -106,6 +110,8 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 			a.Resume = d.Strs(v, f)
 		case "config":
 			a.Config = d.Str(v, f)
+		case "tools":
+			a.Tools = decodeTools(d, v, f)
 		case "env":
 			if v.Kind != yaml.MappingNode {
 				d.Add(v, f, "want a mapping of NAME: value, got %s", yamldoc.KindName(v))
@@ -184,4 +190,82 @@ func proctorSets(name string) bool {
 // Kinds are the kinds an agent may be: native, the built-in agents, command.
 func Kinds() []string {
 	return slices.Concat([]string{KindNative}, BuiltinKinds(), []string{KindCommand})
+}
+
+// The fields of an intent's tool in tools:, by intent: the tool's name,
+// and the names of its arguments for the intent's (a path: "commands[]",
+// "files[].path").
+var toolFields = map[string][]string{
+	intent.Run:   {"name", "command", "exit"},
+	intent.Read:  {"name", "path"},
+	intent.Write: {"name", "path", "content", "new_only"},
+	intent.Edit:  {"name", "path", "old", "new"},
+}
+
+// argPath is an argument's name or a path into a tool's arguments: a name,
+// "name[]" (a list of texts), or "name[].field" (a list of objects).
+var argPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\[\](\.[A-Za-z_][A-Za-z0-9_-]*)?)?$`)
+
+// decodeTools reads an agent's tools: — for each intent the agent's own
+// tool that does it — as the intent tools it adds to the ones proctor
+// knows (internal/intent), looked for first.
+func decodeTools(d *yamldoc.Decoder, n *yaml.Node, field string) []intent.Tool {
+	kinds := []string{intent.Run, intent.Read, intent.Write, intent.Edit}
+	var out []intent.Tool
+	d.Fields(n, field, kinds, func(kind string, _, v *yaml.Node) {
+		f := yamldoc.Join(field, kind)
+		t := intent.Tool{Kind: kind, Agent: "agents.yaml"}
+		d.Fields(v, f, toolFields[kind], func(key string, _, val *yaml.Node) {
+			kf := yamldoc.Join(f, key)
+			if key == "new_only" {
+				t.NewOnly = d.Bool(val, kf)
+				return
+			}
+			text := d.Str(val, kf)
+			switch key {
+			case "name":
+				t.Name = text
+				return
+			case "exit":
+				re, err := regexp.Compile(text)
+				switch {
+				case err != nil:
+					d.Add(val, kf, "not a regular expression: %v", err)
+				case re.NumSubexp() < 1:
+					d.Add(val, kf, "%q has no group: the first group is the exit code, e.g. 'exit status (\\d+)'", text)
+				default:
+					t.ExitCode = re
+				}
+				return
+			}
+			if !argPath.MatchString(text) {
+				d.Add(val, kf, "%q: want an argument's name, name[] (a list of texts) or name[].field (a list of objects)", text)
+			}
+			switch key {
+			case "command", "path":
+				t.Key = text
+			case "content", "old":
+				t.Second = text
+			case "new":
+				t.Third = text
+			}
+		})
+		need := map[string][]string{intent.Run: {"name", "command"}, intent.Read: {"name", "path"}, intent.Write: {"name", "path", "content"}, intent.Edit: {"name", "path", "old", "new"}}[kind]
+		for _, k := range need {
+			if v.Kind == yaml.MappingNode && !hasKey(v, k) {
+				d.Add(v, yamldoc.Join(f, k), "missing; a %s tool names it", kind)
+			}
+		}
+		out = append(out, t)
+	})
+	return out
+}
+
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }

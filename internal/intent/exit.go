@@ -26,13 +26,31 @@ const Killed = -1
 //     Group PGID: …"), read from the end, so no output can forge it;
 //   - Copilot CLI's bash: a last line "<shellId: ID completed with exit
 //     code N>" after the output;
+//   - Continue CLI's Bash: "Error executing tool Bash: Error (exit code
+//     N): …" when it is not 0, the output alone when it is;
+//   - Cline's run_commands: a JSON list of each command's success, and
+//     "Command exited with code N" when it failed;
 //   - opencode's bash says nothing of it to the model (its plugin tells
 //     proctor; internal/external).
 //
 // A result that is none of these (a call refused before it ran, an agent
 // that changed its wording) is not known: a check that needs the command
 // to have succeeded does not take it as a success.
-func Exit(tool, result string, isError bool) *int {
+func Exit(tool, result string, isError bool) *int { return For().Exit(tool, result, isError) }
+
+// Exit is Exit for the table's tools: an agent's own command tool (its
+// agents.yaml entry) is read with the pattern the entry gives.
+func (tb Table) Exit(tool, result string, isError bool) *int {
+	for _, t := range tb.own {
+		if t.Name == tool && t.Kind == Run && t.ExitCode != nil {
+			if m := t.ExitCode.FindStringSubmatch(result); len(m) > 1 {
+				if code, ok := number(m[1], true); ok {
+					return &code
+				}
+			}
+			return nil
+		}
+	}
 	if code, ok := exit(tool, result, isError); ok {
 		return &code
 	}
@@ -52,7 +70,15 @@ func exit(tool, result string, isError bool) (int, bool) {
 		if rest, ok := strings.CutPrefix(first, "Exit code "); ok {
 			return number(rest, true)
 		}
+		if m := continueExit.FindStringSubmatch(first); m != nil {
+			return number(m[1], true)
+		}
+		if strings.HasPrefix(first, "Error executing tool") {
+			return 0, false // Continue CLI's: it did not run, or did not end
+		}
 		return 0, !isError
+	case "run_commands":
+		return clineExit(result)
 	case "exec_command", "shell", "write_stdin":
 		head, _, _ := strings.Cut(result, "\nOutput:")
 		if m := codexExit.FindStringSubmatch(head); m != nil {
@@ -71,6 +97,8 @@ func exit(tool, result string, isError bool) (int, bool) {
 }
 
 var (
+	continueExit = regexp.MustCompile(`^Error executing tool Bash: Error \(exit code (-?\d+)\)`)
+	clineCode    = regexp.MustCompile(`^(?:\[)?Command exited with code (-?\d+)`)
 	copilotExit  = regexp.MustCompile(`^<shellId: \S+ completed with exit code (-?\d+)>$`)
 	codexExit    = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
 	codexRunning = regexp.MustCompile(`(?m)^Process running with session ID (\d+)$`)
@@ -115,6 +143,34 @@ func Polled(tool, args string) (int, bool) {
 		return 0, false
 	}
 	return *a.SessionID, true
+}
+
+// clineExit reads Cline's result of run_commands: a JSON list, one entry
+// a command, each saying whether it succeeded and, when not, "Command
+// exited with code N". The call's exit is its first command that failed,
+// else 0; a command whose end is not said makes it unknown.
+func clineExit(result string) (int, bool) {
+	var cmds []struct {
+		Result  string `json:"result"`
+		Error   string `json:"error"`
+		Success *bool  `json:"success"`
+	}
+	if json.Unmarshal([]byte(result), &cmds) != nil || len(cmds) == 0 {
+		return 0, false
+	}
+	for _, c := range cmds {
+		switch {
+		case c.Success == nil:
+			return 0, false
+		case *c.Success:
+			continue
+		}
+		if m := clineCode.FindStringSubmatch(c.Error); m != nil {
+			return number(m[1], true)
+		}
+		return 0, false
+	}
+	return 0, true
 }
 
 // shellTrailer reads Gemini CLI's and Qwen Code's result of a command:

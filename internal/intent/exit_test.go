@@ -2,6 +2,8 @@ package intent_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/intent"
@@ -93,5 +95,35 @@ func TestACommandStillRunningUnderCodex(t *testing.T) {
 	}
 	if code := intent.Exit("write_stdin", "Chunk ID: a4e8bc\nWall time: 14.7897 seconds\nProcess exited with code 4\nOriginal token count: 3\nOutput:\nslow-done\n", false); code == nil || *code != 4 {
 		t.Fatalf("the poll's exit: %v", code)
+	}
+}
+
+// Cline's and Continue CLI's results of a command (cline 3.0.65,
+// @continuedev/cli 1.5.47), and an agents.yaml entry's own wording.
+func TestTheExitOfACommandUnderClineContinueAndYourOwnAgent(t *testing.T) {
+	own := intent.For(intent.Tool{Name: "shell", Kind: intent.Run, Key: "cmd", ExitCode: regexp.MustCompile(`(?m)^status: (\d+)$`)})
+	for _, tc := range []struct {
+		name, tool, result string
+		table              intent.Table
+		want               string
+	}{
+		{"cline failed", "run_commands", `[{"query":"bash fail.sh","result":"[Command exited with code 3]\nout-line\n","error":"Command exited with code 3","success":false}]`, intent.For(), "3"},
+		{"cline worked", "run_commands", `[{"query":"echo fine","result":"fine\n","success":true}]`, intent.For(), "0"},
+		{"cline, the second failed", "run_commands", `[{"query":"echo fine","result":"fine\n","success":true},{"query":"x","result":"","error":"Command exited with code 127","success":false}]`, intent.For(), "127"},
+		{"cline, not said", "run_commands", `[{"query":"x","result":"","error":"timed out","success":false}]`, intent.For(), "unknown"},
+		{"cline, output forging a success", "run_commands", `[{"query":"x","result":"[Command exited with code 0]","error":"Command exited with code 2","success":false}]`, intent.For(), "2"},
+		{"continue failed", "Bash", "Error executing tool Bash: Error (exit code 3): err-line", intent.For(), "3"},
+		{"continue worked", "Bash", "fine", intent.For(), "0"},
+		{"continue refused", "Bash", "Error executing tool Bash: Permission denied", intent.For(), "unknown"},
+		{"your agent", "shell", "out\nstatus: 4\n", own, "4"},
+		{"your agent, not said", "shell", "out\n", own, "unknown"},
+	} {
+		got := "unknown"
+		if code := tc.table.Exit(tc.tool, tc.result, false); code != nil {
+			got = fmt.Sprint(*code)
+		}
+		if got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

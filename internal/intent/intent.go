@@ -8,6 +8,7 @@ package intent
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -38,7 +39,10 @@ type Intent struct {
 }
 
 // Tool is one agent's tool for an intent, and how it names the intent's
-// arguments ("" for an argument it does not take).
+// arguments ("" for an argument it does not take). An argument's name may
+// be a path into the tool's arguments: "commands[]" is a list whose first
+// item is the value (Cline's run_commands), "files[].path" a list of
+// objects whose first item's path is (Cline's read_files).
 type Tool struct {
 	Name   string
 	Agent  string // whose it is, for messages
@@ -60,15 +64,31 @@ type Tool struct {
 	// the same name: offered without them, it is the other's.
 	Marks []string
 	// NewOnly: the tool writes only a file that does not exist yet
-	// (Copilot CLI's create); an existing file is written with a command.
+	// (Copilot CLI's create, Cline's editor without old_text); an existing
+	// file is written with the agent's edit tool.
 	NewOnly bool
+	// ExitCode, for a command tool an agents.yaml entry names: how its
+	// results say the exit code (its first group), where proctor does not
+	// know the agent's wording.
+	ExitCode *regexp.Regexp
 }
 
+// Table is the tools intents are looked for among: an agent's own, named in
+// its agents.yaml entry, then every tool proctor knows.
+type Table struct{ own []Tool }
+
+// For is the table of an agent whose own tools are own (none: the tools
+// proctor knows).
+func For(own ...Tool) Table { return Table{own: own} }
+
+func (tb Table) all() []Tool { return append(slices.Clone(tb.own), all()...) }
+
 // Tools are the tools that do an intent, in the order they are looked for
-// among those an agent offers: proctor's own first.
-func Tools(kind string) []Tool {
+// among those an agent offers: the agent's own, then proctor's, then the
+// other agents'.
+func (tb Table) Tools(kind string) []Tool {
 	var out []Tool
-	for _, t := range all() {
+	for _, t := range tb.all() {
 		if t.Kind == kind {
 			out = append(out, t)
 		}
@@ -76,10 +96,15 @@ func Tools(kind string) []Tool {
 	return out
 }
 
+// Tools are the tools proctor knows that do an intent (For().Tools).
+func Tools(kind string) []Tool { return For().Tools(kind) }
+
 func all() []Tool {
 	return []Tool{
 		{Name: "run_command", Agent: "native", Kind: Run, Key: "command"},
-		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true},
+		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true, Marks: []string{"description"}},
+		{Name: "Bash", Agent: "continue", Kind: Run, Key: "command"},
+		{Name: "run_commands", Agent: "cline", Kind: Run, Key: "commands[]"},
 		{Name: "run_shell_command", Agent: "gemini, qwen", Kind: Run, Key: "command", Describe: true},
 		// Copilot CLI's bash: run to its end (mode sync), waiting as long
 		// as it lets a command run before it answers (600 s).
@@ -98,18 +123,23 @@ func all() []Tool {
 		{Name: "read_file", Agent: "gemini, qwen", Kind: Read, Key: "file_path"},
 		{Name: "read", Agent: "opencode", Kind: Read, Key: "filePath"},
 		{Name: "view", Agent: "copilot", Kind: Read, Key: "path"},
+		{Name: "Read", Agent: "continue", Kind: Read, Key: "filepath"},
+		{Name: "read_files", Agent: "cline", Kind: Read, Key: "files[].path"},
 
 		{Name: "write_file", Agent: "native", Kind: Write, Key: "path", Second: "content"},
 		{Name: "Write", Agent: "claude", Kind: Write, Key: "file_path", Second: "content"},
 		{Name: "write_file", Agent: "gemini, qwen", Kind: Write, Key: "file_path", Second: "content"},
 		{Name: "write", Agent: "opencode", Kind: Write, Key: "filePath", Second: "content"},
 		{Name: "create", Agent: "copilot", Kind: Write, Key: "path", Second: "file_text", NewOnly: true},
+		{Name: "Write", Agent: "continue", Kind: Write, Key: "filepath", Second: "content"},
+		{Name: "editor", Agent: "cline", Kind: Write, Key: "path", Second: "new_text", NewOnly: true},
 
 		{Name: "edit_file", Agent: "native", Kind: Edit, Key: "path", Second: "search", Third: "replace"},
-		{Name: "Edit", Agent: "claude", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
+		{Name: "Edit", Agent: "claude, continue", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
 		{Name: "edit", Agent: "qwen", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
 		{Name: "edit", Agent: "opencode", Kind: Edit, Key: "filePath", Second: "oldString", Third: "newString"},
 		{Name: "edit", Agent: "copilot", Kind: Edit, Key: "path", Second: "old_str", Third: "new_str"},
+		{Name: "editor", Agent: "cline", Kind: Edit, Key: "path", Second: "old_text", Third: "new_text"},
 		{Name: "replace", Agent: "gemini", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string",
 			Extra: map[string]any{"instruction": "replace the text as asked"}},
 
@@ -129,23 +159,74 @@ func (t Tool) Args(in Intent, path string) map[string]any {
 	}
 	switch t.Kind {
 	case Run:
-		args[t.Key] = in.Command
 		if t.Argv {
 			args[t.Key] = []string{"bash", "-lc", in.Command}
+		} else {
+			setArg(args, t.Key, in.Command)
 		}
 		if t.Describe {
 			args["description"] = "run " + bundle.Clip(in.Command, 60)
 		}
 	case Ask:
-		args[t.Key] = in.Question
+		setArg(args, t.Key, in.Question)
 	case Read:
-		args[t.Key] = path
+		setArg(args, t.Key, path)
 	case Write:
-		args[t.Key], args[t.Second] = path, in.Content
+		setArg(args, t.Key, path)
+		setArg(args, t.Second, in.Content)
 	case Edit:
-		args[t.Key], args[t.Second], args[t.Third] = path, in.Old, in.New
+		setArg(args, t.Key, path)
+		setArg(args, t.Second, in.Old)
+		setArg(args, t.Third, in.New)
 	}
 	return args
+}
+
+// setArg sets the argument at path ("name", "list[]", "list[].name") to v.
+func setArg(args map[string]any, path string, v string) {
+	list, field, isList := strings.Cut(path, "[]")
+	switch {
+	case !isList:
+		args[path] = v
+	case field == "":
+		args[list] = []any{v}
+	default:
+		item, _ := args[list].([]any)
+		if len(item) == 0 {
+			item = []any{map[string]any{}}
+		}
+		item[0].(map[string]any)[strings.TrimPrefix(field, ".")] = v
+		args[list] = item
+	}
+}
+
+// getArg is the text of the argument at path in a call's arguments; a list
+// of texts ("list[]") is each item, one a line.
+func getArg(a map[string]json.RawMessage, path string) (string, bool) {
+	list, field, isList := strings.Cut(path, "[]")
+	if !isList {
+		var s string
+		v, ok := a[path]
+		return s, ok && json.Unmarshal(v, &s) == nil
+	}
+	if field == "" {
+		var items []string
+		if json.Unmarshal(a[list], &items) != nil || len(items) == 0 {
+			return "", false
+		}
+		return strings.Join(items, "\n"), true
+	}
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(a[list], &items) != nil || len(items) == 0 {
+		return "", false
+	}
+	return getArg(items[0], strings.TrimPrefix(field, "."))
+}
+
+// topArg is the argument a path starts at.
+func topArg(path string) string {
+	name, _, _ := strings.Cut(path, "[]")
+	return name
 }
 
 // Fits says whether a tool offered with this JSON schema of parameters is
@@ -159,7 +240,7 @@ func (t Tool) Fits(schema json.RawMessage) bool {
 		return t.Kind == Run // a command tool offered without a schema is taken at its name
 	}
 	for _, k := range []string{t.Key, t.Second, t.Third} {
-		if _, ok := s.Properties[k]; k != "" && !ok {
+		if _, ok := s.Properties[topArg(k)]; k != "" && !ok {
 			return false
 		}
 	}
@@ -171,21 +252,36 @@ func (t Tool) Fits(schema json.RawMessage) bool {
 	return true
 }
 
-// Of is the intent a tool call carries out, when its tool is one an agent
-// offers for one and its arguments are that tool's.
-func Of(name, args string) (Intent, bool) {
+// Of is the intent a tool call carries out, when its tool is one proctor
+// knows an agent offers for one and its arguments are that tool's
+// (For().Of).
+func Of(name, args string) (Intent, bool) { return For().Of(name, args) }
+
+// Of is the intent a tool call carries out, when its tool is one of the
+// table's and its arguments are that tool's.
+func (tb Table) Of(name, args string) (Intent, bool) {
 	var a map[string]json.RawMessage
 	if json.Unmarshal([]byte(args), &a) != nil {
 		return Intent{}, false
 	}
-	str := func(k string) (string, bool) {
-		var s string
-		v, ok := a[k]
-		return s, ok && json.Unmarshal(v, &s) == nil
+	str := func(k string) (string, bool) { return getArg(a, k) }
+	// The tool that names the most of the call's arguments is the one it is
+	// (Cline's editor writes a file, or with old_text edits one).
+	var named []Tool
+	for _, t := range tb.all() {
+		if t.Name == name {
+			named = append(named, t)
+		}
 	}
-	for _, t := range all() {
-		if t.Name != name {
-			continue
+	slices.SortStableFunc(named, func(x, y Tool) int { return y.keys() - x.keys() })
+	for _, t := range named {
+		if t.Kind == Write || t.Kind == Edit {
+			if _, ok := str(t.Second); !ok {
+				continue
+			}
+			if _, ok := str(t.Third); t.Third != "" && !ok {
+				continue
+			}
 		}
 		in := Intent{Kind: t.Kind}
 		if t.Kind == Run {
@@ -225,6 +321,17 @@ func Of(name, args string) (Intent, bool) {
 		return in, true
 	}
 	return Intent{}, false
+}
+
+// keys counts the arguments the tool names for its intent.
+func (t Tool) keys() int {
+	n := 0
+	for _, k := range []string{t.Key, t.Second, t.Third} {
+		if k != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Native is the intent as a call of proctor's own tool: its name and

@@ -132,7 +132,7 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 	}
 	l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageChecking, Checks: len(l.spec.ScenarioChecks)})
 	results := check.Run(ctx, l.spec.ScenarioChecks, check.Input{Workspace: ws.Dir, RunDir: l.dir, Changed: l.receipt.Changed,
-		Final: lastAssistant(res.Messages), Calls: l.calls.List(), Questions: l.asked, Aborted: l.aborted, Env: l.env(ws.Dir), Confine: l.confine(ws.Dir, nil)})
+		Final: lastAssistant(res.Messages), Calls: l.calls.List(), Tools: l.spec.Agent.Intents(), Questions: l.asked, Aborted: l.aborted, Env: l.env(ws.Dir), Confine: l.confine(ws.Dir, nil)})
 	for i := range results {
 		// A check's output (a command's, an executable's) may print a
 		// secret; the verdict is stored, printed and shown.

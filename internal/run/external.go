@@ -56,7 +56,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 		for _, s := range a.Side() {
 			side = append(side, script.Step{Expect: script.Expect{SystemHas: s.SystemHas, NoTools: true}, Reply: script.Reply{Content: s.Reply}})
 		}
-		m.Script = m.Script.WithAnytime(side...).WithWorkspace(ws.Dir)
+		m.Script = m.Script.WithAnytime(side...).WithWorkspace(ws.Dir).WithTools(a.Tools...)
 	}
 	up, stopModel, err := l.endpoint(m)
 	if err != nil {
@@ -81,7 +81,7 @@ func (l *live) runExternal(ctx context.Context, ws *workspace.Workspace, sess *s
 	// (opencode does, for a minute) would only keep it waiting.
 	ctx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
-	w := &watcher{l: l, open: map[string]string{}, sessions: map[int]string{}, polls: map[string]int{}, args: map[string]string{}, asked: map[string]bool{}, stop: stopAgent}
+	w := &watcher{l: l, intents: a.Intents(), open: map[string]string{}, sessions: map[int]string{}, polls: map[string]int{}, args: map[string]string{}, asked: map[string]bool{}, stop: stopAgent}
 	if m.Script != nil {
 		w.questions = m.Script.Questions()
 	}
@@ -214,10 +214,11 @@ func (l *live) agentTask() string {
 // model asked for, and the results the agent sent back), and keeps them
 // for the transcript.
 type watcher struct {
-	l     *live
-	mu    sync.Mutex
-	calls []external.Call
-	open  map[string]string // tool call id → name, until its result comes
+	l       *live
+	mu      sync.Mutex
+	calls   []external.Call
+	intents intent.Table      // the agent's tools, its calls read with
+	open    map[string]string // tool call id → name, until its result comes
 	// exits are how the commands of open calls ended, as an agent whose
 	// results do not say told proctor (proxy.Result).
 	exits map[string]int
@@ -321,7 +322,7 @@ func (w *watcher) record(x model.Exchange, reply *model.Response) {
 // result says, or as the agent told proctor (told) — or, for a call that
 // waited on a command still running, of that command (Ends).
 func (w *watcher) result(m model.Message, name string) bundle.ToolResultEvent {
-	ev := bundle.ToolResultEvent{ID: m.ToolCallID, Name: name, OK: !m.IsError, Chars: len([]rune(m.Content)), Exit: intent.Exit(name, m.Content, m.IsError)}
+	ev := bundle.ToolResultEvent{ID: m.ToolCallID, Name: name, OK: !m.IsError, Chars: len([]rune(m.Content)), Exit: w.intents.Exit(name, m.Content, m.IsError)}
 	if code, told := w.exits[m.ToolCallID]; told {
 		ev.Exit = &code
 		delete(w.exits, m.ToolCallID)
@@ -379,9 +380,9 @@ func (w *watcher) callOf(req proxy.Approval) string {
 	if _, open := w.open[id]; !open {
 		// Named by an id of the agent's own (Qwen Code's), or not at all.
 		id = ""
-		asked, _ := intent.Of(req.Tool, req.Arguments)
+		asked, _ := w.intents.Of(req.Tool, req.Arguments)
 		for _, open := range w.order {
-			in, ok := intent.Of(w.open[open], w.args[open])
+			in, ok := w.intents.Of(w.open[open], w.args[open])
 			if !w.asked[open] && (w.open[open] == req.Tool && w.args[open] == req.Arguments || ok && asked.Kind == intent.Run && in == asked) {
 				id = open
 				break

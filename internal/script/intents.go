@@ -30,7 +30,7 @@ import (
 // own gets it as written. An agent without a tool of its own for a file
 // does it with a command: Codex applies a patch (intent.PatchCommand),
 // others read with cat, write with printf and edit with bash.
-func resolve(in intent.Intent, id string, req model.Request, workspace string) (model.ToolCall, error) {
+func resolve(in intent.Intent, id string, req model.Request, workspace string, tb intent.Table) (model.ToolCall, error) {
 	call := func(t intent.Tool, in intent.Intent) model.ToolCall {
 		path := in.Path
 		if t.Absolute() && workspace != "" {
@@ -39,25 +39,25 @@ func resolve(in intent.Intent, id string, req model.Request, workspace string) (
 		data, _ := bundle.PlainJSON(t.Args(in, path))
 		return model.ToolCall{ID: id, Name: t.Name, Arguments: string(data)}
 	}
-	if t, ok := offered(in.Kind, req); ok && t.NewOnly && exists(workspace, in.Path) {
+	if t, ok := offered(tb, in.Kind, req); ok && t.NewOnly && exists(workspace, in.Path) {
 		// A tool that only creates files (Copilot CLI's create): an
 		// existing file is written by replacing all it holds.
 		if old := readWorkspaceFile(workspace, in.Path); old != "" {
-			if e, ok := offered(intent.Edit, req); ok {
+			if e, ok := offered(tb, intent.Edit, req); ok {
 				return call(e, intent.Intent{Kind: intent.Edit, Path: in.Path, Old: old, New: in.Content}), nil
 			}
 		}
 	} else if ok {
 		return call(t, in), nil
 	}
-	if t, ok := offered(intent.Run, req); ok && in.Kind != intent.Run {
+	if t, ok := offered(tb, intent.Run, req); ok && in.Kind != intent.Run {
 		return call(t, intent.Intent{Kind: intent.Run, Command: fileCommand(in, t, workspace)}), nil
 	}
 	var names, known []string
 	for _, t := range req.Tools {
 		names = append(names, t.Name)
 	}
-	for _, t := range intent.Tools(in.Kind) {
+	for _, t := range tb.Tools(in.Kind) {
 		known = append(known, t.Name+" ("+t.Agent+")")
 	}
 	return model.ToolCall{}, fmt.Errorf("%s: none of the tools offered does it (offered: %s; proctor knows %s)", in.Kind, orNone(strings.Join(names, ", ")), strings.Join(known, ", "))
@@ -65,8 +65,8 @@ func resolve(in intent.Intent, id string, req model.Request, workspace string) (
 
 // offered is the tool req offers for an intent of kind: the first of
 // intent.Tools that it offers under that name with that tool's arguments.
-func offered(kind string, req model.Request) (intent.Tool, bool) {
-	for _, t := range intent.Tools(kind) {
+func offered(tb intent.Table, kind string, req model.Request) (intent.Tool, bool) {
+	for _, t := range tb.Tools(kind) {
 		i := slices.IndexFunc(req.Tools, func(s model.ToolSpec) bool { return s.Name == t.Name })
 		if i >= 0 && t.Fits(req.Tools[i].Parameters) {
 			return t, true
@@ -122,18 +122,18 @@ func readWorkspaceFile(workspace, path string) string {
 
 // forRequest is the reply with each tool call written as an intent made
 // the call of the tool req offers for it.
-func (r Reply) forRequest(req model.Request, workspace string) (Reply, error) {
+func (r Reply) forRequest(req model.Request, workspace string, tb intent.Table) (Reply, error) {
 	if len(r.intents) == 0 {
 		return r, nil
 	}
 	out := r
 	out.ToolCalls = nil
 	patched := map[string]bool{}
-	run, runs := offered(intent.Run, req)
+	run, runs := offered(tb, intent.Run, req)
 	for i, in := range r.intents {
 		c := r.ToolCalls[i]
 		if runs && run.Patch && (in.Kind == intent.Write || in.Kind == intent.Edit) {
-			if _, own := offered(in.Kind, req); !own && patched[in.Path] {
+			if _, own := offered(tb, in.Kind, req); !own && patched[in.Path] {
 				// Codex runs a reply's tool calls at once: two patches of
 				// one file would race, and one be lost.
 				return Reply{}, fmt.Errorf("tool call %d: %s %s: this agent (Codex) runs the tool calls of a reply at once, and a second change of the same file in one reply would race with the first: change it in one call, or in the next reply", i+1, in.Kind, in.Path)
@@ -141,14 +141,14 @@ func (r Reply) forRequest(req model.Request, workspace string) (Reply, error) {
 			patched[in.Path] = true
 		}
 		if in.Kind == intent.Ask {
-			if _, ok := offered(intent.Ask, req); !ok {
+			if _, ok := offered(tb, intent.Ask, req); !ok {
 				out.Content = askText(out.Content, in.Question)
 				continue // asked in the message, which ends the agent's turn
 			}
 		}
 		if in.Kind != "" {
 			var err error
-			if c, err = resolve(in, c.ID, req, workspace); err != nil {
+			if c, err = resolve(in, c.ID, req, workspace, tb); err != nil {
 				return Reply{}, fmt.Errorf("tool call %d: %w", i+1, err)
 			}
 		}

@@ -28,6 +28,9 @@ type Script struct {
 	// Workspace is the folder the run's agent works in: an intent's path
 	// is made absolute in it for the agents that want one.
 	Workspace string
+	// Tools are the tools an intent is made a call of: the run's agent's
+	// own (its agents.yaml entry), then every tool proctor knows.
+	Tools intent.Table
 }
 
 // Step is one expected request and its reply.
@@ -375,6 +378,14 @@ func orNone(s string) string {
 func (s *Script) WithWorkspace(dir string) *Script {
 	c := *s
 	c.Workspace = dir
+	return &c
+}
+
+// WithTools is the script for a run whose agent names its own tools for
+// intents (agents.yaml tools:).
+func (s *Script) WithTools(own ...intent.Tool) *Script {
+	c := *s
+	c.Tools = intent.For(own...)
 	return &c
 }
 

@@ -106,7 +106,7 @@ func (s *Server) answer(w http.ResponseWriter, req model.Request) (id string, re
 		return "script-wait", Reply{ToolCalls: []model.ToolCall{poll}}, true
 	}
 	if st, found := s.script.AnytimeFor(req); found {
-		reply, err := st.Reply.forRequest(req, s.script.Workspace)
+		reply, err := st.Reply.forRequest(req, s.script.Workspace, s.script.Tools)
 		if err != nil {
 			writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, fmt.Sprintf("%s:%d: any-time step: %v", s.script.Path, st.Line, err))
 			return "", Reply{}, false
@@ -127,7 +127,7 @@ func (s *Server) answer(w http.ResponseWriter, req model.Request) (id string, re
 			writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, diff)
 			return "", Reply{}, false
 		}
-		reply, err := s.script.Steps[i].Reply.forRequest(req, s.script.Workspace)
+		reply, err := s.script.Steps[i].Reply.forRequest(req, s.script.Workspace, s.script.Tools)
 		if err != nil {
 			s.failed = fmt.Sprintf("%s:%d: step %d: %v", s.script.Path, s.script.Steps[i].Line, i+1, err)
 			writeAPIError(w, req.API, http.StatusConflict, model.CodeScriptMismatch, s.failed)

@@ -14,6 +14,9 @@
 // CHATAGENT_NO_ASK=1 it offers no ask_user, as no agent but proctor's own
 // does. Before a gated
 // tool (run_command) it asks proctor through POST /v1/proctor/approvals.
+// With CHATAGENT_SHELL=1 its command tool is an agent's own that proctor
+// does not know: "shell", its commands a list ("cmd": ["…"]), its result
+// the output and then "status: N" — an agents.yaml entry names it.
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -112,6 +116,8 @@ func run(ctx context.Context, task string, resume bool) error {
 				var a struct{ Question string }
 				json.Unmarshal([]byte(c.Arguments), &a)
 				question = a.Question
+			} else if c.Name == "shell" {
+				out = shell(ctx, tb, c.Arguments)
 			} else if d := approve(ctx, client, c); tools.Gated(c.Name) && !d.Approved {
 				out = agent.DeniedText(c.Name, agent.Decision{Approved: false, By: d.By, Reason: d.Reason})
 			} else {
@@ -126,6 +132,19 @@ func run(ctx context.Context, task string, resume bool) error {
 		}
 	}
 	return fmt.Errorf("no final answer in 30 turns")
+}
+
+// shell runs the first of a shell call's commands with run_command, and
+// answers as such an agent would: the output, then "status: N".
+func shell(ctx context.Context, tb *tools.Toolbox, args string) string {
+	var a struct{ Cmd []string }
+	if json.Unmarshal([]byte(args), &a) != nil || len(a.Cmd) == 0 {
+		return "shell: want {\"cmd\": [\"command\"]}"
+	}
+	run, _ := json.Marshal(map[string]string{"command": a.Cmd[0]})
+	out := tb.Run(ctx, "run_command", string(run), nil).Output
+	head, rest, _ := strings.Cut(out, "\n")
+	return rest + "\nstatus: " + strings.TrimPrefix(head, "exit ")
 }
 
 // decision is proctor's answer to POST /v1/proctor/approvals.
@@ -187,6 +206,9 @@ func specs() []openai.ChatCompletionToolUnionParam {
 	for _, s := range agent.Specs() {
 		if s.Name == agent.AskUserTool && os.Getenv("CHATAGENT_NO_ASK") == "1" {
 			continue
+		}
+		if s.Name == "run_command" && os.Getenv("CHATAGENT_SHELL") == "1" {
+			s.Name, s.Parameters = "shell", json.RawMessage(`{"type":"object","properties":{"cmd":{"type":"array","items":{"type":"string"}}},"required":["cmd"]}`)
 		}
 		var p shared.FunctionParameters
 		json.Unmarshal(s.Parameters, &p)
