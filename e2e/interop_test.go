@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,17 @@ func interop(t *testing.T) (bin, dir, proctor string) {
 	return bin, dir, proctor
 }
 
+// installed is the install folders of the agents on path (each entry
+// one's node_modules/.bin), for PROCTOR_SANDBOX_READ: a command agent
+// started by sh reads its program there.
+func installed(path string) string {
+	var out []string
+	for _, bin := range filepath.SplitList(path) {
+		out = append(out, filepath.Dir(filepath.Dir(bin)))
+	}
+	return strings.Join(out, string(os.PathListSeparator))
+}
+
 // agentPath is the PATH entries of the agents `go tool task interop`
 // installed (PROCTOR_AGENT_PATH).
 func agentPath(t *testing.T) string {
@@ -147,10 +159,15 @@ steps:
     reply: {tool_calls: [{run: "sed -i 's/hello/hello, proctor/' greeting.txt"}]}
   - expect: {last_role: tool}
     reply: {content: "I changed greeting.txt."}
+anytime:
+  - expect: {system_contains: "You are a title generator", no_tools: true}   # Kilo Code's (opencode's is answered for it)
+    reply: {content: proctor run}
 `), 0o644)
 	for _, tc := range []struct{ kind, api, version string }{
 		{"native", "chat", ""}, {"codex", "responses", "codex-cli "}, {"claude", "messages", "(Claude Code)"},
 		{"gemini", "gemini", "."}, {"qwen", "chat", "."}, {"opencode", "chat", "."}, {"copilot", "chat", "GitHub Copilot CLI "},
+		// Command agents of testdata/agents.yaml, with their own tools.
+		{"cline", "chat", "."}, {"continue", "chat", "."}, {"kilo", "chat", "."},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			src := filepath.Join(dir, tc.kind, "src")
@@ -158,8 +175,8 @@ steps:
 			os.WriteFile(filepath.Join(src, "greeting.txt"), []byte("hello\n"), 0o644)
 			data := filepath.Join(dir, tc.kind, "data")
 			cmd := exec.Command(proctor, "run", "--dir", src, "--task", "Change greeting.txt to say hello, proctor.", "--script", script,
-				"--agent", tc.kind, "--allow", "sed", "--wall-clock-s", "150")
-			cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"), "PROCTOR_DATA="+data)
+				"--agent", tc.kind, "--agents", "testdata/agents.yaml", "--allow", "sed", "--wall-clock-s", "150")
+			cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"), "PROCTOR_DATA="+data, "PROCTOR_SANDBOX_READ="+installed(path))
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			took := time.Since(start)
@@ -181,7 +198,11 @@ steps:
 			exchanges, _ := os.ReadFile(filepath.Join(runDir, "exchanges.jsonl"))
 			ok := receipt.Status == "awaiting_review" && strings.Contains(string(diff), "+hello, proctor") && receipt.Usage.ModelCalls >= 3
 			if tc.kind != "native" {
-				ok = ok && receipt.Agent != nil && receipt.Agent.Kind == tc.kind && strings.Contains(receipt.Agent.Version, tc.version) &&
+				kind := tc.kind
+				if !slices.Contains(builtinAgents, kind) {
+					kind = "command"
+				}
+				ok = ok && receipt.Agent != nil && receipt.Agent.Kind == kind && strings.Contains(receipt.Agent.Version, tc.version) &&
 					strings.Contains(string(exchanges), `"api":"`+tc.api+`"`)
 			}
 			if !ok {
