@@ -950,7 +950,7 @@ func modelFields(m Models, v LaunchValues, errs map[string]string, scriptHint st
 }
 
 // agentField picks the agent doing the work: proctor's own, one proctor
-// drives (Codex CLI, Claude Code, Gemini CLI, Qwen Code, opencode), or one
+// drives (Codex CLI, Claude Code, Gemini CLI, Qwen Code, opencode, GitHub Copilot CLI), or one
 // the server's agents.yaml names.
 func agentField(agents []string, chosen string, errs map[string]string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

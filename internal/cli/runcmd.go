@@ -65,7 +65,7 @@ func addRunFlags(fs *flagSet) *runFlags {
 	fs.Var(&f.allow, "allow", "command `prefix` run_command may use without asking (repeatable)")
 	f.approve = fs.String("approve", "", "how gated tools are decided: ask (a terminal prompt for what --allow does not cover) or policy (--allow only; default when there is no terminal)")
 	f.stream = fs.Bool("stream", false, "stream model replies")
-	f.agent = fs.String("agent", "", "the `agent` doing the work: native (proctor's own, default), codex, claude, gemini, qwen, opencode, command (the command after --), or a name from agents.yaml")
+	f.agent = fs.String("agent", "", "the `agent` doing the work: native (proctor's own, default), codex, claude, gemini, qwen, opencode, copilot, command (the command after --), or a name from agents.yaml")
 	f.agents = fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
 	f.sandbox = fs.String("sandbox", "workspace", "how the run's commands are confined: workspace (write only the workspace), strict (also no read allow-list), or off (your own permissions)")
 	for _, k := range bounds.Keys() {

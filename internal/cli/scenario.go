@@ -127,7 +127,7 @@ broken check.`)
 	parallel := fs.Int("parallel", 1, "runs at a time")
 	profile := fs.String("model", "", "run every scenario against this model `profile` instead of its own model")
 	models := fs.String("models", "", "models.yaml `file`")
-	agentName := fs.String("agent", "", "run every scenario with each of these `agents` (comma-separated) instead of its own: native, codex, claude, gemini, qwen, opencode, or names from agents.yaml")
+	agentName := fs.String("agent", "", "run every scenario with each of these `agents` (comma-separated) instead of its own: native, codex, claude, gemini, qwen, opencode, copilot, or names from agents.yaml")
 	agents := fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
 	sandboxMode := fs.String("sandbox", "workspace", "how the runs' commands are confined: workspace, strict or off (docs/security.md)")
 	var tags stringList

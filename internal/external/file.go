@@ -16,7 +16,7 @@ import (
 )
 
 // File is agents.yaml: the agents a user can pick by name, beside the
-// built-in native, codex, claude, gemini, qwen and opencode.
+// built-in native, codex, claude, gemini, qwen, opencode and copilot.
 //
 //	agents:
 //	  - name: my-agent

@@ -118,7 +118,7 @@ func TestLaunchWithAnAgentOfAgentsYAML(t *testing.T) {
 	if _, errs := l.Launch(v); !strings.Contains(errs["agent"], `no agent "nobody"`) {
 		t.Fatalf("errors %v", errs)
 	}
-	if names, err := l.AgentNames(); err != nil || strings.Join(names, ",") != "native,codex,claude,gemini,qwen,opencode,chat" {
+	if names, err := l.AgentNames(); err != nil || strings.Join(names, ",") != "native,codex,claude,gemini,qwen,opencode,copilot,chat" {
 		t.Fatalf("agent names %v %v", names, err)
 	}
 	v.Agent = "chat"
