@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -390,5 +391,69 @@ func TestARealProjectUnderEveryAgent(t *testing.T) {
 		default:
 			t.Logf("%s under %s: %s in %.1f s", c.Scenario, c.Agent, c.Status, c.Seconds)
 		}
+	}
+}
+
+// The official JavaScript SDKs of the four APIs (openai, @anthropic-ai/sdk,
+// @google/genai and @openai/agents, installed from npm by `go tool task
+// interop` into SDK_DIR) talk to `proctor script serve` as they would to
+// the vendors: plain and streamed replies, tool calls with their arguments,
+// token counts and a tool loop, with no request refused.
+func TestTheOfficialSDKs(t *testing.T) {
+	sdk := os.Getenv("SDK_DIR")
+	if sdk == "" {
+		t.Fatal("SDK_DIR is not set: run this through `go tool task interop`")
+	}
+	_, dir, proctor := interop(t)
+	for _, f := range []string{"check.mjs", "script.yaml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "sdk", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(sdk, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	serve := exec.Command(proctor, "script", "serve", filepath.Join(dir, "script.yaml"))
+	stdout, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve.Stderr = os.Stderr
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("script serve printed no address: %v", err)
+	}
+	_, rest, _ := strings.Cut(first, "http://")
+	addr, _, found := strings.Cut(rest, "/v1")
+	if !found {
+		t.Fatalf("no address in %q", first)
+	}
+	start := time.Now()
+	node := exec.Command("node", "check.mjs", addr)
+	node.Dir = dir
+	out, err := node.CombinedOutput()
+	t.Logf("the official SDKs in %s:\n%s", time.Since(start).Round(time.Millisecond), out)
+	if err != nil {
+		t.Fatalf("node check.mjs: %v", err)
+	}
+	ok := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "FAIL\t") {
+			t.Errorf("%s", line)
+		}
+		if strings.HasPrefix(line, "ok\t") {
+			ok++
+		}
+	}
+	if ok != 9 {
+		t.Fatalf("%d of the 9 calls ok", ok)
 	}
 }

@@ -604,6 +604,11 @@ func (p *Proxy) spent(u model.Usage, price pricing.Price) {
 // tokens, listing models), and records it: every call the agent makes is in
 // exchanges.jsonl, these marked as what they asked.
 func (p *Proxy) beside(w http.ResponseWriter, r *http.Request, rt aRoute, call string, body []byte) {
+	// Recorded in its turn among the model calls, and waited for by Drain.
+	p.ordered(func(record func(model.Exchange, *model.Response)) { p.serveBeside(w, r, rt, call, body, record) })
+}
+
+func (p *Proxy) serveBeside(w http.ResponseWriter, r *http.Request, rt aRoute, call string, body []byte, record func(model.Exchange, *model.Response)) {
 	start := p.cfg.Now()
 	var keep bytes.Buffer
 	x := model.Exchange{Time: start.UTC(), API: rt.api, Attempt: 1, Call: call, Request: body}
@@ -623,7 +628,7 @@ func (p *Proxy) beside(w http.ResponseWriter, r *http.Request, rt aRoute, call s
 	} else if keep.Len() > 0 {
 		x.Response, _ = json.Marshal(keep.String())
 	}
-	p.cfg.Record(x, nil)
+	record(x, nil)
 }
 
 // forward passes a request on to the upstream with its key and copies the
