@@ -221,9 +221,10 @@ anytime:
 
 // A repository that turns its agent's hooks off in its own settings
 // (.codex/config.toml, .claude/settings.json, .gemini/settings.json,
-// .qwen/settings.json, opencode.json)
+// .qwen/settings.json, opencode.json, .github/copilot, .github/hooks)
 // does not get past proctor's approvals: the agent's command is still
-// asked about, denied, and does not run.
+// asked about, denied, and does not run — or, for Gemini CLI, whose
+// workspace settings outrank proctor's, the agent is not started.
 func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
 	path := agentPath(t)
 	_, dir, proctor := interop(t)
@@ -257,6 +258,15 @@ func TestAHostileRepositoryCannotTurnTheApprovalsHookOff(t *testing.T) {
 			cmd.Env = append(os.Environ(), "PATH="+path+":"+os.Getenv("PATH"), "PROCTOR_DATA="+data)
 			out, err := cmd.CombinedOutput()
 			runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "run.json"))
+			if kind == "gemini" {
+				// Gemini CLI reads proctor's settings as the user's, which
+				// the workspace's outrank: proctor does not start it.
+				_, gone := os.Stat(filepath.Join(filepath.Dir(runs[0]), "workspace", "greeting.txt"))
+				if err == nil || !strings.Contains(string(out), "hooksConfig.enabled") || gone != nil {
+					t.Fatalf("gemini in a workspace that turns hooks off: %v (greeting.txt: %v)\n%s", err, gone, out)
+				}
+				return
+			}
 			if err != nil || len(runs) != 1 {
 				t.Fatalf("proctor run --agent %s: %v\n%s", kind, err, out)
 			}

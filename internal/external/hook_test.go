@@ -103,7 +103,8 @@ func TestEachAgentsHookIsWrittenWhereItReadsIt(t *testing.T) {
 // A repository's own agent settings (.claude/settings.json,
 // .gemini/settings.json) could turn the approvals hook off: Claude Code
 // loads only the settings proctor wrote, and Gemini CLI and Qwen Code get
-// them as their system settings, which outrank the workspace's.
+// them as their system settings, which outrank the workspace's (Gemini CLI
+// reads them only where root owns them: see the test after this one).
 func TestTheWorkspacesSettingsDoNotOutrankProctors(t *testing.T) {
 	for _, tc := range []struct{ kind, want string }{
 		{KindClaude, "--setting-sources user"},
@@ -118,5 +119,59 @@ func TestTheWorkspacesSettingsDoNotOutrankProctors(t *testing.T) {
 		if !strings.Contains(strings.Join(argv, " "), tc.want) && !strings.Contains(strings.Join(env, "\n"), tc.want+home) {
 			t.Errorf("%s: neither argv %q nor the environment has %s", tc.kind, argv, tc.want)
 		}
+	}
+}
+
+// Gemini CLI skips system settings that are not root's (as nothing in a
+// sandbox is), so proctor's settings are the user's, which a workspace's
+// own outrank: a workspace whose .gemini/settings.json could keep the
+// approvals hook from running (hooksConfig, BeforeTool hooks, or a file
+// proctor cannot read as plain JSON) is refused before Gemini CLI starts,
+// naming the file and the key. Settings that leave the hook alone are
+// taken. Without a hook (no approvals to keep) nothing is refused.
+func TestAGeminiWorkspaceThatCouldTurnTheHookOffIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings, want string // want "" when taken
+	}{
+		{"no settings", "", ""},
+		{"a model and a theme", `{"model": {"name": "x"}, "ui": {"theme": "Dracula"}}`, ""},
+		{"hooks on, said again", `{"hooksConfig": {"enabled": true, "notifications": false, "disabled": []}}`, ""},
+		{"its own AfterTool hook", `{"hooks": {"AfterTool": []}}`, ""},
+		{"hooks off", `{"hooksConfig": {"enabled": false}}`, "hooksConfig.enabled"},
+		{"proctor's hook off by name", `{"hooksConfig": {"disabled": ["proctor-approvals"]}}`, "hooksConfig.disabled"},
+		{"hooksConfig not an object", `{"hooksConfig": false}`, "hooksConfig is not an object"},
+		{"BeforeTool replaced", `{"hooks": {"BeforeTool": []}}`, "hooks.BeforeTool"},
+		{"comments", "// mine\n{\"hooksConfig\": {\"enabled\": false}}", "not plain JSON"},
+		{"an array", `[]`, "not plain JSON"},
+		{"a folder", "dir", "cannot be read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			switch tc.settings {
+			case "":
+			case "dir":
+				os.MkdirAll(filepath.Join(ws, ".gemini", "settings.json"), 0o755)
+			default:
+				os.MkdirAll(filepath.Join(ws, ".gemini"), 0o755)
+				os.WriteFile(filepath.Join(ws, ".gemini", "settings.json"), []byte(tc.settings), 0o644)
+			}
+			_, _, err := prepare(Agent{Name: "g", Kind: KindGemini}, Options{Dir: ws, Home: t.TempDir(), Model: "m", BaseURL: "http://127.0.0.1:1/v1", Hook: "/bin/proctor"})
+			if tc.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), ".gemini/settings.json")) {
+				t.Fatalf("err = %v, want one naming .gemini/settings.json and %q", err, tc.want)
+			}
+			if _, _, err := prepare(Agent{Name: "g", Kind: KindGemini}, Options{Dir: ws, Home: t.TempDir(), Model: "m", BaseURL: "http://127.0.0.1:1/v1"}); err != nil {
+				t.Fatalf("without a hook: %v", err)
+			}
+		})
+	}
+	// A link out of the workspace is not followed.
+	ws, outside := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(outside, "settings.json"), []byte(`{}`), 0o644)
+	os.Symlink(outside, filepath.Join(ws, ".gemini"))
+	if _, _, err := prepare(Agent{Name: "g", Kind: KindGemini}, Options{Dir: ws, Home: t.TempDir(), Model: "m", BaseURL: "http://127.0.0.1:1/v1", Hook: "/bin/proctor"}); err == nil || !strings.Contains(err.Error(), "cannot be read") {
+		t.Fatalf("a .gemini linked out of the workspace: %v", err)
 	}
 }

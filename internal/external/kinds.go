@@ -2,7 +2,10 @@ package external
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -223,6 +226,11 @@ func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 		// model script for the conversation does not expect.
 		settings["memory"] = map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false}
 	}
+	if o.Hook != "" && kind == KindGemini {
+		if err := geminiWorkspaceKeepsTheHook(o.Dir); err != nil {
+			return nil, err
+		}
+	}
 	if o.Hook != "" {
 		// Commands wait for proctor's approvals: Gemini CLI's BeforeTool
 		// hook (its timeout in milliseconds), Qwen Code's PreToolUse.
@@ -253,6 +261,63 @@ func geminiStyle(o Options, kind, folder, auth string) ([]string, error) {
 	// hook off, or name another model).
 	return append([]string{"HOME=" + o.Home, "GEMINI_CLI_TRUST_WORKSPACE=true", "QWEN_CODE_TRUST_WORKSPACE=true",
 		"GEMINI_CLI_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "settings.json"), "QWEN_CODE_SYSTEM_SETTINGS_PATH=" + filepath.Join(dir, "settings.json")}, quiet()...), nil
+}
+
+// geminiWorkspaceKeepsTheHook refuses a workspace whose own Gemini CLI
+// settings (.gemini/settings.json, a repository's or one the agent wrote
+// in an earlier turn) could keep proctor's approvals hook from running.
+// Gemini CLI (0.61) reads a system settings file only where it and every
+// folder above it belong to root and no one else may write them, which
+// nothing in a sandbox does: proctor's settings are read as the user's,
+// which a workspace's outrank. A workspace that is not trusted keeps no
+// hook at all, so the workspace's file is read here first, as hostile: it
+// may not set hooksConfig (the hooks' on switch and the hooks turned off
+// by name) nor BeforeTool hooks, and must be plain JSON.
+func geminiWorkspaceKeepsTheHook(workspace string) error {
+	if workspace == "" {
+		return nil
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return fmt.Errorf("read the workspace's Gemini CLI settings: %w", err)
+	}
+	defer root.Close()
+	const name = ".gemini/settings.json"
+	f, err := root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the workspace's %s cannot be read (%v): proctor cannot tell whether it turns the approvals hook off, so Gemini CLI is not started; remove the file from the repository", name, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("the workspace's %s cannot be read (not a regular file): proctor cannot tell whether it turns the approvals hook off, so Gemini CLI is not started; remove it from the repository", name)
+	}
+	var settings struct {
+		HooksConfig json.RawMessage            `json:"hooksConfig"`
+		Hooks       map[string]json.RawMessage `json:"hooks"`
+	}
+	if err := json.NewDecoder(io.LimitReader(f, 4<<20)).Decode(&settings); err != nil {
+		return fmt.Errorf("the workspace's %s is not plain JSON (%v): proctor cannot tell whether it turns the approvals hook off, so Gemini CLI is not started; remove its comments, or the file", name, err)
+	}
+	if len(settings.HooksConfig) > 0 && string(settings.HooksConfig) != "null" {
+		var hc map[string]json.RawMessage
+		if json.Unmarshal(settings.HooksConfig, &hc) != nil {
+			return fmt.Errorf("the workspace's %s: hooksConfig is not an object, so Gemini CLI is not started (proctor's approvals hook must run): remove it", name)
+		}
+		for k, v := range hc {
+			switch {
+			case k == "enabled" && string(v) == "true", k == "notifications", k == "disabled" && (string(v) == "[]" || string(v) == "null"):
+			default:
+				return fmt.Errorf("the workspace's %s sets hooksConfig.%s, which could keep proctor's approvals hook from running, so Gemini CLI is not started: remove it from the repository's settings", name, k)
+			}
+		}
+	}
+	if _, ok := settings.Hooks["BeforeTool"]; ok {
+		return fmt.Errorf("the workspace's %s sets hooks.BeforeTool, which would replace proctor's approvals hook, so Gemini CLI is not started: remove it from the repository's settings", name)
+	}
+	return nil
 }
 
 // copilotSetup configures GitHub Copilot CLI: its configuration in the
