@@ -481,3 +481,66 @@ func requestChanges(t *testing.T, page playwright.Page, summary, script string) 
 	must(t, page.Locator("#request-changes-button").Click())
 	must(t, expect.Page(page).Not().ToHaveURL(from))
 }
+
+// Request changes on the demo offers, from a list, only the models that
+// can answer the next message (the profiles of models.yaml and the built-in
+// notes script); the demo's own script, which answers only its task, is
+// not offered, and the request goes out with the built-in one.
+func TestRequestChangesOnTheDemoOffersModelsThatCanAnswer(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	demoAwaitingReview(t, a, page)
+	must(t, page.Locator("#request-changes summary").Click())
+	must(t, expect.Locator(page.Locator("#changes-model option")).ToHaveText([]string{"local-demo", "notes — lists the files and writes NOTES.md (any folder)"}))
+	_, err := page.Locator("#changes-model").SelectOption(playwright.SelectOptionValues{Values: &[]string{"builtin:notes"}})
+	must(t, err)
+	must(t, page.Locator("#changes-summary").Fill("Write down what you did."))
+	from := page.URL()
+	must(t, page.Locator("#request-changes-button").Click())
+	must(t, expect.Page(page).Not().ToHaveURL(from))
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#diff")).ToContainText("NOTES.md"))
+}
+
+// A request for changes that fails (a model script that is not there)
+// loses nothing the reviewer typed: after the error and a reload the
+// decisions, the line comment and the summary are all there, and the
+// request then goes out with them.
+func TestARequestForChangesThatFailsLosesNothing(t *testing.T) {
+	a := startApp(t)
+	page, _ := partsRun(t, a)
+	first := page.URL()
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("input[aria-label='Accept hunk 1 of notes.txt']").Check())
+	must(t, page.Locator("input[aria-label='Reject hunk 2 of notes.txt']").Check())
+	must(t, page.Locator("#part-0-1 .hunk-comment summary").Click())
+	must(t, page.Locator("#part-0-1 .hunk-comment textarea").Fill("why not this one?"))
+	must(t, page.Locator("#request-changes summary").Click())
+	must(t, page.Locator("#changes-summary").Fill("Say why hunk 2 is needed."))
+	must(t, page.Locator("#changes-script").Fill("missing.yaml"))
+	must(t, page.Locator("#request-changes-button").Click())
+	must(t, expect.Locator(page.Locator("#review-error")).ToContainText("No changes were requested"))
+	must(t, expect.Locator(page.Locator("#review-error")).ToContainText(`no file "missing.yaml"`))
+	must(t, expect.Page(page).ToHaveURL(first))
+
+	goTo(t, page, first)
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("1 of 3 parts accepted, 1 rejected."))
+	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))
+	must(t, expect.Locator(page.Locator("#changes-summary")).ToHaveValue("Say why hunk 2 is needed."))
+
+	// A request whose run fails (its model script matches nothing): back on
+	// the run, the comment and the summary are in the form again.
+	must(t, os.WriteFile(filepath.Join(a.Roots, "mismatch.yaml"), []byte("steps:\n  - expect: {last_contains: \"never said\"}\n    reply: {content: no}\n"), 0o644))
+	requestChanges(t, page, "Say why hunk 2 is needed.", "mismatch.yaml")
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("error", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	goTo(t, page, first)
+	must(t, expect.Locator(page.Locator("#request-restored")).ToContainText("ended in error before the agent answered it"))
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("1 of 3 parts accepted, 1 rejected."))
+	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))
+	must(t, expect.Locator(page.Locator("#changes-summary")).ToHaveValue("Say why hunk 2 is needed."))
+	screenshot(t, page, "request-changes-failed")
+
+	must(t, os.WriteFile(filepath.Join(a.Roots, "nothing.yaml"), []byte("steps:\n  - expect: {last_contains: \"why not this one?\"}\n    reply: {content: Hunk 2 is needed for the count.}\n"), 0o644))
+	requestChanges(t, page, "Say why hunk 2 is needed.", "nothing.yaml")
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("passed", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+}

@@ -184,6 +184,8 @@ type RunPage struct {
 	DiffLazy    bool       // a large diff: each file of Diff is loaded when opened
 	Split       bool       // show the diff side by side
 	Draft       Draft      // the reviewer's draft review of the run
+	Models      Models     // the models Request changes may give the next message to
+	Restored    string     // the run a request for changes went to that ended in error: its comments are back in the draft
 }
 
 // SessionsPage is the view model of the sessions list.

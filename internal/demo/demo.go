@@ -32,15 +32,32 @@ func Script() (*script.Script, error) { return Builtin("demo") }
 
 // A BuiltinScript is a scripted model that comes with proctor, offered by
 // the Launch form so that a newcomer can launch a run without a key or a
-// line of YAML.
-type BuiltinScript struct{ Name, Title string }
+// line of YAML. FollowUp says that it answers any conversation's next
+// message too (a session's next run, a reviewer's request for changes):
+// its steps expect nothing of the task.
+type BuiltinScript struct {
+	Name, Title string
+	FollowUp    bool
+}
 
 // Builtins are the built-in scripted models.
 func Builtins() []BuiltinScript {
 	return []BuiltinScript{
-		{"notes", "notes — lists the files and writes NOTES.md (any folder)"},
-		{"demo", "demo — fixes the rounding bug of the demo's invoice project (a task that mentions rounding)"},
+		{"notes", "notes — lists the files and writes NOTES.md (any folder)", true},
+		{"demo", "demo — fixes the rounding bug of the demo's invoice project (a task that mentions rounding)", false},
 	}
+}
+
+// FollowUps are the built-in scripted models that answer any
+// conversation's next message.
+func FollowUps() []BuiltinScript {
+	var out []BuiltinScript
+	for _, b := range Builtins() {
+		if b.FollowUp {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // Builtin is the built-in scripted model called name.

@@ -188,7 +188,7 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
 		t.Model = rc.Model.ProfileName()
 	}
-	choice, ferr := l.modelChoice(t)
+	choice, ferr := l.modelChoice(t, false)
 	if ferr != nil {
 		if t.Model == "" && t.Script == "" {
 			ferr = &FieldError{"script", "the run's model was a script: give a model script (or a profile) for the resumed run"}
@@ -214,7 +214,7 @@ func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task)
 		rc, _ := l.Runner.Records().Receipt(runID) // unread, it has no profile: the request names the model
 		t.Model = rc.Model.ProfileName()
 	}
-	if _, ferr := l.modelChoice(t); ferr != nil {
+	if _, ferr := l.modelChoice(t, true); ferr != nil {
 		if t.Model == "" && t.Script == "" {
 			ferr.Problem = "the run's model was a script: choose a model profile or a model script for the run that makes the changes"
 		}
@@ -258,7 +258,7 @@ func (l *Launcher) Continue(session string, t Task) (string, FieldErrors) {
 	if strings.TrimSpace(t.Task) == "" {
 		errs.add(&FieldError{"task", "write the next message"})
 	}
-	choice, ferr := l.modelChoice(t)
+	choice, ferr := l.modelChoice(t, true)
 	errs.add(ferr)
 	name := t.Agent
 	if name == "" {
@@ -342,7 +342,7 @@ func (l *Launcher) readUnderRoot(rootField, rel string) (string, []byte, *FieldE
 	data, err := root.ReadFile(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", nil, &FieldError{"script", "no such file under " + root.Name()}
+		return "", nil, &FieldError{"script", fmt.Sprintf("no file %q under %s: give a model script's path relative to the source root", rel, root.Name())}
 	case err != nil:
 		return "", nil, &FieldError{"script", "cannot read it (a file must be inside the root): " + err.Error()}
 	}
@@ -444,7 +444,7 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
 			}
 		}
 	}
-	choice, ferr := l.modelChoice(v)
+	choice, ferr := l.modelChoice(v, false)
 	errs.add(ferr)
 	agent, ferr := l.Agent(v.Agent)
 	errs.add(ferr)
@@ -468,17 +468,30 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
 		Allow: lines(v.Allow), Ask: l.ask(id)})
 }
 
+func followUpNames() string {
+	var names []string
+	for _, b := range demo.FollowUps() {
+		names = append(names, BuiltinModel+b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // BuiltinModel starts a Task's Model that names a built-in scripted model
 // (demo.Builtins) instead of a profile: "builtin:notes".
 const BuiltinModel = "builtin:"
 
 // modelChoice is the model a form asks for: a model script under a source
-// root (v.Root, v.Script), or else the profile v.Model.
-func (l *Launcher) modelChoice(v Task) (run.ModelChoice, *FieldError) {
+// root (v.Root, v.Script), or else the profile v.Model. A followUp (a
+// conversation's next message) takes only the built-in scripts that answer
+// any conversation.
+func (l *Launcher) modelChoice(v Task, followUp bool) (run.ModelChoice, *FieldError) {
 	if name, ok := strings.CutPrefix(strings.TrimSpace(v.Model), BuiltinModel); ok && strings.TrimSpace(v.Script) == "" {
 		sc, err := demo.Builtin(name)
 		if err != nil {
 			return run.ModelChoice{}, &FieldError{"model", err.Error()}
+		}
+		if followUp && !slices.ContainsFunc(demo.FollowUps(), func(b demo.BuiltinScript) bool { return b.Name == name }) {
+			return run.ModelChoice{}, &FieldError{"model", fmt.Sprintf("the built-in script %q answers only its own task, not a next message: choose a model profile, a built-in script that answers any conversation (%s) or a model script of your own", name, followUpNames())}
 		}
 		return run.ModelChoice{Script: sc}, nil
 	}

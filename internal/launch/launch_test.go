@@ -56,7 +56,7 @@ func TestLaunchChecksEachField(t *testing.T) {
 		{"no models file", func(v *launch.Task) { v.Script, v.Model = "", "gpt" }, "model", "no models.yaml"},
 		{"no such built-in model", func(v *launch.Task) { v.Script, v.Model = "", "builtin:nope" }, "model", `no built-in script "nope"; there are notes, demo`},
 		{"no model at all: said at the script", func(v *launch.Task) { v.Script, v.Model = "", "" }, "script", "choose a model profile, or give a model script"},
-		{"script missing", func(v *launch.Task) { v.Script = "nope.yaml" }, "script", "no such file under"},
+		{"script missing", func(v *launch.Task) { v.Script = "nope.yaml" }, "script", `no file "nope.yaml" under`},
 		{"script out", func(v *launch.Task) { v.Script = "escape/x.yaml" }, "script", "cannot read it"},
 	}
 	for _, tc := range tests {
@@ -263,5 +263,27 @@ func TestLaunchWithABuiltInModel(t *testing.T) {
 	}
 	if spec.Model.Script == nil || spec.Model.Profile != nil {
 		t.Fatalf("model: %+v, want the built-in notes script", spec.Model)
+	}
+}
+
+// A conversation's next message (a request for changes, a session's next
+// run) goes only to a model that can answer it: the demo's built-in
+// script answers only its own task and is refused, naming the ones that
+// answer any; the first launch takes every built-in script.
+func TestANextMessageTakesOnlyBuiltInScriptsThatAnswerAny(t *testing.T) {
+	l, _ := launcher(t)
+	cr := bundle.ChangeRequest{By: "dana", Summary: "again"}
+	_, errs := l.RequestChanges("20261207-010000-abcdef", cr, launch.Task{Model: "builtin:demo"})
+	if !strings.Contains(errs["model"], `"demo" answers only its own task`) || !strings.Contains(errs["model"], "builtin:notes") {
+		t.Fatalf("request changes with the demo script: %v", errs)
+	}
+	if _, errs := l.Continue("sess-20261207-010000-abcdef", launch.Task{Task: "go on", Model: "builtin:demo"}); !strings.Contains(errs["model"], "answers only its own task") {
+		t.Fatalf("continue with the demo script: %v", errs)
+	}
+	if _, errs := l.Launch(launch.Task{Root: "0", Path: "invoice", Task: "Fix the rounding bug", Model: "builtin:demo"}); len(errs) > 0 {
+		t.Fatalf("a first launch with the demo script: %v", errs)
+	}
+	if _, errs := l.RequestChanges("20261207-010000-abcdef", cr, launch.Task{Model: "builtin:notes"}); errs["model"] != "" {
+		t.Fatalf("request changes with the notes script: %v", errs)
 	}
 }

@@ -24,6 +24,20 @@ import (
 type Draft struct {
 	Fields map[string]string `json:"fields"`
 	Saved  time.Time         `json:"saved"`
+	// Sent is the last request for changes sent from this draft: its
+	// comments and summary, kept until the run that got them has answered,
+	// so that a run that fails without an answer gives them back.
+	Sent *Sent `json:"sent,omitempty"`
+	// Restored names the run a request went to that failed, when its
+	// comments and summary came back into Fields on this reading.
+	Restored string `json:"-"`
+}
+
+// Sent is a request for changes as it left a draft: Run is the run that
+// was to make them.
+type Sent struct {
+	Run    string            `json:"run"`
+	Fields map[string]string `json:"fields"`
 }
 
 // draftField is a field a draft keeps: part.F.H, edit.F.H, comment.F.H or
@@ -58,17 +72,34 @@ func DraftFrom(form url.Values) (Draft, error) {
 	return d, nil
 }
 
-// WithoutRequest is the draft after its request for changes was sent: the
-// comments and the summary went to the agent; the decisions and edits stay
-// (the run still waits for them).
-func (d Draft) WithoutRequest() Draft {
-	out := Draft{Fields: map[string]string{}}
+// Sending is the draft after its request for changes was sent to run
+// next: the comments and the summary went to the agent (and are kept aside
+// until it answers); the decisions and edits stay (the run still waits for
+// them).
+func (d Draft) Sending(next string) Draft {
+	out := Draft{Fields: map[string]string{}, Sent: &Sent{Run: next, Fields: map[string]string{}}}
 	for k, v := range d.Fields {
 		if strings.HasPrefix(k, "part.") || strings.HasPrefix(k, "edit.") || strings.HasPrefix(k, "viewed.") {
 			out.Fields[k] = v
+		} else {
+			out.Sent.Fields[k] = v
 		}
 	}
 	return out
+}
+
+// giveBack puts a sent request's comments and summary back into the
+// draft, where the reviewer has not written anew.
+func (d *Draft) giveBack() {
+	if d.Fields == nil {
+		d.Fields = map[string]string{}
+	}
+	for k, v := range d.Sent.Fields {
+		if _, typed := d.Fields[k]; !typed && draftField.MatchString(k) {
+			d.Fields[k] = v
+		}
+	}
+	d.Restored, d.Sent = d.Sent.Run, nil
 }
 
 // draftPath is where actor's draft of run id is kept: under the data
@@ -89,7 +120,16 @@ func (s *Service) SaveDraft(id, actor string, d Draft) error {
 	if err != nil {
 		return err
 	}
-	if len(d.Fields) == 0 {
+	if d.Sent == nil { // a save from the form keeps what was sent aside
+		d.Sent = s.readDraft(path).Sent
+	}
+	return s.writeDraft(id, actor, path, d)
+}
+
+// writeDraft writes d as actor's draft of run id at path; an empty draft
+// removes it.
+func (s *Service) writeDraft(id, actor, path string, d Draft) error {
+	if len(d.Fields) == 0 && d.Sent == nil {
 		return s.DropDraft(id, actor)
 	}
 	if _, err := s.Runner.Records().RunDir(id); err != nil { // no drafts of runs that are not here
@@ -106,12 +146,36 @@ func (s *Service) SaveDraft(id, actor string, d Draft) error {
 }
 
 // Draft is actor's draft of run id; none (or one that cannot be read) is
-// an empty draft.
+// an empty draft. When the run its last request for changes went to ended
+// in error, that request's comments and summary are given back (and kept
+// so): the agent never answered them.
 func (s *Service) Draft(id, actor string) Draft {
 	path, err := s.draftPath(id, actor)
 	if err != nil {
 		return Draft{}
 	}
+	d := s.readDraft(path)
+	if d.Sent == nil {
+		return d
+	}
+	rc, err := s.Runner.Records().Receipt(d.Sent.Run)
+	if err != nil || rc.EndedAt == nil {
+		return d // not ended yet (or not here): the request is still out
+	}
+	if rc.Status == bundle.StatusError {
+		d.giveBack()
+	} else {
+		d.Sent = nil // answered: the comments are the next run's now
+	}
+	if err := s.writeDraft(id, actor, path, d); err != nil && s.Log != nil {
+		s.Log.Warn("keep the draft review", "run", id, "err", err)
+	}
+	return d
+}
+
+// readDraft reads the draft file at path; none (or one that cannot be
+// read) is an empty draft.
+func (s *Service) readDraft(path string) Draft {
 	data, err := bundle.ReadFile(filepath.Dir(path), filepath.Base(path), maxDraftBytes*2)
 	var d Draft
 	if err != nil || json.Unmarshal(data, &d) != nil {
@@ -121,6 +185,9 @@ func (s *Service) Draft(id, actor string) Draft {
 		if !draftField.MatchString(k) {
 			delete(d.Fields, k)
 		}
+	}
+	if d.Sent != nil && !bundle.ValidID(d.Sent.Run) {
+		d.Sent = nil
 	}
 	return d
 }

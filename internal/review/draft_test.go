@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
 // A draft keeps the review form's decisions, edits, comments and summary,
@@ -33,7 +36,10 @@ func TestADraftKeepsTheReviewFieldsOnly(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, d.Fields[k], v)
 		}
 	}
-	sent := d.WithoutRequest()
+	sent := d.Sending("20261206-070000-next01")
+	if sent.Sent == nil || sent.Sent.Run != "20261206-070000-next01" || sent.Sent.Fields["comment.0.3"] != "why?" || sent.Sent.Fields["summary"] != "look again" || len(sent.Sent.Fields) != 3 {
+		t.Errorf("the request as sent: %+v", sent.Sent)
+	}
 	for k := range sent.Fields {
 		if !strings.HasPrefix(k, "part.") && !strings.HasPrefix(k, "edit.") && !strings.HasPrefix(k, "viewed.") {
 			t.Errorf("after the request was sent the draft still has %s", k)
@@ -105,5 +111,75 @@ func TestDraftsAreKeptByRunAndReviewer(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.DataDir, "drafts", id)); !os.IsNotExist(err) {
 		t.Errorf("the run's drafts folder after its last draft went: %v", err)
+	}
+}
+
+// A request for changes sent from a draft is kept aside until the run that
+// got it ends: answered (passed, failed, awaiting review), the comments are
+// that run's; ended in error, they come back into the draft, under what
+// the reviewer wrote since; still running, nothing changes. A save from the
+// form in between keeps what was sent.
+func TestAFailedRequestForChangesGivesItsCommentsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status bundle.Status
+		ended  bool
+		back   bool // the comment and summary come back
+		kept   bool // still kept aside
+	}{
+		{"ended in error", bundle.StatusError, true, true, false},
+		{"answered, awaiting review", bundle.StatusAwaitingReview, true, false, false},
+		{"answered, failed its checks", bundle.StatusFailed, true, false, false},
+		{"still running", bundle.StatusRunning, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := service(t)
+			id, next := "20261206-070000-first1", "20261206-070100-next01"
+			writeReceipt(t, s.DataDir, id, bundle.Receipt{RunID: id, Status: bundle.StatusAwaitingReview})
+			d := Draft{Fields: map[string]string{"part.0.0": "accept", "comment.0.1": "why?", "line.0.1": "3", "summary": "look again"}}
+			if err := s.SaveDraft(id, "local:dana", d.Sending(next)); err != nil {
+				t.Fatal(err)
+			}
+			// Typed since: a comment elsewhere, saved from the form.
+			if err := s.SaveDraft(id, "local:dana", Draft{Fields: map[string]string{"part.0.0": "accept", "comment.0.2": "and this"}}); err != nil {
+				t.Fatal(err)
+			}
+			rc := bundle.Receipt{RunID: next, Status: tc.status}
+			if tc.ended {
+				now := time.Now()
+				rc.EndedAt = &now
+			}
+			writeReceipt(t, s.DataDir, next, rc)
+			got := s.Draft(id, "local:dana")
+			if back := got.Fields["comment.0.1"] == "why?" && got.Fields["line.0.1"] == "3" && got.Fields["summary"] == "look again"; back != tc.back {
+				t.Errorf("given back %v, want %v: %v", back, tc.back, got.Fields)
+			}
+			if got.Fields["comment.0.2"] != "and this" || got.Fields["part.0.0"] != "accept" {
+				t.Errorf("what was typed since: %v", got.Fields)
+			}
+			if (got.Restored == next) != tc.back {
+				t.Errorf("restored %q", got.Restored)
+			}
+			// Once given back or answered, it is so for good.
+			again := s.Draft(id, "local:dana")
+			if (again.Sent != nil) != tc.kept || again.Restored != "" || (again.Fields["summary"] == "look again") != tc.back {
+				t.Errorf("read again: %+v", again)
+			}
+		})
+	}
+}
+
+// writeReceipt writes a run folder holding rc, a valid receipt with what
+// rc leaves out.
+func writeReceipt(t *testing.T, data, id string, rc bundle.Receipt) {
+	t.Helper()
+	rc.Schema, rc.Kind, rc.Stage, rc.StartedAt = bundle.ReceiptSchema, bundle.KindTask, bundle.StageCompleted, time.Now().Add(-time.Minute)
+	rc.Source, rc.Model = bundle.Source{Kind: bundle.SourceLocal, Path: "/src"}, bundle.Model{Name: "m"}
+	dir := filepath.Join(data, "runs", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.WriteJSON(filepath.Join(dir, "run.json"), rc); err != nil {
+		t.Fatal(err)
 	}
 }

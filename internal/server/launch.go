@@ -73,7 +73,7 @@ func (s *Server) reviewRun(c echo.Context) error {
 	if reviewer == "" || len(reviewer) > 80 {
 		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
 	}
-	if err := s.saveDraft(c, id, reviewer, false); err != nil { // kept until a decision is taken
+	if err := s.saveDraft(c, id, reviewer, ""); err != nil { // kept until a decision is taken
 		return reviewError(err)
 	}
 	decision := f.Decision
@@ -158,14 +158,15 @@ func (s *Server) who(c echo.Context, name string) review.Who {
 }
 
 // draft is the draft review of run id by the reviewer this browser is.
-func (s *Server) draft(c echo.Context, id string) web.Draft {
-	return web.Draft(s.reviews.Draft(id, s.actor(c, s.reviewerName(c))).Fields)
+func (s *Server) draft(c echo.Context, id string) (web.Draft, string) {
+	d := s.reviews.Draft(id, s.actor(c, s.reviewerName(c)))
+	return web.Draft(d.Fields), d.Restored
 }
 
-// saveDraft keeps the review form's decisions, edits and comments (only
-// the decisions and edits once its request for changes was sent) as
-// reviewer's draft of run id.
-func (s *Server) saveDraft(c echo.Context, id, reviewer string, requestSent bool) error {
+// saveDraft keeps the review form's decisions, edits and comments as
+// reviewer's draft of run id; once its request for changes was sent to run
+// sentTo, the comments and summary are kept aside until that run answers.
+func (s *Server) saveDraft(c echo.Context, id, reviewer, sentTo string) error {
 	form, err := c.FormParams()
 	if err != nil {
 		return err
@@ -174,8 +175,8 @@ func (s *Server) saveDraft(c echo.Context, id, reviewer string, requestSent bool
 	if err != nil {
 		return err
 	}
-	if requestSent {
-		d = d.WithoutRequest()
+	if sentTo != "" {
+		d = d.Sending(sentTo)
 	}
 	return s.reviews.SaveDraft(id, s.actor(c, reviewer), d)
 }
@@ -185,7 +186,7 @@ func (s *Server) saveDraft(c echo.Context, id, reviewer string, requestSent bool
 func (s *Server) saveDraftForm(c echo.Context) error {
 	reviewer := s.decider(c, c.FormValue("reviewer"))
 	s.rememberReviewer(c, reviewer)
-	if err := s.saveDraft(c, c.Param("id"), reviewer, false); err != nil {
+	if err := s.saveDraft(c, c.Param("id"), reviewer, ""); err != nil {
 		return reviewError(err)
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -356,7 +356,7 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 		{"bad bound", "max_turns", `"0" is not a positive integer`, []string{"max_turns", "0"}},
 		{"bound too large", "max_turns", `is too large; the most is 2147483647`, []string{"max_turns", "99999999999999999999"}},
 		{"script outside", "script", `".." is not allowed`, []string{"script", "../model.yaml"}},
-		{"script missing", "script", "no such file under", []string{"script", "nope.yaml"}},
+		{"script missing", "script", `no file "nope.yaml" under`, []string{"script", "nope.yaml"}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -574,7 +574,7 @@ func TestContinueSessionWithAModelScript(t *testing.T) {
 		t.Fatal("the continue form offers no model script")
 	}
 	resp, page := b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"Fix the rounding bug"}, "root": {"0"}, "script": {"nope.yaml"}})
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, "no such file under") {
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `no file &#34;nope.yaml&#34; under`) {
 		t.Fatalf("a missing script: %d", resp.StatusCode)
 	}
 	resp, _ = b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"Fix the rounding bug"}, "root": {"0"}, "script": {"demo-script.yaml"}, "allow": {"go test"}})

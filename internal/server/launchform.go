@@ -23,7 +23,7 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 	}
 	p := web.LaunchPage{Meta: s.meta(c, "Launch a run", web.NavLaunch), Roots: s.launcher.SourceRoots, Values: v, Errors: errs}
 	var err error
-	if p.Models, err = s.models(); err != nil && (errs == nil || errs["model"] == "") {
+	if p.Models, err = s.models(false); err != nil && (errs == nil || errs["model"] == "") {
 		if p.Errors == nil {
 			p.Errors = map[string]string{}
 		}
@@ -40,9 +40,15 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 
 // models lists the model profiles of models.yaml (read fresh, so edits
 // apply) and says where the file is; an error is a file that cannot be read.
-func (s *Server) models() (web.Models, error) {
+// A form for a conversation's next message (followUp) offers only the
+// built-in scripts that answer one.
+func (s *Server) models(followUp bool) (web.Models, error) {
 	var m web.Models
-	for _, b := range demo.Builtins() {
+	builtins := demo.Builtins()
+	if followUp {
+		builtins = demo.FollowUps()
+	}
+	for _, b := range builtins {
 		m.Builtins = append(m.Builtins, web.Option{Value: launch.BuiltinModel + b.Name, Label: b.Title})
 	}
 	if s.launcher == nil || s.launcher.Profiles == nil {

@@ -187,8 +187,11 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if err != nil {
 		return err
 	}
-	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c), Pending: pending,
-		Draft: s.draft(c, id)}
+	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c), Pending: pending}
+	p.Draft, p.Restored = s.draft(c, id)
+	if p.CanRequestChanges() {
+		p.Models, _ = s.models(true) // a models.yaml that cannot be read leaves the built-in ones
+	}
 	if web.Inline(v.Files) {
 		p.Diff = web.BuildDiff(v.Files)
 	} else {
@@ -225,7 +228,8 @@ func (s *Server) runDiffFile(c echo.Context) error {
 	}
 	f, split := web.BuildFile(files[n], n), c.QueryParam("view") == "split"
 	f.Review = web.ByParts(s.meta(c, "", web.NavRuns), run.Receipt) && s.runner != nil
-	f.Draft, f.RunID = s.draft(c, id), id
+	f.Draft, _ = s.draft(c, id)
+	f.RunID = id
 	if isHTMX(c) {
 		return render(c, http.StatusOK, web.DiffFileBody(f, split))
 	}
@@ -314,7 +318,7 @@ func (s *Server) renderSession(c echo.Context, id string, v web.LaunchValues, er
 	if p.Meta.CanRun {
 		p.Roots = s.launcher.SourceRoots
 	}
-	p.Models, _ = s.models()
+	p.Models, _ = s.models(true)
 	if s.runner != nil {
 		ids := make([]string, len(sess.Runs))
 		for i, sr := range sess.Runs {

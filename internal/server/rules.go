@@ -75,7 +75,7 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string, f reviewFor
 		return s.renderRun(c, id, "No changes were requested: "+errs.Error()+".", validationStatus(c))
 	}
 	s.auditAs(c, s.actor(c, reviewer), "request-changes", id, "next run "+next)
-	if err := s.saveDraft(c, id, reviewer, true); err != nil {
+	if err := s.saveDraft(c, id, reviewer, next); err != nil {
 		s.log.Warn("keep the draft review after a request for changes", "run", id, "err", err)
 	}
 	if isHTMX(c) {

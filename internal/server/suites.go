@@ -44,7 +44,7 @@ func (s *Server) renderSuites(c echo.Context, v web.SuiteValues, errs map[string
 		return err
 	}
 	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Values: v, Errors: errs}
-	p.Models, _ = s.models()
+	p.Models, _ = s.models(false)
 	if s.launcher != nil {
 		p.Agents, _ = s.launcher.AgentNames()
 	}
