@@ -312,3 +312,21 @@ func TestFindInTranscriptMarksMatchesBelowTheHeader(t *testing.T) {
 	}
 	screenshot(t, page, "transcript-find")
 }
+
+// The runs list shows a run launched elsewhere (another tab) without a
+// reload, and follows it to its end: the first page of the newest runs
+// keeps itself current even while nothing on it works.
+func TestTheRunsListShowsNewRunsLive(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	list := newPage(t)
+	goTo(t, list, a.URL+"/runs")
+	must(t, expect.Locator(list.Locator("#runs-results")).ToHaveAttribute("hx-trigger", "every 5s"))
+	must(t, os.MkdirAll(filepath.Join(a.Roots, "live"), 0o755))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "live", "a.txt"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "live.yaml"), []byte("steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n"), 0o644))
+	other := newPage(t)
+	launchScripted(t, other, a.URL, "live", "Write the live marker", "live.yaml")
+	row := list.Locator("#runs-results tr", playwright.PageLocatorOptions{HasText: "Write the live marker"})
+	must(t, expect.Locator(row).ToHaveCount(1, playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(20000)}))
+	must(t, expect.Locator(row.Locator(".badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(20000)}))
+}

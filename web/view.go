@@ -95,6 +95,19 @@ type QueuedRun struct {
 
 // Working reports whether a listed run is still working, so the list
 // refreshes itself.
+// PollEvery is how often the list is fetched again while it is open: "2s"
+// while a run on it is queued or working, "5s" on the first page of the
+// newest runs (where a run launched anywhere appears), "" otherwise.
+func (p RunsPage) PollEvery() string {
+	switch {
+	case p.Working():
+		return "2s"
+	case p.Filter.After == "" && p.Filter.Before == "" && !p.Filter.Oldest && p.Error == "":
+		return "5s"
+	}
+	return ""
+}
+
 func (p RunsPage) Working() bool {
 	if len(p.Queued) > 0 {
 		return true

@@ -180,3 +180,30 @@ func TestCostChartPlotsEachPricedAgentAndModel(t *testing.T) {
 		}
 	}
 }
+
+// The runs list polls while a run on it works, and on the first page of
+// the newest runs even when idle (a run launched anywhere appears there);
+// a page of history (a cursor, oldest first) or an error does not.
+func TestTheRunsListPollsWhereANewRunWouldShow(t *testing.T) {
+	working := store.RunPage{Runs: []store.RunSummary{{Status: "running"}}}
+	idle := store.RunPage{Runs: []store.RunSummary{{Status: "passed"}}}
+	for _, tc := range []struct {
+		name string
+		p    RunsPage
+		want string
+	}{
+		{"newest, idle", RunsPage{Page: idle}, "5s"},
+		{"newest, filtered, idle", RunsPage{Page: idle, Filter: store.RunFilter{Status: "passed"}}, "5s"},
+		{"newest, a run working", RunsPage{Page: working}, "2s"},
+		{"queued", RunsPage{Page: idle, Queued: []QueuedRun{{RunID: "x"}}}, "2s"},
+		{"an older page, idle", RunsPage{Page: idle, Filter: store.RunFilter{After: "c"}}, ""},
+		{"a later page, idle", RunsPage{Page: idle, Filter: store.RunFilter{Before: "c"}}, ""},
+		{"oldest first, idle", RunsPage{Page: idle, Filter: store.RunFilter{Oldest: true}}, ""},
+		{"an older page, a run working", RunsPage{Page: working, Filter: store.RunFilter{After: "c"}}, "2s"},
+		{"a bad cursor", RunsPage{Error: "out of date"}, ""},
+	} {
+		if got := tc.p.PollEvery(); got != tc.want {
+			t.Errorf("%s: every %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
