@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -543,4 +544,53 @@ func TestARequestForChangesThatFailsLosesNothing(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(a.Roots, "nothing.yaml"), []byte("steps:\n  - expect: {last_contains: \"why not this one?\"}\n    reply: {content: Hunk 2 is needed for the count.}\n"), 0o644))
 	requestChanges(t, page, "Say why hunk 2 is needed.", "nothing.yaml")
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("passed", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+}
+
+// A 65-file diff (each file loaded when opened) reviewed fast with the
+// keyboard: 60 presses of a, made without waiting for each file to load,
+// accept 60 hunks (a key waits for the file it acts on); after a reload
+// the counter still says 60, from the draft, though no file is loaded, and
+// Apply accepted applies those 60 and not the other 5.
+func TestAFastKeyboardReviewOfALargeDiffSurvivesAReload(t *testing.T) {
+	a := startApp(t)
+	page, src := manyFilesRun(t, a, 65)
+	must(t, expect.Locator(page.Locator("#diff-large")).ToBeVisible())
+	must(t, page.Locator("h1").Click())
+	kb := page.Keyboard()
+	must(t, kb.Press("j"))
+	for range 60 {
+		must(t, kb.Press("a"))
+	}
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("60 of 65 parts accepted, 0 rejected.", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#part-60-0")).ToBeFocused())
+	// The draft is saved a moment after the last change: reloaded until
+	// then (for at most 10 s).
+	url := page.URL()
+	for range 20 {
+		goTo(t, page, url)
+		if text, _ := page.Locator("#parts-count").TextContent(); strings.HasPrefix(text, "60 of") {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	must(t, expect.Locator(page.Locator("#diff .part")).ToHaveCount(0))
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("60 of 65 parts accepted, 0 rejected."))
+	// A mouse accept on a file opened now is saved with the others.
+	must(t, page.Locator("#file-62 > summary").Click())
+	_, err := page.ExpectResponse("**/draft", func() error {
+		return page.Locator("input[aria-label='Accept hunk 1 of f62.txt']").Check()
+	})
+	must(t, err)
+	goTo(t, page, page.URL())
+	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("61 of 65 parts accepted, 0 rejected."))
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	must(t, page.Locator("#apply-accepted").Click())
+	must(t, expect.Locator(page.Locator("#review-parts")).ToContainText("61 parts applied, 4 not"))
+	for i := range 65 {
+		got, err := os.ReadFile(filepath.Join(src, fmt.Sprintf("f%02d.txt", i)))
+		must(t, err)
+		if want := i < 60 || i == 62; (string(got) == "one\nTWO\nthree\n") != want {
+			t.Fatalf("f%02d.txt: %q, changed: want %v", i, got, want)
+		}
+	}
 }

@@ -54,8 +54,9 @@
     var out = document.getElementById("parts-count");
     if (!out) { return; }
     var all = Number(out.dataset.total) || document.querySelectorAll(".part").length;
-    var accepted = document.querySelectorAll(".part input[value=accept]:checked").length;
-    var rejected = document.querySelectorAll(".part input[value=reject]:checked").length;
+    // A file not loaded yet carries its draft's decisions as hidden fields.
+    var accepted = document.querySelectorAll(".part input[value=accept]:checked, input.draft-field[name^='part.'][value=accept]").length;
+    var rejected = document.querySelectorAll(".part input[value=reject]:checked, input.draft-field[name^='part.'][value=reject]").length;
     out.textContent = accepted + " of " + all + " parts accepted, " + rejected + " rejected.";
   }
   function markViewed(box) {
@@ -73,16 +74,25 @@
   }
   // The review form is kept on the server as a draft a moment after each
   // change (its decisions, edits and comments survive leaving the page).
-  var saving = null;
+  var saving = null, unsaved = null;
   function keepDraft(e) {
     var form = e.target.form;
     if (!form || form.id !== "review-form" || !form.dataset.draft) { return; }
     clearTimeout(saving);
+    unsaved = form;
     saving = setTimeout(function () {
+      unsaved = null;
       fetch(form.dataset.draft, { method: "POST", body: new URLSearchParams(new FormData(form)), credentials: "same-origin" });
     }, 600);
   }
   document.addEventListener("input", keepDraft);
+  // Leaving the page within that moment still saves it.
+  window.addEventListener("pagehide", function () {
+    if (!unsaved) { return; }
+    clearTimeout(saving);
+    navigator.sendBeacon(unsaved.dataset.draft, new URLSearchParams(new FormData(unsaved)));
+    unsaved = null;
+  });
   // A line's text in a hunk: the code cell beside its number's button.
   function lineText(part, n) {
     var btn = part.querySelector(".ln-btn[data-line='" + n + "']");
@@ -131,13 +141,36 @@
     countParts();
     var at = document.activeElement;
     if (at && at.tagName === "SUMMARY" && at.parentElement.matches("details.file[open]")) { arrive(at.parentElement); }
+    replayKeys();
   });
   document.addEventListener("DOMContentLoaded", countParts);
+  // Keys pressed while the file they act on loads wait for it, in order.
+  var waitingKeys = [];
+  function loading() {
+    var at = document.activeElement;
+    return at && at.tagName === "SUMMARY" && at.parentElement.matches("details.file[open]") && at.parentElement.querySelector(".loading") !== null;
+  }
+  function replayKeys() {
+    while (waitingKeys.length && !loading() && !typing(document.activeElement)) { reviewKey({ key: waitingKeys.shift(), replay: true }); }
+  }
   // A diff under review: true when the key was one of its shortcuts.
   function reviewKey(e) {
     var list = stops();
     if (!list.length) { return false; }
+    if ("jkarv".indexOf(e.key) >= 0 && !e.replay) {
+      replayKeys();
+      if (loading() || waitingKeys.length) {
+        waitingKeys.push(e.key);
+        return true;
+      }
+    }
     var at = document.activeElement;
+    if (at && at.tagName === "SUMMARY" && at.parentElement.matches("details.file[open]") && "ar".indexOf(e.key) >= 0) {
+      // On an opened file's name: its hunks are there now, go to them first.
+      arrive(at.parentElement);
+      at = document.activeElement;
+      list = stops();
+    }
     var current = list.indexOf(at.closest && at.closest(".part") || at);
     var between = current < 0 && at && at !== document.body;
     if (between) { // on a file's name or a link: j goes to the next stop, k to the one before

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -348,6 +349,27 @@ func editName(file, hunk int) string { return "edit." + strconv.Itoa(file) + "."
 // Draft is a reviewer's review not submitted yet (review.Draft's fields):
 // the review form's values by field name, shown again when the page is.
 type Draft map[string]string
+
+// A Field is one field of a form: its name and value.
+type Field struct{ Name, Value string }
+
+// FileFields are the draft's decisions, edits and comments on file (not
+// whether it was viewed, which its name's checkbox carries), in name
+// order: a file of a large diff that is not loaded carries them in the
+// review form as hidden fields, so that a save, a reload and Apply
+// accepted keep them.
+func (d Draft) FileFields(file int) []Field {
+	var out []Field
+	for name, v := range d {
+		kind, rest, _ := strings.Cut(name, ".")
+		f, _, _ := strings.Cut(rest, ".")
+		if (kind == "part" || kind == "edit" || kind == "comment" || kind == "line") && f == strconv.Itoa(file) {
+			out = append(out, Field{name, v})
+		}
+	}
+	slices.SortFunc(out, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
 
 // Chosen is the draft's decision on part hunk of file ("accept", "reject"
 // or "").

@@ -207,3 +207,19 @@ func TestTheRunsListPollsWhereANewRunWouldShow(t *testing.T) {
 		}
 	}
 }
+
+// A file of a large diff that is not loaded carries its draft's decisions,
+// edits and comments (not whether it was viewed, nor another file's) as
+// hidden fields of the review form, in name order.
+func TestANotLoadedFileCarriesItsDraft(t *testing.T) {
+	d := Draft{"part.3.0": "accept", "part.3.file": "reject", "edit.3.1": "x", "comment.3.0": "why", "line.3.0": "4",
+		"viewed.3": "1", "part.13.0": "accept", "part.30.0": "reject", "summary": "s"}
+	got := d.FileFields(3)
+	want := []Field{{"comment.3.0", "why"}, {"edit.3.1", "x"}, {"line.3.0", "4"}, {"part.3.0", "accept"}, {"part.3.file", "reject"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fields %v, want %v", got, want)
+	}
+	if len(d.FileFields(4)) != 0 {
+		t.Errorf("a file without a draft: %v", d.FileFields(4))
+	}
+}
