@@ -594,3 +594,23 @@ func TestAFastKeyboardReviewOfALargeDiffSurvivesAReload(t *testing.T) {
 		}
 	}
 }
+
+// A command that failed is marked where it happened (its result's heading
+// says "exit 3") and in the review box, before the reviewer approves.
+func TestAFailedCommandIsMarkedWhereItHappenedAndInTheReviewBox(t *testing.T) {
+	a := startApp(t)
+	must(t, os.MkdirAll(filepath.Join(a.Roots, "fails"), 0o755))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "fails", "a.txt"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "fails.yaml"), []byte(`steps:
+  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: "new\n"}}]}
+  - reply: {tool_calls: [{name: run_command, arguments: {command: "echo checking; exit 3"}}]}
+  - reply: {content: "Done, though the check failed."}
+`), 0o644))
+	page := newPage(t)
+	launchScripted(t, page, a.URL, "fails", "Change a.txt and check it.", "fails.yaml")
+	must(t, page.Locator(".approve-call").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator(".msg.failed .exit-status")).ToHaveText("exit 3"))
+	must(t, expect.Locator(page.Locator("#failed-calls")).ToContainText("1 tool call of this run failed: run_command (exit 3)"))
+	screenshot(t, page, "review-failed-command")
+}

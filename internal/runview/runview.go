@@ -432,3 +432,27 @@ func (s *Service) Decision(ctx context.Context, id string) (*Decision, error) {
 	}
 	return d, nil
 }
+
+// FailedCalls are the tool calls of the run whose results say they failed
+// (a command that exited other than 0 among them), in the transcript's
+// order; refused calls are not among them.
+func (v *View) FailedCalls() []*Result {
+	var out []*Result
+	for _, m := range v.Transcript {
+		if r := m.Result; r != nil && r.Failed && !r.Refused {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// VerdictReason is why a verdict failed when no check did and no budget
+// stopped the run: the run itself did not finish its work (its failure's
+// code and message, such as a script mismatch). "" otherwise.
+func (v *View) VerdictReason() string {
+	vd, f := v.Run.Verdict, v.Run.Receipt.Failure
+	if vd == nil || vd.Passed || vd.ChecksFailed > 0 || vd.ChecksBroken > 0 || vd.Aborted != "" || f == nil {
+		return ""
+	}
+	return "the run did not finish its work (" + f.Code + "): " + f.Message
+}

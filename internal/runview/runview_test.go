@@ -124,3 +124,28 @@ func TestEventsAreReadByCompleteLinesAndARunEnds(t *testing.T) {
 		t.Error("a running run has ended")
 	}
 }
+
+// A verdict that failed with every check passing says why: the run did
+// not finish its work (its failure's code and message). A failed check, a
+// broken one or a budget is its own reason; a passed verdict has none.
+func TestAVerdictFailedWithoutAFailedCheckSaysWhy(t *testing.T) {
+	mismatch := &bundle.Failure{Code: "script_mismatch", Message: "step 2: expected denied"}
+	for _, tc := range []struct {
+		name    string
+		verdict *store.VerdictRow
+		failure *bundle.Failure
+		want    string
+	}{
+		{"the run failed, every check passed", &store.VerdictRow{ChecksPassed: 4}, mismatch, "the run did not finish its work (script_mismatch): step 2: expected denied"},
+		{"a check failed", &store.VerdictRow{ChecksPassed: 3, ChecksFailed: 1}, mismatch, ""},
+		{"a check broken", &store.VerdictRow{ChecksBroken: 1}, mismatch, ""},
+		{"a budget", &store.VerdictRow{Aborted: "wall_clock_s=60"}, mismatch, ""},
+		{"passed", &store.VerdictRow{Passed: true, ChecksPassed: 4}, nil, ""},
+		{"no verdict", nil, mismatch, ""},
+	} {
+		v := &View{Run: &store.RunDetail{Verdict: tc.verdict, Receipt: bundle.Receipt{Failure: tc.failure}}}
+		if got := v.VerdictReason(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,10 +80,20 @@ type ChangeLine struct {
 type Result struct {
 	ID, Name string
 	Note     string        // the heading's note: how the call was approved or denied
-	Failed   bool          // the tool said it failed (tool.result ok false)
+	Failed   bool          // the tool said it failed (tool.result ok false), or its command exited other than 0
+	Exit     *int          // the exit status of the command it ran, when known
 	Refused  bool          // a person or a rule denied the call
 	Took     time.Duration // from the call to its result, when both were recorded
 	Output   string
+}
+
+// ExitNote says how a command that failed exited ("exit 1"), "" when it
+// exited 0 or is not known.
+func (r *Result) ExitNote() string {
+	if r.Exit == nil || *r.Exit == 0 {
+		return ""
+	}
+	return "exit " + strconv.Itoa(*r.Exit)
 }
 
 // Lines is how many lines the output has.
@@ -113,7 +124,7 @@ func Layout(sections []bundle.TranscriptSection, events []bundle.Event) []Messag
 		case "tool":
 			if g := toolTitle.FindStringSubmatch(s.Title); g != nil {
 				r := &Result{Name: g[1], ID: g[2], Note: g[3], Output: dedent(s.Body)}
-				r.Failed = ev.failed[r.ID]
+				r.Failed, r.Exit = ev.failed[r.ID], ev.exits[r.ID]
 				r.Refused = ev.refused[r.ID] || strings.HasPrefix(r.Note, "denied")
 				if call, ok := ev.called[r.ID]; ok {
 					if end, ok := ev.ended[r.ID]; ok && end.After(call) {
@@ -136,6 +147,7 @@ type timeline struct {
 	ended     map[string]time.Time
 	failed    map[string]bool
 	refused   map[string]bool
+	exits     map[string]*int
 }
 
 // response is a model.response event and the ids of the tool calls that
@@ -147,7 +159,7 @@ type response struct {
 }
 
 func readEvents(events []bundle.Event) timeline {
-	t := timeline{called: map[string]time.Time{}, ended: map[string]time.Time{}, failed: map[string]bool{}, refused: map[string]bool{}}
+	t := timeline{called: map[string]time.Time{}, ended: map[string]time.Time{}, failed: map[string]bool{}, refused: map[string]bool{}, exits: map[string]*int{}}
 	for _, e := range events {
 		switch e.Type {
 		case bundle.EventModelResponse:
@@ -167,7 +179,7 @@ func readEvents(events []bundle.Event) timeline {
 		case bundle.EventToolResult:
 			var d bundle.ToolResultEvent
 			if json.Unmarshal(e.Data, &d) == nil && d.ID != "" {
-				t.ended[d.ID], t.failed[d.ID] = e.Time, !d.OK
+				t.ended[d.ID], t.failed[d.ID], t.exits[d.ID] = e.Time, !d.OK || (d.Exit != nil && *d.Exit != 0), d.Exit
 			}
 		case bundle.EventApprovalDecided:
 			var d bundle.ApprovalDecidedEvent

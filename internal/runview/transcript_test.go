@@ -3,6 +3,7 @@ package runview
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,5 +185,42 @@ func TestLayoutReadsAToolHeadingWithoutAName(t *testing.T) {
 	msgs := Layout(bundle.ParseTranscript("## tool  (c1)\n\n    wrote a.txt\n"), nil)
 	if len(msgs) != 1 || msgs[0].Result == nil || msgs[0].Result.ID != "c1" || msgs[0].Result.Output != "wrote a.txt" {
 		t.Fatalf("got %+v", msgs)
+	}
+}
+
+// A command that exited other than 0 is a failed call, whatever the agent
+// said of it (tool.result ok may be true: the tool ran), and its heading
+// says how it exited; one that exited 0, or whose exit is not known, is
+// not. The run's failed calls are listed for the review box, refused ones
+// left out.
+func TestACommandThatExitedNonZeroIsAFailedCall(t *testing.T) {
+	one, zero := 1, 0
+	text := "# Run\n\n## tool run_command (c1)\n\n    exit 1\n\n## tool run_command (c2)\n\n    ok\n\n## tool Bash (c3)\n\n    ?\n\n## tool edit_file (c4)\n\n    error\n\n## tool run_command (c5) — denied by rita: no\n\n    (empty)\n"
+	events := []bundle.Event{
+		ev(1, 1, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c1", Name: "run_command", OK: true, Exit: &one}),
+		ev(2, 1, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c2", Name: "run_command", OK: true, Exit: &zero}),
+		ev(3, 1, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c3", Name: "Bash", OK: true}),
+		ev(4, 1, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c4", Name: "edit_file", OK: false}),
+		ev(5, 1, bundle.EventApprovalDecided, bundle.ApprovalDecidedEvent{ID: "c5", Approved: false, By: "rita"}),
+		ev(6, 1, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c5", Name: "run_command", OK: false}),
+	}
+	msgs := Layout(bundle.ParseTranscript(text), events)
+	want := []struct {
+		failed bool
+		note   string
+	}{{true, "exit 1"}, {false, ""}, {false, ""}, {true, ""}, {true, ""}}
+	for i, w := range want {
+		r := msgs[i].Result
+		if r == nil || r.Failed != w.failed || r.ExitNote() != w.note {
+			t.Errorf("call %d: %+v, want failed %v, note %q", i+1, r, w.failed, w.note)
+		}
+	}
+	v := &View{Transcript: msgs}
+	var ids []string
+	for _, r := range v.FailedCalls() {
+		ids = append(ids, r.ID)
+	}
+	if strings.Join(ids, ",") != "c1,c4" {
+		t.Errorf("failed calls %v, want c1,c4 (the refused one is not a failure of the agent's)", ids)
 	}
 }
