@@ -136,8 +136,46 @@ func Layout(sections []bundle.TranscriptSection, events []bundle.Event) []Messag
 		}
 		out = append(out, m)
 	}
-	matchModelCalls(out, ev.responses)
+	nameResults(out)
+	start := runStart(out, ev.called)
+	matchModelCalls(out[start:], ev.responses)
 	return out
+}
+
+// runStart is where this run's part of a transcript begins: a session's
+// later run carries the conversation of the runs before it, whose model
+// calls are not in this run's events. It is the user message before the
+// first assistant message whose tool calls this run recorded, else (a run
+// that called no tool) the last user message; 0 when there is none.
+func runStart(msgs []Message, called map[string]time.Time) int {
+	lastUser := -1
+	for i, m := range msgs {
+		switch {
+		case m.Role == "user":
+			lastUser = i
+		case m.Role == "assistant" && len(m.Calls) > 0:
+			if _, ours := called[m.Calls[0].ID]; ours {
+				return max(lastUser, 0)
+			}
+		}
+	}
+	return max(lastUser, 0)
+}
+
+// nameResults names the tool results whose heading does not (an earlier
+// turn's, in a session's later run) by the call they answer.
+func nameResults(msgs []Message) {
+	names := map[string]string{}
+	for _, m := range msgs {
+		for _, c := range m.Calls {
+			names[c.ID] = c.Name
+		}
+	}
+	for _, m := range msgs {
+		if r := m.Result; r != nil && r.Name == "" {
+			r.Name = names[r.ID]
+		}
+	}
 }
 
 // timeline is what Layout reads from the events.

@@ -224,3 +224,29 @@ func TestACommandThatExitedNonZeroIsAFailedCall(t *testing.T) {
 		t.Errorf("failed calls %v, want c1,c4 (the refused one is not a failure of the agent's)", ids)
 	}
 }
+
+// A session's later run carries the conversation before it: its model
+// calls go to its own messages only (not the earlier turns'), and an
+// earlier tool result whose heading has no name is named by its call.
+func TestALaterRunsStatsGoToItsOwnMessages(t *testing.T) {
+	text := "# Run\n\n## user\n\nfirst task\n\n## assistant\n\nI'll write.\n\n**tool call** `write_file` (c1)\n\n    {\"path\":\"a.txt\",\"content\":\"x\"}\n\n" +
+		"## tool (c1)\n\n    wrote a.txt\n\n## assistant\n\nDone before.\n\n## user\n\nChanges requested: say why\n\n## assistant\n\nBecause.\n"
+	events := []bundle.Event{
+		ev(1, 1, bundle.EventModelResponse, bundle.ModelResponseEvent{Turn: 1, PromptTokens: 500, CompletionTokens: 4, DurationMS: 300, FinishReason: "stop"}),
+	}
+	msgs := Layout(bundle.ParseTranscript(text), events)
+	if len(msgs) != 6 {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	for i, m := range msgs[:5] {
+		if m.Model != nil {
+			t.Errorf("earlier message %d (%s) has this run's model call %+v", i, m.Role, m.Model)
+		}
+	}
+	if m := msgs[5].Model; m == nil || m.Took != 300*time.Millisecond || m.PromptTokens != 500 {
+		t.Errorf("this run's answer: %+v", m)
+	}
+	if r := msgs[2].Result; r == nil || r.Name != "write_file" {
+		t.Errorf("the earlier tool result: %+v", r)
+	}
+}
