@@ -199,6 +199,7 @@ type RunPage struct {
 	Draft       Draft      // the reviewer's draft review of the run
 	Models      Models     // the models Request changes may give the next message to
 	Restored    string     // the run a request for changes went to that ended in error: its comments are back in the draft
+	Detached    bool       // read away from the dashboard (an exported file, a share link): no links into it
 }
 
 // SessionsPage is the view model of the sessions list.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -225,5 +226,27 @@ func TestARunExportsAsOneFile(t *testing.T) {
 	}
 	if rec := get(t, s, "/runs/nope/export.html"); rec.Code != http.StatusNotFound {
 		t.Errorf("unknown run: %d", rec.Code)
+	}
+}
+
+// An exported file (and a run's share link, the same page) is read away
+// from the dashboard: from file://, or by a reader who may not sign in.
+// None of its links may go to the dashboard (scenario, suite, session,
+// other runs, bundle files, lazily loaded diff files); only to places in
+// the file itself.
+func TestAnExportedRunLinksNowhereOutsideItself(t *testing.T) {
+	s, _ := newServer(t, true)
+	entries, err := os.ReadDir("../../testdata/bundles/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	href := regexp.MustCompile(`(?:href|hx-get)="([^"]*)"`)
+	for _, e := range entries {
+		body := get(t, s, "/runs/"+e.Name()+"/export.html").Body.String()
+		for _, m := range href.FindAllStringSubmatch(body, -1) {
+			if !strings.HasPrefix(m[1], "#") {
+				t.Errorf("run %s: the file links to %q", e.Name(), m[1])
+			}
+		}
 	}
 }

@@ -31,12 +31,8 @@ func ExportRun(ctx context.Context, runs *runview.Service, id string, now time.T
 	if err != nil {
 		return nil, fmt.Errorf("export run %s: %w", id, err)
 	}
-	p := web.RunPage{View: v}
-	if web.Inline(v.Files) {
-		p.Diff = web.BuildDiff(v.Files)
-	} else {
-		p.Diff, p.DiffLazy = web.ListDiff(v.Files), true
-	}
+	// The whole diff, however large: the file cannot load a file later.
+	p := web.RunPage{View: v, Detached: true, Diff: web.BuildDiff(v.Files)}
 	return web.ExportView(p, exportStyle(), now.UTC().Format("2006-01-02 15:04")), nil
 }
 
