@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -613,4 +614,26 @@ func TestAFailedCommandIsMarkedWhereItHappenedAndInTheReviewBox(t *testing.T) {
 	must(t, expect.Locator(page.Locator(".msg.failed .exit-status")).ToHaveText("exit 3"))
 	must(t, expect.Locator(page.Locator("#failed-calls")).ToContainText("1 tool call of this run failed: run_command (exit 3)"))
 	screenshot(t, page, "review-failed-command")
+}
+
+// While an approved command runs, the timeline shows it and for how long
+// it has been running, counting, until its result arrives.
+func TestARunningCommandShowsHowLongItHasRun(t *testing.T) {
+	a := startApp(t)
+	must(t, os.MkdirAll(filepath.Join(a.Roots, "slow"), 0o755))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "slow", "a.txt"), []byte("old\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.Roots, "slow.yaml"), []byte(`steps:
+  - reply: {tool_calls: [{name: run_command, arguments: {command: "sleep 5; echo slept"}}]}
+  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: "new\n"}}]}
+  - reply: {content: "Done."}
+`), 0o644))
+	page := newPage(t)
+	launchScripted(t, page, a.URL, "slow", "Wait, then change a.txt.", "slow.yaml")
+	must(t, page.Locator(".approve-call").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(30000)}))
+	running := page.Locator("#timeline-list .running")
+	must(t, expect.Locator(running).ToHaveText(regexp.MustCompile(`^running for [0-9]+ s$`), playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(10000)}))
+	must(t, expect.Locator(running.Locator("xpath=..")).ToContainText("sleep 5; echo slept"))
+	screenshot(t, page, "timeline-running-command")
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator("#timeline-list .running")).ToHaveCount(0))
 }

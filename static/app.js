@@ -144,6 +144,22 @@
     replayKeys();
   });
   document.addEventListener("DOMContentLoaded", countParts);
+  // A tool call the timeline shows without its result yet: how long it has
+  // been running, each second, until the result arrives (a page that no
+  // longer follows the run says none was recorded).
+  function tickRunning() {
+    document.querySelectorAll(".running[data-call]").forEach(function (el) {
+      var id = el.dataset.call;
+      var ended = Array.prototype.some.call(document.querySelectorAll("[data-ends]"), function (r) { return r.dataset.ends === id; });
+      if (ended) { el.remove(); return; }
+      if (!document.getElementById("live")) { el.textContent = "no result recorded"; return; }
+      var s = Math.max(0, Math.round((Date.now() - Date.parse(el.dataset.since)) / 1000));
+      el.textContent = "running for " + (s < 60 ? s + " s" : Math.floor(s / 60) + " min " + (s % 60) + " s");
+    });
+  }
+  setInterval(tickRunning, 1000);
+  document.addEventListener("DOMContentLoaded", tickRunning);
+  document.addEventListener("htmx:afterSettle", tickRunning);
   // Keys pressed while the file they act on loads wait for it, in order.
   var waitingKeys = [];
   function loading() {

@@ -86,3 +86,23 @@ func oneLine(s string) string {
 	}
 	return first
 }
+
+// CallOf is the tool call an event starts (tool.call) or ends
+// (tool.result), by id: a page marks a call running from the one until the
+// other.
+func CallOf(ev bundle.Event) (starts, ends string) {
+	var d struct {
+		ID string `json:"id"`
+	}
+	switch ev.Type {
+	case bundle.EventToolCall:
+		if json.Unmarshal(ev.Data, &d) == nil {
+			return d.ID, ""
+		}
+	case bundle.EventToolResult:
+		if json.Unmarshal(ev.Data, &d) == nil {
+			return "", d.ID
+		}
+	}
+	return "", ""
+}
