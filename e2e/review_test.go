@@ -612,6 +612,8 @@ func TestAFailedCommandIsMarkedWhereItHappenedAndInTheReviewBox(t *testing.T) {
 	must(t, page.Locator(".approve-call").Click(playwright.LocatorClickOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator(".msg.failed .exit-status")).ToHaveText("exit 3"))
+	// The result sits right under its call, in the message that made it.
+	must(t, expect.Locator(page.Locator("article.role-assistant .call + article.role-tool .exit-status")).ToHaveText("exit 3"))
 	must(t, expect.Locator(page.Locator("#failed-calls")).ToContainText("1 tool call of this run failed: run_command (exit 3)"))
 	screenshot(t, page, "review-failed-command")
 }

@@ -130,6 +130,13 @@
     if (b && b.dataset.confirm && !window.confirm(b.dataset.confirm)) {
       e.preventDefault();
       e.stopImmediatePropagation();
+      return;
+    }
+    // The review form's own submit saves the draft first: a save still
+    // pending would come after it and put back what it sent.
+    if (e.target.id === "review-form") {
+      clearTimeout(saving);
+      unsaved = null;
     }
   }, true);
   document.addEventListener("change", function (e) {

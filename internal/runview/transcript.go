@@ -23,6 +23,10 @@ type Message struct {
 	Model  *ModelCall // the model call that wrote an assistant's message, when the events say
 	Calls  []ToolCall // an assistant's tool calls
 	Result *Result    // a tool's message
+	// Answered says a tool message is shown under the call it answers (an
+	// assistant message's ToolCall.Answer), not in its own place: a turn
+	// of many calls reads call, result, call, result.
+	Answered bool
 }
 
 // ModelCall is one call to the model, as its model.response event says.
@@ -42,6 +46,7 @@ type ToolCall struct {
 	ID, Name string
 	Args     []Arg
 	Change   *Change
+	Answer   *Message // the tool message with its result, shown under the call
 }
 
 // Arg is one argument of a tool call: a one-line value, or a block (a
@@ -139,7 +144,27 @@ func Layout(sections []bundle.TranscriptSection, events []bundle.Event) []Messag
 	nameResults(out)
 	start := runStart(out, ev.called)
 	matchModelCalls(out[start:], ev.responses)
+	answerCalls(out)
 	return out
+}
+
+// answerCalls puts each tool message under the call it answers: the first
+// one after the call's message with the call's id.
+func answerCalls(msgs []Message) {
+	for i := range msgs {
+		for k := range msgs[i].Calls {
+			c := &msgs[i].Calls[k]
+			for j := i + 1; j < len(msgs); j++ {
+				if r := msgs[j].Result; r != nil && r.ID == c.ID && c.ID != "" && !msgs[j].Answered {
+					msgs[j].Answered = true
+					answer := msgs[j]
+					answer.Answered = false
+					c.Answer = &answer
+					break
+				}
+			}
+		}
+	}
 }
 
 // runStart is where this run's part of a transcript begins: a session's

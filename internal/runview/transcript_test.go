@@ -250,3 +250,37 @@ func TestALaterRunsStatsGoToItsOwnMessages(t *testing.T) {
 		t.Errorf("the earlier tool result: %+v", r)
 	}
 }
+
+// A turn of several calls reads call, result, call, result: each tool
+// message is put under the call it answers, by id, and is not shown in
+// its own place; a result without its call stays where it is.
+func TestEachResultIsShownUnderItsCall(t *testing.T) {
+	msgs := Layout(bundle.ParseTranscript(laidOut), nil)
+	var asst *Message
+	for i := range msgs {
+		if len(msgs[i].Calls) == 3 {
+			asst = &msgs[i]
+		}
+	}
+	if asst == nil {
+		t.Fatal("no message with three calls")
+	}
+	for _, c := range asst.Calls {
+		if c.Answer == nil || c.Answer.Result == nil || c.Answer.Result.ID != c.ID || c.Answer.Answered {
+			t.Errorf("call %s: answer %+v", c.ID, c.Answer)
+		}
+	}
+	answered := 0
+	for _, m := range msgs {
+		if m.Answered {
+			answered++
+		}
+	}
+	if answered != 3 {
+		t.Errorf("%d tool messages answered in place of 3", answered)
+	}
+	orphan := Layout(bundle.ParseTranscript("# Run\n\n## tool run_command (zz)\n\n    ok\n"), nil)
+	if len(orphan) != 1 || orphan[0].Answered {
+		t.Errorf("a result without its call: %+v", orphan)
+	}
+}
