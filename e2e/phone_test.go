@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,4 +81,67 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 		t.Errorf("an audit cell is %v px tall at 390 px: a date or id wraps", tall)
 	}
 	screenshot(t, page, "phone-audit")
+}
+
+// At 390 px the page a share link is made on, the links and the rules
+// with their Revoke buttons, and a hunk's comment box all fit the screen
+// (the first was 785 px wide; the buttons and the box sat off it in tables
+// that scroll sideways), and the header scrolls away instead of keeping a
+// sixth of the screen.
+func TestSharingRulesAndCommentsFitAPhone(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	ctx := newContext(t, playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 390, Height: 844}})
+	defer ctx.Close()
+	page, err := ctx.NewPage()
+	must(t, err)
+	onScreen := func(what string, l playwright.Locator) {
+		t.Helper()
+		box, err := l.BoundingBox()
+		must(t, err)
+		if box == nil || box.X < 0 || box.X+box.Width > 390 {
+			t.Errorf("%s is not on the screen: %+v", what, box)
+		}
+	}
+	fits := func(what string) {
+		t.Helper()
+		width, err := page.Evaluate("document.documentElement.scrollWidth")
+		must(t, err)
+		if w, _ := width.(int); w > 390 {
+			t.Errorf("%s is %d px wide at 390 px", what, w)
+			screenshot(t, page, "phone-too-wide")
+		}
+	}
+	// A rule, made from an approval box.
+	desk := newPage(t)
+	launchInvoice(t, a, desk)
+	box := desk.Locator("#approvals")
+	must(t, expect.Locator(box).ToContainText("go test ./...", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, box.Locator(".make-rule summary").Click())
+	must(t, box.Locator(".approve-rule").Click())
+	must(t, expect.Locator(desk.Locator("#transcript")).ToContainText("rule #1 made", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+
+	goTo(t, page, a.URL+"/runs/20261201-093012-k3f9qa")
+	must(t, page.Locator("#share-run").Click())
+	must(t, expect.Locator(page.Locator("#share-url")).ToBeVisible())
+	fits("the page of a link just made")
+	onScreen("the link", page.Locator("#share-url"))
+	must(t, page.Locator("#copy-share").Click())
+	must(t, expect.Locator(page.Locator("#copy-share-done")).ToHaveText(regexp.MustCompile(`^(Copied\.|Selected: press Ctrl\+C to copy\.)$`)))
+	pos, err := page.Evaluate(`getComputedStyle(document.querySelector(".top")).position`)
+	must(t, err)
+	if pos != "static" {
+		t.Errorf("the header is %v at 390 px", pos)
+	}
+	goTo(t, page, a.URL+"/shares")
+	fits("/shares")
+	onScreen("a link's Revoke", page.Locator("#shares button").First())
+	goTo(t, page, a.URL+"/rules")
+	fits("/rules")
+	onScreen("a rule's Revoke", page.Locator("#rule-1 .revoke"))
+
+	parts, _ := partsRun(t, a)
+	goTo(t, page, parts.URL())
+	must(t, page.Locator("#part-0-1 .hunk-comment summary").Click())
+	onScreen("a hunk's comment box", page.Locator("#part-0-1 .hunk-comment textarea"))
+	fits("a run's page with a comment box open")
 }

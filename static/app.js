@@ -123,6 +123,20 @@
     text.focus();
     keepDraft({ target: text });
   });
+  // A button with data-copy copies its field's text (a share link).
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest("[data-copy]");
+    var field = b && document.getElementById(b.dataset.copy);
+    if (!field) { return; }
+    field.select();
+    var done = document.getElementById(b.id + "-done");
+    var say = function (text) { if (done) { done.textContent = text; } };
+    if (navigator.clipboard) {
+      navigator.clipboard.writeText(field.value).then(function () { say("Copied."); }, function () { say("Selected: press Ctrl+C to copy."); });
+    } else {
+      say("Selected: press Ctrl+C to copy.");
+    }
+  });
   // A button with data-confirm (Reject, Revoke) asks first; answered no,
   // nothing is sent (the capture phase stops it before HTMX sees it).
   document.addEventListener("submit", function (e) {

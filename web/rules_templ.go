@@ -86,7 +86,7 @@ func RulesView(p RulesPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<div class=\"scroll\"><table class=\"list\" id=\"rules\"><thead><tr><th>#</th><th>State</th><th>Allows</th><th>Made by</th><th>Made (UTC)</th><th>Ends</th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<div class=\"scroll\"><table class=\"list stack-on-phone\" id=\"rules\"><thead><tr><th>#</th><th>State</th><th>Allows</th><th>Made by</th><th>Made (UTC)</th><th>Ends</th><th></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
