@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -120,4 +121,23 @@ func useChatAgent(t *testing.T, a *app) {
 	t.Helper()
 	bin := testutil.TestAgent(t, "chatagent")
 	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+}
+
+// An agent whose program the server does not have is marked on the Launch
+// form, with how to install it, and launching it is refused beside the
+// Agent field (it was a run that failed after it started).
+func TestLaunchSaysWhichAgentsAreNotInstalled(t *testing.T) {
+	a := startApp(t)
+	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: ghost, kind: command, command: [proctor-no-such-agent, \"{{task}}\"]}\n"), 0o644))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/launch")
+	must(t, expect.Locator(page.Locator("#agent option[value=ghost]")).ToHaveText(regexp.MustCompile(`— not installed$`)))
+	must(t, expect.Locator(page.Locator("#agents-missing")).ToContainText("ghost: proctor-no-such-agent is not on the server's PATH"))
+	must(t, expect.Locator(page.Locator("#agent option[value=native]")).Not().ToContainText("not installed"))
+	_, err := page.Locator("#agent").SelectOption(playwright.SelectOptionValues{Values: &[]string{"ghost"}})
+	must(t, err)
+	must(t, page.Locator("#path").Fill("invoice"))
+	must(t, page.Locator("#task").Fill("Do it."))
+	must(t, page.Locator("#launch").Click())
+	must(t, expect.Locator(page.Locator("#agent-error")).ToContainText("proctor-no-such-agent is not on the server's PATH"))
 }

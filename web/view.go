@@ -794,6 +794,9 @@ type LaunchPage struct {
 	Roots  []string
 	Models Models
 	Agents []string // the agents one may pick, native first
+	// Missing are the agents whose program is not on the server's PATH,
+	// each with how to install it.
+	Missing map[string]string
 	Values LaunchValues
 	Errors map[string]string // by field name
 }

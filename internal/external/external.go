@@ -315,6 +315,26 @@ func version(ctx context.Context, a Agent, path string, env []string, o Options)
 	return v
 }
 
+// Missing says that the agent's program is not on the server's PATH, and
+// how to install it; "" when it is there (or the agent is proctor's own).
+// A Launch form says so before anyone launches it.
+func (a Agent) Missing() string {
+	program := ""
+	switch b, ok := builtinKind(a.Kind); {
+	case len(a.Command) > 0:
+		program = a.Command[0]
+	case ok:
+		program = b.bin
+	}
+	if program == "" {
+		return ""
+	}
+	if _, err := exec.LookPath(program); err != nil {
+		return fmt.Sprintf("%s is not on the server's PATH%s", program, installHint(a))
+	}
+	return ""
+}
+
 func installHint(a Agent) string {
 	if b, ok := builtinKind(a.Kind); ok {
 		return fmt.Sprintf("; proctor installs no agent: install it (npm install -g %s) or set its path in agents.yaml (command: [/path/to/%s])", b.npm, b.bin)

@@ -266,6 +266,9 @@ func (l *Launcher) Continue(session string, t Task) (string, FieldErrors) {
 	}
 	a, ferr := l.Agent(name)
 	errs.add(ferr)
+	if missing := a.Missing(); ferr == nil && missing != "" {
+		errs.add(&FieldError{"agent", missing})
+	}
 	if len(errs) > 0 {
 		return "", errs
 	}
@@ -448,6 +451,9 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
 	errs.add(ferr)
 	agent, ferr := l.Agent(v.Agent)
 	errs.add(ferr)
+	if missing := agent.Missing(); ferr == nil && missing != "" {
+		errs.add(&FieldError{"agent", missing})
+	}
 	mode, err := sandbox.Mode(v.Sandbox)
 	if err != nil {
 		errs.add(&FieldError{"sandbox", err.Error()})
@@ -541,6 +547,21 @@ func (l *Launcher) AgentNames() ([]string, error) {
 		return (&external.File{}).Names(), err
 	}
 	return file.Names(), nil
+}
+
+// MissingAgents are the agents a form offers whose program is not on the
+// server's PATH, each with how to install it.
+func (l *Launcher) MissingAgents() map[string]string {
+	out := map[string]string{}
+	names, _ := l.AgentNames()
+	for _, name := range names {
+		if a, ferr := l.Agent(name); ferr == nil {
+			if m := a.Missing(); m != "" {
+				out[name] = m
+			}
+		}
+	}
+	return out
 }
 
 // agents is agents.yaml, read fresh (none configured: the built-in agents).

@@ -287,3 +287,23 @@ func TestANextMessageTakesOnlyBuiltInScriptsThatAnswerAny(t *testing.T) {
 		t.Fatalf("request changes with the notes script: %v", errs)
 	}
 }
+
+// An agent whose program is not on the server's PATH is said to be missing,
+// with how to install it, before anyone launches it: the form lists it, and
+// a launch (or a session's next run) with it is refused beside the agent
+// field instead of failing as a run.
+func TestAnAgentThatIsNotInstalledIsRefusedBeforeItRuns(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	l, _ := launcher(t)
+	missing := l.MissingAgents()
+	if !strings.Contains(missing["codex"], "npm install -g @openai/codex") || missing["native"] != "" {
+		t.Fatalf("missing agents: %v", missing)
+	}
+	_, errs := l.Launch(launch.Task{Root: "0", Path: "invoice", Task: "Fix the rounding bug", Script: "demo.yaml", Agent: "codex"})
+	if !strings.Contains(errs["agent"], "codex is not on the server's PATH") {
+		t.Fatalf("launch with codex missing: %v", errs)
+	}
+	if _, errs := l.Continue("sess-20261207-010000-abcdef", launch.Task{Task: "go on", Model: "builtin:notes", Agent: "claude"}); !strings.Contains(errs["agent"], "npm install -g @anthropic-ai/claude-code") {
+		t.Fatalf("continue with claude missing: %v", errs)
+	}
+}

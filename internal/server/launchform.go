@@ -29,6 +29,7 @@ func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[strin
 		}
 		p.Errors["model"] = err.Error()
 	}
+	p.Missing = s.launcher.MissingAgents()
 	if p.Agents, err = s.launcher.AgentNames(); err != nil && (errs == nil || errs["agent"] == "") {
 		if p.Errors == nil {
 			p.Errors = map[string]string{}
