@@ -797,8 +797,8 @@ type LaunchPage struct {
 	// Missing are the agents whose program is not on the server's PATH,
 	// each with how to install it.
 	Missing map[string]string
-	Values LaunchValues
-	Errors map[string]string // by field name
+	Values  LaunchValues
+	Errors  map[string]string // by field name
 }
 
 // sandboxOptions are the sandbox modes a launch may choose.
