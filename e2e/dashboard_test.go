@@ -330,3 +330,20 @@ func TestTheRunsListShowsNewRunsLive(t *testing.T) {
 	must(t, expect.Locator(row).ToHaveCount(1, playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(20000)}))
 	must(t, expect.Locator(row.Locator(".badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(20000)}))
 }
+
+// ? lists every keyboard shortcut, on any page; Esc closes the list.
+func TestQuestionMarkListsTheShortcuts(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs")
+	must(t, expect.Locator(page.Locator("#shortcuts")).Not().ToBeVisible())
+	must(t, page.Keyboard().Press("?"))
+	must(t, expect.Locator(page.Locator("#shortcuts")).ToBeVisible())
+	must(t, expect.Locator(page.Locator("#shortcuts")).ToContainText("accept / reject the focused hunk"))
+	must(t, page.Keyboard().Press("Escape"))
+	must(t, expect.Locator(page.Locator("#shortcuts")).Not().ToBeVisible())
+	// Typed into a field, ? is a character.
+	must(t, page.Locator("input[type=search]").First().Fill(""))
+	must(t, page.Locator("input[type=search]").First().Press("?"))
+	must(t, expect.Locator(page.Locator("#shortcuts")).Not().ToBeVisible())
+}

@@ -252,6 +252,11 @@
       return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey || typing(document.activeElement)) { return; }
+    if (e.key === "?") {
+      var help = document.getElementById("shortcuts");
+      if (help && !help.open) { e.preventDefault(); help.showModal(); }
+      return;
+    }
     if (reviewKey(e)) { e.preventDefault(); return; }
     if (e.key === "/") {
       var search = document.querySelector("input[type=search]");
