@@ -553,9 +553,12 @@ func (l *Launcher) AgentNames() ([]string, error) {
 // server's PATH, each with how to install it.
 func (l *Launcher) MissingAgents() map[string]string {
 	out := map[string]string{}
-	names, _ := l.AgentNames()
-	for _, name := range names {
-		if a, ferr := l.Agent(name); ferr == nil {
+	file, err := l.agents() // read once, not once an agent
+	if err != nil {
+		return out
+	}
+	for _, name := range file.Names() {
+		if a, err := file.Find(name); err == nil {
 			if m := a.Missing(); m != "" {
 				out[name] = m
 			}
