@@ -141,7 +141,7 @@ func TestSharingRulesAndCommentsFitAPhone(t *testing.T) {
 
 	parts, _ := partsRun(t, a)
 	goTo(t, page, parts.URL())
-	must(t, page.Locator("#part-0-1 .hunk-comment summary").Click())
-	onScreen("a hunk's comment box", page.Locator("#part-0-1 .hunk-comment textarea"))
+	must(t, page.Locator("#part-0-1 .ln-btn[data-line='20']").Click())
+	onScreen("a line's comment box", page.Locator("#part-0-1 .line-comment textarea"))
 	fits("a run's page with a comment box open")
 }

@@ -72,27 +72,36 @@ func TestAcceptTwoOfThreeHunksWithTheKeyboard(t *testing.T) {
 	}
 }
 
-// Clicking a line's number opens the comment on that line; a suggestion
-// started from the line's text, once the hunk is accepted, is applied as
-// the hunk's edit.
+// Clicking a line's number opens a comment under that line, and a line
+// takes several; a suggestion started from the line's text, once the hunk
+// is accepted, is applied as the hunk's edit.
 func TestCommentOnALineBySuggestingAChange(t *testing.T) {
 	a := startApp(t)
 	page, notes := partsRun(t, a)
 	hunk := page.Locator("#part-0-1")
 	must(t, hunk.Locator(".ln-btn[data-line='20']").Click())
-	must(t, expect.Locator(hunk.Locator(".hunk-comment details")).ToHaveAttribute("open", ""))
-	must(t, expect.Locator(hunk.Locator(".hunk-comment .line-no")).ToHaveValue("20"))
-	must(t, expect.Locator(hunk.Locator(".hunk-comment textarea")).ToBeFocused())
-	must(t, expect.Locator(hunk.Locator("tr.commented")).ToContainText("line 20 changed"))
-	// The keyboard reaches the numbers too.
+	under20 := hunk.Locator("tr:has(.ln-btn[data-line='20']) + tr.line-comment")
+	must(t, expect.Locator(under20.Locator(".comment-where")).ToHaveText("line 20"))
+	must(t, expect.Locator(under20.Locator("textarea")).ToBeFocused())
+	must(t, under20.Locator("textarea").Fill("first thought"))
+	// The keyboard reaches the numbers too; another line gets its own
+	// comment, and the first stays where it was.
 	must(t, hunk.Locator(".ln-btn[data-line='19']").Focus())
 	must(t, page.Keyboard().Press("Enter"))
-	must(t, expect.Locator(hunk.Locator(".hunk-comment .line-no")).ToHaveValue("19"))
+	must(t, expect.Locator(hunk.Locator("tr:has(.ln-btn[data-line='19']) + tr.line-comment .comment-where")).ToHaveText("line 19"))
+	must(t, expect.Locator(hunk.Locator(".line-comment")).ToHaveCount(2))
+	must(t, expect.Locator(under20.Locator("textarea")).ToHaveValue("first thought"))
 	must(t, hunk.Locator(".ln-btn[data-line='20']").Click())
-	must(t, hunk.Locator(".suggest").Click())
-	comment := hunk.Locator(".hunk-comment textarea")
+	must(t, expect.Locator(hunk.Locator(".line-comment")).ToHaveCount(3))
+	second := hunk.Locator(".line-comment").Nth(2) // under line 20, after the first
+	must(t, expect.Locator(second.Locator(".comment-where")).ToHaveText("line 20"))
+	must(t, second.Locator(".suggest").Click())
+	comment := second.Locator("textarea")
 	must(t, expect.Locator(comment).ToHaveValue("```suggestion\nline 20 changed\n```"))
 	must(t, comment.Fill("Say what changed.\n```suggestion\nline 20, as suggested\n```"))
+	// Discard takes a comment away.
+	must(t, hunk.Locator(".line-comment").Nth(1).Locator(".discard").Click())
+	must(t, expect.Locator(hunk.Locator(".line-comment")).ToHaveCount(2))
 	must(t, page.Locator("input[aria-label='Accept hunk 2 of notes.txt']").Check())
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	must(t, page.Locator("#apply-accepted").Click())
@@ -103,6 +112,58 @@ func TestCommentOnALineBySuggestingAChange(t *testing.T) {
 	if lines := strings.Split(string(got), "\n"); lines[19] != "line 20, as suggested" || lines[1] != "line 2" || len(lines) != 41 {
 		t.Fatalf("notes.txt after the suggestion:\n%s", got)
 	}
+}
+
+// A deleted line takes a comment, and a shift-click makes a comment a
+// range of lines; both are kept across a reload under the lines they are
+// on, go to the agent with their code quoted, and become threads that are
+// resolved and opened again.
+func TestCommentOnADeletedLineAndOnARange(t *testing.T) {
+	a := startApp(t)
+	page, _ := partsRun(t, a)
+	first := page.URL()
+	hunk := page.Locator("#part-0-1")
+	must(t, hunk.Locator(".ln-btn[data-line='L20']").Click())
+	deleted := hunk.Locator("tr.del:has(.ln-btn[data-line='L20']) + tr.line-comment")
+	must(t, expect.Locator(deleted.Locator(".comment-where")).ToHaveText("old line 20"))
+	must(t, expect.Locator(deleted.Locator(".suggest")).ToBeHidden()) // a deleted line cannot be rewritten
+	must(t, deleted.Locator("textarea").Fill("why remove this?"))
+	must(t, hunk.Locator(".ln-btn[data-line='19']").Click())
+	must(t, hunk.Locator(".ln-btn[data-line='21']").Click(playwright.LocatorClickOptions{Modifiers: []playwright.KeyboardModifier{*playwright.KeyboardModifierShift}}))
+	ranged := hunk.Locator("tr:has(.ln-btn[data-line='21']) + tr.line-comment")
+	must(t, expect.Locator(ranged.Locator(".comment-where")).ToHaveText("lines 19 to 21"))
+	must(t, expect.Locator(hunk.Locator(".line-comment")).ToHaveCount(2))
+	must(t, ranged.Locator(".suggest").Click())
+	must(t, expect.Locator(ranged.Locator("textarea")).ToHaveValue("```suggestion\nline 19\nline 20 changed\nline 21\n```"))
+	_, err := page.ExpectResponse("**/draft", func() error { return ranged.Locator("textarea").Fill("these three read badly") })
+	must(t, err)
+
+	goTo(t, page, first)
+	must(t, expect.Locator(deleted.Locator("textarea")).ToHaveValue("why remove this?"))
+	must(t, expect.Locator(ranged.Locator(".comment-where")).ToHaveText("lines 19 to 21"))
+	must(t, expect.Locator(ranged.Locator("textarea")).ToHaveValue("these three read badly"))
+
+	must(t, os.WriteFile(filepath.Join(a.Roots, "answer.yaml"), []byte(`steps:
+  - expect: {last_contains: "notes.txt old line 20: why remove this?"}
+    reply: {content: "It was replaced."}
+`), 0o644))
+	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
+	requestChanges(t, page, "", "answer.yaml")
+	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("passed", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	asked := page.Locator("#addressing")
+	must(t, expect.Locator(asked).ToContainText("notes.txt old line 20: why remove this?"))
+	must(t, expect.Locator(asked).ToContainText("notes.txt lines 19 to 21: these three read badly"))
+	must(t, expect.Locator(asked.Locator("li.thread").Nth(1).Locator("pre.quote")).ToHaveText(" line 19\n-line 20\n+line 20 changed\n line 21"))
+
+	goTo(t, page, first)
+	thread := page.Locator(".changes-requested li.thread").Nth(0)
+	must(t, thread.Locator("button", playwright.LocatorLocatorOptions{HasText: "Resolve"}).Click())
+	thread = page.Locator(".changes-requested li.thread").Nth(0)
+	must(t, expect.Locator(thread.Locator(".badge")).ToHaveText("resolved"))
+	must(t, expect.Locator(thread.Locator(".resolved-by")).ToContainText("Resolved by Dana"))
+	screenshot(t, page, "review-thread-resolved")
+	must(t, thread.Locator("button", playwright.LocatorLocatorOptions{HasText: "Open again"}).Click())
+	must(t, expect.Locator(page.Locator(".changes-requested li.thread").Nth(0).Locator(".badge")).ToHaveText("open"))
 }
 
 // The lines a diff leaves out around a hunk load on a click, from the
@@ -267,14 +328,16 @@ func TestRequestChangesBecomesTheAgentsNextTurn(t *testing.T) {
   - reply: {content: "Line 20 now says twenty."}
 `), 0o644))
 	hunk := page.Locator("#part-0-1")
-	must(t, hunk.Locator(".hunk-comment summary").Click())
-	must(t, expect.Locator(hunk.Locator("input.line-no")).ToHaveValue("20"))
-	must(t, hunk.Locator(".hunk-comment textarea").Fill("say twenty, in words"))
-	// The second by keyboard: c on the focused hunk opens its comment box.
+	must(t, hunk.Locator(".ln-btn[data-line='20']").Click())
+	must(t, expect.Locator(hunk.Locator(".line-comment .comment-span")).ToHaveValue("20"))
+	must(t, hunk.Locator(".line-comment textarea").Fill("say twenty, in words"))
+	// The second by keyboard: c on the focused hunk opens a comment on its
+	// first added line.
 	last := page.Locator("#part-0-2")
 	must(t, last.Focus())
 	must(t, page.Keyboard().Press("c"))
-	must(t, expect.Locator(last.Locator(".hunk-comment textarea")).ToBeFocused())
+	must(t, expect.Locator(last.Locator(".line-comment textarea")).ToBeFocused())
+	must(t, expect.Locator(last.Locator(".line-comment .comment-where")).ToHaveText("line 38"))
 	must(t, page.Keyboard().Type("and this one?"))
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	requestChanges(t, page, "Only line 20 needs another look.", "changes.yaml")
@@ -393,8 +456,8 @@ func TestTheDraftReviewOutlivesRequestChanges(t *testing.T) {
 	edited := strings.Replace(text, "line 38 changed", "line 38, as Dana wants it", 1)
 	must(t, editor.Fill(edited))
 	must(t, page.Locator("input[aria-label='Accept hunk 3 of notes.txt']").Check())
-	must(t, page.Locator("#part-0-1 .hunk-comment summary").Click())
-	must(t, page.Locator("#part-0-1 .hunk-comment textarea").Fill("why not this one?"))
+	must(t, page.Locator("#part-0-1 .ln-btn[data-line='20']").Click())
+	must(t, page.Locator("#part-0-1 .line-comment textarea").Fill("why not this one?"))
 	must(t, expect.Locator(page.Locator("#viewed-count")).ToHaveText("0 viewed of 1 file"))
 	_, err = page.ExpectResponse("**/draft", func() error { return page.Locator(".viewed-box").Check() })
 	must(t, err)
@@ -407,7 +470,7 @@ func TestTheDraftReviewOutlivesRequestChanges(t *testing.T) {
 	must(t, expect.Locator(page.Locator("details.file.viewed")).Not().ToHaveAttribute("open", ""))
 	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("2 of 3 parts accepted, 1 rejected."))
 	must(t, expect.Locator(page.Locator("#part-0-2 .hunk-edit textarea")).ToHaveValue(edited))
-	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))
+	must(t, expect.Locator(page.Locator("#part-0-1 .line-comment textarea")).ToHaveValue("why not this one?"))
 
 	requestChanges(t, page, "Say why hunk 2 is needed.", "nothing.yaml")
 
@@ -417,7 +480,7 @@ func TestTheDraftReviewOutlivesRequestChanges(t *testing.T) {
 	must(t, expect.Locator(page.Locator(".changes-requested")).ToContainText("Dana asked for changes"))
 	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("2 of 3 parts accepted, 1 rejected."))
 	must(t, expect.Locator(page.Locator("#part-0-2 .hunk-edit textarea")).ToHaveValue(edited))
-	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue(""))
+	must(t, expect.Locator(page.Locator("#part-0-1 .line-comment")).ToHaveCount(0))
 	must(t, expect.Locator(page.Locator("#changes-summary")).ToHaveValue(""))
 	screenshot(t, page, "review-draft-kept")
 
@@ -515,8 +578,8 @@ func TestARequestForChangesThatFailsLosesNothing(t *testing.T) {
 	must(t, page.Locator("input[name=reviewer]").Fill("Dana"))
 	must(t, page.Locator("input[aria-label='Accept hunk 1 of notes.txt']").Check())
 	must(t, page.Locator("input[aria-label='Reject hunk 2 of notes.txt']").Check())
-	must(t, page.Locator("#part-0-1 .hunk-comment summary").Click())
-	must(t, page.Locator("#part-0-1 .hunk-comment textarea").Fill("why not this one?"))
+	must(t, page.Locator("#part-0-1 .ln-btn[data-line='20']").Click())
+	must(t, page.Locator("#part-0-1 .line-comment textarea").Fill("why not this one?"))
 	must(t, page.Locator("#request-changes summary").Click())
 	must(t, page.Locator("#changes-summary").Fill("Say why hunk 2 is needed."))
 	must(t, page.Locator("#changes-script").Fill("missing.yaml"))
@@ -527,7 +590,7 @@ func TestARequestForChangesThatFailsLosesNothing(t *testing.T) {
 
 	goTo(t, page, first)
 	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("1 of 3 parts accepted, 1 rejected."))
-	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))
+	must(t, expect.Locator(page.Locator("#part-0-1 .line-comment textarea")).ToHaveValue("why not this one?"))
 	must(t, expect.Locator(page.Locator("#changes-summary")).ToHaveValue("Say why hunk 2 is needed."))
 
 	// A request whose run fails (its model script matches nothing): back on
@@ -538,7 +601,7 @@ func TestARequestForChangesThatFailsLosesNothing(t *testing.T) {
 	goTo(t, page, first)
 	must(t, expect.Locator(page.Locator("#request-restored")).ToContainText("ended in error before the agent answered it"))
 	must(t, expect.Locator(page.Locator("#parts-count")).ToHaveText("1 of 3 parts accepted, 1 rejected."))
-	must(t, expect.Locator(page.Locator("#part-0-1 .hunk-comment textarea")).ToHaveValue("why not this one?"))
+	must(t, expect.Locator(page.Locator("#part-0-1 .line-comment textarea")).ToHaveValue("why not this one?"))
 	must(t, expect.Locator(page.Locator("#changes-summary")).ToHaveValue("Say why hunk 2 is needed."))
 	screenshot(t, page, "request-changes-failed")
 

@@ -93,35 +93,105 @@
     navigator.sendBeacon(unsaved.dataset.draft, new URLSearchParams(new FormData(unsaved)));
     unsaved = null;
   });
-  // A line's text in a hunk: the code cell beside its number's button.
-  function lineText(part, n) {
-    var btn = part.querySelector(".ln-btn[data-line='" + n + "']");
-    var code = btn && btn.closest("td").nextElementSibling;
-    if (!code) { return ""; }
-    var pfx = code.querySelector(".pfx");
-    return code.textContent.slice(pfx ? pfx.textContent.length : 0);
+  // Comments on lines of a hunk under review: clicking a line's number
+  // opens a new comment under it (a line takes several); shift-clicking a
+  // second line of the same hunk makes the last comment opened a range
+  // ending there. Each is the review form's comment.F.H.N and line.F.H.N.
+  var lastComment = null; // { row, part, from }: the comment opened last, and its first line
+  function saveSoon(form) { keepDraft({ target: { form: form } }); }
+  function rowOf(btn) { return btn.closest("tr"); }
+  // A line's number button by its data-line ("12", "L7") in a hunk.
+  function lineBtn(part, ref) { return part.querySelector(".ln-btn[data-line='" + ref + "']"); }
+  // The person's words for lines, as the server's patch.Span.Words.
+  function spanWords(span) {
+    var ends = span.split("-");
+    var one = function (r) { return r.charAt(0) === "L" ? r.slice(1) + " (old)" : r; };
+    var old = function (r) { return r.charAt(0) === "L"; };
+    var num = function (r) { return old(r) ? r.slice(1) : r; };
+    if (ends.length === 1) { return (old(ends[0]) ? "old line " : "line ") + num(ends[0]); }
+    if (old(ends[0]) === old(ends[1])) { return (old(ends[1]) ? "old lines " : "lines ") + num(ends[0]) + " to " + num(ends[1]); }
+    return "lines " + one(ends[0]) + " to " + one(ends[1]);
   }
-  // Clicking a line's number opens its hunk's comment on that line;
-  // "Suggest a change" starts a suggestion block with the line's text.
+  // After a line's row: past the comments already under it.
+  function below(tr) {
+    while (tr.nextElementSibling && tr.nextElementSibling.classList.contains("line-comment")) { tr = tr.nextElementSibling; }
+    return tr;
+  }
+  function place(row, span, part) {
+    var ends = span.split("-");
+    row.querySelector(".comment-span").value = span;
+    var words = spanWords(span);
+    row.querySelector(".comment-where").textContent = words;
+    row.querySelector("textarea").setAttribute("aria-label", "Comment on " + words + " of " + part.dataset.path);
+    row.querySelector(".suggest").hidden = ends.some(function (r) { return r.charAt(0) === "L"; });
+  }
+  function newComment(btn) {
+    var part = btn.closest("tbody");
+    var tpl = document.getElementById("comment-row");
+    if (!part || !tpl || part.dataset.file === undefined) { return null; }
+    var prefix = "comment." + part.dataset.file + "." + part.dataset.hunk + ".";
+    var n = 0;
+    document.querySelectorAll("[name^='" + prefix + "']").forEach(function (el) {
+      var k = Number(el.name.slice(prefix.length));
+      if (k >= n) { n = k + 1; }
+    });
+    var row = tpl.content.firstElementChild.cloneNode(true);
+    var key = part.dataset.file + "." + part.dataset.hunk + "." + n;
+    row.querySelector("textarea").name = "comment." + key;
+    row.querySelector(".comment-span").name = "line." + key;
+    row.querySelector("td").colSpan = rowOf(btn).cells.length;
+    place(row, btn.dataset.line, part);
+    below(rowOf(btn)).after(row);
+    lastComment = { row: row, part: part, from: btn };
+    return row;
+  }
+  // Shift-click: the last comment opened becomes lines from its first to
+  // btn's (in the diff's order), and moves under the last of them.
+  function extend(btn) {
+    var c = lastComment;
+    if (!c || !c.row.isConnected || c.part !== btn.closest("tbody")) { return null; }
+    var first = c.from, last = btn;
+    if (rowOf(last).compareDocumentPosition(rowOf(first)) & Node.DOCUMENT_POSITION_FOLLOWING) { first = btn; last = c.from; }
+    place(c.row, first === last ? last.dataset.line : first.dataset.line + "-" + last.dataset.line, c.part);
+    below(rowOf(last)).after(c.row);
+    return c.row;
+  }
+  // The text of a hunk's new-side lines from..to (numbers).
+  function linesText(part, span) {
+    var ends = span.split("-");
+    var out = [];
+    for (var n = Number(ends[0]); n <= Number(ends[ends.length - 1]); n++) {
+      var btn = lineBtn(part, String(n));
+      var code = btn && btn.closest("td").nextElementSibling;
+      if (!code) { continue; }
+      var pfx = code.querySelector(".pfx");
+      out.push(code.textContent.slice(pfx ? pfx.textContent.length : 0));
+    }
+    return out.join("\n");
+  }
   document.addEventListener("click", function (e) {
     var btn = e.target.closest(".ln-btn");
-    var sug = e.target.closest(".suggest");
-    var part = (btn || sug) && (btn || sug).closest("tbody");
-    var box = part && part.querySelector(".hunk-comment details");
-    if (!box) { return; }
-    var line = box.querySelector(".line-no");
-    var text = box.querySelector("textarea");
     if (btn) {
-      box.open = true;
-      line.value = btn.dataset.line;
-      part.querySelectorAll("tr.commented").forEach(function (r) { r.classList.remove("commented"); });
-      btn.closest("tr").classList.add("commented");
-    } else {
-      var block = "```suggestion\n" + lineText(part, line.value) + "\n```";
-      text.value = text.value.trim() ? text.value.replace(/\s*$/, "\n") + block : block;
+      var row = (e.shiftKey && extend(btn)) || newComment(btn);
+      if (!row) { return; }
+      row.querySelector("textarea").focus();
+      saveSoon(document.getElementById("review-form"));
+      return;
     }
-    text.focus();
-    keepDraft({ target: text });
+    var box = e.target.closest(".line-comment");
+    if (!box) { return; }
+    var text = box.querySelector("textarea");
+    if (e.target.closest(".suggest")) {
+      var block = "```suggestion\n" + linesText(box.closest("tbody"), box.querySelector(".comment-span").value) + "\n```";
+      text.value = text.value.trim() ? text.value.replace(/\s*$/, "\n") + block : block;
+      text.focus();
+      saveSoon(document.getElementById("review-form"));
+    } else if (e.target.closest(".discard")) {
+      var part = box.closest("tbody");
+      box.remove();
+      if (part && part.classList.contains("part")) { part.focus(); }
+      saveSoon(document.getElementById("review-form"));
+    }
   });
   // A button with data-copy copies its field's text (a share link).
   document.addEventListener("click", function (e) {
@@ -229,11 +299,15 @@
       enter(stops()[Math.min(current + 1, list.length - 1)], false);
       return true;
     case "e":
-    case "c":
-      var opened = part && part.querySelector(e.key === "e" ? ".hunk-edit details" : ".hunk-comment details");
+      var opened = part && part.querySelector(".hunk-edit details");
       if (!opened) { return false; }
       opened.open = true;
       opened.querySelector("textarea").focus();
+      return true;
+    case "c": // a comment on the hunk's first added line (else its first deleted one)
+      var first = part && (part.querySelector("tr.add .ln-btn, td.add ~ td .ln-btn") || part.querySelector("tr.del .ln-btn, .ln-btn"));
+      if (!first) { return false; }
+      first.click();
       return true;
     case "v":
       var file = at.closest && at.closest("details.file");

@@ -387,24 +387,116 @@ func (d Draft) Edit(file, hunk int, h DiffHunk) string {
 // Viewed reports whether the draft marks file viewed.
 func (d Draft) Viewed(file int) bool { return d["viewed."+strconv.Itoa(file)] != "" }
 
-// Comment is the draft's comment on hunk, and its line (the hunk's first
-// changed line when the draft has none).
-func (d Draft) Comment(file, hunk int, h DiffHunk) (text, line string) {
-	at := strconv.Itoa(file) + "." + strconv.Itoa(hunk)
-	if line = d["line."+at]; line == "" {
-		line = firstChanged(h)
+// A DraftComment is a comment of the draft on lines of a hunk.
+type DraftComment struct {
+	Key   string // its fields' names less "comment." and "line."
+	Text  string
+	Span  string // its lines as the line field holds them; "" on the hunk
+	Words string // its lines, for a person ("line 12", "old line 7")
+	New   bool   // its lines are the new file's: it can suggest a change
+	at    patch.Span
+}
+
+// HunkComments are a hunk's draft comments: by the line each ends on
+// (several a line), and those on the hunk as a whole or on lines it does
+// not show (Loose, shown below it, so that none is hidden).
+type HunkComments struct {
+	At    map[patch.LineRef][]DraftComment
+	Loose []DraftComment
+}
+
+// On are the comments that end on line l.
+func (h *HunkComments) On(l *DiffLine) []DraftComment {
+	if h == nil || l == nil {
+		return nil
 	}
-	return d["comment."+at], line
+	if l.Kind == patch.Deleted {
+		return h.At[patch.LineRef{Old: true, N: l.OldNo}]
+	}
+	return slices.Concat(h.At[patch.LineRef{N: l.NewNo}], h.At[patch.LineRef{Old: true, N: l.OldNo}])
+}
+
+// ends reports whether line l of a hunk is where span s ends.
+func ends(l DiffLine, s patch.Span) bool {
+	if s.End.Old {
+		return l.Kind != patch.Added && l.OldNo == s.End.N
+	}
+	return l.Kind != patch.Deleted && l.Kind != patch.Note && l.NewNo == s.End.N
+}
+
+// commentKey reads a draft comment's field name: comment.F.H.N (or
+// comment.F.H, as drafts named it before several a hunk).
+func commentKey(name string) (file, hunk int, key string, ok bool) {
+	key, ok = strings.CutPrefix(name, "comment.")
+	parts := strings.Split(key, ".")
+	if !ok || len(parts) < 2 || len(parts) > 3 {
+		return 0, 0, "", false
+	}
+	file, err1 := strconv.Atoi(parts[0])
+	hunk, err2 := strconv.Atoi(parts[1])
+	return file, hunk, key, err1 == nil && err2 == nil
+}
+
+// Comments are the draft's comments on file f, by hunk, in the order they
+// were made.
+func (d Draft) Comments(f DiffFile) map[int]*HunkComments {
+	out := map[int]*HunkComments{}
+	for name, text := range d {
+		file, hunk, key, ok := commentKey(name)
+		if !ok || file != f.Index || hunk < 0 || hunk >= len(f.Hunks) {
+			continue
+		}
+		c := DraftComment{Key: key, Text: text, Span: d["line."+key], Words: "the hunk"}
+		h := out[hunk]
+		if h == nil {
+			h = &HunkComments{At: map[patch.LineRef][]DraftComment{}}
+			out[hunk] = h
+		}
+		span, err := patch.ParseSpan(c.Span)
+		if err != nil || !slices.ContainsFunc(f.Hunks[hunk].Lines, func(l DiffLine) bool { return ends(l, span) }) {
+			if err == nil {
+				c.Words = span.Words() + " (not in this hunk)"
+			}
+			h.Loose = append(h.Loose, c)
+			continue
+		}
+		c.at, c.Words, c.New = span, span.Words(), !span.Start.Old && !span.End.Old
+		h.At[span.End] = append(h.At[span.End], c)
+	}
+	byKey := func(a, b DraftComment) int { return strings.Compare(commentOrder(a.Key), commentOrder(b.Key)) }
+	for _, h := range out {
+		for _, cs := range h.At {
+			slices.SortFunc(cs, byKey)
+		}
+		slices.SortFunc(h.Loose, byKey)
+	}
+	return out
+}
+
+// commentOrder sorts comment keys by their number (N of F.H.N; none
+// first).
+func commentOrder(key string) string {
+	parts := strings.Split(key, ".")
+	if len(parts) < 3 {
+		return ""
+	}
+	return strings.Repeat("0", 5-min(len(parts[2]), 5)) + parts[2]
 }
 
 func partID(file, hunk int) string { return strings.ReplaceAll(partName(file, hunk), ".", "-") }
 
-// partAttrs makes a hunk's rows a part a reviewer moves to and decides on.
+// partAttrs makes a hunk's rows a part a reviewer moves to and decides on;
+// under review, they name its file and itself, for the comments app.js
+// starts on its lines (comment.F.H.N).
 func partAttrs(f DiffFile, hunk int) templ.Attributes {
-	if !f.Review || f.Whole() {
+	if !f.Review {
 		return templ.Attributes{}
 	}
-	return templ.Attributes{"class": "part", "tabindex": "-1", "id": partID(f.Index, hunk)}
+	at := templ.Attributes{"data-file": strconv.Itoa(f.Index), "data-hunk": strconv.Itoa(hunk), "data-path": f.Path}
+	if !f.Whole() {
+		at["class"], at["tabindex"], at["id"] = "part", "-1", partID(f.Index, hunk)
+	}
+	return at
 }
 
 // partLabel names a part of a reviewed diff: "main.go hunk 2 (-5,7 +5,7)",
@@ -429,24 +521,6 @@ func wholeWhy(f DiffFile) string {
 		return "a " + f.Mode + " file is decided on whole"
 	}
 	return "a change without hunks (its mode) is decided on whole"
-}
-
-// lineSuffix is ":12" for line 12, "" for none.
-func lineSuffix(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return ":" + strconv.Itoa(n)
-}
-
-// firstChanged is the first line a hunk adds (new side), for a comment.
-func firstChanged(h DiffHunk) string {
-	for _, l := range h.Lines {
-		if l.Kind == patch.Added {
-			return strconv.Itoa(l.NewNo)
-		}
-	}
-	return ""
 }
 
 // editRows is how tall a hunk's editor is.

@@ -111,3 +111,44 @@ func TestExpandShowsTheLinesNearestTheHunk(t *testing.T) {
 		})
 	}
 }
+
+// A draft's comments go under the line each ends on, several a line, in
+// the order they were made; one on the hunk, or on a line the hunk does
+// not show, goes below the hunk (never hidden).
+func TestDraftCommentsGoUnderTheirLines(t *testing.T) {
+	files, err := patch.Parse("diff --git a/a.go b/a.go\n--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := BuildDiff(files)[0]
+	d := Draft{
+		"comment.0.0.10": "second on 2", "line.0.0.10": "2",
+		"comment.0.0.9": "first on 2", "line.0.0.9": "2",
+		"comment.0.0.1": "on the deleted line", "line.0.0.1": "L2",
+		"comment.0.0.2": "a range", "line.0.0.2": "L2-3",
+		"comment.0.0":   "an older draft's, on the hunk",
+		"comment.0.0.3": "off the hunk", "line.0.0.3": "40",
+		"comment.1.0.0": "another file's",
+	}
+	notes := d.Comments(f)[0]
+	var got []string
+	for _, l := range f.Hunks[0].Lines {
+		for _, c := range notes.On(&l) {
+			got = append(got, string(l.Kind)+c.Words+": "+c.Text)
+		}
+	}
+	for _, c := range notes.Loose {
+		got = append(got, "below: "+c.Words+": "+c.Text)
+	}
+	want := []string{
+		"-old line 2: on the deleted line",
+		"+line 2: first on 2",
+		"+line 2: second on 2",
+		" lines 2 (old) to 3: a range",
+		"below: the hunk: an older draft's, on the hunk",
+		"below: line 40 (not in this hunk): off the hunk",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("comments placed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -238,18 +238,29 @@ func (p SessionPage) Cost() string {
 	return formatCost(&total)
 }
 
-// commentTally counts the comments of requests and how many are addressed.
+// commentTally counts the comments of requests by the state of their
+// threads.
 func commentTally(requests []records.RequestState) string {
-	n, done := 0, 0
+	n, by := 0, map[string]int{}
 	for _, rq := range requests {
-		for _, a := range rq.Addressed {
+		for i := range rq.Comments {
 			n++
-			if a {
-				done++
-			}
+			by[rq.State(i)]++
 		}
 	}
-	return fmt.Sprintf("%s: %d addressed, %d open", plural(n, "comment", "comments"), done, n-done)
+	out := fmt.Sprintf("%s: %d addressed, %d open", plural(n, "comment", "comments"), by[records.ThreadAddressed], by[records.ThreadOpen])
+	if by[records.ThreadResolved] > 0 {
+		out += fmt.Sprintf(", %d resolved", by[records.ThreadResolved])
+	}
+	return out
+}
+
+// threadBadge is the badge class of a thread's state.
+func threadBadge(state string) string {
+	if state == records.ThreadOpen {
+		return "badge plain"
+	}
+	return "badge good"
 }
 
 // ProblemsPage is the view model of the index problems page.
@@ -389,6 +400,12 @@ func threadID(rq records.RequestState, i int) string {
 // replyURL is where a reply to comment i of a change request goes.
 func replyURL(rq records.RequestState, i int) string {
 	return runURL(rq.RunID) + "/requests/" + itoa(rq.Index) + "/comments/" + itoa(i) + "/replies"
+}
+
+// resolveURL is where comment i of a change request is resolved, or
+// opened again.
+func resolveURL(rq records.RequestState, i int) string {
+	return runURL(rq.RunID) + "/requests/" + itoa(rq.Index) + "/comments/" + itoa(i) + "/resolve"
 }
 
 func gapCols(split bool) string {

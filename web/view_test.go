@@ -97,16 +97,21 @@ func TestRunPageOffersResumeOnInterruptedRunsOfItsOwnAgent(t *testing.T) {
 func TestCommentTallyCountsAddressedAndOpen(t *testing.T) {
 	for _, tc := range []struct {
 		addressed [][]bool
+		resolved  int // the first comment of the first request is resolved
 		want      string
 	}{
-		{[][]bool{{true, false}}, "2 comments: 1 addressed, 1 open"},
-		{[][]bool{{true}, {true, true}}, "3 comments: 3 addressed, 0 open"},
-		{[][]bool{{false}}, "1 comment: 0 addressed, 1 open"},
-		{[][]bool{{}}, "0 comments: 0 addressed, 0 open"},
+		{[][]bool{{true, false}}, 0, "2 comments: 1 addressed, 1 open"},
+		{[][]bool{{true}, {true, true}}, 0, "3 comments: 3 addressed, 0 open"},
+		{[][]bool{{false}}, 0, "1 comment: 0 addressed, 1 open"},
+		{[][]bool{{}}, 0, "0 comments: 0 addressed, 0 open"},
+		{[][]bool{{false, false}}, 1, "2 comments: 0 addressed, 1 open, 1 resolved"},
 	} {
 		var rs []records.RequestState
 		for _, a := range tc.addressed {
-			rs = append(rs, records.RequestState{Addressed: a})
+			rs = append(rs, records.RequestState{Addressed: a, ChangeRequest: bundle.ChangeRequest{Comments: make([]bundle.Comment, len(a))}})
+		}
+		if tc.resolved > 0 {
+			rs[0].Comments[0].Resolved = &bundle.Resolution{By: "lee"}
 		}
 		if got := commentTally(rs); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.addressed, got, tc.want)

@@ -384,14 +384,30 @@ type ChangeRequest struct {
 	NextRun  string    `json:"next_run,omitempty"` // the run that was asked to make them
 }
 
-// Comment is a reviewer's remark on a line (new side) of a file of the
-// diff, with the code it is about.
+// Comment is a reviewer's remark on lines of a file of the diff, with the
+// code it is about. Its lines are named as GitHub's review comments name
+// them: Line on Side ("old" for the old file's numbering, a deleted line;
+// "" for the new file's), and for a range of lines its first, StartLine on
+// StartSide.
 type Comment struct {
-	Path    string  `json:"path"`
-	Line    int     `json:"line,omitempty"` // 0: the file, or the hunk
-	Quote   string  `json:"quote,omitempty"`
-	Text    string  `json:"text"`
-	Replies []Reply `json:"replies,omitempty"` // the comment's thread, in order
+	Path      string      `json:"path"`
+	Line      int         `json:"line,omitempty"` // 0: the file, or the hunk
+	Side      string      `json:"side,omitempty"`
+	StartLine int         `json:"start_line,omitempty"` // 0: the comment is on one line
+	StartSide string      `json:"start_side,omitempty"`
+	Quote     string      `json:"quote,omitempty"`
+	Text      string      `json:"text"`
+	Replies   []Reply     `json:"replies,omitempty"` // the comment's thread, in order
+	Resolved  *Resolution `json:"resolved,omitempty"`
+}
+
+// SideOld is the side of a comment's line numbered as in the old file.
+const SideOld = "old"
+
+// Resolution is who marked a comment's thread resolved, and when.
+type Resolution struct {
+	By string    `json:"by"`
+	At time.Time `json:"at"`
 }
 
 // Reply is a reviewer's answer in a comment's thread.

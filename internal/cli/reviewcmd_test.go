@@ -33,12 +33,15 @@ func TestReviewRequestsChangesAsTheNextTurn(t *testing.T) {
 		{"review", "--comment", "a.txt:two:x", "--script", filepath.Join(dir, "next.yaml"), first},
 		{"review", "--comment", "a.txt:9:x", "--script", filepath.Join(dir, "next.yaml"), first},
 		{"review", "--comment", "b.txt:1:x", "--script", filepath.Join(dir, "next.yaml"), first},
+		{"review", "--comment", "a.txt:2-1:x", "--script", filepath.Join(dir, "next.yaml"), first},
+		{"review", "--comment", "a.txt:L5:x", "--script", filepath.Join(dir, "next.yaml"), first},
+		{"review", "--comment", "a.txt:-2:x", "--script", filepath.Join(dir, "next.yaml"), first},
 	} {
 		if r := invoke(t, env, bad...); r.code != ExitUsage {
 			t.Errorf("%v: %+v, want a usage error", bad, r)
 		}
 	}
-	r = invoke(t, env, "review", "--request-changes", "Shout the new line.", "--comment", "a.txt:2:spell it TWO", "--script", filepath.Join(dir, "next.yaml"), first)
+	r = invoke(t, env, "review", "--request-changes", "Shout the new line.", "--comment", "a.txt:2:spell it TWO", "--comment", "a.txt:1-2:both lines", "--script", filepath.Join(dir, "next.yaml"), first)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "status: awaiting review") {
 		t.Fatalf("review: %+v", r)
 	}
@@ -53,7 +56,8 @@ func TestReviewRequestsChangesAsTheNextTurn(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(filepath.Join(data, "runs", first, bundle.CommentsFile))
 	var c bundle.Comments
-	if err := json.Unmarshal(raw, &c); err != nil || len(c.Requests) != 1 || c.Requests[0].NextRun != next || c.Requests[0].Comments[0].Quote != "two" {
+	if err := json.Unmarshal(raw, &c); err != nil || len(c.Requests) != 1 || c.Requests[0].NextRun != next || c.Requests[0].Comments[0].Quote != "two" ||
+		c.Requests[0].Comments[1].StartLine != 1 || c.Requests[0].Comments[1].Line != 2 || c.Requests[0].Comments[1].Quote != "one\ntwo" {
 		t.Fatalf("comments.json: %s %v", raw, err)
 	}
 	// The first run still awaits review (a session's runs are applied in

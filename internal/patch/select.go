@@ -3,7 +3,6 @@ package patch
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -50,15 +49,15 @@ type Choice struct {
 	File, Hunk int
 	Accept     bool
 	Edit       *string
-	Suggest    *Suggestion // applied to an accepted hunk its Edit leaves as proposed
+	Suggest    []Suggestion // applied to an accepted hunk its Edit leaves as proposed
 }
 
-// Suggestion is a change a reviewer's comment suggests for one line of a
-// hunk's new side (Line, numbered as in the new file): the lines that
-// replace it ("" removes it).
+// Suggestion is a change a reviewer's comment suggests for lines of a
+// hunk's new side (Line to End, numbered as in the new file; End 0 is
+// Line): the lines that replace them ("" removes them).
 type Suggestion struct {
-	Line int
-	Text string
+	Line, End int
+	Text      string
 }
 
 // ParseSuggestion reads the suggestion of a comment: the text of its
@@ -79,19 +78,40 @@ func ParseSuggestion(comment string) (text string, ok bool) {
 	return strings.TrimSuffix(rest, "\n"), true
 }
 
-// suggest is a hunk's new side with a suggestion applied: the line it
-// names replaced by its text.
-func suggest(f *gitdiff.TextFragment, s Suggestion) (string, error) {
+// suggest is a hunk's new side with its suggestions applied: the lines
+// each names replaced by its text. Two suggestions for the same line are
+// an error: which one would win is not the reviewer's to guess.
+func suggest(f *gitdiff.TextFragment, all []Suggestion) (string, error) {
 	side := strings.Split(newSide(f), "\n")
-	at := s.Line - int(f.NewPosition)
-	if f.NewLines == 0 || at < 0 || at >= len(side) {
-		return "", fmt.Errorf("the suggestion is for line %d, which this hunk does not show (lines %d to %d)", s.Line, f.NewPosition, f.NewPosition+f.NewLines-1)
+	taken := make([]bool, len(side))
+	repl := make([][]string, len(side))
+	for _, s := range all {
+		end := max(s.End, s.Line)
+		from, to := s.Line-int(f.NewPosition), end-int(f.NewPosition)
+		if f.NewLines == 0 || from < 0 || to >= len(side) {
+			return "", fmt.Errorf("the suggestion is for line %d, which this hunk does not show (lines %d to %d)", end, f.NewPosition, f.NewPosition+f.NewLines-1)
+		}
+		for i := from; i <= to; i++ {
+			if taken[i] {
+				return "", fmt.Errorf("two suggestions change line %d: keep one", int(f.NewPosition)+i)
+			}
+			taken[i] = true
+		}
+		repl[from] = []string{}
+		if s.Text != "" {
+			repl[from] = strings.Split(s.Text, "\n")
+		}
 	}
-	var repl []string
-	if s.Text != "" {
-		repl = strings.Split(s.Text, "\n")
+	var out []string
+	for i, l := range side {
+		switch {
+		case repl[i] != nil:
+			out = append(out, repl[i]...)
+		case !taken[i]:
+			out = append(out, l)
+		}
 	}
-	return strings.Join(slices.Concat(side[:at], repl, side[at+1:]), "\n"), nil
+	return strings.Join(out, "\n"), nil
 }
 
 // Edit is a hunk the reviewer rewrote before it was applied.
@@ -132,7 +152,7 @@ func Select(text string, choices []Choice) (Selection, error) {
 			wholeFile(files[c.File].Mode, files[c.File].Binary, len(files[c.File].Hunks)) != (c.Hunk == Whole) {
 			return Selection{}, fmt.Errorf("%w: file %d hunk %d", ErrNoSuchPart, c.File, c.Hunk)
 		}
-		if (c.Edit != nil || c.Suggest != nil) && (c.Hunk == Whole || !c.Accept) {
+		if (c.Edit != nil || len(c.Suggest) > 0) && (c.Hunk == Whole || !c.Accept) {
 			return Selection{}, fmt.Errorf("file %d hunk %d: only an accepted hunk of a text file can be edited", c.File, c.Hunk)
 		}
 		byPart[[2]int{c.File, c.Hunk}] = c
@@ -146,15 +166,15 @@ func Select(text string, choices []Choice) (Selection, error) {
 			continue
 		}
 		sel.Applied = append(sel.Applied, p)
-		if c.Edit != nil || c.Suggest != nil {
+		if c.Edit != nil || len(c.Suggest) > 0 {
 			frag := parsed[p.File].TextFragments[p.Hunk]
 			proposed := newSide(frag)
 			edited := proposed
 			if c.Edit != nil {
 				edited = strings.ReplaceAll(*c.Edit, "\r\n", "\n") // a browser sends a textarea's lines with CRLF
 			}
-			if edited == proposed && c.Suggest != nil { // a suggestion is the edit of a hunk not edited by hand
-				if edited, err = suggest(frag, *c.Suggest); err != nil {
+			if edited == proposed && len(c.Suggest) > 0 { // a suggestion is the edit of a hunk not edited by hand
+				if edited, err = suggest(frag, c.Suggest); err != nil {
 					return Selection{}, fmt.Errorf("%s hunk %d: %w", p.Path, p.Hunk+1, err)
 				}
 			}

@@ -218,25 +218,30 @@ func TestSelectAppliesASuggestion(t *testing.T) {
 	_, diff := repo(t, map[string]string{"a.txt": "one\ntwo\nthree\n"}, map[string]string{"a.txt": "one\n2\nthree\n"})
 	for _, tc := range []struct {
 		name    string
-		suggest patch.Suggestion
+		suggest []patch.Suggestion
 		edit    string
-		applied string // "" when it is refused
+		applied string
+		refused string // the error, when it is refused
 	}{
-		{"replace the line", patch.Suggestion{Line: 2, Text: "II"}, "", "one\nII\nthree"},
-		{"with two lines", patch.Suggestion{Line: 3, Text: "3\n4"}, "", "one\n2\n3\n4"},
-		{"remove the line", patch.Suggestion{Line: 1}, "", "2\nthree"},
-		{"an edit by hand wins", patch.Suggestion{Line: 2, Text: "II"}, "one\nhand\nthree", "one\nhand\nthree"},
-		{"the edit box left as proposed", patch.Suggestion{Line: 2, Text: "II"}, "one\r\n2\r\nthree", "one\nII\nthree"},
-		{"a line outside the hunk", patch.Suggestion{Line: 9, Text: "x"}, "", ""},
+		{"replace the line", []patch.Suggestion{{Line: 2, Text: "II"}}, "", "one\nII\nthree", ""},
+		{"with two lines", []patch.Suggestion{{Line: 3, Text: "3\n4"}}, "", "one\n2\n3\n4", ""},
+		{"remove the line", []patch.Suggestion{{Line: 1}}, "", "2\nthree", ""},
+		{"a range of lines", []patch.Suggestion{{Line: 2, End: 3, Text: "two-three"}}, "", "one\ntwo-three", ""},
+		{"two suggestions in one hunk", []patch.Suggestion{{Line: 3, Text: "3"}, {Line: 1, Text: "1"}}, "", "1\n2\n3", ""},
+		{"an edit by hand wins", []patch.Suggestion{{Line: 2, Text: "II"}}, "one\nhand\nthree", "one\nhand\nthree", ""},
+		{"the edit box left as proposed", []patch.Suggestion{{Line: 2, Text: "II"}}, "one\r\n2\r\nthree", "one\nII\nthree", ""},
+		{"a line outside the hunk", []patch.Suggestion{{Line: 9, Text: "x"}}, "", "", "line 9, which this hunk does not show (lines 1 to 3)"},
+		{"a range past the hunk", []patch.Suggestion{{Line: 2, End: 4, Text: "x"}}, "", "", "line 4, which this hunk does not show (lines 1 to 3)"},
+		{"two suggestions for one line", []patch.Suggestion{{Line: 1, End: 2, Text: "x"}, {Line: 2, Text: "y"}}, "", "", "two suggestions change line 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := patch.Choice{File: 0, Hunk: 0, Accept: true, Suggest: &tc.suggest}
+			c := patch.Choice{File: 0, Hunk: 0, Accept: true, Suggest: tc.suggest}
 			if tc.edit != "" {
 				c.Edit = &tc.edit
 			}
 			sel, err := patch.Select(diff, []patch.Choice{c})
-			if tc.applied == "" {
-				if err == nil || !strings.Contains(err.Error(), "line 9, which this hunk does not show (lines 1 to 3)") {
+			if tc.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refused) {
 					t.Fatalf("err = %v", err)
 				}
 				return
@@ -246,7 +251,7 @@ func TestSelectAppliesASuggestion(t *testing.T) {
 			}
 		})
 	}
-	if _, err := patch.Select(diff, []patch.Choice{{File: 0, Hunk: 0, Accept: false, Suggest: &patch.Suggestion{Line: 2}}}); err == nil {
+	if _, err := patch.Select(diff, []patch.Choice{{File: 0, Hunk: 0, Accept: false, Suggest: []patch.Suggestion{{Line: 2}}}}); err == nil {
 		t.Error("a suggestion for a rejected hunk was taken")
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,9 +84,9 @@ func (d Data) RequestChanges(runID string, cr bundle.ChangeRequest) (string, str
 		if cr.Comments[i].Text == "" || len(c.Text) > MaxComment {
 			return "", "", fmt.Errorf("comment %d on %s: give its text (at most %d characters)", i+1, c.Path, MaxComment)
 		}
-		q, ok := Quote(files, c.Path, c.Line)
-		if !ok {
-			return "", "", fmt.Errorf("comment %d: %s:%d is not a line of the run's diff", i+1, c.Path, c.Line)
+		q, err := Quote(files, c)
+		if err != nil {
+			return "", "", fmt.Errorf("comment %d: %w", i+1, err)
 		}
 		cr.Comments[i].Quote = q
 	}
@@ -205,32 +204,6 @@ func (d Data) sessionFromRun(dir string, rc bundle.Receipt) (string, error) {
 	return s.SessionID, nil
 }
 
-// Quote is the code a comment on path:line is about: that line of the new
-// side of the diff (line 0: the file's first hunk's changed lines). ok is
-// false when the diff has no such file or line.
-func Quote(files []patch.File, path string, line int) (string, bool) {
-	for _, f := range files {
-		if f.Path() != path {
-			continue
-		}
-		var changed []string
-		for _, h := range f.Hunks {
-			for _, l := range h.Lines {
-				if line > 0 && l.NewNo == line && l.Kind != patch.Deleted && l.Kind != patch.Note {
-					return l.Text, true
-				}
-				if l.Kind == patch.Added && len(changed) < 5 {
-					changed = append(changed, l.Text)
-				}
-			}
-		}
-		if line == 0 {
-			return strings.Join(changed, "\n"), true
-		}
-	}
-	return "", false
-}
-
 // ChangesMessage is the user turn that asks the agent for the changes.
 func ChangesMessage(runID string, cr bundle.ChangeRequest) string {
 	// The first line is the new run's title in lists: who asked, and what.
@@ -249,11 +222,7 @@ func ChangesMessage(runID string, cr bundle.ChangeRequest) string {
 	if len(cr.Comments) > 0 {
 		b.WriteString("\nComments on your changes:\n")
 		for _, c := range cr.Comments {
-			where := c.Path
-			if c.Line > 0 {
-				where += ":" + strconv.Itoa(c.Line)
-			}
-			fmt.Fprintf(&b, "\n- %s: %s\n", where, c.Text)
+			fmt.Fprintf(&b, "\n- %s: %s\n", Where(c), c.Text)
 			for _, q := range strings.Split(c.Quote, "\n") {
 				if c.Quote != "" {
 					b.WriteString("  > " + q + "\n")
@@ -277,14 +246,15 @@ func reviewWord(rv *bundle.Review) string {
 const nearLines = 2
 
 // Addressed reports whether files, the diff of the run asked to make the
-// changes, changes the code a comment on path:line is about: that line or
-// one within two lines of it, or the whole file (deleted, binary); a
-// comment on line 0 is about the whole file, so any change to it counts.
-// The comment's lines are the new side of the commented run's diff, which
-// is the old side of the next run's (it starts where the commented run
-// ended).
-func Addressed(files []patch.File, path string, line int) bool {
-	near := func(n int) bool { return n >= line-nearLines && n <= line+nearLines }
+// changes, changes the code a comment on lines from to to of path is
+// about: one of them or one within two lines of them, or the whole file
+// (deleted, binary); a comment on line 0 is about the whole file, so any
+// change to it counts. The comment's lines are the new side of the
+// commented run's diff, which is the old side of the next run's (it starts
+// where the commented run ended).
+func Addressed(files []patch.File, path string, from, to int) bool {
+	line := from
+	near := func(n int) bool { return n >= from-nearLines && n <= to+nearLines }
 	for _, f := range files {
 		if f.OldPath != path {
 			continue
@@ -322,6 +292,25 @@ type RequestState struct {
 	Index     int    // its place among that run's requests, from 0
 	Addressed []bool // by comment
 	NextState string // the next run's status, "" when unknown
+}
+
+// Thread states: a person marked it resolved; the run asked to make the
+// changes changed its code; neither.
+const (
+	ThreadResolved  = "resolved"
+	ThreadAddressed = "addressed"
+	ThreadOpen      = "open"
+)
+
+// State is the state of comment i's thread.
+func (st RequestState) State(i int) string {
+	switch {
+	case st.Comments[i].Resolved != nil:
+		return ThreadResolved
+	case i < len(st.Addressed) && st.Addressed[i]:
+		return ThreadAddressed
+	}
+	return ThreadOpen
 }
 
 // ChangeRequests are the change requests made of the run in dir.
@@ -388,10 +377,38 @@ func (d Data) requestState(runID string, index int, cr bundle.ChangeRequest) Req
 	st.NextState = string(b.Receipt.Status)
 	diff, _ := bundle.ReadFile(dir, bundle.DiffFile, 64<<20)
 	files, _ := patch.Parse(string(diff))
+	var commented []patch.File // read when a comment is on the old side
 	for i, cm := range cr.Comments {
-		st.Addressed[i] = Addressed(files, cm.Path, cm.Line)
+		span := Span(cm)
+		if (span.Start.Old || span.End.Old) && commented == nil {
+			commented = d.diffOf(runID)
+		}
+		from, to := newAt(commented, cm.Path, span.Start), newAt(commented, cm.Path, span.End)
+		st.Addressed[i] = Addressed(files, cm.Path, min(from, to), max(from, to))
 	}
 	return st
+}
+
+// diffOf is the diff of the run runID, parsed (none when it cannot be
+// read).
+func (d Data) diffOf(runID string) []patch.File {
+	dir, err := d.RunDir(runID)
+	if err != nil {
+		return []patch.File{}
+	}
+	diff, _ := bundle.ReadFile(dir, bundle.DiffFile, 64<<20)
+	files, _ := patch.Parse(string(diff))
+	return files
+}
+
+// newAt is where line r of path in files (a diff) stands in the new file.
+func newAt(files []patch.File, path string, r patch.LineRef) int {
+	for _, f := range files {
+		if f.Path() == path {
+			return f.NewAt(r)
+		}
+	}
+	return r.N
 }
 
 // Receipt is the receipt of the run runID of the data folder.

@@ -53,30 +53,37 @@ rename to renamed.txt
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		path string
-		line int
-		want bool
+		path     string
+		line     int
+		want     bool
+		rangeEnd int // the comment is on lines line to rangeEnd
 	}{
-		{"notes.txt", 10, true},  // the line itself
-		{"notes.txt", 12, true},  // two lines below the change
-		{"notes.txt", 8, true},   // two above
-		{"notes.txt", 13, false}, // three below, untouched
-		{"notes.txt", 5, false},
-		{"notes.txt", 0, true},  // the file
-		{"notes.txt", 20, true}, // the line added after 18 is within two
-		{"notes.txt", 16, true},
-		{"notes.txt", 15, false},
-		{"other.txt", 7, true},    // deleted: the whole file
-		{"top.txt", 1, true},      // a line added before it
-		{"top.txt", 2, true},      // within two of the new first line
-		{"top.txt", 4, false},     //
-		{"old.txt", 3, false},     // renamed, its lines unchanged
-		{"old.txt", 0, true},      // but the file changed
-		{"renamed.txt", 0, false}, // comments name the commented run's path
-		{"absent.txt", 0, false},
+		{"notes.txt", 10, true, 0},  // the line itself
+		{"notes.txt", 12, true, 0},  // two lines below the change
+		{"notes.txt", 8, true, 0},   // two above
+		{"notes.txt", 13, false, 0}, // three below, untouched
+		{"notes.txt", 5, false, 0},
+		{"notes.txt", 0, true, 0},  // the file
+		{"notes.txt", 20, true, 0}, // the line added after 18 is within two
+		{"notes.txt", 16, true, 0},
+		{"notes.txt", 15, false, 0},
+		{"other.txt", 7, true, 0},    // deleted: the whole file
+		{"top.txt", 1, true, 0},      // a line added before it
+		{"top.txt", 2, true, 0},      // within two of the new first line
+		{"top.txt", 4, false, 0},     //
+		{"old.txt", 3, false, 0},     // renamed, its lines unchanged
+		{"old.txt", 0, true, 0},      // but the file changed
+		{"renamed.txt", 0, false, 0}, // comments name the commented run's path
+		{"absent.txt", 0, false, 0},
+		{"notes.txt", 1, true, 8},   // a range ending two above the change
+		{"notes.txt", 1, false, 7},  // and one ending three above
+		{"notes.txt", 13, true, 17}, // a range to two above the added line
+		{"notes.txt", 13, false, 15},
+		{"notes.txt", 3, true, 30}, // a range around the change
 	} {
-		if got := records.Addressed(files, tc.path, tc.line); got != tc.want {
-			t.Errorf("%s:%d addressed = %v, want %v", tc.path, tc.line, got, tc.want)
+		to := max(tc.rangeEnd, tc.line)
+		if got := records.Addressed(files, tc.path, tc.line, to); got != tc.want {
+			t.Errorf("%s:%d-%d addressed = %v, want %v", tc.path, tc.line, to, got, tc.want)
 		}
 	}
 }

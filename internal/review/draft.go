@@ -40,10 +40,11 @@ type Sent struct {
 	Fields map[string]string `json:"fields"`
 }
 
-// draftField is a field a draft keeps: part.F.H, edit.F.H, comment.F.H or
-// line.F.H (H a hunk's number, or "file" for a part decided whole),
-// viewed.F (file F marked viewed), or the summary.
-var draftField = regexp.MustCompile(`^(?:(?:part|edit|comment|line)\.[0-9]{1,6}\.(?:[0-9]{1,6}|file)|viewed\.[0-9]{1,6}|summary)$`)
+// draftField is a field of the review form a draft keeps (see
+// commentField): part.F.H or edit.F.H (H a hunk's number, or "file" for a
+// part decided whole), comment.F.H.N or line.F.H.N, viewed.F, or the
+// summary.
+var draftField = regexp.MustCompile(`^(?:(?:part|edit)\.[0-9]{1,6}\.(?:[0-9]{1,6}|file)|(?:comment|line)\.[0-9]{1,6}\.[0-9]{1,6}(?:\.[0-9]{1,4})?|viewed\.[0-9]{1,6}|summary)$`)
 
 // Limits of a draft: the form's own (a diff's parts, an edit's lines).
 const (

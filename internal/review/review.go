@@ -276,6 +276,28 @@ func (s *Service) Reply(ctx context.Context, id string, request, comment int, wh
 	return nil
 }
 
+// Resolve marks the thread of comment number comment of request number
+// request (both from 0) made of run id resolved by who, or open again
+// (resolved false), and audits it.
+func (s *Service) Resolve(ctx context.Context, id string, request, comment int, who Who, resolved bool) error {
+	if who.Name == "" {
+		return &Invalid{Field: "reviewer", Problem: "give your name"}
+	}
+	if _, err := s.Store.GetRun(ctx, id); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: run %s is not indexed", ErrNoRun, id)
+	}
+	by, action := who.Name, "resolve"
+	if !resolved {
+		by, action = "", "unresolve"
+	}
+	err := records.Data{Dir: s.DataDir}.Resolve(ctx, id, request, comment, by)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoRun, err)
+	}
+	s.audit(ctx, who, action, id, fmt.Sprintf("comment %d of request %d", comment+1, request+1))
+	return nil
+}
+
 // audit records what a person did; it never fails the decision, which is
 // made.
 func (s *Service) audit(ctx context.Context, who Who, action, object, detail string) {

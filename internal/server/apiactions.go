@@ -162,17 +162,13 @@ func (s *Server) apiRequestChanges(c echo.Context) error {
 		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
 	}
 	var in struct {
-		Reviewer string `json:"reviewer"`
-		Summary  string `json:"summary"`
-		Comments []struct {
-			Path string `json:"path"`
-			Line int    `json:"line"`
-			Text string `json:"text"`
-		} `json:"comments"`
-		Model  string `json:"model"`
-		Script string `json:"script"`
+		Reviewer string           `json:"reviewer"`
+		Summary  string           `json:"summary"`
+		Comments []bundle.Comment `json:"comments"`
+		Model    string           `json:"model"`
+		Script   string           `json:"script"`
 	}
-	if err := readJSON(c, &in, `{"summary": "…", "comments": [{"path": "a.go", "line": 12, "text": "…"}], "reviewer": "name", "script": "…"}`); err != nil {
+	if err := readJSON(c, &in, `{"summary": "…", "comments": [{"path": "a.go", "line": 12, "text": "…"}, {"path": "a.go", "start_line": 3, "start_side": "old", "line": 5, "text": "…"}], "reviewer": "name", "script": "…"}`); err != nil {
 		return err
 	}
 	who := s.decider(c, in.Reviewer)
@@ -180,8 +176,8 @@ func (s *Server) apiRequestChanges(c echo.Context) error {
 		return apiError(c, http.StatusBadRequest, "reviewer: give your name (at most 80 characters)", nil)
 	}
 	cr := bundle.ChangeRequest{By: who, At: time.Now().UTC(), Summary: in.Summary}
-	for _, cm := range in.Comments {
-		cr.Comments = append(cr.Comments, bundle.Comment{Path: cm.Path, Line: cm.Line, Text: cm.Text})
+	for _, cm := range in.Comments { // what a request says of a thread is its place and text
+		cr.Comments = append(cr.Comments, bundle.Comment{Path: cm.Path, Line: cm.Line, Side: cm.Side, StartLine: cm.StartLine, StartSide: cm.StartSide, Text: cm.Text})
 	}
 	next, errs := s.launcher.RequestChanges(c.Param("id"), cr, launch.Task{Model: in.Model, Script: in.Script})
 	if len(errs) > 0 {

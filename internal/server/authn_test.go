@@ -189,6 +189,7 @@ func routeTable(run string) map[string]routeCase {
 		"POST /runs/:id/draft":        {"/runs/" + run + "/draft", "reviewer", 0},
 		"POST /runs/:id/approvals/:n": {"/runs/" + run + "/approvals/1", "reviewer", 0},
 		"POST /runs/:id/requests/:r/comments/:n/replies": {"/runs/" + run + "/requests/0/comments/0/replies", "reviewer", 0},
+		"POST /runs/:id/requests/:r/comments/:n/resolve": {"/runs/" + run + "/requests/0/comments/0/resolve", "reviewer", 0},
 		"GET /launch":                        {"/launch", "admin", 0},
 		"POST /launch":                       {"/launch", "admin", 0},
 		"POST /demo":                         {"/demo", "admin", 0},

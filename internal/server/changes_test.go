@@ -77,7 +77,7 @@ func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&out)
 		return resp.StatusCode, out
 	}
-	if code, out := post(`{"reviewer": "ana", "comments": [{"path": "f05.txt", "line": 9, "text": "x"}], "script": "next.yaml"}`); code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(out["fields"]), "f05.txt:9 is not a line of the run's diff") {
+	if code, out := post(`{"reviewer": "ana", "comments": [{"path": "f05.txt", "line": 9, "text": "x"}], "script": "next.yaml"}`); code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(out["fields"]), "f05.txt:9 is not in the run's diff") {
 		t.Errorf("a comment off the diff: %d %v", code, out)
 	}
 	if code, out := post(`{"reviewer": "ana", "comments": "x"}`); code != http.StatusBadRequest {
@@ -116,6 +116,23 @@ func TestRequestChangesFromTheFormAndTheAPI(t *testing.T) {
 	}
 	if code, body := reply(base, url.Values{"reviewer": {"ana"}, "reply": {"  "}}); code != http.StatusUnprocessableEntity || !strings.Contains(body, "Not replied: reply: give its text") {
 		t.Errorf("an empty reply: %d", code)
+	}
+	// A thread is resolved, and opened again, by a person, from either page.
+	resolve := strings.TrimSuffix(base, "/replies") + "/resolve"
+	if code, _ := reply(resolve, url.Values{"reviewer": {"ana"}, "resolved": {"1"}, "from": {next}}); code != http.StatusSeeOther {
+		t.Fatalf("resolve: %d", code)
+	}
+	if _, page := b.get("/runs/" + first.RunID); !strings.Contains(page, "Resolved by ana") || !strings.Contains(page, `class="thread thread-resolved"`) || !strings.Contains(page, ">Open again</button>") {
+		t.Errorf("the commented run's page does not show the thread resolved")
+	}
+	if code, _ := reply(resolve, url.Values{"reviewer": {"ana"}, "resolved": {"0"}}); code != http.StatusSeeOther {
+		t.Fatalf("open again: %d", code)
+	}
+	if _, page := b.get("/runs/" + first.RunID); strings.Contains(page, "Resolved by") {
+		t.Errorf("the thread is still resolved")
+	}
+	if code, _ := reply("/runs/"+first.RunID+"/requests/0/comments/9/resolve", url.Values{"reviewer": {"ana"}, "resolved": {"1"}}); code != http.StatusNotFound {
+		t.Errorf("resolving a comment that is not there: %d", code)
 	}
 }
 

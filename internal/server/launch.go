@@ -84,8 +84,8 @@ func (s *Server) reviewRun(c echo.Context) error {
 	if decision == web.Partial {
 		form, _ := c.FormParams()
 		var err error
-		if parts, err = formParts(form); err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		if parts, err = review.FormParts(form); err != nil {
+			return s.renderRun(c, id, "Nothing was applied: "+err.Error()+".", validationStatus(c))
 		}
 		decision = web.Approve
 	}
@@ -104,47 +104,6 @@ func (s *Server) reviewRun(c echo.Context) error {
 		return s.renderRun(c, id, "", http.StatusOK)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
-}
-
-// formParts reads a review part by part from the form: part.F.H (H "file"
-// for a whole file) is accept or reject, edit.F.H a hunk's new side as the
-// reviewer left it, comment.F.H with a "```suggestion" block and line.F.H
-// a change suggested for that line. An edit or a suggestion counts only
-// for an accepted hunk.
-func formParts(form url.Values) ([]patch.Choice, error) {
-	parts := []patch.Choice{}
-	for key, vals := range form {
-		rest, ok := strings.CutPrefix(key, "part.")
-		if !ok {
-			continue
-		}
-		if len(parts) >= 100000 {
-			return nil, errors.New("too many parts in one review")
-		}
-		fileS, hunkS, _ := strings.Cut(rest, ".")
-		file, err1 := strconv.Atoi(fileS)
-		hunk, err2 := strconv.Atoi(hunkS)
-		if hunkS == "file" {
-			hunk, err2 = patch.Whole, nil
-		}
-		if err1 != nil || err2 != nil || file < 0 || hunk < patch.Whole || len(vals) != 1 || (vals[0] != "accept" && vals[0] != "reject") {
-			return nil, fmt.Errorf("%s: want part.FILE.HUNK (or part.FILE.file) = accept or reject", key)
-		}
-		ch := patch.Choice{File: file, Hunk: hunk, Accept: vals[0] == "accept"}
-		if e, ok := form["edit."+fileS+"."+hunkS]; ok && ch.Accept && hunk != patch.Whole && len(e) == 1 {
-			edit := e[0] // the browser sends lines with CRLF; patch.Select reads both
-			ch.Edit = &edit
-		}
-		if text, ok := patch.ParseSuggestion(form.Get("comment." + rest)); ok && ch.Accept && hunk != patch.Whole {
-			line, err := strconv.Atoi(strings.TrimSpace(form.Get("line." + rest)))
-			if err != nil || line < 1 {
-				return nil, fmt.Errorf("line.%s: %q is not a line number, and the comment's suggestion needs one", rest, form.Get("line."+rest))
-			}
-			ch.Suggest = &patch.Suggestion{Line: line, Text: text}
-		}
-		parts = append(parts, ch)
-	}
-	return parts, nil
 }
 
 // RecoverReviews finishes or rolls back the reviews that a stopped process
@@ -261,38 +220,6 @@ func (s *Server) decideApproval(c echo.Context) error {
 		return s.renderRun(c, id, "", http.StatusOK)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
-}
-
-// replyToComment adds a reply to a comment's thread: comment n of
-// request r made of run id (both from 0); the page it came from is
-// shown again (the run's, or the page of the run that was asked).
-func (s *Server) replyToComment(c echo.Context) error {
-	id := c.Param("id")
-	r, err1 := strconv.Atoi(c.Param("r"))
-	n, err2 := strconv.Atoi(c.Param("n"))
-	if !bundle.ValidID(id) || err1 != nil || err2 != nil {
-		return echo.NewHTTPError(http.StatusNotFound, "No such comment.")
-	}
-	who := s.decider(c, c.FormValue("reviewer"))
-	if who == "" {
-		who = s.reviewerName(c)
-	}
-	back := id
-	if from := c.FormValue("from"); bundle.ValidID(from) {
-		back = from
-	}
-	err := s.reviews.Reply(c.Request().Context(), id, r, n, s.who(c, who), c.FormValue("reply"))
-	var invalid *review.Invalid
-	switch {
-	case errors.As(err, &invalid):
-		return s.renderRun(c, back, "Not replied: "+invalid.Problem+".", validationStatus(c))
-	case err != nil:
-		return reviewError(err)
-	}
-	if isHTMX(c) {
-		return s.renderRun(c, back, "", http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, "/runs/"+back)
 }
 
 // answer approves or denies request num that run id waits on.

@@ -794,8 +794,8 @@ func TestApplyAcceptedFromTheRunPage(t *testing.T) {
 		bad.Set("csrf", b.token())
 		bad.Set("decision", "partial")
 		bad.Set("reviewer", "ana")
-		if resp, _ := b.post(loc+"/review", bad); resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("%v: %d, want 400", bad, resp.StatusCode)
+		if resp, body := b.post(loc+"/review", bad); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Nothing was applied: part.") {
+			t.Errorf("%v: %d, want 422 naming the field:\n%.2000s", bad, resp.StatusCode, body)
 		}
 	}
 	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"partial"}, "reviewer": {"ana"}, "part.0.0": {"reject"}}); resp.StatusCode != http.StatusConflict || !strings.Contains(body, "no part of the diff was accepted") {

@@ -1,20 +1,17 @@
 package server
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/launch"
-	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/review"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -65,9 +62,9 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string, f reviewFor
 		return err
 	}
 	form, _ := c.FormParams()
-	comments, err := formComments(form, files)
+	comments, err := review.FormComments(form, files)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		return s.renderRun(c, id, "No changes were requested: "+err.Error()+".", validationStatus(c))
 	}
 	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: f.Summary, Comments: comments}
 	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: f.ChangesModel, Script: f.ChangesScript})
@@ -83,47 +80,6 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string, f reviewFor
 		return c.NoContent(http.StatusOK)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+next)
-}
-
-// formComments reads line comments from a review form: comment.F.H is the
-// text of a comment on hunk H of file F, line.F.H its line (new side; empty
-// for the hunk as a whole). They come in the diff's order.
-func formComments(form map[string][]string, files []patch.File) ([]bundle.Comment, error) {
-	type at struct{ f, h int }
-	var order []at
-	byAt := map[at]bundle.Comment{}
-	for key, vals := range form {
-		rest, ok := strings.CutPrefix(key, "comment.")
-		text := strings.TrimSpace(strings.Join(vals, "\n"))
-		if !ok || text == "" {
-			continue
-		}
-		fileS, hunkS, _ := strings.Cut(rest, ".")
-		f, err1 := strconv.Atoi(fileS)
-		h, err2 := strconv.Atoi(hunkS)
-		if err1 != nil || err2 != nil || f < 0 || f >= len(files) || h < 0 || h >= max(len(files[f].Hunks), 1) {
-			return nil, fmt.Errorf("%s: no such hunk of the diff", key)
-		}
-		cm := bundle.Comment{Path: files[f].Path(), Text: text}
-		if l := strings.TrimSpace(strings.Join(form["line."+rest], "")); l != "" {
-			n, err := strconv.Atoi(l)
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("line.%s: %q is not a line number", rest, l)
-			}
-			cm.Line = n
-		}
-		if _, dup := byAt[at{f, h}]; dup {
-			return nil, fmt.Errorf("%s: a second comment on hunk %d of file %d", key, h, f)
-		}
-		order = append(order, at{f, h})
-		byAt[at{f, h}] = cm
-	}
-	slices.SortFunc(order, func(a, b at) int { return cmp.Or(cmp.Compare(a.f, b.f), cmp.Compare(a.h, b.h)) })
-	out := make([]bundle.Comment, 0, len(order))
-	for _, a := range order {
-		out = append(out, byAt[a])
-	}
-	return out, nil
 }
 
 // resumeRun starts a run that goes on from an interrupted one, and goes to

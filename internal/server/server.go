@@ -208,6 +208,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/runs/:id/draft", s.saveDraftForm, review)
 	e.POST("/runs/:id/approvals/:n", s.decideApproval, review)
 	e.POST("/runs/:id/requests/:r/comments/:n/replies", s.replyToComment, review)
+	e.POST("/runs/:id/requests/:r/comments/:n/resolve", s.resolveComment, review)
 	e.POST("/api/v1/runs/:id/review", s.apiReviewRun, review)
 	e.POST("/api/v1/runs/:id/approvals/:n", s.apiDecideApproval, review)
 	e.POST("/rules/:id/revoke", s.revokeRule, review)
