@@ -688,7 +688,7 @@ func TestARunningCommandShowsHowLongItHasRun(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(a.Roots, "slow"), 0o755))
 	must(t, os.WriteFile(filepath.Join(a.Roots, "slow", "a.txt"), []byte("old\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(a.Roots, "slow.yaml"), []byte(`steps:
-  - reply: {tool_calls: [{name: run_command, arguments: {command: "sleep 5; echo slept"}}]}
+  - reply: {tool_calls: [{name: run_command, arguments: {command: "echo started; sleep 5; echo slept"}}]}
   - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: "new\n"}}]}
   - reply: {content: "Done."}
 `), 0o644))
@@ -698,6 +698,12 @@ func TestARunningCommandShowsHowLongItHasRun(t *testing.T) {
 	running := page.Locator("#timeline-list .running")
 	must(t, expect.Locator(running).ToHaveText(regexp.MustCompile(`^running for [0-9]+ s$`), playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(10000)}))
 	must(t, expect.Locator(running.Locator("xpath=..")).ToContainText("sleep 5; echo slept"))
+	// Its output so far, in the timeline and in the transcript, under the
+	// call, before it ends.
+	must(t, expect.Locator(page.Locator("#timeline-list")).ToContainText("started"))
+	must(t, expect.Locator(page.Locator("#transcript .running-output")).ToContainText("started"))
+	must(t, expect.Locator(page.Locator("#transcript .running-output")).Not().ToContainText("slept"))
+	must(t, expect.Locator(running).ToHaveCount(1))
 	screenshot(t, page, "timeline-running-command")
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("awaiting review", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator("#timeline-list .running")).ToHaveCount(0))

@@ -248,6 +248,23 @@
       el.textContent = "running for " + (s < 60 ? s + " s" : Math.floor(s / 60) + " min " + (s % 60) + " s");
     });
   }
+  // A running call's output in the transcript takes what the timeline got
+  // since the page was made (rows after its data-seq).
+  function followOutput() {
+    document.querySelectorAll(".running-output[data-call]").forEach(function (box) {
+      var pre = box.querySelector("pre");
+      var seen = Number(box.dataset.seq) || 0;
+      document.querySelectorAll("#timeline-list [data-output]").forEach(function (row) {
+        var seq = Number(row.dataset.seq);
+        if (row.dataset.output !== box.dataset.call || seq <= seen) { return; }
+        var text = row.querySelector(".ev-output");
+        pre.textContent += (pre.textContent ? "\n" : "") + (text ? text.textContent : "");
+        seen = seq;
+      });
+      box.dataset.seq = seen;
+    });
+  }
+  document.addEventListener("htmx:afterSettle", followOutput);
   setInterval(tickRunning, 1000);
   document.addEventListener("DOMContentLoaded", tickRunning);
   document.addEventListener("htmx:afterSettle", tickRunning);

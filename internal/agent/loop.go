@@ -72,6 +72,11 @@ type Config struct {
 	// Emit receives every event as it happens (bundle.ModelRequestEvent,
 	// bundle.ToolResultEvent, …). It must not block for long.
 	Emit func(bundle.EventData)
+	// Progress, when set, receives the conversation each time it grows by
+	// a model's message or a tool's result (a run writes its transcript so
+	// far, so that a page shows the call that is running). It is called
+	// from the loop's goroutine and must not keep the slice.
+	Progress func([]model.Message)
 }
 
 // Outcome is how the loop ended and the conversation so far.
@@ -164,6 +169,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 		msg := resp.Message
 		msg.Role = model.RoleAssistant
 		out.Messages = append(out.Messages, msg)
+		progress(cfg, out.Messages)
 		if len(msg.ToolCalls) == 0 {
 			out.Stop, out.Final = StopFinal, msg.Content
 			return out
@@ -237,8 +243,16 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 		}
 		emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result)), Exit: intent.Exit(call.Name, result, isErr)})
 		out.Messages = append(out.Messages, toolMessage(call, result))
+		progress(cfg, out.Messages)
 	}
 	return stopAfter, roundMalformed
+}
+
+// progress tells cfg.Progress of the conversation so far.
+func progress(cfg Config, msgs []model.Message) {
+	if cfg.Progress != nil {
+		cfg.Progress(msgs)
+	}
 }
 
 // runTool asks for approval when the tool is gated, then runs it. It returns

@@ -513,7 +513,7 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 		l.spec.Conversation.WallClock = wall
 	}
 	cfg := agent.Config{Model: client, Tools: tb, Approver: l.showWaiting(l.spec.Approver), MaxTurns: l.spec.Bounds.MaxTurns,
-		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit, Pending: l.pending, Price: l.price}
+		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit, Pending: l.pending, Price: l.price, Progress: l.transcriptSoFar}
 	return l.converse(ctx, cfg, history), nil
 }
 
@@ -705,6 +705,15 @@ func (l *live) emit(ev bundle.EventData) {
 		l.progress("    %s by %s: %s", verdict, ev.By, ev.Reason)
 	case bundle.ModelErrorEvent:
 		l.progress("  model error: %s", ev.Error)
+	}
+}
+
+// transcriptSoFar writes the transcript of the conversation so far (the
+// run's end writes it whole), so that the run's page shows the message and
+// the call the agent is on.
+func (l *live) transcriptSoFar(msgs []model.Message) {
+	if err := l.rec.text(bundle.TranscriptFile, Transcript(msgs, l.notes, "")); err != nil {
+		l.progress("  warning: %v", err)
 	}
 }
 

@@ -87,22 +87,23 @@ func oneLine(s string) string {
 	return first
 }
 
-// CallOf is the tool call an event starts (tool.call) or ends
-// (tool.result), by id: a page marks a call running from the one until the
-// other.
-func CallOf(ev bundle.Event) (starts, ends string) {
+// CallOf says which tool call an event is about, for the page that follows
+// a run: the call it starts (tool.call), the call it ends (tool.result),
+// or the call whose output so far it carries (tool.output).
+func CallOf(ev bundle.Event) (starts, ends, writes string) {
 	var d struct {
 		ID string `json:"id"`
 	}
+	if json.Unmarshal(ev.Data, &d) != nil {
+		return "", "", ""
+	}
 	switch ev.Type {
 	case bundle.EventToolCall:
-		if json.Unmarshal(ev.Data, &d) == nil {
-			return d.ID, ""
-		}
+		return d.ID, "", ""
 	case bundle.EventToolResult:
-		if json.Unmarshal(ev.Data, &d) == nil {
-			return "", d.ID
-		}
+		return "", d.ID, ""
+	case bundle.EventToolOutput:
+		return "", "", d.ID
 	}
-	return "", ""
+	return "", "", ""
 }

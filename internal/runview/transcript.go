@@ -47,7 +47,20 @@ type ToolCall struct {
 	Args     []Arg
 	Change   *Change
 	Answer   *Message // the tool message with its result, shown under the call
+	Running  *Running // a call that started and has no result yet
 }
+
+// Running is a tool call that has not answered yet: when it started, and
+// what its command wrote so far (its tool.output events up to Seq; the
+// last maxRunningOutput bytes).
+type Running struct {
+	Since  time.Time
+	Output string
+	Seq    int64
+}
+
+// maxRunningOutput is how much of a running command's output a page shows.
+const maxRunningOutput = 16000
 
 // Arg is one argument of a tool call: a one-line value, or a block (a
 // multi-line text, or a JSON object or array indented); Patch when the
@@ -145,7 +158,35 @@ func Layout(sections []bundle.TranscriptSection, events []bundle.Event) []Messag
 	start := runStart(out, ev.called)
 	matchModelCalls(out[start:], ev.responses)
 	answerCalls(out)
+	markRunning(out, ev)
 	return out
+}
+
+// markRunning marks the calls of the last assistant message that started
+// and have no result yet (not in the transcript, nor in the events) with
+// their output so far; a call of an earlier message was left behind, not
+// running.
+func markRunning(msgs []Message, ev timeline) {
+	last := -1
+	for i, m := range msgs {
+		if m.Role == "assistant" {
+			last = i
+		}
+	}
+	for i := max(last, 0); i < len(msgs); i++ {
+		for k := range msgs[i].Calls {
+			c := &msgs[i].Calls[k]
+			since, called := ev.called[c.ID]
+			if _, ended := ev.ended[c.ID]; c.Answer != nil || !called || ended {
+				continue
+			}
+			out := strings.Join(ev.output[c.ID], "\n")
+			if len(out) > maxRunningOutput {
+				out = "…" + strings.ToValidUTF8(out[len(out)-maxRunningOutput:], "")
+			}
+			c.Running = &Running{Since: since, Output: out, Seq: ev.lastSeq}
+		}
+	}
 }
 
 // answerCalls puts each tool message under the call it answers: the first
@@ -205,6 +246,8 @@ func nameResults(msgs []Message) {
 
 // timeline is what Layout reads from the events.
 type timeline struct {
+	lastSeq   int64
+	output    map[string][]string // a call's tool.output texts, in order
 	responses []response
 	called    map[string]time.Time
 	ended     map[string]time.Time
@@ -222,9 +265,15 @@ type response struct {
 }
 
 func readEvents(events []bundle.Event) timeline {
-	t := timeline{called: map[string]time.Time{}, ended: map[string]time.Time{}, failed: map[string]bool{}, refused: map[string]bool{}, exits: map[string]*int{}}
+	t := timeline{called: map[string]time.Time{}, ended: map[string]time.Time{}, failed: map[string]bool{}, refused: map[string]bool{}, exits: map[string]*int{}, output: map[string][]string{}}
 	for _, e := range events {
+		t.lastSeq = max(t.lastSeq, e.Seq)
 		switch e.Type {
+		case bundle.EventToolOutput:
+			var d bundle.ToolOutputEvent
+			if json.Unmarshal(e.Data, &d) == nil && d.ID != "" {
+				t.output[d.ID] = append(t.output[d.ID], strings.TrimRight(d.Text, "\n"))
+			}
 		case bundle.EventModelResponse:
 			var d bundle.ModelResponseEvent
 			if json.Unmarshal(e.Data, &d) == nil {

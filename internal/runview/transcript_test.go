@@ -2,6 +2,7 @@ package runview
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -282,5 +283,42 @@ func TestEachResultIsShownUnderItsCall(t *testing.T) {
 	orphan := Layout(bundle.ParseTranscript("# Run\n\n## tool run_command (zz)\n\n    ok\n"), nil)
 	if len(orphan) != 1 || orphan[0].Answered {
 		t.Errorf("a result without its call: %+v", orphan)
+	}
+}
+
+// A call of the last assistant message that started and has no result
+// yet is running, with what its command wrote so far; one that answered,
+// or one an earlier message left without a result, is not.
+func TestARunningCallCarriesItsOutputSoFar(t *testing.T) {
+	text := "# Run\n\n## assistant\n\n**tool call** `run_command` (c0)\n\n    {\"command\":\"true\"}\n\n" +
+		"## assistant\n\n**tool call** `run_command` (c1)\n\n    {\"command\":\"make\"}\n\n**tool call** `read_file` (c2)\n\n    {\"path\":\"a\"}\n\n## tool read_file (c2)\n\n    x\n"
+	events := []bundle.Event{
+		ev(1, 1, bundle.EventToolCall, bundle.ToolCallEvent{ID: "c0", Name: "run_command"}),
+		ev(2, 2, bundle.EventToolCall, bundle.ToolCallEvent{ID: "c2", Name: "read_file"}),
+		ev(3, 2, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c2", Name: "read_file", OK: true}),
+		ev(4, 3, bundle.EventToolCall, bundle.ToolCallEvent{ID: "c1", Name: "run_command"}),
+		ev(5, 4, bundle.EventToolOutput, bundle.ToolOutputEvent{ID: "c1", Text: "compiling\n"}),
+		ev(6, 5, bundle.EventToolOutput, bundle.ToolOutputEvent{ID: "c1", Text: "linking\n"}),
+		ev(7, 5, bundle.EventToolOutput, bundle.ToolOutputEvent{ID: "c9", Text: "another call's\n"}),
+	}
+	msgs := Layout(bundle.ParseTranscript(text), events)
+	var running []string
+	for _, m := range msgs {
+		for _, c := range m.Calls {
+			if c.Running != nil {
+				running = append(running, fmt.Sprintf("%s %q seq %d", c.ID, c.Running.Output, c.Running.Seq))
+			}
+		}
+	}
+	if want := `c1 "compiling\nlinking" seq 7`; strings.Join(running, "|") != want {
+		t.Fatalf("running %v, want %s", running, want)
+	}
+	events = append(events, ev(8, 6, bundle.EventToolResult, bundle.ToolResultEvent{ID: "c1", Name: "run_command", OK: true}))
+	for _, m := range Layout(bundle.ParseTranscript(text), events) {
+		for _, c := range m.Calls {
+			if c.Running != nil {
+				t.Errorf("%s still running after its result", c.ID)
+			}
+		}
 	}
 }
