@@ -19,6 +19,7 @@ type ComparePage struct {
 	BaseName, HeadName string
 	Suites             []store.SuiteSummary // recent suites, to pick from
 	Baselines          []suite.Baseline
+	Problem            string // why there is no comparison yet ("" while none was asked for)
 }
 
 // CompareTotal is a line of the totals: label, base, head and the change.

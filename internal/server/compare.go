@@ -34,7 +34,9 @@ func (s *Server) compareQuery(c echo.Context) (q suite.CompareRequest, baseName,
 }
 
 // showCompare compares two suites; without both, it shows the form that
-// picks them.
+// picks them (the baseline set last picked as the base), saying what is
+// missing when the form was sent; a comparison that cannot be made shows
+// the form again with why.
 func (s *Server) showCompare(c echo.Context) error {
 	ctx := c.Request().Context()
 	p := web.ComparePage{Meta: s.meta(c, "Compare suites", web.NavSuites), Base: c.QueryParam("base"), Head: c.QueryParam("head")}
@@ -45,23 +47,37 @@ func (s *Server) showCompare(c echo.Context) error {
 	if p.Baselines, err = suite.Baselines(s.cfg.DataDir); err != nil {
 		return err
 	}
+	for _, id := range []string{p.Head, p.Base} { // a suite named by the link, older than the recent ones
+		if bundle.ValidID(id) && !slices.ContainsFunc(p.Suites, func(s store.SuiteSummary) bool { return s.Suite == id }) &&
+			!slices.ContainsFunc(p.Baselines, func(b suite.Baseline) bool { return b.Name == id }) {
+			p.Suites = append([]store.SuiteSummary{{Suite: id}}, p.Suites...)
+		}
+	}
+	sent := c.QueryParams().Has("base") || c.QueryParams().Has("head")
 	if p.Base == "" || p.Head == "" {
-		for _, id := range []string{p.Head, p.Base} { // a suite named by the link, older than the recent ones
-			if bundle.ValidID(id) && !slices.ContainsFunc(p.Suites, func(s store.SuiteSummary) bool { return s.Suite == id }) {
-				p.Suites = append([]store.SuiteSummary{{Suite: id}}, p.Suites...)
-			}
+		switch {
+		case sent && p.Base == "" && p.Head == "":
+			p.Problem = "Pick the two suites: the base (before) and the head (after)."
+		case sent && p.Base == "":
+			p.Problem = "Pick the base: the suite (or baseline) to compare " + p.Head + " with."
+		case sent:
+			p.Problem = "Pick the head: the suite to compare with " + p.Base + "."
+		}
+		if p.Base == "" {
+			p.Base = suite.LatestBaseline(p.Baselines)
 		}
 		return render(c, http.StatusOK, web.CompareView(p))
 	}
 	q, baseName, headName, err := s.compareQuery(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		p.Problem = "Not compared: " + err.Error() + "."
+		return render(c, shownErrors, web.CompareView(p))
 	}
 	p.BaseName, p.HeadName = baseName, headName
-	if p.Cmp, err = suite.Compare(ctx, s.store, q); err != nil {
-		if status := compareStatus(err); status != 0 {
-			return echo.NewHTTPError(status, err.Error()+".")
-		}
+	if p.Cmp, err = suite.Compare(ctx, s.store, q); compareStatus(err) != 0 {
+		p.Cmp, p.Problem = nil, "Not compared: "+err.Error()+"."
+		return render(c, shownErrors, web.CompareView(p))
+	} else if err != nil {
 		return err
 	}
 	p.Meta.Title = "Compare " + q.Head + " with " + q.Base

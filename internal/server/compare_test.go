@@ -138,12 +138,19 @@ func TestCompareSuitesPageAndAPI(t *testing.T) {
 		want   string
 	}{
 		{"/compare", http.StatusOK, "Compare two suites"},
+		{"/compare", http.StatusOK, `<option value="main" selected>`}, // the baseline set last is the base
 		{"/compare?head=suite-new", http.StatusOK, `<option value="suite-new" selected>`},
-		{"/compare?base=suite-old&head=suite-nope", http.StatusNotFound, "no run of suite suite-nope is indexed"},
-		{"/compare?base=suite-old&head=suite-old", http.StatusBadRequest, "the same suite"},
-		{"/compare?base=suite-old&head=suite-new&class=worse", http.StatusBadRequest, "class: want one of regressed"},
-		{"/compare?base=suite-old&head=suite-new&page=0", http.StatusBadRequest, "page: want a page number from 1"},
-		{"/compare?base=..%2Fetc&head=suite-new", http.StatusBadRequest, "base: &#34;../etc&#34; is neither a baseline nor a suite id"},
+		{"/compare?head=suite-new", http.StatusOK, `id="compare-problem">Pick the base: the suite (or baseline) to compare suite-new with.`},
+		{"/compare?base=suite-old&head=", http.StatusOK, `id="compare-problem">Pick the head: the suite to compare with suite-old.`},
+		{"/compare?base=&head=", http.StatusOK, `id="compare-problem">Pick the two suites`},
+		// A comparison that cannot be made shows the form again with why,
+		// the suites as they were picked.
+		{"/compare?base=suite-old&head=suite-nope", http.StatusOK, `no run of suite suite-nope is indexed`},
+		{"/compare?base=suite-old&head=suite-old", http.StatusOK, "the same suite"},
+		{"/compare?base=suite-old&head=suite-old", http.StatusOK, `<option value="suite-old" selected>`},
+		{"/compare?base=suite-old&head=suite-new&class=worse", http.StatusOK, "class: want one of regressed"},
+		{"/compare?base=suite-old&head=suite-new&page=0", http.StatusOK, "page: want a page number from 1"},
+		{"/compare?base=..%2Fetc&head=suite-new", http.StatusOK, "base: &#34;../etc&#34; is neither a baseline nor a suite id"},
 		{"/api/v1/compare?base=suite-old", http.StatusBadRequest, `give the two suites`},
 		{"/api/v1/compare?base=suite-old&head=suite-nope", http.StatusNotFound, `no run of suite suite-nope is indexed`},
 		{"/api/v1/compare?base=suite-old&head=suite-new&class=x", http.StatusBadRequest, `class: want one of`},
@@ -151,7 +158,7 @@ func TestCompareSuitesPageAndAPI(t *testing.T) {
 	for _, b := range bad {
 		rec := get(t, s, b.target)
 		if rec.Code != b.status || !strings.Contains(rec.Body.String(), b.want) {
-			t.Errorf("%s: %d, want %d and %q; body %.300s", b.target, rec.Code, b.status, b.want, rec.Body)
+			t.Errorf("%s: %d, want %d and %q; body %.600s", b.target, rec.Code, b.status, b.want, rec.Body.String()[max(strings.Index(rec.Body.String(), "<main"), 0):])
 		}
 	}
 	for _, f := range []url.Values{{"name": {"../x"}}, {"name": {""}}} {

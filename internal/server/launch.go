@@ -71,7 +71,7 @@ func (s *Server) reviewRun(c echo.Context) error {
 	reviewer := s.decider(c, f.Reviewer)
 	s.rememberReviewer(c, reviewer)
 	if reviewer == "" || len(reviewer) > 80 {
-		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", validationStatus(c))
+		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", shownErrors)
 	}
 	if err := s.saveDraft(c, id, reviewer, ""); err != nil { // kept until a decision is taken
 		return reviewError(err)
@@ -85,7 +85,7 @@ func (s *Server) reviewRun(c echo.Context) error {
 		form, _ := c.FormParams()
 		var err error
 		if parts, err = review.FormParts(form); err != nil {
-			return s.renderRun(c, id, "Nothing was applied: "+err.Error()+".", validationStatus(c))
+			return s.renderRun(c, id, "Nothing was applied: "+err.Error()+".", shownErrors)
 		}
 		decision = web.Approve
 	}
@@ -204,7 +204,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 		case errors.Is(err, review.ErrNotWaiting):
 			return s.renderRun(c, id, "That request is no longer waiting: it was answered already, or timed out. No rule was made.", conflictStatus(c))
 		case errors.As(err, &invalid):
-			return s.renderRun(c, id, "No rule was made and the request still waits: "+invalid.Problem+".", validationStatus(c))
+			return s.renderRun(c, id, "No rule was made and the request still waits: "+invalid.Problem+".", shownErrors)
 		case err != nil:
 			return reviewError(err)
 		}
@@ -237,13 +237,11 @@ func (s *Server) answer(c echo.Context, id string, num int64, decision web.Decis
 	return nil
 }
 
-// validationStatus is 422, except to HTMX (see conflictStatus).
-func validationStatus(c echo.Context) int {
-	if isHTMX(c) {
-		return http.StatusOK
-	}
-	return http.StatusUnprocessableEntity
-}
+// shownErrors is the status of a page that shows a form again with what
+// is wrong in it: 200, as the page is what the person asked for (a browser
+// logs any 4xx answer as an error in its console). The JSON API answers
+// such a request 422.
+const shownErrors = http.StatusOK
 
 // conflictStatus is the status of a page that says why nothing was done:
 // 409, except to HTMX, which swaps only successful answers into the page.

@@ -168,7 +168,7 @@ func TestDemoRunReviewAndEvents(t *testing.T) {
 		t.Fatalf("no approve button on the finished demo run:\n%.2000s", page)
 	}
 	// A decision without a name is refused, beside the form.
-	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {" "}}); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Give your name") {
+	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {" "}}); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Give your name") {
 		t.Fatalf("nameless review: %d", resp.StatusCode)
 	}
 	// Approve: the diff lands in the demo's own copy, inside the data folder.
@@ -361,7 +361,7 @@ func TestLaunchFormValidatesAndLaunches(t *testing.T) {
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, page := b.post("/launch", form(tc.kv...))
-			if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="`+tc.field+`-error"`) || !strings.Contains(page, html.EscapeString(tc.msg)) {
+			if resp.StatusCode != http.StatusOK || !strings.Contains(page, `id="`+tc.field+`-error"`) || !strings.Contains(page, html.EscapeString(tc.msg)) {
 				t.Fatalf("%d, field %s, want %q:\n%.200s", resp.StatusCode, tc.field, tc.msg, page)
 			}
 		})
@@ -421,7 +421,7 @@ func TestContinueSessionFromTheBrowser(t *testing.T) {
 		t.Fatal("no continue form")
 	}
 	resp, page := b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {" "}, "model": {"local"}})
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, "write the next message") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "write the next message") {
 		t.Fatalf("empty message: %d", resp.StatusCode)
 	}
 	if resp, _ := b.post("/sessions/sess-nope/continue", url.Values{"csrf": {b.token()}, "task": {"x"}, "model": {"local"}}); resp.StatusCode != http.StatusNotFound {
@@ -574,7 +574,7 @@ func TestContinueSessionWithAModelScript(t *testing.T) {
 		t.Fatal("the continue form offers no model script")
 	}
 	resp, page := b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"Fix the rounding bug"}, "root": {"0"}, "script": {"nope.yaml"}})
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `no file &#34;nope.yaml&#34; under`) {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `no file &#34;nope.yaml&#34; under`) {
 		t.Fatalf("a missing script: %d", resp.StatusCode)
 	}
 	resp, _ = b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"Fix the rounding bug"}, "root": {"0"}, "script": {"demo-script.yaml"}, "allow": {"go test"}})
@@ -602,7 +602,7 @@ func TestContinueWithAScriptAndNoSourceRootSaysWhatToPass(t *testing.T) {
 	b := newBrowser(t, srv.URL)
 	b.get("/sessions/" + sid)
 	resp, page := b.post("/sessions/"+sid+"/continue", url.Values{"csrf": {b.token()}, "task": {"next"}, "script": {"demo-script.yaml"}})
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, `id="script-error"`) || !strings.Contains(page, "--source-root") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `id="script-error"`) || !strings.Contains(page, "--source-root") {
 		t.Fatalf("%d:\n%.3000s", resp.StatusCode, page)
 	}
 }
@@ -666,15 +666,15 @@ func TestDenialIsWordedInTheTranscript(t *testing.T) {
 	}
 	for time.Now().Before(deadline) {
 		tr, err := os.ReadFile(filepath.Join(data, "runs", strings.TrimPrefix(loc, "/runs/"), "transcript.md"))
-		if err == nil && len(tr) > 0 {
-			if strings.Contains(string(tr), "denyd") || !strings.Contains(string(tr), "denied in the dashboard") {
-				t.Fatalf("transcript:\n%s", tr)
-			}
+		if strings.Contains(string(tr), "denyd") {
+			t.Fatalf("transcript:\n%s", tr)
+		}
+		if err == nil && strings.Contains(string(tr), "denied in the dashboard") { // written as the conversation grows
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("the run did not finish")
+	t.Fatal("the transcript never said the call was denied in the dashboard")
 }
 
 // A run whose edit failed ended green "passed" because nothing changed. It
@@ -794,8 +794,8 @@ func TestApplyAcceptedFromTheRunPage(t *testing.T) {
 		bad.Set("csrf", b.token())
 		bad.Set("decision", "partial")
 		bad.Set("reviewer", "ana")
-		if resp, body := b.post(loc+"/review", bad); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "Nothing was applied: part.") {
-			t.Errorf("%v: %d, want 422 naming the field:\n%.2000s", bad, resp.StatusCode, body)
+		if resp, body := b.post(loc+"/review", bad); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Nothing was applied: part.") {
+			t.Errorf("%v: %d, want the page naming the field:\n%.2000s", bad, resp.StatusCode, body)
 		}
 	}
 	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"partial"}, "reviewer": {"ana"}, "part.0.0": {"reject"}}); resp.StatusCode != http.StatusConflict || !strings.Contains(body, "no part of the diff was accepted") {
@@ -873,7 +873,7 @@ func TestResumeARunInterruptedWhileItWaited(t *testing.T) {
 		t.Fatalf("no Resume on the interrupted run:\n%.3000s", page)
 	}
 	// The demo's model is a script: the form asks for one.
-	if resp, body := b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}}); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "give a model script") {
+	if resp, body := b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}}); resp.StatusCode != http.StatusOK || !strings.Contains(body, "give a model script") {
 		t.Fatalf("resume without a model: %d", resp.StatusCode)
 	}
 	resp, _ := b.post("/runs/"+id+"/resume", url.Values{"csrf": {b.token()}, "resume_script": {"after.yaml"}})

@@ -77,7 +77,7 @@ func (s *Server) launchRun(c echo.Context) error {
 	}
 	id, errs := s.launcher.Launch(v)
 	if len(errs) > 0 {
-		return s.renderLaunch(c, v, errs, http.StatusUnprocessableEntity)
+		return s.renderLaunch(c, v, errs, shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
 }
@@ -102,7 +102,7 @@ func (s *Server) continueSession(c echo.Context) error {
 	v := web.LaunchValues{Task: form.Task, Model: form.Model, Allow: form.Allow, Root: form.Root, Script: form.Script}
 	runID, errs := s.launcher.Continue(id, v)
 	if len(errs) > 0 {
-		return s.renderSession(c, id, v, errs, http.StatusUnprocessableEntity)
+		return s.renderSession(c, id, v, errs, shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+runID)
 }

@@ -64,12 +64,12 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string, f reviewFor
 	form, _ := c.FormParams()
 	comments, err := review.FormComments(form, files)
 	if err != nil {
-		return s.renderRun(c, id, "No changes were requested: "+err.Error()+".", validationStatus(c))
+		return s.renderRun(c, id, "No changes were requested: "+err.Error()+".", shownErrors)
 	}
 	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: f.Summary, Comments: comments}
 	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: f.ChangesModel, Script: f.ChangesScript})
 	if len(errs) > 0 {
-		return s.renderRun(c, id, "No changes were requested: "+errs.Error()+".", validationStatus(c))
+		return s.renderRun(c, id, "No changes were requested: "+errs.Error()+".", shownErrors)
 	}
 	s.auditAs(c, s.actor(c, reviewer), "request-changes", id, "next run "+next)
 	if err := s.saveDraft(c, id, reviewer, next); err != nil {
@@ -98,7 +98,7 @@ func (s *Server) resumeRun(c echo.Context) error {
 	}
 	next, errs := s.launcher.ResumeRun(c.Request().Context(), id, launch.Task{Model: f.Model, Script: f.Script})
 	if len(errs) > 0 {
-		return s.renderRun(c, id, "Not resumed: "+errs.Error()+".", validationStatus(c))
+		return s.renderRun(c, id, "Not resumed: "+errs.Error()+".", shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+next)
 }

@@ -64,7 +64,7 @@ func (s *Server) launchSuite(c echo.Context) error {
 	k, _ := strconv.Atoi(v.Repeat)
 	id, errs := s.launcher.Suite(launch.SuiteRequest{Scenarios: v.Scenarios, Tags: splitTags(v.Tags), Repeat: k, Model: v.Model, Agent: v.Agent})
 	if len(errs) > 0 {
-		return s.renderSuites(c, v, errs, http.StatusUnprocessableEntity)
+		return s.renderSuites(c, v, errs, shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
 }

@@ -47,7 +47,7 @@ func (s *Server) threadDone(c echo.Context, t thread, what string, err error) er
 	var invalid *review.Invalid
 	switch {
 	case errors.As(err, &invalid):
-		return s.renderRun(c, t.back, what+": "+invalid.Problem+".", validationStatus(c))
+		return s.renderRun(c, t.back, what+": "+invalid.Problem+".", shownErrors)
 	case err != nil:
 		return reviewError(err)
 	}

@@ -144,3 +144,15 @@ func ResolveSuite(dataDir, ref string) (id, baseline string, err error) {
 	}
 	return ref, "", nil
 }
+
+// LatestBaseline is the name of the baseline set last, the base a
+// comparison starts from ("" when there is none).
+func LatestBaseline(list []Baseline) string {
+	var last Baseline
+	for _, b := range list {
+		if last.Name == "" || b.SetAt.After(last.SetAt) {
+			last = b
+		}
+	}
+	return last.Name
+}
