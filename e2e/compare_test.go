@@ -49,6 +49,15 @@ func TestCompareTwoSuitesShowsTheRegressionFirst(t *testing.T) {
 	page := newPage(t)
 	goTo(t, page, a.URL+"/suites/"+head)
 	must(t, page.Locator("#compare-with").Click())
+	// Sent without a base, the form says what is missing; the same suite
+	// twice, why it cannot compare.
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Compare"}).Click())
+	must(t, expect.Locator(page.Locator("#compare-problem")).ToHaveText("Pick the base: the suite (or baseline) to compare "+head+" with."))
+	_, err = page.Locator("#compare-base").SelectOption(playwright.SelectOptionValues{Values: &[]string{head}})
+	must(t, err)
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Compare"}).Click())
+	must(t, expect.Locator(page.Locator("#compare-problem")).ToContainText("the same suite"))
+	must(t, expect.Locator(page.Locator("#compare-head")).ToHaveValue(head))
 	_, err = page.Locator("#compare-base").SelectOption(playwright.SelectOptionValues{Values: &[]string{base}})
 	must(t, err)
 	must(t, expect.Locator(page.Locator("#compare-head")).ToHaveValue(head))
