@@ -56,7 +56,7 @@ func TestRunTheDemoWatchItAndApprove(t *testing.T) {
 	command := page.Locator("#transcript .call").Filter(playwright.LocatorFilterOptions{HasText: "run_command"})
 	must(t, expect.Locator(command.Locator("dl.args")).ToContainText("go test ./..."))
 	must(t, expect.Locator(page.Locator("#transcript .model-call").Nth(2)).ToContainText("model call 3 · "))
-	must(t, expect.Locator(page.Locator("#transcript .model-call").Nth(2)).ToContainText("1130 in, 291 out"))
+	must(t, expect.Locator(page.Locator("#transcript .model-call").Nth(2)).ToContainText("1,130 in, 291 out"))
 	must(t, expect.Locator(page.Locator("#transcript article.role-tool details.output").First()).ToHaveAttribute("open", ""))
 	response := page.Locator("#timeline-list li").Filter(playwright.LocatorFilterOptions{HasText: "model.response"}).First()
 	must(t, expect.Locator(response.Locator(".ev-data")).ToContainText("prompt_tokens 812"))

@@ -28,7 +28,7 @@ func TestLargeDiffLoadsAFileWhenOpened(t *testing.T) {
 	a := startApp(t, root)
 	page := newPage(t)
 	goTo(t, page, a.URL+"/runs/"+id+"#diff")
-	must(t, expect.Locator(page.Locator("#diff-large")).ToContainText("2000 files"))
+	must(t, expect.Locator(page.Locator("#diff-large")).ToContainText("2,000 files"))
 	file := page.Locator("#file-5")
 	if n, _ := file.Locator("table.diff").Count(); n != 0 {
 		t.Fatal("a closed file's hunks are already on the page")

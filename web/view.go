@@ -332,9 +332,13 @@ func runDuration(r store.RunSummary) string {
 	return formatDuration(r.Duration())
 }
 
+// formatCount is a count with its thousands grouped: "1,130".
 func formatCount(n int64) string {
+	if n < 0 {
+		return "-" + formatCount(-n)
+	}
 	s := strconv.FormatInt(n, 10)
-	if n < 10000 {
+	if n < 1000 {
 		return s
 	}
 	var b strings.Builder
@@ -345,6 +349,20 @@ func formatCount(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// formatBytes is a size in the binary unit that holds it whole or with
+// one decimal: "512 MiB", "1.5 GiB", "900 B".
+func formatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v, u = v/1024, u+1
+	}
+	if u == 0 || v == float64(int64(v)) {
+		return strconv.FormatFloat(v, 'f', 0, 64) + " " + units[u]
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[u]
 }
 
 func humanStatus[S ~string](s S) string { return strings.ReplaceAll(string(s), "_", " ") }
@@ -554,7 +572,7 @@ func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return strconv.Itoa(n) + " " + many
+	return formatCount(int64(n)) + " " + many
 }
 
 // inlinePart is a piece of a transcript message: plain text, **strong** or

@@ -228,3 +228,18 @@ func TestANotLoadedFileCarriesItsDraft(t *testing.T) {
 		t.Errorf("a file without a draft: %v", d.FileFields(4))
 	}
 }
+
+// Counts group their thousands alike from 1,000 on; sizes are in the
+// binary unit that holds them.
+func TestNumbersReadAlike(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 5432: "5,432", 20000: "20,000", 1234567: "1,234,567", -1500: "-1,500"} {
+		if got := formatCount(n); got != want {
+			t.Errorf("formatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for n, want := range map[int64]string{900: "900 B", 1024: "1 KiB", 1536: "1.5 KiB", 4194304: "4 MiB", 536870912: "512 MiB", 1610612736: "1.5 GiB"} {
+		if got := formatBytes(n); got != want {
+			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -87,7 +87,7 @@ func TestCompareSuitesPageAndAPI(t *testing.T) {
 		t.Errorf("the suites list does not show each suite's cost, $0.42")
 	}
 	page := get(t, s, "/suites/suite-old").Body.String()
-	for _, want := range []string{"cost $0.42", `id="models-table"`, "<td>native</td><td>gpt-4o</td><td class=\"num\">120/120 (100%, 97–100%)</td><td class=\"num\">60 of 60</td><td class=\"num\">$0.0035</td><td class=\"num\">$0.42</td><td class=\"num\">20.0s</td><td class=\"num\">1100</td>",
+	for _, want := range []string{"cost $0.42", `id="models-table"`, "<td>native</td><td>gpt-4o</td><td class=\"num\">120/120 (100%, 97–100%)</td><td class=\"num\">60 of 60</td><td class=\"num\">$0.0035</td><td class=\"num\">$0.42</td><td class=\"num\">20.0s</td><td class=\"num\">1,100</td>",
 		`id="cost-chart"`, "<title>native · gpt-4o: 120/120 (100%, 97–100%) at $0.0035 a run</title>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the suite page lacks %q", want)

@@ -52,7 +52,7 @@ func TestLargeDiffIsAListOfFilesLoadedOnDemand(t *testing.T) {
 	s, id := serverWithDiff(t, 3000)
 	rec := get(t, s, "/runs/"+id)
 	page := rec.Body.String()
-	if rec.Code != http.StatusOK || !strings.Contains(page, `id="diff-large"`) || !strings.Contains(page, "3000 files") {
+	if rec.Code != http.StatusOK || !strings.Contains(page, `id="diff-large"`) || !strings.Contains(page, "3,000 files") {
 		t.Fatalf("%d: no large-diff notice", rec.Code)
 	}
 	if n := strings.Count(page, `hx-trigger="toggle once from:closest details, intersect once"`); n != 1000 {
