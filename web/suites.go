@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
 )
@@ -52,8 +54,8 @@ type SuitePage struct {
 	// Working: runs of the suite have no verdict yet (or none is indexed
 	// yet); the page follows them.
 	Working    bool
-	Queued     int      // runs of the suite waiting in the launch queue
-	BaselineOf []string // the baselines that name this suite
+	Queued     []jobs.Job // runs of the suite waiting in the launch queue, not in the matrix yet
+	BaselineOf []string   // the baselines that name this suite
 }
 
 // compareWithURL is the form comparing suite id (the head) with a base to
@@ -107,10 +109,14 @@ func cellLabel(c store.Cell) string {
 	case "cell-pass":
 		return "passed"
 	}
-	if c.Aborted != "" {
-		return "failed: " + c.Aborted
+	word := "failed" // a verdict's word; a run that ended in error or was interrupted says so, as its page does
+	if c.Status == bundle.StatusError || c.Status == bundle.StatusInterrupted {
+		word = humanStatus(c.Status)
 	}
-	return "failed"
+	if c.Aborted != "" {
+		return word + ": " + c.Aborted
+	}
+	return word
 }
 
 func rate(passed, runs int) string {

@@ -351,6 +351,17 @@ func formatCount(n int64) string {
 	return b.String()
 }
 
+// stageWords says where a run is, or where it was when it ended: a run
+// that ended in a working stage (interrupted, or an error) stopped there,
+// it is not still in it.
+func stageWords(stage bundle.Stage, ended bool) string {
+	switch {
+	case !ended, stage == bundle.StageCompleted, stage == bundle.StageFailed, stage == bundle.StageAwaitingReview:
+		return "stage " + humanStatus(stage)
+	}
+	return "stopped in stage " + humanStatus(stage)
+}
+
 // formatBytes is a size in the binary unit that holds it whole or with
 // one decimal: "512 MiB", "1.5 GiB", "900 B".
 func formatBytes(n int64) string {

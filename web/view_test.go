@@ -243,3 +243,37 @@ func TestNumbersReadAlike(t *testing.T) {
 		}
 	}
 }
+
+// A run's page and its suite's matrix use the same words: a run that
+// ended in error says "error" in both, and one that stopped in a working
+// stage says it stopped there.
+func TestStatusWordsAgree(t *testing.T) {
+	for _, tc := range []struct {
+		stage bundle.Stage
+		ended bool
+		want  string
+	}{
+		{bundle.StageRunning, false, "stage running"},
+		{bundle.StageRunning, true, "stopped in stage running"},
+		{bundle.StageAwaitingReview, true, "stage awaiting review"},
+		{bundle.StageFailed, true, "stage failed"},
+	} {
+		if got := stageWords(tc.stage, tc.ended); got != tc.want {
+			t.Errorf("%s ended %v: %q, want %q", tc.stage, tc.ended, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		cell store.Cell
+		want string
+	}{
+		{store.Cell{RunID: "r", HasVerdict: true, Status: bundle.StatusError, Aborted: "script mismatch"}, "error: script mismatch"},
+		{store.Cell{RunID: "r", HasVerdict: true, Status: bundle.StatusInterrupted}, "interrupted"},
+		{store.Cell{RunID: "r", HasVerdict: true, Status: bundle.StatusFailed}, "failed"},
+		{store.Cell{RunID: "r", HasVerdict: true, Passed: true, Status: bundle.StatusPassed}, "passed"},
+		{store.Cell{RunID: "r", Status: bundle.StatusQueued}, "queued"},
+	} {
+		if got := cellLabel(tc.cell); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.cell, got, tc.want)
+		}
+	}
+}

@@ -31,6 +31,8 @@ type Job struct {
 	RunID    string
 	Title    string
 	Suite    string // the suite a scenario run belongs to
+	Scenario string // and its scenario, and which repeat of it
+	Repeat   int
 	State    State
 	Place    int // 1-based place in the queue while queued
 	Err      error
@@ -91,7 +93,7 @@ func (q *Queue) Submit(spec run.Spec, title string) string {
 	ctx, cancel := context.WithCancel(context.Background()) // the job's own: Stop and Close end it
 	j := &Job{RunID: spec.RunID, Title: title, State: Queued, Queued: time.Now(), cancel: cancel, finished: make(chan struct{}), first: make(chan struct{})}
 	if spec.Scenario != nil {
-		j.Suite = spec.Scenario.Suite
+		j.Suite, j.Scenario, j.Repeat = spec.Scenario.Suite, spec.Scenario.ID, spec.Scenario.Repeat
 	}
 	q.mu.Lock()
 	q.jobs[j.RunID] = j

@@ -873,18 +873,20 @@ func (l *Launcher) submitScenario(spec run.Spec, rec queuedRecord) {
 	l.Queue.Submit(spec, fmt.Sprintf("%s #%d (suite %s)", spec.Scenario.ID, rec.Scenario.Repeat, rec.Scenario.Suite))
 }
 
-// SuiteQueued is how many runs of suite id wait in the launch queue.
-func (l *Launcher) SuiteQueued(id string) int {
+// SuiteQueued are the runs of suite id that wait in the launch queue, in
+// its order: their scenarios are not in the suite's matrix until they
+// start.
+func (l *Launcher) SuiteQueued(id string) []jobs.Job {
 	if l.Queue == nil {
-		return 0
+		return nil
 	}
-	n := 0
+	var out []jobs.Job
 	for _, j := range l.Queue.Queued() {
 		if j.Suite == id {
-			n++
+			out = append(out, j)
 		}
 	}
-	return n
+	return out
 }
 
 // launched notes that suite id was launched here.

@@ -98,7 +98,7 @@ func TestSuiteQueuesItsRuns(t *testing.T) {
 				n++
 			}
 		}
-		return n == 2 && l.SuiteQueued(id) == 0
+		return n == 2 && len(l.SuiteQueued(id)) == 0
 	})
 }
 

@@ -722,6 +722,12 @@ func TestSuiteRunsAreJobsOfTheQueue(t *testing.T) {
 	if _, page := b.get("/suites/" + suiteID); !strings.Contains(page, "3 runs wait in the launch queue") {
 		t.Fatalf("the suite page does not say its runs wait:\n%.2000s", page)
 	}
+	// Each waiting run is listed by its scenario (none of them is in the
+	// matrix yet, which holds indexed runs).
+	if _, page := b.get("/suites/" + suiteID); strings.Count(page, `<th scope="row" class="mono">rename-config-key</th>`) != 3 ||
+		!strings.Contains(page, `<td class="num">#3</td>`) || !strings.Contains(page, `id="queued-table"`) {
+		t.Fatalf("the suite page does not list the waiting runs' scenarios:\n%s", page[strings.Index(page, "<main"):])
+	}
 	// One is stopped; the server stops with the other two still queued.
 	if err := q1.Stop(queued[0].RunID); err != nil {
 		t.Fatal(err)

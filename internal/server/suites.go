@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/suite"
@@ -97,7 +98,7 @@ func (s *Server) apiGetSuite(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return apiError(c, http.StatusNotFound, "no suite has that id", nil)
 	}
-	r, err := s.matrices.Results(c.Request().Context(), id, s.suiteQueued(id))
+	r, err := s.matrices.Results(c.Request().Context(), id, len(s.suiteQueued(id)))
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (s *Server) showSuite(c echo.Context) error {
 			p.BaselineOf = append(p.BaselineOf, b.Name)
 		}
 	}
-	p.Working = v.Matrix.Running > 0 || v.Matrix.Total == 0 || p.Queued > 0 // none indexed yet: launched a moment ago
+	p.Working = v.Matrix.Running > 0 || v.Matrix.Total == 0 || len(p.Queued) > 0 // none indexed yet: launched a moment ago
 	return render(c, http.StatusOK, web.SuiteView(p))
 }
 
@@ -171,10 +172,10 @@ func splitTags(s string) []string {
 // indexed run yet).
 func (s *Server) launched(id string) bool { return s.launcher != nil && s.launcher.Launched(id) }
 
-// suiteQueued is how many runs of suite id wait in the launch queue.
-func (s *Server) suiteQueued(id string) int {
+// suiteQueued are the runs of suite id that wait in the launch queue.
+func (s *Server) suiteQueued(id string) []jobs.Job {
 	if s.launcher == nil {
-		return 0
+		return nil
 	}
 	return s.launcher.SuiteQueued(id)
 }
