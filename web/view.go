@@ -868,21 +868,6 @@ func AgentLabel(name string) string {
 	return name
 }
 
-// Decision is what a review or approval form (its decision field) or the
-// JSON API's decision asks for: one vocabulary for the pages that send it
-// and the handlers that read it.
-type Decision string
-
-// The decisions.
-const (
-	Approve     Decision = "approve"      // apply the diff; let the command run
-	Reject      Decision = "reject"       // the diff is not applied
-	Partial     Decision = "partial"      // apply the parts accepted
-	Changes     Decision = "changes"      // ask the agent for changes
-	Deny        Decision = "deny"         // the command does not run
-	ApproveRule Decision = "approve-rule" // let it run, and make a standing rule
-)
-
 // Models are the model profiles a form offers, and the models.yaml they
 // come from (to say where to add one).
 type Models struct {

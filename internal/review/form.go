@@ -134,3 +134,19 @@ func FormParts(form url.Values) ([]patch.Choice, error) {
 	}
 	return parts, nil
 }
+
+// FormDiff is the decision on a run's diff a review form sends: approve or
+// reject the whole, or (partial) approve the parts it accepts.
+func FormDiff(decision Decision, form url.Values, reason string) (Diff, error) {
+	switch decision {
+	case Approve, Reject:
+		return Diff{Approve: decision == Approve, Reason: reason}, nil
+	case Partial:
+		parts, err := FormParts(form)
+		if err != nil {
+			return Diff{}, err
+		}
+		return Diff{Approve: true, Reason: reason, Parts: parts}, nil
+	}
+	return Diff{}, &Invalid{"decision", fmt.Sprintf("%q: want approve, reject, partial or changes", decision)}
+}

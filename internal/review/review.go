@@ -83,8 +83,8 @@ func (s *Service) Decide(ctx context.Context, id string, who Who, d Diff) error 
 		return fmt.Errorf("%w: %v", ErrNoRun, err)
 	}
 	who.Name = strings.TrimSpace(who.Name)
-	if who.Name == "" || len(who.Name) > 80 {
-		return &Invalid{"reviewer", "give your name (at most 80 characters), so the decision says who made it"}
+	if err := CheckName(who.Name); err != nil {
+		return err
 	}
 	if d.Parts != nil && !d.Approve {
 		return &Invalid{"parts", "go with decision approve (a rejection is of the whole diff)"}

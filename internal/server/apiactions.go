@@ -42,7 +42,7 @@ type apiLaunch struct {
 }
 
 type apiDecision struct {
-	Decision web.Decision `json:"decision"`
+	Decision review.Decision `json:"decision"`
 	Reviewer string       `json:"reviewer"`
 	Reason   string       `json:"reason"`
 	// Force approves a run that failed, errored or was interrupted (review
@@ -201,10 +201,10 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 	if err := readJSON(c, &in, `{"decision": "approve", "reviewer": "name"}`); err != nil {
 		return err
 	}
-	if in.Decision != web.Approve && in.Decision != web.Reject {
+	if in.Decision != review.Approve && in.Decision != review.Reject {
 		return apiError(c, http.StatusBadRequest, "decision: want approve or reject", nil)
 	}
-	d := review.Diff{Approve: in.Decision == web.Approve, Reason: in.Reason, Force: in.Force}
+	d := review.Diff{Approve: in.Decision == review.Approve, Reason: in.Reason, Force: in.Force}
 	if in.Parts != nil {
 		d.Parts = []patch.Choice{}
 		for _, p := range in.Parts {

@@ -8,19 +8,18 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/proctor-dev/proctor/internal/review"
-	"github.com/proctor-dev/proctor/web"
 )
 
 // approvalForm is an approval box's form: approve or deny, or approve and
 // make a rule (what it matches, where and for how long).
 type approvalForm struct {
-	Reviewer    string       `form:"reviewer"`
-	Decision    web.Decision `form:"decision"` // approve, deny or approve-rule
-	Reason      string       `form:"reason"`
-	RuleMatch   string       `form:"rule_match"`
-	RuleCommand string       `form:"rule_command"`
-	RuleScope   string       `form:"rule_scope"`
-	RuleFor     string       `form:"rule_for"`
+	Reviewer    string          `form:"reviewer"`
+	Decision    review.Decision `form:"decision"` // approve, deny or approve-rule
+	Reason      string          `form:"reason"`
+	RuleMatch   string          `form:"rule_match"`
+	RuleCommand string          `form:"rule_command"`
+	RuleScope   string          `form:"rule_scope"`
+	RuleFor     string          `form:"rule_for"`
 }
 
 // decideApproval answers a gated tool call a running run waits on.
@@ -35,7 +34,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 		who = s.reviewerName(c)
 	}
 	num, _ := strconv.ParseInt(c.Param("n"), 10, 64)
-	if f.Decision == web.ApproveRule {
+	if f.Decision == review.ApproveRule {
 		_, err := s.reviews.ApproveByRule(c.Request().Context(), id, num, s.who(c, who),
 			review.RuleRequest{Match: f.RuleMatch, Command: f.RuleCommand, Scope: f.RuleScope, For: f.RuleFor})
 		var invalid *review.Invalid
@@ -62,11 +61,11 @@ func (s *Server) decideApproval(c echo.Context) error {
 }
 
 // answer approves or denies request num that run id waits on.
-func (s *Server) answer(c echo.Context, id string, num int64, decision web.Decision, who, reason string) error {
-	if decision != web.Approve && decision != web.Deny {
+func (s *Server) answer(c echo.Context, id string, num int64, decision review.Decision, who, reason string) error {
+	if decision != review.Approve && decision != review.Deny {
 		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
 	}
-	err := s.reviews.Answer(c.Request().Context(), id, num, s.who(c, who), decision == web.Approve, reason)
+	err := s.reviews.Answer(c.Request().Context(), id, num, s.who(c, who), decision == review.Approve, reason)
 	if errors.Is(err, review.ErrNotWaiting) {
 		return err
 	}

@@ -168,7 +168,7 @@ func TestDemoRunReviewAndEvents(t *testing.T) {
 		t.Fatalf("no approve button on the finished demo run:\n%.2000s", page)
 	}
 	// A decision without a name is refused, beside the form.
-	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {" "}}); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Give your name") {
+	if resp, body := b.post(loc+"/review", url.Values{"csrf": {b.token()}, "decision": {"approve"}, "reviewer": {" "}}); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Nothing was done: give your name (at most 80 characters)") {
 		t.Fatalf("nameless review: %d", resp.StatusCode)
 	}
 	// Approve: the diff lands in the demo's own copy, inside the data folder.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/review"
 	"github.com/proctor-dev/proctor/web"
 )
@@ -18,12 +17,12 @@ import (
 // a request for changes (its comments, like the parts of a decision part by
 // part, are read from the form's numbered fields).
 type reviewForm struct {
-	Reviewer      string       `form:"reviewer"`
-	Decision      web.Decision `form:"decision"` // approve, reject, partial or changes
-	Reason        string       `form:"reason"`
-	Summary       string       `form:"summary"`
-	ChangesModel  string       `form:"changes_model"`
-	ChangesScript string       `form:"changes_script"`
+	Reviewer      string          `form:"reviewer"`
+	Decision      review.Decision `form:"decision"` // approve, reject, partial or changes
+	Reason        string          `form:"reason"`
+	Summary       string          `form:"summary"`
+	ChangesModel  string          `form:"changes_model"`
+	ChangesScript string          `form:"changes_script"`
 }
 
 // reviewRun approves or rejects a run's diff through the gate.
@@ -35,29 +34,22 @@ func (s *Server) reviewRun(c echo.Context) error {
 	}
 	reviewer := s.decider(c, f.Reviewer)
 	s.rememberReviewer(c, reviewer)
-	if reviewer == "" || len(reviewer) > 80 {
-		return s.renderRun(c, id, "Give your name (at most 80 characters), so the decision says who made it.", shownErrors)
+	var invalid *review.Invalid
+	if err := review.CheckName(reviewer); errors.As(err, &invalid) {
+		return s.renderRun(c, id, "Nothing was done: "+invalid.Problem+".", shownErrors)
 	}
 	if err := s.saveDraft(c, id, reviewer, ""); err != nil { // kept until a decision is taken
 		return reviewError(err)
 	}
-	decision := f.Decision
-	if decision == web.Changes {
+	if f.Decision == review.Changes {
 		return s.requestChanges(c, id, reviewer, f)
 	}
-	var parts []patch.Choice
-	if decision == web.Partial {
-		form, _ := c.FormParams()
-		var err error
-		if parts, err = review.FormParts(form); err != nil {
-			return s.renderRun(c, id, "Nothing was applied: "+err.Error()+".", shownErrors)
-		}
-		decision = web.Approve
+	form, _ := c.FormParams()
+	d, err := review.FormDiff(f.Decision, form, f.Reason)
+	if err != nil {
+		return s.renderRun(c, id, "Nothing was applied: "+err.Error()+".", shownErrors)
 	}
-	if decision != web.Approve && decision != web.Reject {
-		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve, reject, partial or changes")
-	}
-	err := s.reviews.Decide(c.Request().Context(), id, s.who(c, reviewer), review.Diff{Approve: decision == web.Approve, Reason: f.Reason, Parts: parts})
+	err = s.reviews.Decide(c.Request().Context(), id, s.who(c, reviewer), d)
 	var refused *review.Refused
 	if errors.As(err, &refused) {
 		return s.renderRun(c, id, refused.Reason, conflictStatus(c))
