@@ -43,8 +43,8 @@ type apiLaunch struct {
 
 type apiDecision struct {
 	Decision review.Decision `json:"decision"`
-	Reviewer string       `json:"reviewer"`
-	Reason   string       `json:"reason"`
+	Reviewer string          `json:"reviewer"`
+	Reason   string          `json:"reason"`
 	// Force approves a run that failed, errored or was interrupted (review
 	// only; recorded on the receipt and in the audit log).
 	Force bool `json:"force"`
