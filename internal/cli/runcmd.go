@@ -358,8 +358,8 @@ Exit codes: 0 completed (passed, awaiting review, or a question for you);
 // buildAndRun makes req's spec (launch.Build) and runs it in the
 // foreground; the exit code says how it ended.
 func buildAndRun(ctx context.Context, r *run.Runner, name string, req launch.Request) error {
-	spec, errs := launch.Build(ctx, r, req)
-	if len(errs) > 0 {
+	spec, err := launch.Build(ctx, r, req)
+	if errs := launch.Fields(err); errs != nil {
 		var problems []string
 		for _, field := range slices.Sorted(maps.Keys(errs)) {
 			problems = append(problems, "--"+field+": "+errs[field])

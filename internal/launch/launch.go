@@ -45,8 +45,8 @@ import (
 // FieldError is what is wrong with one field of a request.
 type FieldError struct{ Field, Problem string }
 
-// FieldErrors are a request's problems by field; none is a request that
-// was taken.
+// FieldErrors are a request's problems by field, as the error a launch
+// returns (errors.As, or Fields); a launch that was taken returns nil.
 type FieldErrors map[string]string
 
 // add keeps the first problem of each field.
@@ -60,6 +60,19 @@ func (fe FieldErrors) add(e *FieldError) {
 func (fe FieldErrors) Error() string { return strings.Join(slices.Sorted(maps.Values(fe)), "; ") }
 
 func fieldErrors(e *FieldError) FieldErrors { return FieldErrors{e.Field: e.Problem} }
+
+// Fields are the problems by field of a launch's error: its FieldErrors,
+// or for any other error the whole of it under "" (nil for none).
+func Fields(err error) FieldErrors {
+	var fe FieldErrors
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return fe
+	}
+	return FieldErrors{"": err.Error()}
+}
 
 // Request is a run to make, however it was asked for: the CLI's flags, the
 // Launch form, the API, a session's next message, the demo, a resume.
@@ -90,7 +103,7 @@ type Request struct {
 // where the run works (its folder, repository, session's folder or the
 // interrupted run's), then Ask. The run itself checks the rest when it
 // starts (run.Runner.Run).
-func Build(ctx context.Context, r *run.Runner, req Request) (run.Spec, FieldErrors) {
+func Build(ctx context.Context, r *run.Runner, req Request) (run.Spec, error) {
 	spec := run.Spec{RunID: req.ID, Session: req.Session, Git: req.Git, GitHost: req.GitHost, Task: strings.TrimSpace(req.Task),
 		Addresses: req.Addresses, Criteria: req.Criteria, OutOfScope: req.OutOfScope, Checks: req.Checks, Agent: req.Agent, Sandbox: req.Sandbox}
 	if req.Bounds != nil {
@@ -180,7 +193,7 @@ type Task struct {
 // run.Runner.ResumeSpec), with the model of t (the run's own profile when t
 // names none); its gated calls are asked about on the board again, after
 // the approval rules. It returns the new run's id, or the problems by field.
-func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string, FieldErrors) {
+func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string, error) {
 	rc, err := l.Runner.Records().Receipt(runID)
 	if err != nil {
 		return "", fieldErrors(&FieldError{"resume", err.Error()})
@@ -196,9 +209,9 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 		return "", fieldErrors(ferr)
 	}
 	id := run.NewRunID(time.Now())
-	spec, errs := Build(ctx, l.Runner, Request{ID: id, Resume: runID, Model: choice, Ask: l.ask(id)})
-	if len(errs) > 0 {
-		return "", errs
+	spec, err := Build(ctx, l.Runner, Request{ID: id, Resume: runID, Model: choice, Ask: l.ask(id)})
+	if err != nil {
+		return "", err
 	}
 	l.Queue.Submit(spec, "Resume: "+spec.Task)
 	return id, nil
@@ -209,7 +222,7 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 // one) with the request as its user turn, on the same workspace and agent,
 // with the model of t (the run's own profile when t names none). It
 // returns the new run's id, or the problems by field.
-func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, FieldErrors) {
+func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task) (string, error) {
 	if strings.TrimSpace(t.Model) == "" && strings.TrimSpace(t.Script) == "" {
 		rc, _ := l.Runner.Records().Receipt(runID) // unread, it has no profile: the request names the model
 		t.Model = rc.Model.ProfileName()
@@ -225,13 +238,13 @@ func (l *Launcher) RequestChanges(runID string, cr bundle.ChangeRequest, t Task)
 		return "", fieldErrors(&FieldError{"summary", err.Error()})
 	}
 	t.Task, t.addresses = message, runID
-	id, errs := l.Continue(session, t)
-	if len(errs) == 0 {
+	id, err := l.Continue(session, t)
+	if err == nil {
 		if err := l.Runner.Records().LinkRequest(runID, id); err != nil {
 			l.log().Warn("link the requested changes", "run", runID, "next", id, "err", err)
 		}
 	}
-	return id, errs
+	return id, err
 }
 
 func (l *Launcher) log() *slog.Logger {
@@ -253,7 +266,7 @@ func (l *Launcher) ask(id string) agent.Approver {
 // Continue queues the next run of a session: its next message, over the
 // same workspace and conversation, with the model of t. It returns the run
 // id, or the problems by field.
-func (l *Launcher) Continue(session string, t Task) (string, FieldErrors) {
+func (l *Launcher) Continue(session string, t Task) (string, error) {
 	errs := FieldErrors{}
 	if strings.TrimSpace(t.Task) == "" {
 		errs.add(&FieldError{"task", "write the next message"})
@@ -273,10 +286,10 @@ func (l *Launcher) Continue(session string, t Task) (string, FieldErrors) {
 		return "", errs
 	}
 	id := run.NewRunID(time.Now())
-	spec, errs := Build(context.Background(), l.Runner, Request{ID: id, Session: session, Task: t.Task, Addresses: t.addresses, Model: choice,
+	spec, err := Build(context.Background(), l.Runner, Request{ID: id, Session: session, Task: t.Task, Addresses: t.addresses, Model: choice,
 		Agent: a, Allow: lines(t.Allow), Ask: l.ask(id)})
-	if len(errs) > 0 {
-		return "", errs
+	if err != nil {
+		return "", err
 	}
 	l.Queue.Submit(spec, spec.Task)
 	return id, nil
@@ -391,15 +404,15 @@ func lines(s string) []string {
 
 // Launch checks a task launch and queues the run; it returns the run
 // id, or the problems by field.
-func (l *Launcher) Launch(v Task) (string, FieldErrors) {
+func (l *Launcher) Launch(v Task) (string, error) {
 	return l.LaunchAs(run.NewRunID(time.Now()), v)
 }
 
 // LaunchAs is Launch under a given run id.
-func (l *Launcher) LaunchAs(id string, v Task) (string, FieldErrors) {
-	spec, errs := l.Build(id, v)
-	if len(errs) > 0 {
-		return "", errs
+func (l *Launcher) LaunchAs(id string, v Task) (string, error) {
+	spec, err := l.Build(id, v)
+	if err != nil {
+		return "", err
 	}
 	forget := l.remember(queuedRecord{RunID: id, Kind: "task", Values: v})
 	spec.Started, spec.Dropped = forget, forget
@@ -410,7 +423,7 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, FieldErrors) {
 // Build checks a task launch field by field and makes run id's spec: its
 // source (a folder under a source root, resolved, or a repository), task,
 // bounds, model, agent, sandbox, verifier and approver chain.
-func (l *Launcher) Build(id string, v Task) (run.Spec, FieldErrors) {
+func (l *Launcher) Build(id string, v Task) (run.Spec, error) {
 	errs := FieldErrors{}
 	var src string
 	var git *source.Git
@@ -626,9 +639,9 @@ func (l *Launcher) Demo(id string) error {
 	if l.Board == nil {
 		req.Allow = demo.AllowedCommands
 	}
-	spec, errs := Build(context.Background(), l.Runner, req)
-	if len(errs) > 0 {
-		return errs
+	spec, err := Build(context.Background(), l.Runner, req)
+	if err != nil {
+		return err
 	}
 	forget := l.remember(queuedRecord{RunID: id, Kind: "demo"})
 	spec.Started, spec.Dropped = forget, forget
@@ -718,9 +731,7 @@ func (l *Launcher) Resume() (int, error) {
 		case "scenario":
 			err = l.resumeScenario(rec)
 		default:
-			if _, errs := l.LaunchAs(rec.RunID, rec.Values); len(errs) > 0 {
-				err = fmt.Errorf("%v", errs)
-			}
+			_, err = l.LaunchAs(rec.RunID, rec.Values)
 		}
 		if err != nil {
 			l.log().Warn("cannot launch a queued run again", "run", rec.RunID, "err", err)
@@ -751,7 +762,7 @@ func (l *Launcher) underScenarioRoot(dir string) bool {
 // scenario k times, each a job of the launch queue (so --workers bounds
 // them, each can be stopped, the server waits for them at shutdown, and one
 // not started yet is launched again after a restart).
-func (l *Launcher) Suite(req SuiteRequest) (string, FieldErrors) {
+func (l *Launcher) Suite(req SuiteRequest) (string, error) {
 	ids, tags, k, model := req.Scenarios, req.Tags, req.Repeat, req.Model
 	errs := FieldErrors{}
 	if k < 1 || k > 100 {

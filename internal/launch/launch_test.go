@@ -2,6 +2,7 @@ package launch_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,15 +64,16 @@ func TestLaunchChecksEachField(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := ok
 			tc.edit(&v)
-			id, errs := l.Launch(v)
-			if id != "" || !strings.Contains(errs[tc.field], tc.want) {
-				t.Fatalf("errors %v, want %s: %q", errs, tc.field, tc.want)
+			id, err := l.Launch(v)
+			var errs launch.FieldErrors // the error is the problems by field
+			if id != "" || !errors.As(err, &errs) || !strings.Contains(errs[tc.field], tc.want) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("errors %v, want %s: %q", err, tc.field, tc.want)
 			}
 		})
 	}
-	id, errs := l.Launch(ok)
-	if len(errs) > 0 || id == "" {
-		t.Fatalf("a good launch: %v", errs)
+	id, err := l.Launch(ok)
+	if err != nil || id == "" { // nil itself, not an empty FieldErrors
+		t.Fatalf("a good launch: %#v", err)
 	}
 	if _, known := l.Queue.Get(id); !known {
 		t.Fatal("the run is not in the queue")
@@ -82,10 +84,10 @@ func TestLaunchChecksEachField(t *testing.T) {
 // to run or a bad repeat is refused by field.
 func TestSuiteQueuesItsRuns(t *testing.T) {
 	l, data := launcher(t)
-	if _, errs := l.Suite(launch.SuiteRequest{Scenarios: []string{"nope"}}); errs["repeat"] == "" || errs["scenarios"] == "" {
+	if _, errs := fields(l.Suite(launch.SuiteRequest{Scenarios: []string{"nope"}})); errs["repeat"] == "" || errs["scenarios"] == "" {
 		t.Fatalf("errors %v", errs)
 	}
-	id, errs := l.Suite(launch.SuiteRequest{Tags: []string{"refactor"}, Repeat: 2})
+	id, errs := fields(l.Suite(launch.SuiteRequest{Tags: []string{"refactor"}, Repeat: 2}))
 	if len(errs) > 0 || !l.Launched(id) {
 		t.Fatalf("launch: %q %v", id, errs)
 	}
@@ -115,14 +117,14 @@ func TestLaunchWithAnAgentOfAgentsYAML(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "invoice", "a.txt"), []byte("old\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "chat.yaml"), []byte("steps:\n  - expect: {api: chat}\n    reply: {content: \"\", tool_calls: [{id: c1, name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n"), 0o644)
 	v := launch.Task{Root: "0", Path: "invoice", Task: "Write new into a.txt", Script: "chat.yaml", Agent: "nobody"}
-	if _, errs := l.Launch(v); !strings.Contains(errs["agent"], `no agent "nobody"`) {
+	if _, errs := fields(l.Launch(v)); !strings.Contains(errs["agent"], `no agent "nobody"`) {
 		t.Fatalf("errors %v", errs)
 	}
 	if names, err := l.AgentNames(); err != nil || strings.Join(names, ",") != "native,codex,claude,gemini,qwen,opencode,copilot,chat" {
 		t.Fatalf("agent names %v %v", names, err)
 	}
 	v.Agent = "chat"
-	id, errs := l.Launch(v)
+	id, errs := fields(l.Launch(v))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -139,11 +141,11 @@ func TestLaunchWithAnAgentOfAgentsYAML(t *testing.T) {
 	// problem, and leaves proctor's own agent alone.
 	os.WriteFile(agents, []byte("agents:\n  - {name: chat, kind: nonsense}\n"), 0o644)
 	v.Agent = "chat"
-	if _, errs := l.Launch(v); !strings.Contains(errs["agent"], "agents.yaml") {
+	if _, errs := fields(l.Launch(v)); !strings.Contains(errs["agent"], "agents.yaml") {
 		t.Fatalf("errors %v", errs)
 	}
 	v.Agent, v.Script = "native", ""
-	if _, errs := l.Launch(v); errs["agent"] != "" {
+	if _, errs := fields(l.Launch(v)); errs["agent"] != "" {
 		t.Fatalf("a broken agents.yaml refused the native agent: %v", errs)
 	}
 }
@@ -168,11 +170,11 @@ func TestLaunchOnAGitRepository(t *testing.T) {
 	} {
 		v := ok
 		tc.edit(&v)
-		if _, errs := l.Launch(v); !strings.Contains(errs[tc.field], tc.want) {
+		if _, errs := fields(l.Launch(v)); !strings.Contains(errs[tc.field], tc.want) {
 			t.Errorf("%+v: errors %v, want %s: %q", v, errs, tc.field, tc.want)
 		}
 	}
-	id, errs := l.Launch(ok)
+	id, errs := fields(l.Launch(ok))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -218,7 +220,7 @@ func TestBuildNamesTheSourceAndItsRulesDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, errs := launch.Build(context.Background(), r, tc.req)
+			spec, errs := fields(launch.Build(context.Background(), r, tc.req))
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
@@ -240,10 +242,10 @@ func TestBuildNamesTheSourceAndItsRulesDecide(t *testing.T) {
 			}
 		})
 	}
-	if _, errs := launch.Build(context.Background(), r, launch.Request{Dir: filepath.Join(real, "missing")}); errs["dir"] == "" {
+	if _, errs := fields(launch.Build(context.Background(), r, launch.Request{Dir: filepath.Join(real, "missing")})); errs["dir"] == "" {
 		t.Errorf("a missing folder: %v, want a problem of field dir", errs)
 	}
-	if _, errs := launch.Build(context.Background(), r, launch.Request{Resume: "20260101-000000-nosuch"}); errs["resume"] == "" {
+	if _, errs := fields(launch.Build(context.Background(), r, launch.Request{Resume: "20260101-000000-nosuch"})); errs["resume"] == "" {
 		t.Errorf("resuming no run: %v, want a problem of field resume", errs)
 	}
 }
@@ -257,7 +259,7 @@ func (alwaysAsk) Approve(context.Context, agent.ApprovalRequest) (agent.Decision
 // A built-in scripted model needs no models.yaml and no script file.
 func TestLaunchWithABuiltInModel(t *testing.T) {
 	l, _ := launcher(t)
-	spec, errs := l.Build("20261206-071500-bltin1", launch.Task{Root: "0", Path: "invoice", Task: "Write notes", Model: launch.BuiltinModel + "notes"})
+	spec, errs := fields(l.Build("20261206-071500-bltin1", launch.Task{Root: "0", Path: "invoice", Task: "Write notes", Model: launch.BuiltinModel + "notes"}))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -273,17 +275,17 @@ func TestLaunchWithABuiltInModel(t *testing.T) {
 func TestANextMessageTakesOnlyBuiltInScriptsThatAnswerAny(t *testing.T) {
 	l, _ := launcher(t)
 	cr := bundle.ChangeRequest{By: "dana", Summary: "again"}
-	_, errs := l.RequestChanges("20261207-010000-abcdef", cr, launch.Task{Model: "builtin:demo"})
+	_, errs := fields(l.RequestChanges("20261207-010000-abcdef", cr, launch.Task{Model: "builtin:demo"}))
 	if !strings.Contains(errs["model"], `"demo" answers only its own task`) || !strings.Contains(errs["model"], "builtin:notes") {
 		t.Fatalf("request changes with the demo script: %v", errs)
 	}
-	if _, errs := l.Continue("sess-20261207-010000-abcdef", launch.Task{Task: "go on", Model: "builtin:demo"}); !strings.Contains(errs["model"], "answers only its own task") {
+	if _, errs := fields(l.Continue("sess-20261207-010000-abcdef", launch.Task{Task: "go on", Model: "builtin:demo"})); !strings.Contains(errs["model"], "answers only its own task") {
 		t.Fatalf("continue with the demo script: %v", errs)
 	}
-	if _, errs := l.Launch(launch.Task{Root: "0", Path: "invoice", Task: "Fix the rounding bug", Model: "builtin:demo"}); len(errs) > 0 {
+	if _, errs := fields(l.Launch(launch.Task{Root: "0", Path: "invoice", Task: "Fix the rounding bug", Model: "builtin:demo"})); len(errs) > 0 {
 		t.Fatalf("a first launch with the demo script: %v", errs)
 	}
-	if _, errs := l.RequestChanges("20261207-010000-abcdef", cr, launch.Task{Model: "builtin:notes"}); errs["model"] != "" {
+	if _, errs := fields(l.RequestChanges("20261207-010000-abcdef", cr, launch.Task{Model: "builtin:notes"})); errs["model"] != "" {
 		t.Fatalf("request changes with the notes script: %v", errs)
 	}
 }
@@ -299,11 +301,14 @@ func TestAnAgentThatIsNotInstalledIsRefusedBeforeItRuns(t *testing.T) {
 	if !strings.Contains(missing["codex"], "npm install -g @openai/codex") || missing["native"] != "" {
 		t.Fatalf("missing agents: %v", missing)
 	}
-	_, errs := l.Launch(launch.Task{Root: "0", Path: "invoice", Task: "Fix the rounding bug", Script: "demo.yaml", Agent: "codex"})
+	_, errs := fields(l.Launch(launch.Task{Root: "0", Path: "invoice", Task: "Fix the rounding bug", Script: "demo.yaml", Agent: "codex"}))
 	if !strings.Contains(errs["agent"], "codex is not on the server's PATH") {
 		t.Fatalf("launch with codex missing: %v", errs)
 	}
-	if _, errs := l.Continue("sess-20261207-010000-abcdef", launch.Task{Task: "go on", Model: "builtin:notes", Agent: "claude"}); !strings.Contains(errs["agent"], "npm install -g @anthropic-ai/claude-code") {
+	if _, errs := fields(l.Continue("sess-20261207-010000-abcdef", launch.Task{Task: "go on", Model: "builtin:notes", Agent: "claude"})); !strings.Contains(errs["agent"], "npm install -g @anthropic-ai/claude-code") {
 		t.Fatalf("continue with claude missing: %v", errs)
 	}
 }
+
+// fields is a launch's result with its problems by field.
+func fields[T any](v T, err error) (T, launch.FieldErrors) { return v, launch.Fields(err) }

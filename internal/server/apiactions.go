@@ -128,8 +128,8 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 		v.MaxToolCalls = itoa(in.MaxToolCalls)
 	}
 	v.Verifier, v.Script = in.Verifier, in.Script
-	id, errs := s.launcher.Launch(v)
-	if len(errs) > 0 {
+	id, err := s.launcher.Launch(v)
+	if errs := launch.Fields(err); errs != nil {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not launched", errs)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
@@ -147,8 +147,8 @@ func (s *Server) apiResumeRun(c echo.Context) error {
 	if err := readJSON(c, &in, `{"script": "…"} or {"model": "…"} or {}`); err != nil {
 		return err
 	}
-	id, errs := s.launcher.ResumeRun(c.Request().Context(), c.Param("id"), launch.Task{Model: in.Model, Script: in.Script})
-	if len(errs) > 0 {
+	id, err := s.launcher.ResumeRun(c.Request().Context(), c.Param("id"), launch.Task{Model: in.Model, Script: in.Script})
+	if errs := launch.Fields(err); errs != nil {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not resumed", errs)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
@@ -179,8 +179,8 @@ func (s *Server) apiRequestChanges(c echo.Context) error {
 	for _, cm := range in.Comments { // what a request says of a thread is its place and text
 		cr.Comments = append(cr.Comments, bundle.Comment{Path: cm.Path, Line: cm.Line, Side: cm.Side, StartLine: cm.StartLine, StartSide: cm.StartSide, Text: cm.Text})
 	}
-	next, errs := s.launcher.RequestChanges(c.Param("id"), cr, launch.Task{Model: in.Model, Script: in.Script})
-	if len(errs) > 0 {
+	next, err := s.launcher.RequestChanges(c.Param("id"), cr, launch.Task{Model: in.Model, Script: in.Script})
+	if errs := launch.Fields(err); errs != nil {
 		return apiError(c, http.StatusUnprocessableEntity, "no changes were requested", errs)
 	}
 	s.auditAs(c, s.actor(c, who), "request-changes", c.Param("id"), "next run "+next)

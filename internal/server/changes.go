@@ -27,8 +27,8 @@ func (s *Server) requestChanges(c echo.Context, id, reviewer string, f reviewFor
 		return s.renderRun(c, id, "No changes were requested: "+err.Error()+".", shownErrors)
 	}
 	cr := bundle.ChangeRequest{By: reviewer, At: time.Now().UTC(), Summary: f.Summary, Comments: comments}
-	next, errs := s.launcher.RequestChanges(id, cr, launch.Task{Model: f.ChangesModel, Script: f.ChangesScript})
-	if len(errs) > 0 {
+	next, err := s.launcher.RequestChanges(id, cr, launch.Task{Model: f.ChangesModel, Script: f.ChangesScript})
+	if errs := launch.Fields(err); errs != nil {
 		return s.renderRun(c, id, "No changes were requested: "+errs.Error()+".", shownErrors)
 	}
 	s.auditAs(c, s.actor(c, reviewer), "request-changes", id, "next run "+next)

@@ -53,8 +53,8 @@ func (s *Server) resumeRun(c echo.Context) error {
 	if err := c.Bind(&f); err != nil {
 		return err
 	}
-	next, errs := s.launcher.ResumeRun(c.Request().Context(), id, launch.Task{Model: f.Model, Script: f.Script})
-	if len(errs) > 0 {
+	next, err := s.launcher.ResumeRun(c.Request().Context(), id, launch.Task{Model: f.Model, Script: f.Script})
+	if errs := launch.Fields(err); errs != nil {
 		return s.renderRun(c, id, "Not resumed: "+errs.Error()+".", shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+next)

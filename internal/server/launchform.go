@@ -75,8 +75,8 @@ func (s *Server) launchRun(c echo.Context) error {
 	if err := c.Bind(&v); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
 	}
-	id, errs := s.launcher.Launch(v)
-	if len(errs) > 0 {
+	id, err := s.launcher.Launch(v)
+	if errs := launch.Fields(err); errs != nil {
 		return s.renderLaunch(c, v, errs, shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+id)
@@ -100,8 +100,8 @@ func (s *Server) continueSession(c echo.Context) error {
 	}
 	// A session's next run takes only these from the form.
 	v := web.LaunchValues{Task: form.Task, Model: form.Model, Allow: form.Allow, Root: form.Root, Script: form.Script}
-	runID, errs := s.launcher.Continue(id, v)
-	if len(errs) > 0 {
+	runID, err := s.launcher.Continue(id, v)
+	if errs := launch.Fields(err); errs != nil {
 		return s.renderSession(c, id, v, errs, shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+runID)

@@ -63,8 +63,8 @@ func (s *Server) launchSuite(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
 	}
 	k, _ := strconv.Atoi(v.Repeat)
-	id, errs := s.launcher.Suite(launch.SuiteRequest{Scenarios: v.Scenarios, Tags: splitTags(v.Tags), Repeat: k, Model: v.Model, Agent: v.Agent})
-	if len(errs) > 0 {
+	id, err := s.launcher.Suite(launch.SuiteRequest{Scenarios: v.Scenarios, Tags: splitTags(v.Tags), Repeat: k, Model: v.Model, Agent: v.Agent})
+	if errs := launch.Fields(err); errs != nil {
 		return s.renderSuites(c, v, errs, shownErrors)
 	}
 	return c.Redirect(http.StatusSeeOther, "/suites/"+id)
@@ -86,8 +86,8 @@ func (s *Server) apiLaunchSuite(c echo.Context) error {
 	if err := readJSON(c, &in, `{"scenarios": ["id"], "repeat": 3}`); err != nil {
 		return err
 	}
-	id, errs := s.launcher.Suite(launch.SuiteRequest{Scenarios: in.Scenarios, Tags: in.Tags, Repeat: in.Repeat, Model: in.Model, Agent: in.Agent})
-	if len(errs) > 0 {
+	id, err := s.launcher.Suite(launch.SuiteRequest{Scenarios: in.Scenarios, Tags: in.Tags, Repeat: in.Repeat, Model: in.Model, Agent: in.Agent})
+	if errs := launch.Fields(err); errs != nil {
 		return apiError(c, http.StatusUnprocessableEntity, "the suite was not launched", errs)
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"suite": id, "url": "/suites/" + id, "api": "/api/v1/suites/" + id})
