@@ -2203,7 +2203,7 @@ func TranscriptView(p RunPage) templ.Component {
 			}
 		}
 		for _, m := range p.Transcript {
-			if p.Find == "" || SectionMatches(m.TranscriptSection, p.Find) {
+			if p.Find == "" || runview.SectionMatches(m.TranscriptSection, p.Find) {
 				templ_7745c5c3_Err = transcriptMessage(p, m).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

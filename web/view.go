@@ -188,18 +188,35 @@ func filterQuery(f store.RunFilter, param, cursor string) url.Values {
 type RunPage struct {
 	Meta Meta
 	*runview.View
-	Find        string // the transcript is searched for this
-	Found       int    // sections that match it
 	Reviewer    string // the name the review form starts with
 	ReviewError string // why the last review attempt did nothing
-	Pending     []PendingApproval
-	Diff        []DiffFile // Files, highlighted and paired; for a large diff, the listed files only
+	Pending     []PendingApproval // View.Pending, as the page shows them
+	Diff        []DiffFile        // Files, highlighted and paired; for a large diff, the listed files only
 	DiffLazy    bool       // a large diff: each file of Diff is loaded when opened
 	Split       bool       // show the diff side by side
 	Draft       Draft      // the reviewer's draft review of the run
 	Models      Models     // the models Request changes may give the next message to
 	Restored    string     // the run a request for changes went to that ended in error: its comments are back in the draft
 	Detached    bool       // read away from the dashboard (an exported file, a share link): no links into it
+}
+
+// NewRunPage is the page of run v: its approval boxes, and its diff
+// (whole, or a large one's list of files) with the review controls where
+// review is allowed, each file with the reviewer's draft.
+func NewRunPage(meta Meta, v *runview.View, review bool, draft Draft, split bool) RunPage {
+	p := RunPage{Meta: meta, View: v, Draft: draft, Split: split}
+	for _, r := range v.Pending {
+		p.Pending = append(p.Pending, PendingApproval{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
+	}
+	if Inline(v.Files) {
+		p.Diff = BuildDiff(v.Files)
+	} else {
+		p.Diff, p.DiffLazy = ListDiff(v.Files), true
+	}
+	for i := range p.Diff {
+		p.Diff[i].Review, p.Diff[i].Draft, p.Diff[i].RunID = p.ByParts() && review, draft, v.Run.RunID
+	}
+	return p
 }
 
 // SessionsPage is the view model of the sessions list.
@@ -886,12 +903,6 @@ func dateValue(t time.Time, minusDay bool) string {
 	return t.Format("2006-01-02")
 }
 
-// sectionMatches reports whether a transcript section mentions find,
-// ignoring case.
-func SectionMatches(s bundle.TranscriptSection, find string) bool {
-	f := strings.ToLower(find)
-	return strings.Contains(strings.ToLower(s.Title), f) || strings.Contains(strings.ToLower(s.Body), f)
-}
 
 // Option is one choice of a select: what is sent and what is shown.
 type Option struct {

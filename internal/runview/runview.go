@@ -72,6 +72,57 @@ type View struct {
 	Pushed  bool
 	ApplyTo string
 	Offered bool
+	// Pending are the approval requests the run waits on, read from the
+	// board before the run (Page).
+	Pending []approval.Request
+	// Find is what the transcript is searched for, Found how many of its
+	// sections match it (Page).
+	Find  string
+	Found int
+}
+
+// NotStarted is a run launched here that has no bundle yet: it waits in
+// the launch queue, or is starting.
+type NotStarted struct{ Job jobs.Job }
+
+func (e *NotStarted) Error() string { return "run " + e.Job.RunID + " has not started" }
+
+// Page reads what run id's page shows: the approval requests it waits on
+// (read first: a run shows itself awaiting approval in the index before
+// its request reaches the board, so a box the page shows goes with a
+// status that says so), the run, and how many sections of its transcript
+// match find. A run launched here that has no bundle yet is a
+// *NotStarted; one that is not indexed, store.ErrNotFound.
+func (s *Service) Page(ctx context.Context, id, find string) (*View, error) {
+	var pending []approval.Request
+	if s.Board != nil {
+		pending = s.Board.Pending(id)
+	}
+	v, err := s.Run(ctx, id)
+	if errors.Is(err, store.ErrNotFound) && s.Queue != nil {
+		if j, ok := s.Queue.Get(id); ok {
+			return nil, &NotStarted{j}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	v.Pending = pending
+	if v.Find = strings.TrimSpace(find); v.Find != "" {
+		for _, m := range v.Transcript {
+			if SectionMatches(m.TranscriptSection, v.Find) {
+				v.Found++
+			}
+		}
+	}
+	return v, nil
+}
+
+// SectionMatches reports whether a transcript section's title or text
+// holds find, in any case.
+func SectionMatches(s bundle.TranscriptSection, find string) bool {
+	f := strings.ToLower(find)
+	return strings.Contains(strings.ToLower(s.Title), f) || strings.Contains(strings.ToLower(s.Body), f)
 }
 
 // ErrNoDiff is returned for a run without a diff.

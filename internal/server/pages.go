@@ -166,48 +166,23 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
 	}
-	// The board is read first: a run shows itself awaiting approval (in the
-	// index) before its request reaches the board, so a box the page shows
-	// goes with a status that says so.
-	var pending []web.PendingApproval
-	if s.board != nil {
-		for _, r := range s.board.Pending(id) {
-			pending = append(pending, web.PendingApproval{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), Asked: r.Asked})
-		}
-	}
-	v, err := s.runs.Run(c.Request().Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		if s.queue != nil {
-			if j, ok := s.queue.Get(id); ok {
-				return render(c, http.StatusOK, web.PendingView(web.PendingPage{Meta: s.meta(c, "Run "+id, web.NavRuns), RunID: id, Title: j.Title, State: string(j.State), Place: j.Place}))
-			}
-		}
+	v, err := s.runs.Page(c.Request().Context(), id, c.QueryParam("find"))
+	var waiting *runview.NotStarted
+	switch {
+	case errors.As(err, &waiting):
+		j := waiting.Job
+		return render(c, http.StatusOK, web.PendingView(web.PendingPage{Meta: s.meta(c, "Run "+id, web.NavRuns), RunID: id, Title: j.Title, State: string(j.State), Place: j.Place}))
+	case errors.Is(err, store.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed. If its bundle is on disk, run proctor index on its folder.")
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
-	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v, ReviewError: reviewErr, Reviewer: s.reviewerName(c), Pending: pending}
-	p.Draft, p.Restored = s.draft(c, id)
+	draft, restored := s.draft(c, id)
+	p := web.NewRunPage(s.meta(c, "Run "+id, web.NavRuns), v, s.runner != nil, draft, c.QueryParam("view") == "split")
+	p.ReviewError, p.Reviewer, p.Restored = reviewErr, s.reviewerName(c), restored
 	if p.CanRequestChanges() {
 		p.Models, _ = s.models(true) // a models.yaml that cannot be read leaves the built-in ones
 	}
-	if web.Inline(v.Files) {
-		p.Diff = web.BuildDiff(v.Files)
-	} else {
-		p.Diff, p.DiffLazy = web.ListDiff(v.Files), true
-	}
-	for i := range p.Diff {
-		p.Diff[i].Review, p.Diff[i].Draft, p.Diff[i].RunID = p.ByParts() && s.runner != nil, p.Draft, id
-	}
-	if p.Find = strings.TrimSpace(c.QueryParam("find")); p.Find != "" {
-		for _, sec := range p.Transcript {
-			if web.SectionMatches(sec.TranscriptSection, p.Find) {
-				p.Found++
-			}
-		}
-	}
-	p.Split = c.QueryParam("view") == "split"
 	return render(c, status, web.RunView(p))
 }
 
