@@ -188,16 +188,16 @@ func filterQuery(f store.RunFilter, param, cursor string) url.Values {
 type RunPage struct {
 	Meta Meta
 	*runview.View
-	Reviewer    string // the name the review form starts with
-	ReviewError string // why the last review attempt did nothing
+	Reviewer    string            // the name the review form starts with
+	ReviewError string            // why the last review attempt did nothing
 	Pending     []PendingApproval // View.Pending, as the page shows them
 	Diff        []DiffFile        // Files, highlighted and paired; for a large diff, the listed files only
-	DiffLazy    bool       // a large diff: each file of Diff is loaded when opened
-	Split       bool       // show the diff side by side
-	Draft       Draft      // the reviewer's draft review of the run
-	Models      Models     // the models Request changes may give the next message to
-	Restored    string     // the run a request for changes went to that ended in error: its comments are back in the draft
-	Detached    bool       // read away from the dashboard (an exported file, a share link): no links into it
+	DiffLazy    bool              // a large diff: each file of Diff is loaded when opened
+	Split       bool              // show the diff side by side
+	Draft       Draft             // the reviewer's draft review of the run
+	Models      Models            // the models Request changes may give the next message to
+	Restored    string            // the run a request for changes went to that ended in error: its comments are back in the draft
+	Detached    bool              // read away from the dashboard (an exported file, a share link): no links into it
 }
 
 // NewRunPage is the page of run v: its approval boxes, and its diff
@@ -902,7 +902,6 @@ func dateValue(t time.Time, minusDay bool) string {
 	}
 	return t.Format("2006-01-02")
 }
-
 
 // Option is one choice of a select: what is sent and what is shown.
 type Option struct {
