@@ -243,15 +243,10 @@ func (s *Server) signinForm(c echo.Context) error {
 	return render(c, http.StatusOK, web.SigninView(web.SigninPage{Meta: s.meta(c, "Sign in", ""), Next: safeNext(c.QueryParam("next"))}))
 }
 
-// dummyHash is verified against when the user does not exist, so an unknown
-// name costs as much time as a wrong password.
-const dummyHash = "$argon2id$v=19$m=65536,t=3,p=2$c2FsdHNhbHRzYWx0c2FsdA$q0l5rZ7Cwfp+E2dWxYb7m9Xx1X3yVt9FZJ8uQ0yJrYI"
-
 func (s *Server) signin(c echo.Context) error {
 	if !authOn(c) {
 		return c.Redirect(http.StatusSeeOther, "/runs")
 	}
-	ctx := c.Request().Context()
 	var f struct {
 		User     string `form:"user"`
 		Password string `form:"password"`
@@ -260,52 +255,26 @@ func (s *Server) signin(c echo.Context) error {
 	if err := c.Bind(&f); err != nil {
 		return err
 	}
-	name, pw, next := strings.TrimSpace(f.User), f.Password, safeNext(f.Next)
-	addr := clientAddr(c)
+	name, next := strings.TrimSpace(f.User), safeNext(f.Next)
 	page := web.SigninPage{Meta: s.meta(c, "Sign in", ""), Next: next, User: name}
-	addrKey, pairKey, nameKey := "addr:"+addr, "pair:"+name+"@"+addr, "user:"+name
-	// Failures against a name from many addresses block it only for
-	// addresses that have failed themselves, so a flood cannot lock out the
-	// owner signing in from a clean address.
-	block := []string{addrKey, pairKey}
-	if s.limiter.Failures(addrKey) > 0 {
-		block = append(block, nameKey)
-	}
-	counted := []string{addrKey, pairKey, nameKey}
-	if ok, wait := s.limiter.Try(block, counted); !ok {
+	sess, err := s.signins.SignIn(c.Request().Context(), name, f.Password, clientAddr(c))
+	var limited *auth.Limited
+	switch {
+	case errors.As(err, &limited):
 		s.audit(c, "signin-limited", name, "")
-		c.Response().Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds())+1))
-		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", wait.Round(time.Second)+time.Second)
+		c.Response().Header().Set("Retry-After", fmt.Sprint(int(limited.Wait.Seconds())+1))
+		page.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", limited.Wait.Round(time.Second)+time.Second)
 		return render(c, http.StatusTooManyRequests, web.SigninView(page))
-	}
-	u, err := s.store.GetUser(ctx, name)
-	hash := u.PasswordHash
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		hash = dummyHash
-	}
-	ok, verr := auth.VerifyPassword(pw, hash)
-	if err != nil || verr != nil || !ok || u.Disabled {
+	case errors.Is(err, auth.ErrWrongPassword):
 		s.audit(c, "signin-failed", name, "")
 		page.Error = "Wrong user name or password." // the same for an unknown user, a wrong password and a disabled account
 		return render(c, http.StatusUnauthorized, web.SigninView(page))
-	}
-	s.limiter.Forgive(addrKey)
-	s.limiter.Succeed(pairKey, nameKey)
-	secret, err := auth.NewSecret(auth.SessionPrefix)
-	if err != nil {
+	case err != nil:
 		return err
 	}
-	expires := s.now().Add(s.sessionTTL())
-	if err := s.store.AddWebSession(ctx, auth.HashSecret(secret), u.Name, addr, expires); err != nil {
-		return err
-	}
-	_ = s.store.PurgeWebSessions(ctx, s.now())
-	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: secret, Path: "/", Expires: expires, HttpOnly: true, Secure: s.cfg.TLS, SameSite: http.SameSiteLaxMode})
-	c.Set(userKey, u)
-	s.audit(c, "signin", u.Name, "")
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: sess.Secret, Path: "/", Expires: sess.Expires, HttpOnly: true, Secure: s.cfg.TLS, SameSite: http.SameSiteLaxMode})
+	c.Set(userKey, sess.User)
+	s.audit(c, "signin", sess.User.Name, "")
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
@@ -324,13 +293,6 @@ func (s *Server) signout(c echo.Context) error {
 
 func (s *Server) clearSessionCookie(c echo.Context) {
 	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.cfg.TLS, SameSite: http.SameSiteLaxMode})
-}
-
-func (s *Server) sessionTTL() time.Duration {
-	if s.cfg.SessionTTL > 0 {
-		return s.cfg.SessionTTL
-	}
-	return 12 * time.Hour
 }
 
 // safeNext keeps a post-sign-in redirect on this site: a path that starts

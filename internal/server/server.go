@@ -95,7 +95,7 @@ type Server struct {
 	limits     bundle.Limits
 	log        *slog.Logger
 	echo       *echo.Echo
-	limiter    *auth.Limiter
+	signins    *auth.Signins
 	now        func() time.Time
 	key        []byte          // signs CSRF tokens
 	hosts      map[string]bool // Host names requests may use
@@ -138,7 +138,11 @@ func New(st *store.Store, cfg Config) *Server {
 	if window <= 0 {
 		window = 15 * time.Minute
 	}
-	s.limiter = auth.NewLimiter(limit, window, s.now)
+	ttl := cfg.SessionTTL
+	if ttl <= 0 {
+		ttl = 12 * time.Hour
+	}
+	s.signins = &auth.Signins{Store: st, Limiter: auth.NewLimiter(limit, window, s.now), TTL: ttl, Now: s.now}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
