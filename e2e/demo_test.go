@@ -258,6 +258,11 @@ func TestStopARunningRun(t *testing.T) {
 	must(t, page.Locator("#stop-run").Click())
 	must(t, expect.Locator(page.Locator(".badges .badge").First()).ToHaveText("interrupted"))
 	must(t, expect.Locator(page.Locator("#stop-run")).ToHaveCount(0))
+	// It says where it stopped, not that it is still in that stage; its
+	// bounds read as sizes and counts.
+	must(t, expect.Locator(page.Locator("#run-stage")).ToHaveText("stopped in stage running"))
+	must(t, expect.Locator(page.Locator("#summary")).ToContainText("workspace 512 MiB · file 4 MiB"))
+	must(t, expect.Locator(page.Locator("#summary")).ToContainText("tool output 20,000 chars"))
 }
 
 // A newcomer launches a run on a folder of their own with no key and no
