@@ -2192,7 +2192,7 @@ func TranscriptView(p RunPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else if len(p.Transcript) == 0 && p.Live {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 225, "<p class=\"muted\" id=\"transcript-live\">The transcript is written when the run ends; the timeline below shows each message and tool call as it happens.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 225, "<p class=\"muted\" id=\"transcript-live\">No transcript yet: proctor's own agent writes it as it works, an external agent's is written when the run ends. The timeline below shows each message and tool call as it happens.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
