@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
@@ -537,15 +537,7 @@ var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 // shown is what a page shows of a text from a bundle: terminal colour codes
 // removed, invalid UTF-8 replaced, cut at maxShown characters.
 func shown(s string) string {
-	s = strings.ToValidUTF8(ansiEscape.ReplaceAllString(s, ""), "\uFFFD")
-	if len(s) <= maxShown {
-		return s
-	}
-	cut := maxShown
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
+	return clip.Bytes(strings.ToValidUTF8(ansiEscape.ReplaceAllString(s, ""), "\uFFFD"), maxShown)
 }
 
 func isCut(s string) bool { return len(s) > maxShown }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bounds"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/pricing"
@@ -221,7 +222,7 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 		case !names[call.Name]:
 			result = fmt.Sprintf("error: unknown tool %q; the tools are: %s", call.Name, strings.Join(toolNames(specs), ", "))
 		case !json.Valid([]byte(orEmptyObject(call.Arguments))):
-			result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, bundle.Clip(call.Arguments, 200))
+			result = fmt.Sprintf("error: the arguments of %s are not valid JSON: %s", call.Name, clip.Head(call.Arguments, 200))
 		case call.Name == AskUserTool:
 			roundMalformed = false
 			q := Question(call.Arguments)
@@ -322,12 +323,12 @@ func orEmptyObject(s string) string {
 func EventArgs(args string) json.RawMessage {
 	var v map[string]any
 	if json.Unmarshal([]byte(args), &v) != nil {
-		out, _ := bundle.PlainJSON(bundle.Clip(args, 300))
+		out, _ := bundle.PlainJSON(clip.Head(args, 300))
 		return out
 	}
 	for k, val := range v {
 		if s, ok := val.(string); ok && len(s) > 300 {
-			v[k] = bundle.Clip(s, 300)
+			v[k] = clip.Head(s, 300)
 		}
 	}
 	out, _ := bundle.PlainJSON(v)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
@@ -168,7 +169,7 @@ func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 		if strings.Contains(in.Final, s.Text) {
 			return held(s, true, "the final message contains %q", s.Text)
 		}
-		return held(s, false, "the final message does not contain %q: %s", s.Text, bundle.Clip(in.Final, 200))
+		return held(s, false, "the final message does not contain %q: %s", s.Text, clip.Head(in.Final, 200))
 	case KindToolCalled, KindToolNotCalled:
 		return toolCheck(s, in.Calls, in.Tools)
 	case KindAsked:
@@ -333,12 +334,12 @@ func runExecutable(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 	case res.signal != "":
 		r.Broken, r.Detail = true, fmt.Sprintf("checks/%s: killed by %s%s", s.Name, res.signal, outputTail(out))
 	case res.code == 0:
-		r.Passed, r.Detail = true, bundle.Clip(firstLine(out), 300)
+		r.Passed, r.Detail = true, clip.Head(firstLine(out), 300)
 		if r.Detail == "" {
 			r.Detail = "held (exit 0)"
 		}
 	case res.code == 1:
-		r.Detail = bundle.Clip(out, 2000)
+		r.Detail = clip.Head(out, 2000)
 		if r.Detail == "" {
 			r.Detail = fmt.Sprintf("checks/%s failed (exit 1) without saying why", s.Name)
 		}
@@ -422,8 +423,5 @@ func outputTail(out string) string {
 	if out == "" {
 		return ""
 	}
-	if len(out) > 1000 {
-		out = "…" + out[len(out)-1000:]
-	}
-	return "\n" + out
+	return "\n" + clip.Tail(out, 1000)
 }

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 )
 
 // The intents.
@@ -165,7 +165,7 @@ func (t Tool) Args(in Intent, path string) map[string]any {
 			setArg(args, t.Key, in.Command)
 		}
 		if t.Describe {
-			args["description"] = "run " + bundle.Clip(in.Command, 60)
+			args["description"] = "run " + clip.Head(in.Command, 60)
 		}
 	case Ask:
 		setArg(args, t.Key, in.Question)

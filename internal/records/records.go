@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/model"
@@ -616,9 +617,7 @@ func (d Data) Mbox(ctx context.Context, runID string) ([]byte, error) {
 		return nil, fmt.Errorf("run %s: read its diff: %w", runID, err)
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(rc.Task), "\n")
-	if len([]rune(subject)) > 72 {
-		subject = string([]rune(subject)[:71]) + "…"
-	}
+	subject = clip.Head(subject, 72)
 	msg := fmt.Sprintf("Made by proctor run %s (model %s), approved by %s.", runID, rc.Model.Name, rc.Review.ReviewedBy)
 	return patch.Mbox(string(patchText), subject, msg, "proctor <proctor@localhost>", rc.Review.ReviewedAt), nil
 }

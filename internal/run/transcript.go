@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/model"
 )
 
@@ -49,11 +50,11 @@ func Transcript(msgs []model.Message, notes map[string]string, errText string) s
 }
 
 func cutText(s string) string {
-	r := []rune(s)
-	if len(r) <= maxTranscriptText {
+	kept, cut, total := clip.Cut(s, maxTranscriptText)
+	if cut == 0 {
 		return s
 	}
-	return string(r[:maxTranscriptText]) + fmt.Sprintf("\n[… cut: %d of %d characters not shown; the whole text is in exchanges.jsonl …]", len(r)-maxTranscriptText, len(r))
+	return kept + fmt.Sprintf("\n[… cut: %d of %d characters not shown; the whole text is in exchanges.jsonl …]", cut, total)
 }
 
 func indent(s string) string {

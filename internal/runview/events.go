@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 )
 
 // Field is one thing a timeline row says of its event: a key and its value
@@ -35,7 +36,7 @@ func Describe(ev bundle.Event) []Field {
 	}
 	var output bundle.ToolOutputEvent
 	if ev.Type == bundle.EventToolOutput && json.Unmarshal(ev.Data, &output) == nil {
-		return []Field{{Key: "id", Value: output.ID}, {Value: bundle.Clip(strings.TrimRight(output.Text, "\n"), maxOutputText), Block: true}}
+		return []Field{{Key: "id", Value: output.ID}, {Value: clip.Head(strings.TrimRight(output.Text, "\n"), maxOutputText), Block: true}}
 	}
 	fields, ok := objectFields(string(ev.Data))
 	if !ok {
@@ -80,7 +81,7 @@ func value(raw json.RawMessage) string {
 // oneLine is a text's first line, clipped, with how many more lines it has.
 func oneLine(s string) string {
 	first, rest, multi := strings.Cut(strings.TrimSpace(s), "\n")
-	first = bundle.Clip(first, maxFieldText)
+	first = clip.Head(first, maxFieldText)
 	if multi {
 		first += " … (" + strconv.Itoa(strings.Count(rest, "\n")+2) + " lines)"
 	}

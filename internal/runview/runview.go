@@ -22,6 +22,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/live"
 	"github.com/proctor-dev/proctor/internal/patch"
@@ -184,10 +185,7 @@ func (s *Service) readFiles(v *View, dir string) {
 	v.Events, v.EventProblems = events, append(v.EventProblems, probs...)
 	if data, err := bundle.ReadFile(dir, bundle.AgentLogFile, s.Limits.MaxTextBytes); err == nil {
 		const tail = 16 << 10 // the end is what says how the agent stopped
-		if len(data) > tail {
-			data = append([]byte("…\n"), data[len(data)-tail:]...)
-		}
-		v.AgentLog = strings.ToValidUTF8(string(data), "\uFFFD")
+		v.AgentLog = clip.Tail(strings.ToValidUTF8(string(data), "\uFFFD"), tail)
 	}
 	switch data, err := bundle.ReadFile(dir, bundle.TranscriptFile, s.Limits.MaxTextBytes); {
 	case errors.Is(err, fs.ErrNotExist):

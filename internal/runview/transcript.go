@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/patch"
 )
 
@@ -180,10 +181,7 @@ func markRunning(msgs []Message, ev timeline) {
 			if _, ended := ev.ended[c.ID]; c.Answer != nil || !called || ended {
 				continue
 			}
-			out := strings.Join(ev.output[c.ID], "\n")
-			if len(out) > maxRunningOutput {
-				out = "…" + strings.ToValidUTF8(out[len(out)-maxRunningOutput:], "")
-			}
+			out := clip.Tail(strings.Join(ev.output[c.ID], "\n"), maxRunningOutput)
 			c.Running = &Running{Since: since, Output: out, Seq: ev.lastSeq}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
@@ -340,10 +341,10 @@ func (e Expect) differences(req model.Request) []string {
 		diffs = append(diffs, fmt.Sprintf("expected the last message to be from %s, got %s", e.LastRole, orNone(last.Role)))
 	}
 	if e.LastContains != "" && !strings.Contains(last.Content, e.LastContains) {
-		diffs = append(diffs, fmt.Sprintf("expected the last message to contain %q, got %q", e.LastContains, bundle.Clip(last.Content, 200)))
+		diffs = append(diffs, fmt.Sprintf("expected the last message to contain %q, got %q", e.LastContains, clip.Head(last.Content, 200)))
 	}
 	if e.LastMatches != nil && !e.LastMatches.MatchString(last.Content) {
-		diffs = append(diffs, fmt.Sprintf("expected the last message to match /%s/, got %q", e.LastMatches, bundle.Clip(last.Content, 200)))
+		diffs = append(diffs, fmt.Sprintf("expected the last message to match /%s/, got %q", e.LastMatches, clip.Head(last.Content, 200)))
 	}
 	for _, t := range e.ToolsOffered {
 		if !slices.ContainsFunc(req.Tools, func(ts model.ToolSpec) bool { return ts.Name == t }) {
@@ -361,7 +362,7 @@ func (e Expect) differences(req model.Request) []string {
 			}
 		}
 		if !strings.Contains(system.String(), e.SystemHas) {
-			diffs = append(diffs, fmt.Sprintf("expected the system prompt to contain %q, got %q", e.SystemHas, bundle.Clip(system.String(), 200)))
+			diffs = append(diffs, fmt.Sprintf("expected the system prompt to contain %q, got %q", e.SystemHas, clip.Head(system.String(), 200)))
 		}
 	}
 	return diffs

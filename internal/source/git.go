@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/clip"
 )
 
 // Failure codes, in the source domain, stage acquiring_source.
@@ -244,10 +246,7 @@ func (f Fetcher) clean(s string) string {
 		s = strings.ReplaceAll(s, f.Token, "[redacted]")
 	}
 	s = redactURL(s)
-	if len(s) > MaxMessage {
-		s = s[:MaxMessage] + "…"
-	}
-	return s
+	return clip.Bytes(s, MaxMessage)
 }
 
 var userinfo = regexp.MustCompile(`(https?://)[^/@\s]+@`)

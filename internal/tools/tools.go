@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
@@ -142,12 +142,11 @@ func Cut(s string, max int) (string, int) {
 	if max <= 0 {
 		return s, 0
 	}
-	runes := []rune(s)
-	if len(runes) <= max {
+	kept, cut, total := clip.Cut(s, max)
+	if cut == 0 {
 		return s, 0
 	}
-	cut := len(runes) - max
-	return string(runes[:max]) + fmt.Sprintf("\n[… output cut: %d of %d characters not shown …]", cut, len(runes)), cut
+	return kept + fmt.Sprintf("\n[… output cut: %d of %d characters not shown …]", cut, total), cut
 }
 
 func decode(args string, v any) error {
@@ -157,7 +156,7 @@ func decode(args string, v any) error {
 	dec := json.NewDecoder(strings.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("arguments are not valid for this tool: %v (got %s)", err, bundle.Clip(args, 200))
+		return fmt.Errorf("arguments are not valid for this tool: %v (got %s)", err, clip.Head(args, 200))
 	}
 	return nil
 }
@@ -465,7 +464,7 @@ func (tb *Toolbox) search(ctx context.Context, args string) (string, error) {
 					more = true
 					return fs.SkipAll
 				}
-				out = append(out, fmt.Sprintf("%s:%d:%s", path, n, bundle.Clip(string(line), 300)))
+				out = append(out, fmt.Sprintf("%s:%d:%s", path, n, clip.Head(string(line), 300)))
 			}
 		}
 		return nil
