@@ -38,39 +38,10 @@ func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) error {
 // WriteFileAtomic (sync) or WriteFileAtomicLater does: for a file made as
 // it is written, which is never whole in memory.
 func WriteAtomicFunc(path string, perm os.FileMode, sync bool, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := osfile.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := osfile.WriteAtomic(osfile.Path(filepath.Dir(path)), filepath.Base(path), perm, sync, write); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmpName := tmp.Name()
-	cleanup := func(err error) error {
-		tmp.Close()
-		os.Remove(tmpName)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := write(tmp); err != nil {
-		return cleanup(err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return cleanup(err)
-	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			return cleanup(err)
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return cleanup(err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		os.Remove(tmpName)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if !sync {
-		return nil
-	}
-	return syncDir(dir)
+	return nil
 }
 
 func syncDir(dir string) error { return osfile.SyncDir(dir) }

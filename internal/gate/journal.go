@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -331,41 +332,16 @@ func linkSynced(root *os.Root, name, target string) error {
 	return d.Sync()
 }
 
-// writeSynced writes name inside root atomically: a temporary file beside
-// it, synced, renamed over it, and the folder synced.
+// writeSynced writes name inside root atomically and durably
+// (osfile.WriteAtomic), making its folder first.
 func writeSynced(root *os.Root, name string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(name)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, ".proctor-"+newOp()+".tmp")
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
+	return osfile.WriteAtomic(root, name, mode, true, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = root.Rename(tmp, name)
-	}
-	if err != nil {
-		root.Remove(tmp)
-		return err
-	}
-	d, err := root.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	})
 }
 
 func syncDir(dir string) error { return osfile.SyncDir(dir) }

@@ -10,6 +10,7 @@ package osfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -62,4 +63,76 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("sync folder %s: %w", dir, err)
 	}
 	return nil
+}
+
+// A Folder is where WriteAtomic writes, names inside it: a folder by its
+// path (Path), or an *os.Root, which keeps every name inside it (a name
+// from a source tree cannot lead out through a link).
+type Folder interface {
+	OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
+	Rename(oldname, newname string) error
+	Remove(name string) error
+}
+
+// Path is the folder at a path, as a Folder.
+type Path string
+
+// OpenFile opens name in the folder (Open).
+func (p Path) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return Open(filepath.Join(string(p), name), flag, perm)
+}
+
+// Rename renames oldname to newname, both in the folder.
+func (p Path) Rename(oldname, newname string) error {
+	return os.Rename(filepath.Join(string(p), oldname), filepath.Join(string(p), newname))
+}
+
+// Remove removes name from the folder.
+func (p Path) Remove(name string) error { return os.Remove(filepath.Join(string(p), name)) }
+
+// WriteAtomic writes what write writes to name in dir so that a reader
+// sees either the old file or the whole new one: a new temporary file
+// beside it (O_EXCL), given perm, renamed over it. With sync the file is
+// synced before the rename and its folder after, so that the write is
+// durable when WriteAtomic returns; without, a later sync of the folder's
+// file system makes it so. This is proctor's one atomic write.
+func WriteAtomic(dir Folder, name string, perm fs.FileMode, sync bool, write func(io.Writer) error) error {
+	sub, base := filepath.Split(name)
+	var tmp string
+	var f *os.File
+	for try := 0; ; try++ {
+		tmp = sub + "." + base + ".tmp-" + strconv.FormatUint(uint64(rand.Uint32()), 36)
+		var err error
+		if f, err = dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrExist) || try >= 10000 {
+			return err
+		}
+	}
+	err := write(f)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = dir.Rename(tmp, name)
+	}
+	if err != nil {
+		dir.Remove(tmp)
+		return err
+	}
+	if !sync {
+		return nil
+	}
+	d, err := dir.OpenFile(filepath.Clean("./"+sub), os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return fmt.Errorf("sync the folder: %w", err)
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -2,6 +2,8 @@ package osfile
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,4 +53,49 @@ func TestOpenAndCreateTempAreOsFiles(t *testing.T) {
 	if _, err := CreateTemp(dir, "a/b*"); err == nil {
 		t.Error("a pattern with a separator")
 	}
+}
+
+// The one atomic write: into a folder by its path or inside an os.Root,
+// synced or not, leaving the old file or the whole new one, nothing beside
+// it when the write fails, and never out of a root through a link.
+func TestWriteAtomic(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	for i, f := range []Folder{Path(dir), root} {
+		for _, sync := range []bool{true, false} {
+			if err := WriteAtomic(f, "a.txt", 0o640, sync, write(fmt.Sprint("v", i, sync))); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
+			info, _ := os.Stat(filepath.Join(dir, "a.txt"))
+			if string(got) != fmt.Sprint("v", i, sync) || info.Mode().Perm() != 0o640 {
+				t.Fatalf("folder %d sync %v: %q %v", i, sync, got, info.Mode())
+			}
+		}
+		failed := errors.New("disk full")
+		if err := WriteAtomic(f, "a.txt", 0o644, true, func(w io.Writer) error { w.Write([]byte("half")); return failed }); !errors.Is(err, failed) {
+			t.Fatalf("a failed write: %v", err)
+		}
+		entries, _ := os.ReadDir(dir)
+		if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); len(entries) != 1 || string(got) != fmt.Sprint("v", i, false) {
+			t.Fatalf("after a failed write: %d entries, a.txt %q", len(entries), got)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomic(root, "out/x.txt", 0o644, true, write("escaped")); err == nil {
+		t.Fatal("a write through a link left the root")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x.txt")); err == nil {
+		t.Fatal("x.txt was written outside the root")
+	}
+	os.Remove(filepath.Join(dir, "out"))
 }

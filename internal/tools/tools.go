@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
@@ -298,21 +298,12 @@ func (tb *Toolbox) write(rel, p string, content []byte) error {
 		mode = info.Mode().Perm()
 	}
 	// Written beside its place, then renamed over it: a reader sees the old
-	// file or the new one.
-	tmp := filepath.Join(filepath.Dir(p), fmt.Sprintf(".proctor-write-%d", rand.Int64()))
-	f, err := tb.fs.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	// file or the new one (not synced: the workspace is a run's scratch).
+	err := osfile.WriteAtomic(tb.fs, p, mode, false, func(w io.Writer) error {
+		_, err := w.Write(content)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, tb.explain(p, err))
-	}
-	_, err = f.Write(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = tb.fs.Rename(tmp, p)
-	}
-	if err != nil {
-		tb.fs.Remove(tmp)
 		return fmt.Errorf("write %s: %w", rel, tb.explain(p, err))
 	}
 	tb.files, tb.bytes = files, total
