@@ -1,6 +1,7 @@
 package source
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -65,10 +66,24 @@ func FuzzParseConfig(f *testing.F) {
 		cfg, err := ParseConfig("sources.yaml", []byte(src))
 		if err == nil {
 			for _, h := range cfg.Hosts {
-				if !hostName.MatchString(h.Host) || !yamldoc.EnvName(h.TokenEnv) {
+				if !hostName(h.Host) || !yamldoc.EnvName(h.TokenEnv) {
 					t.Fatalf("accepted %+v", h)
 				}
 			}
+		}
+	})
+}
+
+// hostName accepts what the regular expression it replaced accepted, and
+// nothing else.
+func FuzzHostNameIsTheRegularExpression(f *testing.F) {
+	re := regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:[0-9]{1,5})?$`)
+	for _, s := range []string{"github.com", "git.example.com:8443", "a", "-a", "a:", "a:123456", "a:1:2", "ä.com", strings.Repeat("a", 253), strings.Repeat("a", 254), "a.b-c:0", ":80", "a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hostName(s), re.MatchString(s); got != want {
+			t.Fatalf("hostName(%q) = %v, the expression says %v", s, got, want)
 		}
 	})
 }

@@ -16,10 +16,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/clip"
+	"github.com/proctor-dev/proctor/internal/gitcmd"
 )
 
 // Failure codes, in the source domain, stage acquiring_source.
@@ -210,13 +212,12 @@ func (f Fetcher) git(ctx context.Context, dir string, args ...string) (string, *
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never",
-		"-c", "protocol.https.allow=always", "-c", "protocol.file.allow=always"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), f.Env...), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	env := slices.Clone(f.Env)
 	if f.Token != "" {
-		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Bearer "+f.Token)
+		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Bearer "+f.Token)
 	}
+	cmd := gitcmd.Command(ctx, dir, env, append([]string{"-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never",
+		"-c", "protocol.https.allow=always", "-c", "protocol.file.allow=always"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

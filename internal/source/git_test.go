@@ -84,6 +84,9 @@ func TestTheRepositoryRefAndCommitAreChecked(t *testing.T) {
 // it; the token is in no git argv while the clones run, nor in an error.
 func TestClonesPinnedToACommitWithTheTokenOutOfArgv(t *testing.T) {
 	base, env, commits := testutil.GitServer(t)
+	// git variables around proctor do not steer its git (gitcmd): a GIT_DIR
+	// elsewhere would make every command fail.
+	t.Setenv("GIT_DIR", filepath.Join(t.TempDir(), "not-a-repository"))
 	var leaked atomic.Value
 	var sawGit atomic.Bool // the poll did see git's children
 	stop := make(chan struct{})

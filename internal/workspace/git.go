@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/proctor-dev/proctor/internal/gitcmd"
 )
 
 // GitDir is the folder of proctor's own repository for the workspace in
@@ -84,12 +86,11 @@ func (r repo) command(ctx context.Context, stdin io.Reader, args ...string) (*ex
 		full = append(full, "-c", s)
 	}
 	full = append(full, args...)
-	cmd := exec.CommandContext(ctx, "git", full...)
-	cmd.Env = gitEnv(r)
-	cmd.Dir = filepath.Dir(r.gitDir)
+	dir := filepath.Dir(r.gitDir)
 	if r.workTree != "" {
-		cmd.Dir = r.workTree
+		dir = r.workTree
 	}
+	cmd := gitcmd.Command(ctx, dir, gitEnv(r), full...)
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -123,22 +124,17 @@ func Merge3(ctx context.Context, ours, base, theirs []byte) ([]byte, int, error)
 	return nil, 0, fmt.Errorf("git merge-file: %v: %s", err, strings.TrimSpace(stderr.String()))
 }
 
-// gitEnv is proctor's environment less every variable git reads (GIT_*),
-// plus the repository, no config but its own, and a fixed identity.
+// gitEnv is what git is given in the repository, over gitcmd.Env (no
+// GIT_* of proctor's environment, no config): the repository, and a fixed
+// identity.
 func gitEnv(r repo) []string {
 	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
 	if r.gitDir != "" {
 		env = append(env, "GIT_DIR="+r.gitDir)
 	} else {
 		env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.workTree))
 	}
-	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
-		"GIT_TERMINAL_PROMPT=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0",
+	env = append(env, "GIT_NO_REPLACE_OBJECTS=1", "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0",
 		"GIT_AUTHOR_DATE="+gitDate, "GIT_COMMITTER_DATE="+gitDate,
 		"GIT_AUTHOR_NAME="+gitName, "GIT_AUTHOR_EMAIL="+gitEmail, "GIT_COMMITTER_NAME="+gitName, "GIT_COMMITTER_EMAIL="+gitEmail)
 	if r.workTree != "" {
