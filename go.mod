@@ -4,7 +4,6 @@ go 1.26.4
 
 require (
 	github.com/a-h/templ v0.3.1118
-	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
 	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/labstack/echo/v4 v4.16.5
@@ -29,6 +28,7 @@ require (
 	github.com/Ladicle/tabwriter v1.0.0 // indirect
 	github.com/Masterminds/semver/v3 v3.3.0 // indirect
 	github.com/a-h/parse v0.0.42 // indirect
+	github.com/alecthomas/chroma/v2 v2.27.0 // indirect
 	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect

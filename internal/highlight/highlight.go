@@ -1,14 +1,18 @@
 // Package highlight owns syntax highlighting of source lines for the diff
-// view: it picks a lexer by file name (alecthomas/chroma) and splits each
-// line into tokens with short style classes. It produces text and class
-// names only — the page escapes the text like any other.
+// view: it picks a language by file name and splits each line into tokens
+// with short style classes (keywords, comments, strings, numbers,
+// functions, operators). It produces text and class names only — the page
+// escapes the text like any other.
+//
+// It is proctor's own small lexer, not a general one: every start of the
+// proctor binary (each sandboxed command's init among them) pays for the
+// package initialisation of what it links, and a library that registers
+// hundreds of languages at start costs each of them milliseconds.
 package highlight
 
 import (
+	"path/filepath"
 	"strings"
-
-	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
 )
 
 // Token is a piece of a line and its style class ("" for plain text).
@@ -24,18 +28,33 @@ const (
 	maxLines     = 5000
 )
 
+// The style classes.
+const (
+	keyword  = "hl-k"
+	comment  = "hl-c"
+	str      = "hl-s"
+	number   = "hl-m"
+	function = "hl-f"
+	operator = "hl-o"
+)
+
 // Highlighter highlights the lines of one file.
 type Highlighter struct {
-	lexer chroma.Lexer
+	lang *language
 }
 
-// For returns a highlighter for a file name, or nil when no lexer knows it.
+// For returns a highlighter for a file name, or nil when no language is
+// known for it.
 func For(filename string) *Highlighter {
-	l := lexers.Match(filename)
-	if l == nil {
+	base := strings.ToLower(filepath.Base(filename))
+	lang := byName[base]
+	if lang == nil {
+		lang = byExt[strings.TrimPrefix(filepath.Ext(base), ".")]
+	}
+	if lang == nil {
 		return nil
 	}
-	return &Highlighter{lexer: chroma.Coalesce(l)}
+	return &Highlighter{lang: lang}
 }
 
 // Lines highlights lines one by one (a line is tokenised on its own, so a
@@ -48,45 +67,120 @@ func (h *Highlighter) Lines(lines []string) [][]Token {
 			out[i] = []Token{{Text: line}}
 			continue
 		}
-		out[i] = h.line(line)
+		out[i] = h.lang.line(line)
 	}
 	return out
 }
 
-func (h *Highlighter) line(line string) []Token {
-	it, err := h.lexer.Tokenise(nil, line)
-	if err != nil {
-		return []Token{{Text: line}}
-	}
+// line splits one line into tokens: a comment to its end (or a block
+// comment's close), a quoted string to its closing quote, a number, a
+// word (a keyword, or a function when a "(" follows it), a run of
+// operator characters; plain text between them.
+func (l *language) line(s string) []Token {
 	var toks []Token
-	for t := it(); t != chroma.EOF; t = it() {
-		text := strings.TrimSuffix(t.Value, "\n")
+	add := func(class, text string) {
 		if text == "" {
+			return
+		}
+		if n := len(toks); n > 0 && toks[n-1].Class == class {
+			toks[n-1].Text += text
+			return
+		}
+		toks = append(toks, Token{Class: class, Text: text})
+	}
+	for i := 0; i < len(s); {
+		rest := s[i:]
+		if end, ok := l.comment(rest); ok {
+			add(comment, rest[:end])
+			i += end
 			continue
 		}
-		toks = append(toks, Token{Class: class(t.Type), Text: text})
+		c := s[i]
+		switch {
+		case strings.IndexByte(l.quotes, c) >= 0:
+			end := quoted(rest)
+			add(str, rest[:end])
+			i += end
+		case isDigit(c) && (i == 0 || !isWord(s[i-1])):
+			end := 1
+			for end < len(rest) && (isWord(rest[end]) || rest[end] == '.' && end+1 < len(rest) && isDigit(rest[end+1])) {
+				end++
+			}
+			add(number, rest[:end])
+			i += end
+		case isWord(c):
+			end := 1
+			for end < len(rest) && isWord(rest[end]) {
+				end++
+			}
+			word := rest[:end]
+			class := ""
+			switch {
+			case l.keywords[l.fold(word)]:
+				class = keyword
+			case strings.HasPrefix(strings.TrimLeft(rest[end:], " "), "(") || l.builtins[word]:
+				class = function
+			}
+			add(class, word)
+			i += end
+		case strings.IndexByte(operators, c) >= 0:
+			end := 1
+			for end < len(rest) && strings.IndexByte(operators, rest[end]) >= 0 {
+				if _, ok := l.comment(rest[end:]); ok {
+					break
+				}
+				end++
+			}
+			add(operator, rest[:end])
+			i += end
+		default:
+			add("", rest[:1])
+			i++
+		}
 	}
 	if len(toks) == 0 {
-		return []Token{{Text: line}}
+		return []Token{{Text: s}}
 	}
 	return toks
 }
 
-// class maps a token type to one of a few style classes.
-func class(t chroma.TokenType) string {
-	switch {
-	case t.InCategory(chroma.Keyword):
-		return "hl-k"
-	case t.InCategory(chroma.Comment):
-		return "hl-c"
-	case t.InSubCategory(chroma.LiteralString):
-		return "hl-s"
-	case t.InSubCategory(chroma.LiteralNumber):
-		return "hl-m"
-	case t == chroma.NameFunction || t == chroma.NameBuiltin:
-		return "hl-f"
-	case t.InCategory(chroma.Operator):
-		return "hl-o"
+// comment reports whether s starts with a comment, and where it ends.
+func (l *language) comment(s string) (int, bool) {
+	for _, m := range l.lineComments {
+		if strings.HasPrefix(s, m) {
+			return len(s), true
+		}
 	}
-	return ""
+	if l.blockOpen != "" && strings.HasPrefix(s, l.blockOpen) {
+		if end := strings.Index(s[len(l.blockOpen):], l.blockClose); end >= 0 {
+			return len(l.blockOpen) + end + len(l.blockClose), true
+		}
+		return len(s), true
+	}
+	return 0, false
+}
+
+// quoted is where the string s starts with ends: after its closing quote
+// (a backslash escapes), or at the line's end.
+func quoted(s string) int {
+	q := s[0]
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if q != '`' {
+				i++
+			}
+		case q:
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+const operators = "+-*/%=<>!&|^~?:"
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isWord(c byte) bool {
+	return c == '_' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
