@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -202,6 +201,22 @@ func firstSHA(lsRemote string) string {
 	return ""
 }
 
+// trustVars are the git variables of proctor's environment a fetch keeps:
+// which certificates to trust (a host's own certificate authority). Every
+// other GIT_* variable around proctor is dropped (gitcmd).
+var trustVars = []string{"GIT_SSL_CAINFO", "GIT_SSL_CAPATH"}
+
+// trusted is trustVars as proctor's environment sets them.
+func trusted() []string {
+	var env []string
+	for _, name := range trustVars {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
 // git runs a git command with the token in its environment only, no
 // prompt, no system or user config, and returns its output or an error
 // whose text is git's, redacted and cut.
@@ -212,7 +227,8 @@ func (f Fetcher) git(ctx context.Context, dir string, args ...string) (string, *
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	env := slices.Clone(f.Env)
+	env := trusted()
+	env = append(env, f.Env...)
 	if f.Token != "" {
 		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Bearer "+f.Token)
 	}
