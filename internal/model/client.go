@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,11 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // RetryPolicy bounds how a call is retried: on 429, 5xx, timeouts,
@@ -75,10 +71,12 @@ func (e Endpoint) Speaks(api string) bool {
 	return api == APIChat || api == APIResponses || api == ""
 }
 
-// Client is an OpenAI-compatible chat completions client.
+// Client is an OpenAI-compatible chat completions client, speaking the
+// wire format itself (no SDK: the binary stays small, and what is recorded
+// is exactly what went on the wire).
 type Client struct {
 	endpoint Endpoint
-	sdk      openai.Client
+	http     *http.Client
 	retry    RetryPolicy
 	record   Recorder
 	sleep    func(context.Context, time.Duration) error
@@ -89,21 +87,14 @@ func NewClient(endpoint Endpoint, retry RetryPolicy, record Recorder) *Client {
 	if record == nil {
 		record = func(Exchange) {}
 	}
-	sdk := openai.NewClient(
-		option.WithBaseURL(strings.TrimSuffix(endpoint.BaseURL, "/")+"/"),
-		option.WithAPIKey(apiKey(endpoint)),
-		option.WithMaxRetries(0), // retries are ours, so every attempt is recorded
-		// The SDK's own default clones the transport for each client, so
-		// every run would keep its own idle connections open; all clients
-		// share the standard library's.
-		option.WithHTTPClient(&http.Client{Transport: http.DefaultTransport}),
-	)
-	return &Client{endpoint: endpoint, sdk: sdk, retry: retry, record: record, sleep: sleepCtx}
+	// Every client shares the standard library's transport (and its idle
+	// connections); retries are the client's own, so each is recorded.
+	return &Client{endpoint: endpoint, http: &http.Client{Transport: http.DefaultTransport}, retry: retry, record: record, sleep: sleepCtx}
 }
 
 func apiKey(endpoint Endpoint) string {
 	if endpoint.APIKey == "" {
-		return "none" // local servers accept any key; the SDK wants one
+		return "none" // local servers accept any key; some want one
 	}
 	return endpoint.APIKey
 }
@@ -114,14 +105,14 @@ func (c *Client) Model() string { return c.endpoint.Model }
 // Complete sends the request, retrying what is worth retrying, and returns
 // the reply or an *Error.
 func (c *Client) Complete(ctx context.Context, req Request) (*Response, error) {
-	params, err := c.params(req)
+	body, err := chatRequestBody(c.endpoint.Model, req)
 	if err != nil {
 		return nil, err
 	}
 	attempts := max(c.retry.MaxAttempts, 1)
 	var last *Error
 	for attempt := 1; attempt <= attempts; attempt++ {
-		resp, err := c.attempt(ctx, params, req.Stream, attempt)
+		resp, err := c.attempt(ctx, body, req.Stream, attempt)
 		if err == nil {
 			return resp, nil
 		}
@@ -173,7 +164,7 @@ type retryAfter struct {
 func (r retryAfter) Error() string { return r.err.Error() }
 func (r retryAfter) Unwrap() error { return r.err }
 
-func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewParams, stream bool, n int) (*Response, error) {
+func (c *Client) attempt(ctx context.Context, body []byte, stream bool, n int) (*Response, error) {
 	actx := ctx
 	if c.retry.AttemptTimeout > 0 {
 		var cancel context.CancelFunc
@@ -181,38 +172,12 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 		defer cancel()
 	}
 	start := time.Now()
-	// What went on the wire is what is recorded: the middleware keeps the
-	// request's bytes as the SDK sent them.
-	var sent []byte
-	keep := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if r.GetBody != nil {
-			if b, err := r.GetBody(); err == nil {
-				sent, _ = io.ReadAll(b)
-				b.Close()
-			}
-		}
-		return next(r)
-	})
-	var raw []byte
-	var resp *Response
-	var err error
-	if stream {
-		resp, raw, err = c.streamed(actx, params, keep)
-	} else {
-		var cc *openai.ChatCompletion
-		if cc, err = c.sdk.Chat.Completions.New(actx, params, keep); err == nil {
-			raw = []byte(cc.RawJSON())
-			resp, err = fromCompletion(cc)
-		}
-	}
+	raw, resp, err := c.send(actx, body, stream)
 	if err != nil && actx.Err() != nil && ctx.Err() == nil {
 		err = &Error{Domain: DomainModel, Code: CodeTimeout, Retryable: true,
 			Message: fmt.Sprintf("%s did not answer within %s", c.endpoint.BaseURL, c.retry.AttemptTimeout)}
 	}
-	if len(sent) == 0 { // not sent at all
-		sent, _ = json.Marshal(params)
-	}
-	ex := Exchange{Time: start.UTC(), Duration: time.Since(start), Attempt: n, Request: sent}
+	ex := Exchange{Time: start.UTC(), Duration: time.Since(start), Attempt: n, Request: body}
 	if len(raw) > 0 && json.Valid(raw) {
 		ex.Response = raw
 	}
@@ -224,137 +189,92 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	return resp, err
 }
 
-// params is req as the SDK's typed request.
-func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{Model: c.endpoint.Model}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case RoleSystem:
-			p.Messages = append(p.Messages, openai.SystemMessage(m.Content))
-		case RoleUser:
-			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
-		case RoleTool:
-			p.Messages = append(p.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
-		case RoleAssistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
-			if m.Content != "" || len(m.ToolCalls) == 0 {
-				a.Content.OfString = openai.String(m.Content)
-			}
-			for _, tc := range m.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments}}})
-			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		default:
-			return p, fmt.Errorf("encode chat request: message role %q is not system, user, assistant or tool", m.Role)
-		}
-	}
-	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			fn.Description = openai.String(t.Description)
-		}
-		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
-				return p, fmt.Errorf("encode chat request: the parameters of tool %s are not a JSON object: %w", t.Name, err)
-			}
-		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
-	}
-	if req.Stream {
-		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	}
-	return p, nil
+// maxReplyBytes bounds a reply's body, and maxErrorBytes an error's.
+const (
+	maxReplyBytes = 64 << 20
+	maxErrorBytes = 1 << 20
+)
+
+// statusError is an answer other than 2xx: its status, the API's error
+// message and code when its body says them, and its headers.
+type statusError struct {
+	status        int
+	message, code string
+	header        http.Header
 }
 
-// fromCompletion checks a reply for what the loop needs and names what is
-// missing.
-func fromCompletion(cc *openai.ChatCompletion) (*Response, error) {
-	bad := func(format string, args ...any) error {
-		return &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf(format, args...)}
+func (e *statusError) Error() string { return fmt.Sprintf("%d %s", e.status, e.message) }
+
+// send posts body to the endpoint's chat completions and reads the reply
+// (streamed or not): the reply as recorded (a stream folded into one
+// object) and as read.
+func (c *Client) send(ctx context.Context, body []byte, stream bool) ([]byte, *Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.endpoint.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(cc.Choices) == 0 {
-		return nil, bad("the reply has no choices")
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Authorization", "Bearer "+apiKey(c.endpoint))
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
 	}
-	ch := cc.Choices[0]
-	msg := Message{Role: RoleAssistant, Content: ch.Message.Content}
-	for i, tc := range ch.Message.ToolCalls {
-		if strings.TrimSpace(tc.ID) == "" {
-			return nil, bad("tool call %d (%s) has no id", i+1, tc.Function.Name)
+	hresp, err := c.http.Do(hreq)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer hresp.Body.Close()
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		data, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBytes))
+		var apiErr struct {
+			Error struct {
+				Message string          `json:"message"`
+				Code    json.RawMessage `json:"code"`
+			} `json:"error"`
 		}
-		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		_ = json.Unmarshal(data, &apiErr)
+		code := ""
+		if json.Unmarshal(apiErr.Error.Code, &code) != nil {
+			code = strings.Trim(string(apiErr.Error.Code), `"`)
+		}
+		return nil, nil, &statusError{status: hresp.StatusCode, message: apiErr.Error.Message, code: code, header: hresp.Header}
 	}
-	u := Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens, TotalTokens: cc.Usage.TotalTokens}
-	if u.TotalTokens == 0 {
-		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if stream {
+		return c.streamed(hresp)
 	}
-	return &Response{Message: msg, FinishReason: ch.FinishReason, Model: cc.Model, Usage: u}, nil
+	raw, err := io.ReadAll(io.LimitReader(hresp.Body, maxReplyBytes))
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := DecodeResponse(raw)
+	return raw, resp, err
 }
 
-// streamed sends a streaming request and folds the chunks into one reply.
-// The raw record is the folded reply as a chat completion object.
-func (c *Client) streamed(ctx context.Context, params openai.ChatCompletionNewParams, keep option.RequestOption) (*Response, []byte, error) {
-	var httpResp *http.Response
-	stream := c.sdk.Chat.Completions.NewStreaming(ctx, params, keep, option.WithResponseInto(&httpResp))
-	defer stream.Close()
-	var content strings.Builder
-	var calls []ToolCall
-	var usage Usage
-	finish, modelName, chunks := "", "", 0
-	for stream.Next() {
-		chunk := stream.Current()
-		chunks++
-		modelName = chunk.Model
-		if chunk.JSON.Usage.Valid() {
-			usage = Usage{PromptTokens: chunk.Usage.PromptTokens, CompletionTokens: chunk.Usage.CompletionTokens, TotalTokens: chunk.Usage.TotalTokens}
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
-				continue
-			}
-			content.WriteString(ch.Delta.Content)
-			for _, tc := range ch.Delta.ToolCalls {
-				i := int(tc.Index)
-				if i < 0 || i > 128 {
-					return nil, nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("streamed tool call index %d is out of range", tc.Index)}
-				}
-				for len(calls) <= i {
-					calls = append(calls, ToolCall{})
-				}
-				if tc.ID != "" {
-					calls[i].ID = tc.ID
-				}
-				calls[i].Name += tc.Function.Name
-				calls[i].Arguments += tc.Function.Arguments
-			}
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
-			}
-		}
+// streamed reads a streamed reply, folding its chunks into one reply. The
+// raw record is the folded reply as a chat completion object.
+func (c *Client) streamed(hresp *http.Response) ([]byte, *Response, error) {
+	if ct := contentType(hresp); ct != "text/event-stream" {
+		return nil, nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("%s answered a streaming request with %q, not an event stream; set stream: false in the profile if it cannot stream", c.endpoint.BaseURL, ct)}
 	}
-	if err := stream.Err(); err != nil {
-		var streamErr *ssestream.StreamError
-		if errors.As(err, &streamErr) { // an error event in the stream: the provider failed mid-reply
+	var fold chatFold
+	if err := readEvents(hresp.Body, fold.add); err != nil {
+		var inStream errInStream
+		if errors.As(err, &inStream) { // an error event in the stream: the provider failed mid-reply
 			return nil, nil, &Error{Domain: DomainModel, Code: CodeProviderError, Retryable: true, Message: fmt.Sprintf("%s failed in the middle of its reply: %v", c.endpoint.BaseURL, err)}
 		}
 		return nil, nil, err
 	}
-	if ct := contentType(httpResp); ct != "text/event-stream" {
-		return nil, nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("%s answered a streaming request with %q, not an event stream; set stream: false in the profile if it cannot stream", c.endpoint.BaseURL, ct)}
-	}
 	switch {
-	case chunks == 0:
+	case fold.chunks == 0:
 		return nil, nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("%s ended the stream without sending any reply", c.endpoint.BaseURL)}
-	case finish == "":
-		return nil, nil, &Error{Domain: DomainModel, Code: CodeStreamCut, Retryable: true, Message: fmt.Sprintf("%s: the stream was cut after %d chunk(s), before the reply ended (no finish_reason)", c.endpoint.BaseURL, chunks)}
+	case fold.finish == "":
+		return nil, nil, &Error{Domain: DomainModel, Code: CodeStreamCut, Retryable: true, Message: fmt.Sprintf("%s: the stream was cut after %d chunk(s), before the reply ended (no finish_reason)", c.endpoint.BaseURL, fold.chunks)}
 	}
-	folded := wireResponse{Model: modelName, Object: "chat.completion", Choices: []wireChoice{{
-		FinishReason: finish,
-		Message:      wireMessage{Role: RoleAssistant, Content: wireContent(content.String()), ToolCalls: toWireCalls(calls)},
-	}}, Usage: &usage}
-	raw, _ := json.Marshal(folded)
+	raw, err := fold.reply()
+	if err != nil {
+		return nil, nil, err
+	}
 	resp, err := DecodeResponse(raw)
-	return resp, raw, err
+	return raw, resp, err
 }
 
 func contentType(r *http.Response) string {
@@ -365,38 +285,38 @@ func contentType(r *http.Response) string {
 	return strings.ToLower(strings.TrimSpace(ct))
 }
 
-// classify turns SDK and transport errors into *Error.
+// classify turns answers and transport errors into *Error.
 func (c *Client) classify(err error) error {
 	if e, ok := AsError(err); ok {
 		return e
 	}
-	var apiErr *openai.Error
+	var apiErr *statusError
 	if errors.As(err, &apiErr) {
-		msg := strings.TrimSpace(apiErr.Message)
+		msg := strings.TrimSpace(apiErr.message)
 		if msg == "" {
-			msg = http.StatusText(apiErr.StatusCode)
+			msg = http.StatusText(apiErr.status)
 		}
-		e := &Error{Domain: DomainModel, Status: apiErr.StatusCode, Message: fmt.Sprintf("%s answered %d: %s", c.endpoint.BaseURL, apiErr.StatusCode, msg)}
+		e := &Error{Domain: DomainModel, Status: apiErr.status, Message: fmt.Sprintf("%s answered %d: %s", c.endpoint.BaseURL, apiErr.status, msg)}
 		switch {
-		case apiErr.Code == CodeScriptMismatch || apiErr.Code == CodeScriptEnded:
-			e.Domain, e.Code, e.Message = DomainScenario, apiErr.Code, msg
-		case apiErr.StatusCode == http.StatusTooManyRequests:
+		case apiErr.code == CodeScriptMismatch || apiErr.code == CodeScriptEnded:
+			e.Domain, e.Code, e.Message = DomainScenario, apiErr.code, msg
+		case apiErr.status == http.StatusTooManyRequests:
 			e.Code, e.Retryable = CodeRateLimited, true
-		case apiErr.StatusCode >= 500:
+		case apiErr.status >= 500:
 			e.Code, e.Retryable = CodeProviderError, true
-		case apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden:
+		case apiErr.status == http.StatusUnauthorized || apiErr.status == http.StatusForbidden:
 			e.Code = CodeAuth
 			e.Message += "; check the key in the profile's api_key_env variable"
-		case apiErr.StatusCode == http.StatusNotFound:
+		case apiErr.status == http.StatusNotFound:
 			e.Code = CodeNotFound
 			e.Message += fmt.Sprintf("; check base_url and that model %q exists there", c.endpoint.Model)
-		case apiErr.StatusCode == http.StatusRequestTimeout:
+		case apiErr.status == http.StatusRequestTimeout:
 			e.Code, e.Retryable = CodeTimeout, true
 		default:
 			e.Code = CodeBadRequest
 		}
-		if e.Retryable && apiErr.Response != nil {
-			if wait := parseRetryAfter(apiErr.Response.Header.Get("Retry-After")); wait > 0 {
+		if e.Retryable {
+			if wait := parseRetryAfter(apiErr.header.Get("Retry-After")); wait > 0 {
 				return retryAfter{err: e, wait: wait}
 			}
 		}

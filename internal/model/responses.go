@@ -5,14 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/responses"
 )
 
 // The Responses API (POST /v1/responses) beside chat completions: its
@@ -106,15 +100,45 @@ func DecodeResponsesRequest(body []byte) (string, Request, error) {
 // one, or a stream folded into one) as a Response: its output text, and a
 // tool call per function_call item.
 func DecodeResponsesReply(raw []byte) (*Response, error) {
-	var r responses.Response
+	var r struct {
+		Model  string `json:"model"`
+		Status string `json:"status"`
+		Output []struct {
+			Type    string `json:"type"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			CallID    string          `json:"call_id"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"output"`
+		Usage struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+			TotalTokens  int64 `json:"total_tokens"`
+		} `json:"usage"`
+	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("the reply is not a Responses API response: %v", err)}
 	}
-	resp := &Response{Message: Message{Role: RoleAssistant, Content: r.OutputText()}, FinishReason: "stop", Model: string(r.Model),
+	var text strings.Builder // the output text: every output_text of every message, in order
+	for _, item := range r.Output {
+		for _, c := range item.Content {
+			if item.Type == "message" && c.Type == "output_text" {
+				text.WriteString(c.Text)
+			}
+		}
+	}
+	resp := &Response{Message: Message{Role: RoleAssistant, Content: text.String()}, FinishReason: "stop", Model: r.Model,
 		Usage: Usage{PromptTokens: r.Usage.InputTokens, CompletionTokens: r.Usage.OutputTokens, TotalTokens: r.Usage.TotalTokens}}
 	for _, item := range r.Output {
 		if item.Type == "function_call" {
-			resp.Message.ToolCalls = append(resp.Message.ToolCalls, ToolCall{ID: item.CallID, Name: item.Name, Arguments: item.Arguments.OfString})
+			var args string // a text, as the API writes it (anything else kept as its JSON)
+			if json.Unmarshal(item.Arguments, &args) != nil {
+				args = string(item.Arguments)
+			}
+			resp.Message.ToolCalls = append(resp.Message.ToolCalls, ToolCall{ID: item.CallID, Name: item.Name, Arguments: args})
 		}
 	}
 	if len(resp.Message.ToolCalls) > 0 {
@@ -164,17 +188,14 @@ var ErrStreamCut = errors.New("the stream ended before the reply did")
 // their last response.completed, response.incomplete or response.failed
 // event, Messages API events block by block, Gemini chunks part by part.
 func FoldStream(api string, body []byte) ([]byte, error) {
-	dec := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))})
-	defer dec.Close()
 	var events [][]byte
-	for dec.Next() {
-		data := bytes.TrimSpace(dec.Event().Data)
-		if len(data) == 0 || string(data) == "[DONE]" {
-			continue
+	err := readEvents(bytes.NewReader(body), func(data []byte) error {
+		if data = bytes.TrimSpace(data); len(data) > 0 && string(data) != "[DONE]" {
+			events = append(events, data)
 		}
-		events = append(events, data)
-	}
-	if err := dec.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read stream: %w", err)
 	}
 	switch api {
@@ -210,22 +231,16 @@ func foldResponses(events [][]byte) ([]byte, error) {
 }
 
 func foldChat(events [][]byte) ([]byte, error) {
-	var acc openai.ChatCompletionAccumulator
-	finished := false
-	for i, data := range events {
-		var chunk openai.ChatCompletionChunk
-		if err := json.Unmarshal(data, &chunk); err != nil {
-			return nil, fmt.Errorf("stream chunk %d: %w", i+1, err)
-		}
-		acc.AddChunk(chunk)
-		for _, ch := range chunk.Choices {
-			finished = finished || ch.FinishReason != ""
+	var fold chatFold
+	for _, data := range events {
+		if err := fold.add(data); err != nil {
+			return nil, err
 		}
 	}
-	if !finished {
+	if fold.finish == "" {
 		return nil, fmt.Errorf("%w (%d chunks, no finish_reason)", ErrStreamCut, len(events))
 	}
-	return json.Marshal(acc.ChatCompletion)
+	return fold.reply()
 }
 
 // APIOfPath is the API a model call's path (after /v1, or /v1beta) is

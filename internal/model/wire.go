@@ -4,13 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
 )
 
 // The wire format of OpenAI-compatible chat completions, as the scripted
-// endpoint and the readers of recorded exchanges see it (the client sends
-// the SDK's typed requests).
+// endpoint, the client and the readers of recorded exchanges see it.
 
 type wireRequest struct {
 	Model         string         `json:"model"`
@@ -147,13 +144,34 @@ func EncodeResponse(id, model string, created int64, fingerprint string, resp Re
 	return json.Marshal(w)
 }
 
-// DecodeResponse reads a non-streamed reply (a recorded one, or a stream
-// folded into one) as the SDK's ChatCompletion, and checks it as a live
-// reply is checked.
+// DecodeResponse reads a non-streamed reply (a live one, a recorded one,
+// or a stream folded into one) and checks it for what the loop needs,
+// naming what is missing.
 func DecodeResponse(raw []byte) (*Response, error) {
-	var cc openai.ChatCompletion
+	var cc wireResponse
 	if err := json.Unmarshal(raw, &cc); err != nil {
 		return nil, &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf("the reply is not a chat completion: %v", err)}
 	}
-	return fromCompletion(&cc)
+	bad := func(format string, args ...any) error {
+		return &Error{Domain: DomainModel, Code: CodeBadResponse, Message: fmt.Sprintf(format, args...)}
+	}
+	if len(cc.Choices) == 0 {
+		return nil, bad("the reply has no choices")
+	}
+	ch := cc.Choices[0]
+	msg := Message{Role: RoleAssistant, Content: string(ch.Message.Content)}
+	for i, tc := range ch.Message.ToolCalls {
+		if strings.TrimSpace(tc.ID) == "" {
+			return nil, bad("tool call %d (%s) has no id", i+1, tc.Function.Name)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	var u Usage
+	if cc.Usage != nil {
+		u = Usage{PromptTokens: cc.Usage.PromptTokens, CompletionTokens: cc.Usage.CompletionTokens, TotalTokens: cc.Usage.TotalTokens}
+	}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return &Response{Message: msg, FinishReason: ch.FinishReason, Model: cc.Model, Usage: u}, nil
 }
