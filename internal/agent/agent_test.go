@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,23 @@ func TestEventArgsKeepTheirCharacters(t *testing.T) {
 		if got := string(agent.EventArgs(tc.in)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// Progress hears of the conversation each time it grows: the model's
+// message before its calls run (a page then shows the call that is
+// running), and each result.
+func TestProgressHearsEachMessageAsItComes(t *testing.T) {
+	var seen []string
+	out, _ := loop(t, `steps:
+  - reply: {tool_calls: [{name: list_files, arguments: {}}, {name: list_files, arguments: {}}]}
+  - reply: {content: done}
+`, agent.Config{Progress: func(msgs []model.Message) {
+		last := msgs[len(msgs)-1]
+		seen = append(seen, fmt.Sprintf("%d:%s", len(msgs), last.Role))
+	}})
+	want := "3:assistant 4:tool 5:tool 6:assistant"
+	if out.Stop != agent.StopFinal || strings.Join(seen, " ") != want {
+		t.Fatalf("progress %v, want %s (stop %s)", seen, want, out.Stop)
 	}
 }

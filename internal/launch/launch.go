@@ -95,6 +95,7 @@ type Request struct {
 	Sandbox                      string
 	Allow                        []string       // command prefixes allowed without asking
 	Ask                          agent.Approver // who decides a call that neither Allow nor an approval rule allows (a person on the board or at a terminal); nil: it is refused
+	Followed                     bool           // launched from the dashboard: its page follows it (run.Spec.Followed)
 }
 
 // Build makes req's run spec, the one way every run is made: its source
@@ -105,7 +106,7 @@ type Request struct {
 // starts (run.Runner.Run).
 func Build(ctx context.Context, r *run.Runner, req Request) (run.Spec, error) {
 	spec := run.Spec{RunID: req.ID, Session: req.Session, Git: req.Git, GitHost: req.GitHost, Task: strings.TrimSpace(req.Task),
-		Addresses: req.Addresses, Criteria: req.Criteria, OutOfScope: req.OutOfScope, Checks: req.Checks, Agent: req.Agent, Sandbox: req.Sandbox}
+		Addresses: req.Addresses, Criteria: req.Criteria, OutOfScope: req.OutOfScope, Checks: req.Checks, Agent: req.Agent, Sandbox: req.Sandbox, Followed: req.Followed}
 	if req.Bounds != nil {
 		spec.Bounds = *req.Bounds
 	} else {
@@ -209,7 +210,7 @@ func (l *Launcher) ResumeRun(ctx context.Context, runID string, t Task) (string,
 		return "", fieldErrors(ferr)
 	}
 	id := run.NewRunID(time.Now())
-	spec, err := Build(ctx, l.Runner, Request{ID: id, Resume: runID, Model: choice, Ask: l.ask(id)})
+	spec, err := Build(ctx, l.Runner, Request{ID: id, Resume: runID, Model: choice, Ask: l.ask(id), Followed: true})
 	if err != nil {
 		return "", err
 	}
@@ -287,7 +288,7 @@ func (l *Launcher) Continue(session string, t Task) (string, error) {
 	}
 	id := run.NewRunID(time.Now())
 	spec, err := Build(context.Background(), l.Runner, Request{ID: id, Session: session, Task: t.Task, Addresses: t.addresses, Model: choice,
-		Agent: a, Allow: lines(t.Allow), Ask: l.ask(id)})
+		Agent: a, Allow: lines(t.Allow), Ask: l.ask(id), Followed: true})
 	if err != nil {
 		return "", err
 	}
@@ -484,7 +485,7 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, error) {
 	}
 	return Build(context.Background(), l.Runner, Request{ID: id, Dir: src, Git: git, GitHost: l.gitHost(), Task: v.Task, Criteria: lines(v.Criteria),
 		OutOfScope: lines(v.OutOfScope), Checks: lines(v.Checks), Model: choice, Verifier: verifier, Bounds: &b, Agent: agent, Sandbox: mode,
-		Allow: lines(v.Allow), Ask: l.ask(id)})
+		Allow: lines(v.Allow), Ask: l.ask(id), Followed: true})
 }
 
 func followUpNames() string {
@@ -635,7 +636,7 @@ func (l *Launcher) Demo(id string) error {
 	}
 	// In the dashboard the demo's command waits for a person to approve it,
 	// so the demo shows approval requests as well as the diff review.
-	req := Request{ID: id, Dir: src, Origin: origin, Task: demo.Task, Criteria: demo.Criteria, Model: run.ModelChoice{Script: sc}, Ask: l.ask(id)}
+	req := Request{ID: id, Dir: src, Origin: origin, Task: demo.Task, Criteria: demo.Criteria, Model: run.ModelChoice{Script: sc}, Ask: l.ask(id), Followed: true}
 	if l.Board == nil {
 		req.Allow = demo.AllowedCommands
 	}
@@ -853,7 +854,7 @@ func (l *Launcher) scenarioSpec(sc *scenario.Scenario, rec queuedRecord) (run.Sp
 		opt.Agent = &a
 	}
 	spec, err := l.Runner.ScenarioSpec(sc, opt)
-	spec.RunID = rec.RunID
+	spec.RunID, spec.Followed = rec.RunID, true
 	return spec, err
 }
 

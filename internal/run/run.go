@@ -83,6 +83,11 @@ type Spec struct {
 	// queued record then.
 	Started func()
 	Dropped func()
+	// Followed says someone may watch the run as it works (a launch from
+	// the dashboard): proctor's own agent then writes its transcript as the
+	// conversation grows, not only at the end. A run at a terminal, or a
+	// case of a suite, is not (each write rewrites the whole transcript).
+	Followed bool
 	// Prepare runs in the new workspace before the agent (a scenario's setup
 	// and ready); an error fails the run in the scenario domain.
 	Prepare func(ctx context.Context, workspace string, env []string, confine *sandbox.Confinement) error
@@ -513,7 +518,10 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 		l.spec.Conversation.WallClock = wall
 	}
 	cfg := agent.Config{Model: client, Tools: tb, Approver: l.showWaiting(l.spec.Approver), MaxTurns: l.spec.Bounds.MaxTurns,
-		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit, Pending: l.pending, Price: l.price, Progress: l.transcriptSoFar}
+		MaxToolCalls: l.spec.Bounds.MaxToolCalls, Stream: l.spec.Model.Stream, Emit: l.emit, Pending: l.pending, Price: l.price}
+	if l.spec.Followed {
+		cfg.Progress = l.transcriptSoFar
+	}
 	return l.converse(ctx, cfg, history), nil
 }
 
