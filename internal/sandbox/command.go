@@ -158,6 +158,11 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err 
 	if c.Confine.ReadProgram {
 		p.Read = append(append([]string{}, p.Read...), ProgramDirs(c.Argv[0])...)
 	}
+	for _, c := range p.Caches {
+		if err := c.check(); err != nil {
+			return nil, nil, fmt.Errorf("start %s: %w", c.At, err)
+		}
+	}
 	if err := own(p.Write); err != nil {
 		return nil, nil, err
 	}
@@ -180,8 +185,13 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err 
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	// Enough to build its view, bring up its loopback, name its host and,
 	// as root, become the command's id; the init drops them all before the
-	// command starts.
-	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	// command starts. A cache's overlay works in its upper folder with the
+	// creds of the init that mounted it, which must pass the folders it
+	// makes there with no mode (its work folder): the two DAC capabilities
+	// hold only for files of the ids the namespace maps, the command's own.
+	// The overlay checks the command's own creds first, so they give the
+	// command nothing.
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER}
 	if os.Geteuid() == 0 {
 		// root's supplementary groups are dropped in the namespace (setgroups
 		// is allowed there only when root writes the map).

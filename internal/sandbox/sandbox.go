@@ -52,6 +52,9 @@ type Policy struct {
 	Write []string // folders it may write (and read): the workspace, a private temp folder
 	Read  []string // folders it may read besides System: the allow-list (toolchains, module caches)
 	Run   []string // files (not their folders) it may read and run: proctor itself, as an agent's permission hook
+	// Caches are toolchain caches it sees warm and copy-on-write, each
+	// below a folder of Write.
+	Caches []Cache
 	// Proxy is the command's one way out: the model proxy's unix socket,
 	// which its init serves on 127.0.0.1:Port inside the command's network
 	// namespace. nil: no way out at all.
@@ -96,6 +99,9 @@ func (p Policy) flags() []string {
 	}
 	for _, f := range p.Run {
 		out = append(out, "--run", f)
+	}
+	for _, c := range p.Caches {
+		out = append(out, "--cache", c.flag())
 	}
 	if p.Proxy != nil {
 		out = append(out, "--proxy-socket", p.Proxy.Socket, "--proxy-port", strconv.Itoa(p.Proxy.Port))
@@ -146,10 +152,11 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var in invocation
-	var write, read, runs list
+	var write, read, runs, caches list
 	fs.Var(&write, "write", "a `folder` the command may write")
 	fs.Var(&read, "read", "a `folder` the command may read")
 	fs.Var(&runs, "run", "a `file` the command may read and run (not its folder)")
+	fs.Var(&caches, "cache", "a toolchain cache the command sees copy-on-write: `AT,UPPER[,LAYER…]`, the folder it sees, the folder its writes go to, and the read-only layers, the top one first")
 	socket := fs.String("proxy-socket", "", "the model proxy's unix `socket`, relayed into the command's network namespace")
 	port := fs.Int("proxy-port", 0, "the loopback `port` the proxy is relayed to")
 	fs.Uint64Var(&in.policy.MaxFile, "max-file", 0, "RLIMIT_FSIZE in bytes")
@@ -165,6 +172,16 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 		return in, errors.New("sandbox-exec: no command after --")
 	}
 	in.policy.Write, in.policy.Read, in.policy.Run = write, read, runs
+	for _, v := range caches {
+		c, err := parseCache(v)
+		if err == nil {
+			err = c.check()
+		}
+		if err != nil {
+			return in, fmt.Errorf("sandbox-exec: %w", err)
+		}
+		in.policy.Caches = append(in.policy.Caches, c)
+	}
 	switch {
 	case *socket == "" && *port == 0:
 	case *socket == "" || *port < 1 || *port > 65535:

@@ -85,6 +85,19 @@ func (p Policy) enterView(become int) error {
 		}
 		got = append(got, t)
 	}
+	var caches []takenCache
+	defer func() {
+		for _, c := range caches {
+			c.close()
+		}
+	}()
+	for _, c := range p.Caches {
+		t, err := takeCache(c)
+		if err != nil {
+			return err
+		}
+		caches = append(caches, t)
+	}
 	accounts, err := accountFiles(become)
 	if err != nil {
 		return err
@@ -119,6 +132,11 @@ func (p Policy) enterView(become int) error {
 	}
 	for _, t := range got {
 		if err := t.put(root); err != nil {
+			return err
+		}
+	}
+	for i, c := range caches {
+		if err := c.mount(root, i); err != nil {
 			return err
 		}
 	}
