@@ -17,7 +17,7 @@ type result struct {
 	stdout, stderr string
 }
 
-func invoke(t *testing.T, env map[string]string, args ...string) result {
+func invoke(t testing.TB, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, Env{

@@ -231,7 +231,11 @@ func runServe(ctx context.Context, env Env, args []string) error {
 
 	modelsFile, agentsFile := modelsPath(f.models, env.Getenv), agentsPath(f.agents, env.Getenv)
 	news := live.New() // wakes the run pages' event streams
-	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: newSandbox(env),
+	sb, err := newSandbox(env, dir)
+	if err != nil {
+		return err
+	}
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: sb,
 		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }, Prices: st.Prices()}
 	runner.Sandbox.Mode, _ = sandbox.Mode(f.sandbox)
 	if runner.PushedTrees, err = pushedTrees(f.applyPushed, absRoots); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/source"
+	"github.com/proctor-dev/proctor/internal/toolcache"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
@@ -232,13 +233,17 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	sb, err := newSandbox(env, dir)
+	if err != nil {
+		return nil, err
+	}
 	return &run.Runner{
 		Prices:      prices,
 		DataDir:     dir,
 		Progress:    env.Stdout,
 		Environ:     os.Environ(),
 		KeyEnvNames: keyEnvNames(modelsPath("", env.Getenv)),
-		Sandbox:     newSandbox(env),
+		Sandbox:     sb,
 		Index: func(ctx context.Context, paths ...string) error {
 			st, err := openIndex(ctx, env.Getenv, dir)
 			if err != nil {
@@ -253,8 +258,10 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 
 // newSandbox is how the commands of runs are confined: proctor itself as the
 // helper, the read allow-list from $PROCTOR_SANDBOX_READ (folders separated
-// by ':') besides the Go toolchain and module cache.
-func newSandbox(env Env) *run.Sandbox {
+// by ':') besides the Go toolchain and module cache, and the warm toolchain
+// caches of the data folder, bounded by $PROCTOR_TOOLCACHE_SIZE ("off":
+// none).
+func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	self, err := os.Executable()
 	if err != nil {
 		self = "proctor"
@@ -265,7 +272,21 @@ func newSandbox(env Env) *run.Sandbox {
 			read = append(read, d)
 		}
 	}
-	return &run.Sandbox{Mode: sandbox.ModeWorkspace, Helper: self, Read: read}
+	sb := &run.Sandbox{Mode: sandbox.ModeWorkspace, Helper: self, Read: read}
+	switch v := env.Getenv("PROCTOR_TOOLCACHE_SIZE"); v {
+	case "off":
+	default:
+		store := toolcache.At(data)
+		if v != "" {
+			n, err := toolcache.ParseSize(v)
+			if err != nil {
+				return nil, fmt.Errorf("PROCTOR_TOOLCACHE_SIZE=%q: %w", v, err)
+			}
+			store.MaxBytes = n
+		}
+		sb.Caches = &store
+	}
+	return sb, nil
 }
 
 // finishRun turns a run's result into the exit code.

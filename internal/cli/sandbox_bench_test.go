@@ -3,17 +3,20 @@ package cli
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/sandbox"
+	"github.com/proctor-dev/proctor/internal/toolcache"
 )
 
 // BenchmarkConfinedCommand is what the sandbox adds to a command an agent
 // runs, with the init proctor really uses: this test binary links every
 // package the proctor binary does (its package init included), and is the
-// sandbox's helper as proctor is. A confined `true` against an unconfined
-// one, alternating, in the same run; the target is ≤15 ms more.
+// sandbox's helper as proctor is. A confined `true` — with the three
+// toolchain caches a run's command has — against an unconfined one,
+// alternating, in the same run; the target is ≤15 ms more.
 func BenchmarkConfinedCommand(b *testing.B) {
 	if err := sandbox.Available(); err != nil {
 		b.Skipf("no sandbox here: %v", err)
@@ -28,7 +31,22 @@ func BenchmarkConfinedCommand(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	confine := &sandbox.Confinement{Policy: sandbox.Policy{Write: []string{dir}, MaxProcs: 1024, MaxFile: 512 << 20}, Helper: os.Args[0]}
+	// A run's command: its three toolchain caches, Go's over a warm layer.
+	layer, uppers := filepath.Join(b.TempDir(), "layer"), b.TempDir()
+	os.MkdirAll(filepath.Join(layer, "00"), 0o755)
+	os.Chmod(filepath.Dir(layer), 0o755)
+	var caches []sandbox.Cache
+	for _, k := range toolcache.Kinds() {
+		c := sandbox.Cache{At: filepath.Join(dir, "cache", k.Name), Upper: filepath.Join(uppers, k.Name)}
+		if k.Name == "go-build" {
+			c.Layers = []string{layer}
+		}
+		if err := sandbox.UpperFolders(c.Upper); err != nil {
+			b.Fatal(err)
+		}
+		caches = append(caches, c)
+	}
+	confine := &sandbox.Confinement{Policy: sandbox.Policy{Write: []string{dir}, MaxProcs: 1024, MaxFile: 512 << 20, Caches: caches}, Helper: os.Args[0]}
 	run(confine) // the binary's pages in the cache, as they are after a run's first command
 	var plain, confined time.Duration
 	b.ResetTimer()

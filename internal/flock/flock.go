@@ -45,6 +45,27 @@ func TryLock(path string, create bool) (*Lock, error) {
 	return &Lock{f}, nil
 }
 
+// TryShared takes a shared lock on path without waiting — many holders
+// may share it, and TryLock fails while one does: ErrLocked when another
+// holder has the exclusive lock.
+func TryShared(path string) (*Lock, error) {
+	f, err := open(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", path, ErrLocked)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &Lock{f}, nil
+}
+
+// File is the file or folder the lock is held on, open.
+func (l *Lock) File() *os.File { return l.f }
+
 // TryFile takes the exclusive lock on an open file without waiting:
 // ErrLocked when another holder has it. Closing f lets it go.
 func TryFile(f *os.File) error {

@@ -55,3 +55,33 @@ func TestALockIsHeldByOneAtATime(t *testing.T) {
 		t.Fatalf("locking a missing file without create: %v", err)
 	}
 }
+
+// Shared locks are held by many at once, and keep the exclusive one out
+// until the last lets go.
+func TestASharedLockIsHeldByMany(t *testing.T) {
+	dir := t.TempDir()
+	a, err := flock.TryShared(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := flock.TryShared(dir)
+	if err != nil {
+		t.Fatalf("a second shared lock: %v", err)
+	}
+	if _, err := flock.TryLock(dir, false); !errors.Is(err, flock.ErrLocked) {
+		t.Fatalf("the exclusive lock while shared ones are held: %v", err)
+	}
+	a.Unlock()
+	if _, err := flock.TryLock(dir, false); !errors.Is(err, flock.ErrLocked) {
+		t.Fatalf("the exclusive lock while one shared is held: %v", err)
+	}
+	b.Unlock()
+	x, err := flock.TryLock(dir, false)
+	if err != nil {
+		t.Fatalf("the exclusive lock once every shared one let go: %v", err)
+	}
+	if _, err := flock.TryShared(dir); !errors.Is(err, flock.ErrLocked) {
+		t.Fatalf("a shared lock while the exclusive one is held: %v", err)
+	}
+	x.Unlock()
+}

@@ -136,3 +136,17 @@ func WriteAtomic(dir Folder, name string, perm fs.FileMode, sync bool, write fun
 	defer d.Close()
 	return d.Sync()
 }
+
+// RemoveAll removes path and everything below it, as os.RemoveAll does,
+// opening first the folders that have no mode for their owner (an
+// overlay's work folder, a tool's read-only tree), which os.RemoveAll
+// cannot empty as a user who is not root. Links are not followed.
+func RemoveAll(path string) error {
+	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700) // before the walk reads it
+		}
+		return nil
+	})
+	return os.RemoveAll(path)
+}

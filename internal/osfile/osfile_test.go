@@ -99,3 +99,21 @@ func TestWriteAtomic(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, "out"))
 }
+
+// A tree with folders closed to their owner is removed whole.
+func TestRemoveAllOpensClosedFolders(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "tree")
+	deep := filepath.Join(root, "work", "work", "inner")
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(deep, "f"), []byte("x"), 0o400)
+	os.Chmod(filepath.Join(root, "work", "work"), 0)
+	os.Chmod(filepath.Join(root, "work"), 0o500)
+	if err := RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(root); !os.IsNotExist(err) {
+		t.Fatalf("the tree is still there: %v", err)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/source"
+	"github.com/proctor-dev/proctor/internal/toolcache"
 	"github.com/proctor-dev/proctor/internal/tools"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
@@ -225,7 +226,9 @@ type live struct {
 	prices  pricing.Table     // every model's: an external agent's calls are each costed by the model they name
 	verdict *bundle.Verdict
 
-	tmp      string   // a private temp folder for confined commands, removed when the run ends
+	tmp      string // a private temp folder for confined commands, removed when the run ends
+	cacheDir string // the upper folders of the run's toolchain caches, beside tmp
+	held     *toolcache.Held
 	envFor   string   // the workspace envCache was made for
 	envCache []string // the environment of tools and checks (never changed by its users)
 }
@@ -436,12 +439,18 @@ func (l *live) fail(ctx context.Context, domain bundle.Domain, code string, err 
 
 func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	if m := l.mode(); m != "" && m != sandbox.ModeOff {
-		tmp, release, err := privateTemp(l.r.DataDir)
+		private, release, err := privateTemp(l.r.DataDir)
 		if err != nil {
 			return l.fail(ctx, bundle.DomainEnvironment, "sandbox", err, false)
 		}
-		l.tmp = tmp
+		// Its temp folder (the commands' TMPDIR and home), and beside it the
+		// upper folders of its toolchain caches, which no command sees.
+		l.tmp, l.cacheDir = filepath.Join(private, "tmp"), filepath.Join(private, "caches")
 		defer release()
+		defer func() { l.held.Release() }()
+		if err := os.Mkdir(l.tmp, 0o700); err != nil {
+			return l.fail(ctx, bundle.DomainEnvironment, "sandbox", fmt.Errorf("make the run's temp folder: %w", err), false)
+		}
 	}
 	ws, history, failed := l.prepare(ctx, sess)
 	if failed != nil {
@@ -457,7 +466,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageRunning, Model: l.spec.Model.name()})
 		res = l.runExternal(ctx, ws, sess)
 		// What the agent wrote is measured as a command's writes are.
-		lim := tools.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, Scratch: l.tmp}
+		lim := tools.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, Scratch: l.scratch()}
 		if tb, err := tools.New(ws.Dir, lim, nil); errors.Is(err, tools.ErrBound) {
 			res.Stop, res.Err = agent.StopBound, err
 		} else if err == nil {
@@ -490,7 +499,7 @@ func (l *live) native(ctx context.Context, ws *workspace.Workspace, history []mo
 	failed := func(o outcome) (agent.Outcome, *outcome) { return agent.Outcome{}, &o }
 	tb, err := tools.New(ws.Dir, tools.Limits{
 		MaxToolOutputChars: l.spec.Bounds.MaxToolOutputChars, MaxFiles: l.spec.Bounds.MaxFiles,
-		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes, Scratch: l.tmp,
+		MaxWorkspaceBytes: l.spec.Bounds.MaxWorkspaceBytes, MaxFileBytes: l.spec.Bounds.MaxFileBytes, Scratch: l.scratch(),
 	}, l.env(ws.Dir))
 	if err != nil {
 		return failed(l.fail(ctx, bundle.DomainEnvironment, "workspace_bound", err, false))
@@ -595,6 +604,9 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 	}
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StagePreparingWorkspace, Workspace: ws.Dir, BaseCommit: ws.Base})
+	if m := l.mode(); m != "" && m != sandbox.ModeOff {
+		l.warmCaches(ctx, ws)
+	}
 	if l.spec.Prepare != nil {
 		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir), l.confine(ws.Dir, nil)); err != nil {
 			o := l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)

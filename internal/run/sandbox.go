@@ -1,13 +1,22 @@
 package run
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/sandbox"
+	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/toolcache"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
@@ -16,6 +25,10 @@ type Sandbox struct {
 	Mode   string   // sandbox.ModeWorkspace (default), ModeStrict or ModeOff
 	Helper string   // the proctor binary, run as `proctor sandbox-exec`
 	Read   []string // the read allow-list (toolchains, module caches); not in strict mode
+	// Caches is the store of warm toolchain caches the confined commands
+	// see copy-on-write (toolcache.At(data)); nil: each run's caches start
+	// empty.
+	Caches *toolcache.Store
 }
 
 // DefaultRead is the read allow-list when none is given: the Go toolchain
@@ -70,12 +83,20 @@ func (l *live) checkSandbox() error {
 // run's private temp folder and write, reaching the model only through
 // proxy (nil: not at all); nil when the run is not confined.
 func (l *live) confine(ws string, proxy *sandbox.Proxy, write ...string) *sandbox.Confinement {
+	if m := l.mode(); m == "" || m == sandbox.ModeOff {
+		return nil
+	}
+	return l.confinement(ws, proxy, l.caches(), write...)
+}
+
+// confinement is confine with the toolchain caches the command sees.
+func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches []sandbox.Cache, write ...string) *sandbox.Confinement {
 	m := l.mode()
 	if m == "" || m == sandbox.ModeOff {
 		return nil
 	}
 	b := l.spec.Bounds
-	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy,
+	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy, Caches: caches,
 		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
 		// Its own run folder (checks read calls.json there) and proctor's
 		// repository of the workspace, whose objects the workspace's own
@@ -104,8 +125,177 @@ func (l *live) sandboxEnv(env []string) []string {
 	}
 	home := filepath.Join(l.tmp, "home")
 	os.MkdirAll(home, 0o700)
-	return append(env, "HOME="+home, "TMPDIR="+l.tmp, "XDG_CACHE_HOME="+filepath.Join(l.tmp, "cache"),
-		"GOCACHE="+filepath.Join(l.tmp, "cache", "go-build"), "GOTMPDIR="+l.tmp, "npm_config_cache="+filepath.Join(l.tmp, "cache", "npm"), "GOTOOLCHAIN=local")
+	env = append(env, "HOME="+home, "TMPDIR="+l.tmp, "XDG_CACHE_HOME="+filepath.Join(l.tmp, "cache"), "GOTMPDIR="+l.tmp, "GOTOOLCHAIN=local")
+	for _, k := range toolcache.Kinds() {
+		env = append(env, k.Env+"="+l.cacheAt(k.Name))
+	}
+	return env
+}
+
+// cacheAt is where a confined command sees a toolchain cache.
+func (l *live) cacheAt(kind string) string { return filepath.Join(l.tmp, "cache", kind) }
+
+// caches are the run's toolchain caches: the layers of the runner's store
+// it holds (taken at its first confined command, after any warm), under
+// upper folders of the run's own, which its later commands see again and
+// which go with the run.
+func (l *live) caches() []sandbox.Cache {
+	if l.held == nil {
+		l.held = &toolcache.Held{}
+		if store := l.r.Sandbox.Caches; store != nil {
+			h, err := store.Hold()
+			if err != nil {
+				l.progress("  toolchain caches: %v; this run's start empty", err)
+			} else {
+				l.held = h
+			}
+		}
+	}
+	return l.cachesOver(func(kind string) string { return filepath.Join(l.cacheDir, kind) }, l.held)
+}
+
+// cachesOver are the toolchain caches with the held layers under the
+// upper folders upper names.
+func (l *live) cachesOver(upper func(kind string) string, held *toolcache.Held) []sandbox.Cache {
+	var out []sandbox.Cache
+	for _, k := range toolcache.Kinds() {
+		c := sandbox.Cache{At: l.cacheAt(k.Name), Upper: upper(k.Name), Layers: held.For(k.Name)}
+		if err := sandbox.UpperFolders(c.Upper); err != nil {
+			l.progress("  toolchain caches: %v", err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// warmCaches fills the toolchain caches for a scenario's fixture, once for
+// each fixture, scenario and toolchain (warmKey): the scenario's setup and
+// checks run, confined, on a copy of the fixture before any agent does,
+// and what they wrote into the caches becomes a layer of the store that
+// every later confined command sees. Only this trusted work writes a
+// layer — the scenario's author's files on the author's fixture; nothing
+// an agent ran has run yet. A warm that fails leaves the store as it was,
+// and the run goes on with the caches it has.
+func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
+	store := l.r.Sandbox.Caches
+	if store == nil || l.spec.Scenario == nil || l.spec.SourceDir == "" || ws.Base == "" {
+		return
+	}
+	key := l.warmKey(ws)
+	w, err := store.Begin(ctx, key)
+	if err != nil || w == nil {
+		if err != nil {
+			l.progress("  toolchain caches: %v", err)
+		}
+		return
+	}
+	defer w.Drop()
+	start := time.Now()
+	l.progress("  warming the toolchain caches for this fixture (once): its setup and checks, on a copy of it")
+	dir := filepath.Join(l.tmp, "warm")
+	defer func() {
+		osfile.RemoveAll(dir)
+		osfile.RemoveAll(workspace.GitDir(dir))
+	}()
+	opts := l.spec.Workspace
+	opts.Origin = ""
+	fixture, err := workspace.CreateWith(ctx, l.spec.SourceDir, dir, workspace.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxBytes: l.spec.Bounds.MaxWorkspaceBytes}, opts)
+	if err != nil {
+		l.progress("  toolchain caches: not warmed: %v", err)
+		return
+	}
+	held, err := store.Hold()
+	if err != nil {
+		l.progress("  toolchain caches: not warmed: %v", err)
+		return
+	}
+	defer held.Release()
+	confine := l.confinement(fixture.Dir, nil, l.cachesOver(w.Upper, held))
+	env := l.env(fixture.Dir)
+	if l.spec.Prepare != nil {
+		if err := l.spec.Prepare(ctx, fixture.Dir, env, confine); err != nil {
+			l.progress("  toolchain caches: not warmed: the setup failed: %v", err)
+			return
+		}
+	}
+	// Their verdicts on the fixture as it is mean nothing here: only what
+	// they left in the caches is kept.
+	check.Run(ctx, l.spec.ScenarioChecks, check.Input{Workspace: fixture.Dir, Env: env, Confine: confine, Tools: l.spec.Agent.Intents()})
+	if ctx.Err() != nil {
+		return
+	}
+	if err := w.Keep(); err != nil {
+		l.progress("  toolchain caches: not kept: %v", err)
+		return
+	}
+	l.progress("  toolchain caches warmed in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// warmKey names a warm's work: the fixture (the workspace's base commit,
+// made with a fixed identity and date, so the same files give the same
+// commit), the scenario's own files (its scenario.yaml, setup, ready and
+// check programs; not the fixture) and the toolchains the environment
+// finds (each one's path, size and time).
+func (l *live) warmKey(ws *workspace.Workspace) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "toolcache 1\nfixture %s\n", ws.Base)
+	root := l.spec.Scenario.Path
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() && rel == scenario.Fixture {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		fmt.Fprintf(h, "file %q %d\n", rel, info.Size())
+		if info.Size() <= 1<<20 {
+			if raw, err := os.ReadFile(p); err == nil {
+				h.Write(raw)
+			}
+		} else {
+			fmt.Fprintf(h, "%d\n", info.ModTime().UnixNano())
+		}
+		return nil
+	})
+	env := l.env(ws.Dir)
+	for _, tool := range []string{"go", "node", "npm", "python3", "pip3", "pip"} {
+		if p, err := lookPath(tool, env); err == nil {
+			if info, err := os.Stat(p); err == nil {
+				fmt.Fprintf(h, "tool %s %s %d %d\n", tool, p, info.Size(), info.ModTime().UnixNano())
+			}
+		}
+	}
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k == "GOFLAGS" || k == "GOOS" || k == "GOARCH" || k == "CGO_ENABLED" || k == "GOROOT" {
+			fmt.Fprintf(h, "env %s\n", kv)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// lookPath finds a program in the PATH of env, its links followed.
+func lookPath(name string, env []string) (string, error) {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return filepath.EvalSymlinks(p)
+		}
+	}
+	return "", fs.ErrNotExist
 }
 
 // privateTemp makes a run's private temp folder under <data>/tmp, locked
@@ -129,7 +319,7 @@ func privateTemp(data string) (string, func(), error) {
 			continue
 		}
 		if l, err := flock.TryLock(p, false); err == nil {
-			os.RemoveAll(p) // its run is gone
+			osfile.RemoveAll(p) // its run is gone
 			l.Unlock()
 		}
 	}
@@ -142,5 +332,15 @@ func privateTemp(data string) (string, func(), error) {
 		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("the run's temp folder: %w", err)
 	}
-	return dir, func() { os.RemoveAll(dir); l.Unlock() }, nil
+	return dir, func() { osfile.RemoveAll(dir); l.Unlock() }, nil
+}
+
+// scratch is the run's private folder — its temp folder and the upper
+// folders of its caches — whose bytes count against max_workspace_bytes;
+// "" when the run is not confined.
+func (l *live) scratch() string {
+	if l.tmp == "" {
+		return ""
+	}
+	return filepath.Dir(l.tmp)
 }

@@ -30,9 +30,9 @@ type Limits struct {
 	MaxWorkspaceBytes  int64
 	MaxFileBytes       int64
 	CommandTimeout     time.Duration // default and ceiling for run_command
-	// Scratch is the run's private temp folder (a confined command's
-	// TMPDIR, HOME and caches), whose bytes count against
-	// MaxWorkspaceBytes; "" when there is none.
+	// Scratch is the run's private folder (a confined command's TMPDIR
+	// and HOME, and what it wrote into its toolchain caches), whose bytes
+	// count against MaxWorkspaceBytes; "" when there is none.
 	Scratch string
 }
 

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/sandbox"
+)
+
+// A scenario's checks warm the toolchain caches once, on its fixture
+// before any agent: every later confined command sees what they wrote.
+// An agent that writes into the caches — a new file, an entry changed —
+// writes only into its own run's: the next run, whichever agent it runs,
+// sees the caches as the trusted work left them, and no byte of an agent
+// reaches the store.
+func TestAnAgentsCacheWriteNeverReachesTheNextRun(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	data, scen := t.TempDir(), filepath.Join(t.TempDir(), "warm-probe")
+	writeTree(t, scen, map[string]string{
+		"fixture/a.txt": "old\n",
+		"scenario.yaml": `id: warm-probe
+task: Say done.
+budgets: {max_messages: 4, wall_clock_s: 60}
+checks:
+  - name: warms
+    kind: command
+    command: 'echo warm > "$GOCACHE/warm-mark" && mkdir -p "$npm_config_cache/_cacache" && echo warm > "$npm_config_cache/_cacache/entry"'
+`,
+		"model.yaml": "steps:\n  - reply: {content: done}\n",
+	})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
+	var layers []string
+	for i := range 2 {
+		r := invoke(t, env, "scenario", "run", scen)
+		if r.code != 0 {
+			t.Fatalf("scenario run %d: %+v", i, r)
+		}
+		got, _ := filepath.Glob(filepath.Join(data, "toolcache", "[0-9]*"))
+		if len(got) != 1 || (layers != nil && got[0] != layers[0]) {
+			t.Fatalf("after scenario run %d the store holds %v, want the first run's one warm (%v)", i, got, layers)
+		}
+		layers = got
+	}
+	mark := filepath.Join(layers[0], "go-build", "warm-mark")
+	if got, err := os.ReadFile(mark); err != nil || string(got) != "warm\n" {
+		t.Fatalf("the warm's layer: %q %v", got, err)
+	}
+
+	// Each agent in turn sees the warm caches, then poisons them: a new
+	// entry, the warm entry changed, one removed, npm's cache too.
+	probe := `{ cat "$GOCACHE/warm-mark"; cat "$npm_config_cache/_cacache/entry"; ls "$GOCACHE" "$npm_config_cache"; } > seen.txt 2>&1
+echo poison > "$GOCACHE/poison"; echo poisoned > "$GOCACHE/warm-mark"; rm -f "$npm_config_cache/_cacache/entry"; echo poison > "$npm_config_cache/poison"
+echo changed >> a.txt
+`
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": hostileScript})
+	for round := range 2 {
+		for _, a := range hostileAgents {
+			src := t.TempDir()
+			writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": probe})
+			before, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+			invoke(t, env, append([]string{"run", "--dir", src, "--task", "poison the caches"}, a.args(filepath.Join(dir, "model.yaml"))...)...)
+			after, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+			if len(after) != len(before)+1 {
+				t.Fatalf("round %d, %s: no new run", round, a.name)
+			}
+			var ran string
+			for _, r := range after {
+				if !strings.Contains(strings.Join(before, "\n"), r) {
+					ran = r
+				}
+			}
+			seen, err := os.ReadFile(filepath.Join(ran, "workspace", "seen.txt"))
+			if err != nil {
+				t.Fatalf("round %d, %s: the agent's probe did not run: %v", round, a.name, err)
+			}
+			if s := string(seen); strings.Count(s, "warm\n") != 2 || strings.Contains(s, "poison") {
+				t.Fatalf("round %d, %s: the agent saw the caches as\n%s\nwant the warm entries and no poison", round, a.name, s)
+			}
+		}
+	}
+	if got, err := os.ReadFile(mark); err != nil || string(got) != "warm\n" {
+		t.Fatalf("the warm's layer after the agents: %q %v", got, err)
+	}
+	filepath.WalkDir(filepath.Join(data, "toolcache"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), "poison") {
+			t.Errorf("an agent's write reached the store: %s", p)
+		}
+		return nil
+	})
+	// The runs' own folders went with them.
+	if left, _ := filepath.Glob(filepath.Join(data, "tmp", "run-*")); len(left) != 0 {
+		t.Errorf("runs left their private folders: %v", left)
+	}
+}
