@@ -272,7 +272,7 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 			read = append(read, d)
 		}
 	}
-	sb := &run.Sandbox{Mode: sandbox.ModeWorkspace, Helper: self, Read: read}
+	sb := &run.Sandbox{Mode: sandbox.ModeWorkspace, Helper: self, Read: read, Host: &sandbox.HostFiles{}}
 	switch v := env.Getenv("PROCTOR_TOOLCACHE_SIZE"); v {
 	case "off":
 	default:

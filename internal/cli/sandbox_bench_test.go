@@ -46,7 +46,7 @@ func BenchmarkConfinedCommand(b *testing.B) {
 		}
 		caches = append(caches, c)
 	}
-	confine := &sandbox.Confinement{Policy: sandbox.Policy{Write: []string{dir}, MaxProcs: 1024, MaxFile: 512 << 20, Caches: caches}, Helper: os.Args[0]}
+	confine := &sandbox.Confinement{Policy: sandbox.Policy{Write: []string{dir}, MaxProcs: 1024, MaxFile: 512 << 20, Caches: caches}, Helper: os.Args[0], Host: &sandbox.HostFiles{}}
 	run(confine) // the binary's pages in the cache, as they are after a run's first command
 	var plain, confined time.Duration
 	b.ResetTimer()

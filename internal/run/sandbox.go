@@ -29,6 +29,9 @@ type Sandbox struct {
 	// see copy-on-write (toolcache.At(data)); nil: each run's caches start
 	// empty.
 	Caches *toolcache.Store
+	// Host keeps what of the host's /etc the commands may read, for every
+	// command of every run (sandbox.HostFiles); nil works it out for each.
+	Host *sandbox.HostFiles
 }
 
 // DefaultRead is the read allow-list when none is given: the Go toolchain
@@ -114,7 +117,7 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches []sandbox.Cac
 	if self, err := filepath.EvalSymlinks(helper); err == nil && filepath.IsAbs(self) {
 		p.Run = append(p.Run, self)
 	}
-	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace}
+	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace, Host: l.r.Sandbox.Host}
 }
 
 // sandboxEnv points a confined command's home and caches into the run's

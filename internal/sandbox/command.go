@@ -26,6 +26,9 @@ type Confinement struct {
 	// ReadProgram lets the command also read the folders its program is
 	// run from (ProgramDirs): an npm-installed agent's node_modules.
 	ReadProgram bool
+	// Host keeps what of /etc every user may read, worked out once for many
+	// commands; nil works it out for this command.
+	Host *HostFiles
 }
 
 // Command is a command proctor starts for a run, and the one way it starts
@@ -157,6 +160,9 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err 
 	p := c.Confine.Policy
 	if c.Confine.ReadProgram {
 		p.Read = append(append([]string{}, p.Read...), ProgramDirs(c.Argv[0])...)
+	}
+	if p.Etc.Dirs == nil && p.Etc.Files == nil {
+		p.Etc = c.Confine.Host.Etc()
 	}
 	for _, c := range p.Caches {
 		if err := c.check(); err != nil {

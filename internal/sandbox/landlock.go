@@ -21,14 +21,13 @@ func (p Policy) restrict() error {
 			system = append(system, d)
 		}
 	}
-	etcDirs, etcFiles := readable("/etc")
 	// /dev/shm is the view's own tmpfs (POSIX shared memory and
 	// semaphores); a Landlock rule holds the folder it was made on, so it
 	// stays that tmpfs whatever the command does to its paths.
 	write := append(append([]string{}, p.Write...), "/dev/shm")
 	rules := []landlock.Rule{
-		landlock.RODirs(append(append(append(system, "/proc"), etcDirs...), p.Read...)...).IgnoreIfMissing(),
-		landlock.ROFiles(append(etcFiles, p.Run...)...).IgnoreIfMissing(),
+		landlock.RODirs(append(append(append(system, "/proc"), p.Etc.Dirs...), p.Read...)...).IgnoreIfMissing(),
+		landlock.ROFiles(append(append([]string{}, p.Etc.Files...), p.Run...)...).IgnoreIfMissing(),
 		landlock.RWDirs(write...).WithResolveUnix(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
 	}

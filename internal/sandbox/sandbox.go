@@ -55,6 +55,9 @@ type Policy struct {
 	// Caches are toolchain caches it sees warm and copy-on-write, each
 	// below a folder of Write.
 	Caches []Cache
+	// Etc is what of /etc it may read: what every user of the host may
+	// (HostFiles; the command builds it when none is given).
+	Etc Readable
 	// Proxy is the command's one way out: the model proxy's unix socket,
 	// which its init serves on 127.0.0.1:Port inside the command's network
 	// namespace. nil: no way out at all.
@@ -102,6 +105,12 @@ func (p Policy) flags() []string {
 	}
 	for _, c := range p.Caches {
 		out = append(out, "--cache", c.flag())
+	}
+	for _, d := range p.Etc.Dirs {
+		out = append(out, "--etc-dir", d)
+	}
+	for _, f := range p.Etc.Files {
+		out = append(out, "--etc-file", f)
 	}
 	if p.Proxy != nil {
 		out = append(out, "--proxy-socket", p.Proxy.Socket, "--proxy-port", strconv.Itoa(p.Proxy.Port))
@@ -152,10 +161,12 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var in invocation
-	var write, read, runs, caches list
+	var write, read, runs, caches, etcDirs, etcFiles list
 	fs.Var(&write, "write", "a `folder` the command may write")
 	fs.Var(&read, "read", "a `folder` the command may read")
 	fs.Var(&runs, "run", "a `file` the command may read and run (not its folder)")
+	fs.Var(&etcDirs, "etc-dir", "a `folder` of /etc the command may read (set by proctor: what every user may read)")
+	fs.Var(&etcFiles, "etc-file", "a `file` of /etc the command may read (set by proctor)")
 	fs.Var(&caches, "cache", "a toolchain cache the command sees copy-on-write: `AT,UPPER[,LAYER…]`, the folder it sees, the folder its writes go to, and the read-only layers, the top one first")
 	socket := fs.String("proxy-socket", "", "the model proxy's unix `socket`, relayed into the command's network namespace")
 	port := fs.Int("proxy-port", 0, "the loopback `port` the proxy is relayed to")
@@ -172,6 +183,7 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 		return in, errors.New("sandbox-exec: no command after --")
 	}
 	in.policy.Write, in.policy.Read, in.policy.Run = write, read, runs
+	in.policy.Etc = Readable{Dirs: etcDirs, Files: etcFiles}
 	for _, v := range caches {
 		c, err := parseCache(v)
 		if err == nil {

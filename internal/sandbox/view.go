@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -403,6 +405,44 @@ func pivot(root string) error {
 		return fmt.Errorf("view: detach the host's root: %w", err)
 	}
 	return os.Remove("/.old")
+}
+
+// Readable are folders (whole) and files.
+type Readable struct{ Dirs, Files []string }
+
+// HostFiles keeps what of the host's /etc every user may read (readable):
+// walking /etc costs a confined command more than anything else its init
+// does, so a process that confines many commands walks it at most once a
+// refresh period, and again at once when /etc itself changes. A file that
+// was made closed to others since is still closed by its mode: the
+// command is never its owner, nor root on the host.
+type HostFiles struct {
+	mu    sync.Mutex
+	at    time.Time // when etc was read
+	mtime time.Time // /etc's then
+	etc   Readable
+}
+
+// hostFilesRefresh is how long HostFiles trusts a walk of /etc.
+const hostFilesRefresh = 10 * time.Second
+
+// Etc is what of /etc every user may read; a nil h walks it now.
+func (h *HostFiles) Etc() Readable {
+	if h == nil {
+		d, f := readable("/etc")
+		return Readable{Dirs: d, Files: f}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var mtime time.Time
+	if info, err := os.Stat("/etc"); err == nil {
+		mtime = info.ModTime()
+	}
+	if h.at.IsZero() || time.Since(h.at) > hostFilesRefresh || !mtime.Equal(h.mtime) {
+		d, f := readable("/etc")
+		h.etc, h.at, h.mtime = Readable{Dirs: d, Files: f}, time.Now(), mtime
+	}
+	return h.etc
 }
 
 // readable lists what under dir every user of the host may read, in as

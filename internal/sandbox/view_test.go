@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,24 @@ func TestReadableLeavesOutWhatOthersMayNotRead(t *testing.T) {
 	}
 	if d, f := readable(filepath.Join(root, "open")); len(d) != 1 || len(f) != 0 {
 		t.Errorf("a folder all may read: %v %v, want it whole", d, f)
+	}
+}
+
+// What of /etc a command may read is worked out by proctor, kept for many
+// commands, and passed to the init whole.
+func TestHostFilesAreWhatEveryUserMayReadOfEtc(t *testing.T) {
+	d, f := readable("/etc")
+	var h HostFiles
+	got := h.Etc()
+	if !slices.Equal(got.Dirs, d) || !slices.Equal(got.Files, f) {
+		t.Fatalf("HostFiles: %d folders and %d files, want %d and %d", len(got.Dirs), len(got.Files), len(d), len(f))
+	}
+	if again := h.Etc(); len(again.Dirs) != len(got.Dirs) || (len(got.Dirs) > 0 && &again.Dirs[0] != &got.Dirs[0]) {
+		t.Fatal("a second command walked /etc again")
+	}
+	p := Policy{Write: []string{"/ws"}, Etc: Readable{Dirs: []string{"/etc/ssl/certs"}, Files: []string{"/etc/passwd", "/etc/hosts"}}}
+	in, err := parse(append(p.flags(), "--", "true"), &strings.Builder{})
+	if err != nil || !slices.Equal(in.policy.Etc.Dirs, p.Etc.Dirs) || !slices.Equal(in.policy.Etc.Files, p.Etc.Files) {
+		t.Fatalf("the /etc flags do not read back: %+v %v", in.policy.Etc, err)
 	}
 }
