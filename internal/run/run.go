@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/agent"
@@ -226,9 +227,10 @@ type live struct {
 	prices  pricing.Table     // every model's: an external agent's calls are each costed by the model they name
 	verdict *bundle.Verdict
 
-	tmp      string // a private temp folder for confined commands, removed when the run ends
-	cacheDir string // the upper folders of the run's toolchain caches, beside tmp
-	held     *toolcache.Held
+	tmp      string          // a private temp folder for confined commands, removed when the run ends
+	cacheDir string          // the upper folders of the run's toolchain caches, beside tmp
+	held     *toolcache.Held // the cache layers the run's commands see, taken at the first
+	holdOnce sync.Once
 	envFor   string   // the workspace envCache was made for
 	envCache []string // the environment of tools and checks (never changed by its users)
 }

@@ -89,17 +89,17 @@ func (l *live) confine(ws string, proxy *sandbox.Proxy, write ...string) *sandbo
 	if m := l.mode(); m == "" || m == sandbox.ModeOff {
 		return nil
 	}
-	return l.confinement(ws, proxy, l.caches(), write...)
+	return l.confinement(ws, proxy, l.caches, write...)
 }
 
 // confinement is confine with the toolchain caches the command sees.
-func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches []sandbox.Cache, write ...string) *sandbox.Confinement {
+func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sandbox.Cache, write ...string) *sandbox.Confinement {
 	m := l.mode()
 	if m == "" || m == sandbox.ModeOff {
 		return nil
 	}
 	b := l.spec.Bounds
-	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy, Caches: caches,
+	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy,
 		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
 		// Its own run folder (checks read calls.json there) and proctor's
 		// repository of the workspace, whose objects the workspace's own
@@ -117,7 +117,7 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches []sandbox.Cac
 	if self, err := filepath.EvalSymlinks(helper); err == nil && filepath.IsAbs(self) {
 		p.Run = append(p.Run, self)
 	}
-	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace, Host: l.r.Sandbox.Host}
+	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace, Host: l.r.Sandbox.Host, Caches: caches}
 }
 
 // sandboxEnv points a confined command's home and caches into the run's
@@ -139,11 +139,11 @@ func (l *live) sandboxEnv(env []string) []string {
 func (l *live) cacheAt(kind string) string { return filepath.Join(l.tmp, "cache", kind) }
 
 // caches are the run's toolchain caches: the layers of the runner's store
-// it holds (taken at its first confined command, after any warm), under
-// upper folders of the run's own, which its later commands see again and
-// which go with the run.
+// it holds (taken as its first confined command starts, after any warm),
+// under upper folders of the run's own, which its later commands see again
+// and which go with the run.
 func (l *live) caches() []sandbox.Cache {
-	if l.held == nil {
+	l.holdOnce.Do(func() {
 		l.held = &toolcache.Held{}
 		if store := l.r.Sandbox.Caches; store != nil {
 			h, err := store.Hold()
@@ -153,7 +153,7 @@ func (l *live) caches() []sandbox.Cache {
 				l.held = h
 			}
 		}
-	}
+	})
 	return l.cachesOver(func(kind string) string { return filepath.Join(l.cacheDir, kind) }, l.held)
 }
 
@@ -162,11 +162,7 @@ func (l *live) caches() []sandbox.Cache {
 func (l *live) cachesOver(upper func(kind string) string, held *toolcache.Held) []sandbox.Cache {
 	var out []sandbox.Cache
 	for _, k := range toolcache.Kinds() {
-		c := sandbox.Cache{At: l.cacheAt(k.Name), Upper: upper(k.Name), Layers: held.For(k.Name)}
-		if err := sandbox.UpperFolders(c.Upper); err != nil {
-			l.progress("  toolchain caches: %v", err)
-		}
-		out = append(out, c)
+		out = append(out, sandbox.Cache{At: l.cacheAt(k.Name), Upper: upper(k.Name), Layers: held.For(k.Name)})
 	}
 	return out
 }
@@ -213,7 +209,7 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 		return
 	}
 	defer held.Release()
-	confine := l.confinement(fixture.Dir, nil, l.cachesOver(w.Upper, held))
+	confine := l.confinement(fixture.Dir, nil, func() []sandbox.Cache { return l.cachesOver(w.Upper, held) })
 	env := l.env(fixture.Dir)
 	if l.spec.Prepare != nil {
 		if err := l.spec.Prepare(ctx, fixture.Dir, env, confine); err != nil {

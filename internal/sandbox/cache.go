@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,10 +60,17 @@ func (c Cache) check() error {
 }
 
 // UpperFolders makes the upper and work folders of a cache's Upper, given
-// to the command's id (as root, the sandbox's).
+// to the command's id (as root, the sandbox's); Command does before each
+// command.
 func UpperFolders(upper string) error {
 	uid, gid := commandID()
 	for _, d := range []string{upper, filepath.Join(upper, "upper"), filepath.Join(upper, "work")} {
+		info, err := os.Lstat(d)
+		if err == nil && info.IsDir() {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && int(st.Gid) == gid {
+				continue
+			}
+		}
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("make the cache folder %s: %w", d, err)
 		}

@@ -29,6 +29,10 @@ type Confinement struct {
 	// Host keeps what of /etc every user may read, worked out once for many
 	// commands; nil works it out for this command.
 	Host *HostFiles
+	// Caches, when set, gives the command's toolchain caches as it starts
+	// (added to the policy's): a run takes its caches' layers at its first
+	// command, not when it builds a confinement it may never use.
+	Caches func() []Cache
 }
 
 // Command is a command proctor starts for a run, and the one way it starts
@@ -164,9 +168,15 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err 
 	if p.Etc.Dirs == nil && p.Etc.Files == nil {
 		p.Etc = c.Confine.Host.Etc()
 	}
+	if c.Confine.Caches != nil {
+		p.Caches = append(append([]Cache{}, p.Caches...), c.Confine.Caches()...)
+	}
 	for _, c := range p.Caches {
 		if err := c.check(); err != nil {
 			return nil, nil, fmt.Errorf("start %s: %w", c.At, err)
+		}
+		if err := UpperFolders(c.Upper); err != nil {
+			return nil, nil, err
 		}
 	}
 	if err := own(p.Write); err != nil {
