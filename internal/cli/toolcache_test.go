@@ -98,3 +98,37 @@ echo changed >> a.txt
 		t.Errorf("runs left their private folders: %v", left)
 	}
 }
+
+// A confined run makes its private folder (temp, home, its caches' writes)
+// only when its first command starts: a run of tools alone makes none.
+func TestARunMakesItsPrivateFolderOnlyForACommand(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"tools.yaml":   "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n",
+		"command.yaml": "steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: \"sh probe.sh\"}}]}\n  - reply: {content: done}\n",
+	})
+	for _, c := range []struct {
+		script string
+		made   bool
+	}{{"tools.yaml", false}, {"command.yaml", true}} {
+		data, src := t.TempDir(), t.TempDir()
+		writeTree(t, src, map[string]string{"a.txt": "old\n", "probe.sh": `ls -d "$TMPDIR" "$HOME" > seen.txt` + "\n"})
+		invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}, "run", "--dir", src, "--task", "go", "--script", filepath.Join(dir, c.script), "--allow", "sh probe.sh")
+		_, err := os.Stat(filepath.Join(data, "tmp"))
+		if made := err == nil; made != c.made {
+			t.Errorf("%s: a private folder was made: %v, want %v", c.script, made, c.made)
+		}
+		if c.made {
+			seen, _ := os.ReadFile(filepath.Join(onlyRun(t, data), "workspace", "seen.txt"))
+			if !strings.Contains(string(seen), filepath.Join(data, "tmp", "run-")) {
+				t.Errorf("the command's TMPDIR and HOME were not its run's private folder: %q", seen)
+			}
+			if left, _ := filepath.Glob(filepath.Join(data, "tmp", "run-*")); len(left) != 0 {
+				t.Errorf("the run left its private folder: %v", left)
+			}
+		}
+	}
+}

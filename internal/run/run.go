@@ -231,8 +231,12 @@ type live struct {
 	cacheDir string          // the upper folders of the run's toolchain caches, beside tmp
 	held     *toolcache.Held // the cache layers the run's commands see, taken at the first
 	holdOnce sync.Once
-	envFor   string   // the workspace envCache was made for
-	envCache []string // the environment of tools and checks (never changed by its users)
+	// The run's private folder is made once, by its first confined command.
+	privateOnce    sync.Once
+	privateErr     error
+	releasePrivate func()
+	envFor         string   // the workspace envCache was made for
+	envCache       []string // the environment of tools and checks (never changed by its users)
 }
 
 // progress prints a line of progress with every secret redacted: the task,
@@ -441,18 +445,17 @@ func (l *live) fail(ctx context.Context, domain bundle.Domain, code string, err 
 
 func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 	if m := l.mode(); m != "" && m != sandbox.ModeOff {
-		private, release, err := privateTemp(l.r.DataDir)
-		if err != nil {
-			return l.fail(ctx, bundle.DomainEnvironment, "sandbox", err, false)
-		}
-		// Its temp folder (the commands' TMPDIR and home), and beside it the
-		// upper folders of its toolchain caches, which no command sees.
+		// Its private folder: a temp folder (the commands' TMPDIR and home)
+		// and beside it the upper folders of its toolchain caches, which no
+		// command sees; made as its first confined command starts.
+		private := filepath.Join(privateRoot(l.r.DataDir), "run-"+l.id)
 		l.tmp, l.cacheDir = filepath.Join(private, "tmp"), filepath.Join(private, "caches")
-		defer release()
-		defer func() { l.held.Release() }()
-		if err := os.Mkdir(l.tmp, 0o700); err != nil {
-			return l.fail(ctx, bundle.DomainEnvironment, "sandbox", fmt.Errorf("make the run's temp folder: %w", err), false)
-		}
+		defer func() {
+			l.held.Release()
+			if l.releasePrivate != nil {
+				l.releasePrivate()
+			}
+		}()
 	}
 	ws, history, failed := l.prepare(ctx, sess)
 	if failed != nil {

@@ -117,7 +117,13 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sand
 	if self, err := filepath.EvalSymlinks(helper); err == nil && filepath.IsAbs(self) {
 		p.Run = append(p.Run, self)
 	}
-	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace, Host: l.r.Sandbox.Host, Caches: caches}
+	start := func() ([]sandbox.Cache, error) {
+		if err := l.makePrivate(); err != nil {
+			return nil, err
+		}
+		return caches(), nil
+	}
+	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace, Host: l.r.Sandbox.Host, Start: start}
 }
 
 // sandboxEnv points a confined command's home and caches into the run's
@@ -127,7 +133,6 @@ func (l *live) sandboxEnv(env []string) []string {
 		return env
 	}
 	home := filepath.Join(l.tmp, "home")
-	os.MkdirAll(home, 0o700)
 	env = append(env, "HOME="+home, "TMPDIR="+l.tmp, "XDG_CACHE_HOME="+filepath.Join(l.tmp, "cache"), "GOTMPDIR="+l.tmp, "GOTOOLCHAIN=local")
 	for _, k := range toolcache.Kinds() {
 		env = append(env, k.Env+"="+l.cacheAt(k.Name))
@@ -178,6 +183,10 @@ func (l *live) cachesOver(upper func(kind string) string, held *toolcache.Held) 
 func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	store := l.r.Sandbox.Caches
 	if store == nil || l.spec.Scenario == nil || l.spec.SourceDir == "" || ws.Base == "" {
+		return
+	}
+	if err := l.makePrivate(); err != nil {
+		l.progress("  toolchain caches: not warmed: %v", err)
 		return
 	}
 	key := l.warmKey(ws)
@@ -297,18 +306,41 @@ func lookPath(name string, env []string) (string, error) {
 	return "", fs.ErrNotExist
 }
 
-// privateTemp makes a run's private temp folder under <data>/tmp, locked
+// makePrivate makes the run's private folder — its temp folder with the
+// commands' home in it, the upper folders of its caches beside it — as its
+// first confined command starts: most scripted cases run none, and pay
+// nothing for it.
+func (l *live) makePrivate() error {
+	l.privateOnce.Do(func() {
+		l.releasePrivate, l.privateErr = privateFolder(filepath.Dir(l.tmp))
+		if l.privateErr == nil {
+			l.privateErr = os.MkdirAll(filepath.Join(l.tmp, "home"), 0o700)
+		}
+		if l.privateErr != nil {
+			l.privateErr = fmt.Errorf("make the run's temp folder: %w", l.privateErr)
+		}
+	})
+	return l.privateErr
+}
+
+// privateRoot is the folder of runs' private folders: <data>/tmp, not
+// /tmp.
+func privateRoot(data string) string {
+	if data == "" {
+		return filepath.Join(os.TempDir(), "proctor-tmp")
+	}
+	return filepath.Join(data, "tmp")
+}
+
+// privateFolder makes a run's private folder dir (in privateRoot), locked
 // (an flock on the folder, which the kernel drops however the process
 // ends) while the run works; release removes it. The folders of runs that
 // no process works on any more — left by a proctor killed with -9 — are
 // removed first.
-func privateTemp(data string) (string, func(), error) {
-	root := filepath.Join(data, "tmp")
-	if data == "" {
-		root = filepath.Join(os.TempDir(), "proctor-tmp")
-	}
+func privateFolder(dir string) (release func(), err error) {
+	root := filepath.Dir(dir)
 	if err := os.MkdirAll(root, 0o700); err != nil {
-		return "", nil, fmt.Errorf("make the run's temp folder: %w", err)
+		return nil, err
 	}
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
@@ -322,16 +354,15 @@ func privateTemp(data string) (string, func(), error) {
 			l.Unlock()
 		}
 	}
-	dir, err := os.MkdirTemp(root, "run-*")
-	if err != nil {
-		return "", nil, fmt.Errorf("make the run's temp folder: %w", err)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
 	}
 	l, err := flock.TryLock(dir, false)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("the run's temp folder: %w", err)
+		return nil, err
 	}
-	return dir, func() { osfile.RemoveAll(dir); l.Unlock() }, nil
+	return func() { osfile.RemoveAll(dir); l.Unlock() }, nil
 }
 
 // scratch is the run's private folder — its temp folder and the upper

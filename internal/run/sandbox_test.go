@@ -25,7 +25,8 @@ func TestPrivateTempFoldersOfKilledRunsAreRemoved(t *testing.T) {
 	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	dir, release, err := privateTemp(data)
+	dir := filepath.Join(privateRoot(data), "run-20261207-080000-abcdef")
+	release, err := privateFolder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,10 +29,11 @@ type Confinement struct {
 	// Host keeps what of /etc every user may read, worked out once for many
 	// commands; nil works it out for this command.
 	Host *HostFiles
-	// Caches, when set, gives the command's toolchain caches as it starts
-	// (added to the policy's): a run takes its caches' layers at its first
-	// command, not when it builds a confinement it may never use.
-	Caches func() []Cache
+	// Start, when set, is called as the command starts: it makes what the
+	// run had no need of before its first command (its private folder) and
+	// gives the command's toolchain caches (added to the policy's). A run
+	// builds confinements it may never use.
+	Start func() ([]Cache, error)
 }
 
 // Command is a command proctor starts for a run, and the one way it starts
@@ -168,8 +169,12 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err 
 	if p.Etc.Dirs == nil && p.Etc.Files == nil {
 		p.Etc = c.Confine.Host.Etc()
 	}
-	if c.Confine.Caches != nil {
-		p.Caches = append(append([]Cache{}, p.Caches...), c.Confine.Caches()...)
+	if c.Confine.Start != nil {
+		caches, err := c.Confine.Start()
+		if err != nil {
+			return nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+		}
+		p.Caches = append(append([]Cache{}, p.Caches...), caches...)
 	}
 	for _, c := range p.Caches {
 		if err := c.check(); err != nil {
