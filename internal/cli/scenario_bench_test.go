@@ -13,9 +13,10 @@ import (
 // BenchmarkScenarioRunPack runs a suite of 10,000 one-turn scripted
 // scenarios the way a user does — `proctor scenario run --pack --parallel 2`,
 // a child process — and prints its wall time, its CPU time per case (user
-// and system) and peak RSS (targets: ≤1.5 ms of CPU per case, ≤200 MiB on
-// 2 cores; issue 27), beside the baseline measured in the same run: a tenth
-// of the cases without --pack, a folder per run.
+// and system) and peak RSS, then the same at 100,000 cases (--repeat 10;
+// targets: ≤2.5 ms of CPU per case, ≤200 MiB on 2 cores; issues 27 and 43),
+// beside the baseline measured in the same run: a tenth of the cases
+// without --pack, a folder per run.
 func BenchmarkScenarioRunPack(b *testing.B) {
 	n := 10000
 	if testing.Short() {
@@ -40,6 +41,13 @@ func BenchmarkScenarioRunPack(b *testing.B) {
 		b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB")
 		b.ReportMetric(baseRate, "folder-cases/s")
 		b.ReportMetric(rate/baseRate, "pack-vs-folders")
+		if !testing.Short() {
+			// 100,000 cases: the same suite ten times over, for memory that
+			// must stay flat (target ≤200 MiB).
+			_, rss100k, cpu100k := scenarioRunChild(b, "--pack", "--parallel", "2", "--repeat", "10", root)
+			b.ReportMetric(float64(rss100k)/1024, "peak-RSS-MiB-100k")
+			b.ReportMetric(float64(cpu100k.Microseconds())/1000/float64(10*n), "cpu-ms/case-100k")
+		}
 	}
 	b.ReportMetric(0, "ns/op")
 }
