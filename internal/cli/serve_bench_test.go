@@ -70,12 +70,21 @@ func BenchmarkServe(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// serve prints its address, then the address with its local secret.
 	rd := bufio.NewReader(out)
-	line, _ := rd.ReadString('\n')
+	var said string
+	var token []string
+	for range 5 {
+		line, err := rd.ReadString('\n')
+		said += line
+		if token = regexp.MustCompile(`token=([A-Za-z0-9_-]+)`).FindStringSubmatch(line); token != nil || err != nil {
+			break
+		}
+	}
 	go io.Copy(io.Discard, rd)
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(line)
-	if base == "" {
-		b.Fatalf("serve said %q", line)
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(said)
+	if base == "" || token == nil {
+		b.Fatalf("serve said %q", said)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second}
 	load := func(path string) (float64, int64) {
@@ -86,9 +95,16 @@ func BenchmarkServe(b *testing.B) {
 		for range 16 {
 			wg.Go(func() {
 				for next.Add(1) <= total && time.Since(t0) < 2*time.Minute {
-					resp, err := client.Get(base + path)
+					req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+					req.Header.Set("Authorization", "Bearer "+token[1]) // the local secret serve printed
+					resp, err := client.Do(req)
 					if err != nil {
 						b.Error(err)
+						return
+					}
+					if resp.StatusCode != http.StatusOK {
+						resp.Body.Close()
+						b.Errorf("GET %s: %s: the figures would be an error page's", path, resp.Status)
 						return
 					}
 					n, _ := io.Copy(io.Discard, resp.Body)
