@@ -152,7 +152,7 @@ func writeCalls(in Input) {
 // One runs a single check.
 func One(ctx context.Context, s Spec, in Input) bundle.CheckResult {
 	switch s.Kind {
-	case KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches:
+	case KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches, KindFileEquals:
 		return fileCheck(s, in)
 	case KindOnlyPathsChanged:
 		var outside []string
@@ -301,6 +301,9 @@ func fileCheck(s Spec, in Input) bundle.CheckResult {
 	if err != nil {
 		return broken(s, "%s: %v", s.Path, err)
 	}
+	if s.Kind == KindFileEquals {
+		return fileEquals(s, data)
+	}
 	if s.Kind == KindFileContains {
 		if i := bytes.Index(data, []byte(s.Text)); i >= 0 {
 			return held(s, true, "%s contains %q at line %d", s.Path, s.Text, bytes.Count(data[:i], []byte("\n"))+1)
@@ -311,6 +314,35 @@ func fileCheck(s Spec, in Input) bundle.CheckResult {
 		return held(s, true, "%s matches /%s/ at line %d", s.Path, s.Pattern, bytes.Count(data[:loc[0]], []byte("\n"))+1)
 	}
 	return held(s, false, "%s does not match /%s/", s.Path, s.Pattern)
+}
+
+// fileEquals judges a file of the workspace against its expected content,
+// read inside the scenario folder (a link out of it is not followed).
+func fileEquals(s Spec, data []byte) bundle.CheckResult {
+	root, err := os.OpenRoot(s.Dir)
+	if err != nil {
+		return broken(s, "%s: %v", s.Expected, err)
+	}
+	defer root.Close()
+	want, err := root.ReadFile(filepath.FromSlash(s.Expected))
+	if err != nil {
+		return broken(s, "%s: %v", s.Expected, err)
+	}
+	if bytes.Equal(data, want) {
+		return held(s, true, "%s is %s byte for byte (%d bytes)", s.Path, s.Expected, len(data))
+	}
+	got, exp := strings.Split(string(data), "\n"), strings.Split(string(want), "\n")
+	line := 0
+	for line < len(got) && line < len(exp) && got[line] == exp[line] {
+		line++
+	}
+	at := func(lines []string) string {
+		if line < len(lines) {
+			return fmt.Sprintf("%q", clip.Head(lines[line], 120))
+		}
+		return "the end of the file"
+	}
+	return held(s, false, "%s differs from %s at line %d: %s, want %s", s.Path, s.Expected, line+1, at(got), at(exp))
 }
 
 func runExecutable(ctx context.Context, s Spec, in Input) bundle.CheckResult {

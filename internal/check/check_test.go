@@ -168,3 +168,35 @@ func TestCallsFromEvents(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// file_equals holds when the workspace's file is the expected file byte for
+// byte, and says where they part; the expected file is read inside the
+// scenario folder only.
+func TestFileEquals(t *testing.T) {
+	in := input(t)
+	dir := t.TempDir()
+	money, _ := os.ReadFile(filepath.Join(in.Workspace, "money.go"))
+	os.MkdirAll(filepath.Join(dir, "expected"), 0o755)
+	os.WriteFile(filepath.Join(dir, "expected", "money.go"), money, 0o644)
+	os.WriteFile(filepath.Join(dir, "expected", "other.go"), []byte("package money\n\nimport \"fmt\"\n"), 0o644)
+	os.WriteFile(filepath.Join(t.TempDir(), "outside.go"), money, 0o644)
+	os.Symlink(filepath.Join(in.Workspace, "money.go"), filepath.Join(dir, "expected", "escape.go"))
+	for _, tc := range []struct {
+		name, path, expected string
+		passed, broken       bool
+		detail               string
+	}{
+		{"equal", "money.go", "expected/money.go", true, false, "byte for byte"},
+		{"differs", "money.go", "expected/other.go", false, false, `differs from expected/other.go at line 3: "import \"math\"", want "import \"fmt\""`},
+		{"missing in the workspace", "nope.go", "expected/money.go", false, false, "nope.go does not exist"},
+		{"missing expected file", "money.go", "expected/nope.go", false, true, "expected/nope.go"},
+		{"expected through a link out of the scenario", "money.go", "expected/escape.go", false, true, "expected/escape.go"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := check.One(context.Background(), check.Spec{Name: "eq", Kind: check.KindFileEquals, Path: tc.path, Expected: tc.expected, Dir: dir}, in)
+			if r.Passed != tc.passed || r.Broken != tc.broken || !strings.Contains(r.Detail, tc.detail) {
+				t.Fatalf("%+v, want passed %v broken %v detail %q", r, tc.passed, tc.broken, tc.detail)
+			}
+		})
+	}
+}

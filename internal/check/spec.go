@@ -18,6 +18,7 @@ const (
 	KindFileAbsent        = "file_absent"
 	KindFileContains      = "file_contains"
 	KindFileMatches       = "file_matches"
+	KindFileEquals        = "file_equals"
 	KindOnlyPathsChanged  = "only_paths_changed"
 	KindFinalMessage      = "final_message_contains"
 	KindToolCalled        = "tool_called"
@@ -30,7 +31,7 @@ const (
 
 // Kinds lists the declarative kinds.
 func Kinds() []string {
-	return []string{KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches, KindOnlyPathsChanged,
+	return []string{KindFileExists, KindFileAbsent, KindFileContains, KindFileMatches, KindFileEquals, KindOnlyPathsChanged,
 		KindFinalMessage, KindToolCalled, KindToolNotCalled, KindAsked, KindCommand, KindBudgetNotExceeded}
 }
 
@@ -54,6 +55,10 @@ type Spec struct {
 	Path    string         // file_*: the file, relative to the workspace
 	Text    string         // file_contains, final_message_contains, asked (optional)
 	Pattern *regexp.Regexp // file_matches
+	// Expected: file_equals: the file the workspace's must equal byte for
+	// byte, relative to Dir (the scenario folder: expected/<path>, as
+	// `proctor scenario from` writes it).
+	Expected, Dir string
 	Paths   []string       // only_paths_changed: globs (** matches across folders)
 	Tool    string         // tool_called, tool_not_called
 	Args    *regexp.Regexp // tool_called, tool_not_called: matched against the call's arguments

@@ -34,12 +34,14 @@ func runScenario(ctx context.Context, env Env, args []string) error {
   prove PATH…         check that scenarios are sound before anyone trusts them
   list PATH…          list the scenarios found under each PATH
   new NAME [--in DIR] scaffold a new, valid scenario
+  from RUN_ID --out DIR [--max-bytes N]
+                      make a regression scenario of a recorded run
 
 The scenario format is described in docs/scenarios.md.
 Exit codes of run: 0 all passed; 1 any failed; 2 a setup error or any broken check.
 `)
 		if len(args) == 0 {
-			return usagef("scenario", "name a verb: run, prove, list or new")
+			return usagef("scenario", "name a verb: run, prove, list, new or from")
 		}
 		return nil
 	}
@@ -52,8 +54,10 @@ Exit codes of run: 0 all passed; 1 any failed; 2 a setup error or any broken che
 		return scenarioList(env, args[1:])
 	case "new":
 		return scenarioNew(env, args[1:])
+	case "from":
+		return scenarioFrom(ctx, env, args[1:])
 	}
-	return usagef("scenario", "unknown verb %q; want run, prove, list or new", args[0])
+	return usagef("scenario", "unknown verb %q; want run, prove, list, new or from", args[0])
 }
 
 // withAnyTag is the scenarios with one of tags (all of them for no tags).
@@ -324,9 +328,13 @@ func scenarioList(env Env, args []string) error {
 	}
 	scenarios, problems := scenario.Discover(fs.Args()...)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tTURNS\tCHECKS\tREPEAT\tTAGS\tDESCRIPTION")
+	fmt.Fprintln(tw, "SCENARIO\tTURNS\tCHECKS\tREPEAT\tTAGS\tMADE FROM\tDESCRIPTION")
 	for _, s := range scenarios {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, len(s.Turns), len(s.Checks), s.Repeat, strings.Join(s.Tags, ","), bundle.Line(s.Description, 60))
+		from := s.MadeFrom
+		if from == "" {
+			from = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", s.ID, len(s.Turns), len(s.Checks), s.Repeat, strings.Join(s.Tags, ","), from, bundle.Line(s.Description, 60))
 	}
 	tw.Flush()
 	for _, p := range problems {

@@ -103,3 +103,16 @@ func TestFragmentsOfAKeyAreRedacted(t *testing.T) {
 		t.Errorf("Bytes: %q", got)
 	}
 }
+
+func TestSecretFile(t *testing.T) {
+	for path, want := range map[string]bool{
+		".env": true, "app/.env.production": true, ".env.example": false, "config/.env.sample": false,
+		"deploy/id_rsa": true, "id_ed25519.pub": false, "certs/server.pem": true, "tls/server.key": true, "keys.p12": true,
+		"secrets.yaml": true, "gcp/credentials.json": true, ".npmrc": true, ".netrc": true, "terraform.tfstate": true,
+		"main.go": false, "go/token/token.go": false, "keyboard.go": false, "README.md": false, "docs/secrets.md.template": false,
+	} {
+		if got := redact.SecretFile(path); got != want {
+			t.Errorf("SecretFile(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

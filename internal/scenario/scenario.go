@@ -57,6 +57,7 @@ type Scenario struct {
 	Source      *source.Git       // a git repository at a ref or commit instead of fixture/
 	Checks      []check.Spec      // declarative checks, then checks/<name> executables
 	Repeat      int
+	MadeFrom    string // the run it was made from (proctor scenario from), "" for one written by hand
 }
 
 // Budgets limit a scenario run as a whole; Bounds limit each agent turn.
@@ -107,12 +108,12 @@ type Model struct {
 }
 
 var (
-	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "agent", "sandbox", "env", "pass_env", "context", "git", "source", "checks", "repeat"}
+	topFields      = []string{"id", "description", "tags", "task", "turns", "criteria", "out_of_scope", "budgets", "approvals", "yield_reply", "continue_message", "model", "agent", "sandbox", "env", "pass_env", "context", "git", "source", "checks", "repeat", "made_from"}
 	budgetFields   = append([]string{"max_messages", "max_yield_replies", "max_continues"}, bounds.Keys()...) // wall_clock_s is a bound
 	approvalFields = []string{"default", "rules", "max_decisions"}
 	ruleFields     = []string{"tool", "args", "decision"}
 	modelFields    = []string{"script", "profile"}
-	checkFields    = []string{"name", "kind", "path", "text", "pattern", "paths", "tool", "args", "succeeded", "command", "timeout_s"}
+	checkFields    = []string{"name", "kind", "path", "text", "pattern", "paths", "tool", "args", "succeeded", "command", "timeout_s", "expected"}
 	secretName     = regexp.MustCompile(`(?i)(token|password|passwd|api_?key|secret)`)
 )
 
@@ -221,9 +222,13 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 		case "source":
 			s.Source = d.source(v, dir)
 		case "checks":
-			d.checks(v, s)
+			d.checks(v, s, dir)
 		case "repeat":
 			s.Repeat = d.PosInt(v, key)
+		case "made_from":
+			if s.MadeFrom = d.Str(v, key); !bundle.ValidID(s.MadeFrom) {
+				d.Add(v, key, "%q is not a run id", s.MadeFrom)
+			}
 		}
 	})
 	switch {
@@ -354,7 +359,7 @@ func (d *decoder) env(n *yaml.Node, s *Scenario) {
 	}
 }
 
-func (d *decoder) checks(n *yaml.Node, s *Scenario) {
+func (d *decoder) checks(n *yaml.Node, s *Scenario, dir string) {
 	if n.Kind != yaml.SequenceNode {
 		d.Add(n, "checks", "want a list of checks")
 		return
@@ -400,6 +405,11 @@ func (d *decoder) checks(n *yaml.Node, s *Scenario) {
 				}
 			case "command":
 				c.Command = d.Str(v, f)
+			case "expected":
+				c.Expected, c.Dir = d.Str(v, f), dir
+				if !filepath.IsLocal(c.Expected) {
+					d.Add(v, f, "%q must be a file inside the scenario folder", c.Expected)
+				}
 			case "timeout_s":
 				timeout = d.PosInt(v, f)
 			}
@@ -435,6 +445,8 @@ func requiredFields(kind string) []string {
 		return []string{"path", "text"}
 	case check.KindFileMatches:
 		return []string{"path", "pattern"}
+	case check.KindFileEquals:
+		return []string{"path", "expected"}
 	case check.KindOnlyPathsChanged:
 		return []string{"paths"}
 	case check.KindFinalMessage:
@@ -462,6 +474,8 @@ func hasField(c check.Spec, field string) bool {
 		return c.Tool != ""
 	case "command":
 		return c.Command != ""
+	case "expected":
+		return c.Expected != ""
 	}
 	return false
 }
@@ -521,6 +535,13 @@ func Load(dir string) (*Scenario, error) {
 		p := filepath.Join(dir, s.Model.Script)
 		if _, err := os.Stat(p); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: model.script: %s is missing", file, p))
+		}
+	}
+	for _, c := range s.Checks {
+		if c.Kind == check.KindFileEquals && c.Expected != "" {
+			if _, err := readInside(dir, c.Expected); err != nil {
+				problems = append(problems, fmt.Sprintf("%s:%d: checks: %s: expected: %s: %v", file, c.Line, c.Name, c.Expected, err))
+			}
 		}
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, ChecksDir))

@@ -207,6 +207,27 @@ func (w *Workspace) BaseEntries(ctx context.Context, paths []string) (map[string
 	return out, nil
 }
 
+// Tree lists every file of commit (links and submodules too), by slash
+// path. Nothing of the tree's own (its .gitattributes) is obeyed: files are
+// read with Show, blob by blob.
+func (w *Workspace) Tree(ctx context.Context, commit string) (map[string]TreeEntry, error) {
+	list, err := w.git(ctx, "ls-tree", "-r", "-z", "--full-tree", commit)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]TreeEntry{}
+	for _, entry := range strings.Split(list, "\x00") {
+		meta, path, ok := strings.Cut(entry, "\t")
+		if !ok {
+			continue
+		}
+		if fields := strings.Fields(meta); len(fields) == 3 {
+			out[path] = TreeEntry{Mode: fields[0], Blob: fields[2]}
+		}
+	}
+	return out, nil
+}
+
 // copyInto copies the folder src to dir, which must not exist yet. When
 // manifest is not nil, it gets the content hash of every regular file
 // copied, as hashTree(dir) would give it.

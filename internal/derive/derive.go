@@ -1,0 +1,716 @@
+// Package derive makes a regression scenario from a recorded run: the
+// run's source at its base commit as the fixture (or its git source, pinned
+// to the commit), its task, criteria, bounds and approvals as scenario.yaml,
+// its model's recorded replies as a model script (each tool call written as
+// an intent where it is one, so that the script plays under any agent),
+// and checks from what it did: its own check commands, the paths it
+// changed, and each changed file as the reviewer applied it, compared byte
+// for byte (file_equals). The folder is one `proctor scenario run` takes as
+// it is.
+//
+// Everything read from the bundle is hostile input: paths stay inside the
+// folder made, files that look secret are left out and listed, every text
+// written is redacted, and the folder appears whole or not at all.
+package derive
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/proctor-dev/proctor/internal/bounds"
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/intent"
+	"github.com/proctor-dev/proctor/internal/model"
+	"github.com/proctor-dev/proctor/internal/osfile"
+	"github.com/proctor-dev/proctor/internal/patch"
+	"github.com/proctor-dev/proctor/internal/redact"
+	"github.com/proctor-dev/proctor/internal/scenario"
+	"github.com/proctor-dev/proctor/internal/workspace"
+)
+
+// DefaultMaxBytes bounds a fixture's files together.
+const DefaultMaxBytes = 50 << 20
+
+// ExpectedDir is the folder of a derived scenario holding each changed
+// file as the reviewer applied it.
+const ExpectedDir = "expected"
+
+// Options say how a scenario is made.
+type Options struct {
+	MaxBytes int64            // the fixture's files together; 0: DefaultMaxBytes
+	Redact   *redact.Redactor // applied to every text written; nil: none beyond the bundle's own
+	Tools    intent.Table     // the tools intents are recognised among (the run's agent's, then all)
+}
+
+// Made is what was made.
+type Made struct {
+	Dir      string
+	ID       string
+	LeftOut  []string // fixture files left out because they look secret, or hold a secret
+	Notes    []string // what a person should know (a rejected diff: no content checks)
+	Steps    int      // model script steps
+	Checks   int
+	Turns    int
+	FromRun  string
+	Fixture  int // files in the fixture
+	Expected int // files compared byte for byte
+}
+
+// FromRun makes the scenario folder out from the run bundle in runDir. out
+// must not exist; its name is the scenario's id. Nothing is left at out
+// when an error is returned.
+func FromRun(ctx context.Context, runDir, out string, opt Options) (*Made, error) {
+	b, err := bundle.ReadRun(runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	rc := b.Receipt
+	id := filepath.Base(out)
+	if !bundle.ValidID(id) {
+		return nil, fmt.Errorf("scenario folder %s: its name %q is the scenario's id: use letters, digits, '.', '_' and '-'", out, id)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return nil, fmt.Errorf("scenario folder %s already exists: name a new folder", out)
+	}
+	if rc.Source.CommitSHA == "" {
+		return nil, fmt.Errorf("run %s has no base commit (a workspace without git, or a run that failed before its workspace was made): a scenario needs the files it started from", rc.RunID)
+	}
+	ws := workspace.Open(filepath.Join(runDir, "workspace"), rc.Source.CommitSHA)
+	if !ws.HasCommit(ctx, rc.Source.CommitSHA) {
+		return nil, fmt.Errorf("run %s: its repository %s does not hold the base commit %s", rc.RunID, workspace.GitDir(ws.Dir), rc.Source.CommitSHA)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, fmt.Errorf("make scenario %s: %w", out, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+id+".making-")
+	if err != nil {
+		return nil, fmt.Errorf("make scenario %s: %w", out, err)
+	}
+	defer osfile.RemoveAll(tmp)
+	m := &Made{Dir: out, ID: id, FromRun: rc.RunID}
+	d := &deriver{ctx: ctx, runDir: runDir, rc: rc, ws: ws, dir: tmp, opt: opt, made: m}
+	if d.opt.MaxBytes <= 0 {
+		d.opt.MaxBytes = DefaultMaxBytes
+	}
+	if err := d.make(); err != nil {
+		return nil, fmt.Errorf("make a scenario of run %s: %w", rc.RunID, err)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return nil, fmt.Errorf("make scenario %s: %w", out, err)
+	}
+	osfile.SyncDir(filepath.Dir(out))
+	return m, nil
+}
+
+type deriver struct {
+	ctx     context.Context
+	runDir  string
+	rc      bundle.Receipt
+	ws      *workspace.Workspace
+	dir     string
+	opt     Options
+	made    *Made
+	turns   []string          // the person's messages, the task first
+	answers []string          // answers to the agent's questions
+	base    map[string][]byte // the base commit's files, by slash path (those kept in the fixture and the changed ones)
+}
+
+func (d *deriver) redact(s string) string {
+	if d.opt.Redact == nil {
+		return s
+	}
+	return d.opt.Redact.String(s)
+}
+
+func (d *deriver) make() error {
+	if err := d.fixture(); err != nil {
+		return err
+	}
+	checks, err := d.checks()
+	if err != nil {
+		return err
+	}
+	steps, err := d.script()
+	if err != nil {
+		return err
+	}
+	approvals, err := d.approvals()
+	if err != nil {
+		return err
+	}
+	return d.scenarioFile(checks, steps, approvals)
+}
+
+// fixture writes the base commit's files into fixture/ — for a git source
+// none: the scenario names the repository and commit — leaving out files
+// that look secret (and listing them).
+func (d *deriver) fixture() error {
+	entries, err := d.ws.Tree(d.ctx, d.rc.Source.CommitSHA)
+	if err != nil {
+		return err
+	}
+	paths := make([]string, 0, len(entries))
+	for p := range entries {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	d.base = map[string][]byte{}
+	var total int64
+	git := d.rc.Source.Kind == bundle.SourceGit
+	if !git {
+		if err := os.Mkdir(filepath.Join(d.dir, scenario.Fixture), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		e := entries[p]
+		if !filepath.IsLocal(filepath.FromSlash(p)) {
+			return fmt.Errorf("the base commit names %q, a path outside the fixture", p)
+		}
+		if redact.SecretFile(p) {
+			d.made.LeftOut = append(d.made.LeftOut, p+" (looks like a secret)")
+			continue
+		}
+		switch e.Mode {
+		case "100644", "100755", "120000":
+		default:
+			d.made.LeftOut = append(d.made.LeftOut, fmt.Sprintf("%s (mode %s: not a file or a link)", p, e.Mode))
+			continue
+		}
+		data, err := d.ws.Show(d.ctx, d.rc.Source.CommitSHA, p)
+		if err != nil {
+			return err
+		}
+		if total += int64(len(data)); total > d.opt.MaxBytes {
+			return fmt.Errorf("the fixture is over %d bytes at %s: pass a larger --max-bytes, or make the scenario by hand from a smaller source", d.opt.MaxBytes, p)
+		}
+		if d.opt.Redact != nil && d.opt.Redact.String(string(data)) != string(data) {
+			d.made.LeftOut = append(d.made.LeftOut, p+" (holds a secret of the environment)")
+			continue
+		}
+		d.base[p] = data
+		if git {
+			continue
+		}
+		target := filepath.Join(d.dir, scenario.Fixture, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if e.Mode == "120000" {
+			if err := os.Symlink(string(data), target); err != nil {
+				return err
+			}
+		} else if err := os.WriteFile(target, data, map[string]os.FileMode{"100755": 0o755}[e.Mode]|0o644); err != nil {
+			return err
+		}
+		d.made.Fixture++
+	}
+	return nil
+}
+
+// checkYAML is a check as scenario.yaml writes it.
+type checkYAML struct {
+	Name     string   `yaml:"name,omitempty"`
+	Kind     string   `yaml:"kind"`
+	Path     string   `yaml:"path,omitempty"`
+	Expected string   `yaml:"expected,omitempty"`
+	Paths    []string `yaml:"paths,omitempty"`
+	Command  string   `yaml:"command,omitempty"`
+	Timeout  int      `yaml:"timeout_s,omitempty"`
+}
+
+// checks are the run's own check commands, the paths it changed, and each
+// changed file as the reviewer applied it (expected/<path>), or absent.
+func (d *deriver) checks() ([]checkYAML, error) {
+	var out []checkYAML
+	if v := d.rc.Verify; v != nil {
+		for _, c := range v.Checks {
+			if c.Phase == "verify" && c.Name != "" {
+				out = append(out, checkYAML{Kind: check.KindCommand, Command: d.redact(c.Name)})
+			}
+		}
+	}
+	// A scenario's run: the scenario's own check commands, when its folder
+	// is still there to read them from.
+	if sc := d.rc.Scenario; sc != nil && sc.Path != "" {
+		if s, err := scenario.Load(sc.Path); err == nil {
+			for _, c := range s.Checks {
+				if c.Kind == check.KindCommand {
+					out = append(out, checkYAML{Name: c.Name, Kind: check.KindCommand, Command: d.redact(c.Command), Timeout: int(c.Timeout.Seconds())})
+				}
+			}
+		} else {
+			d.made.Notes = append(d.made.Notes, fmt.Sprintf("the run's scenario %s could not be read for its check commands: %v", sc.Path, err))
+		}
+	}
+	diff, changed, err := d.appliedDiff()
+	if err != nil {
+		return nil, err
+	}
+	if changed == nil {
+		d.made.Checks = len(out)
+		return out, nil
+	}
+	if len(changed) > 0 {
+		out = append(out, checkYAML{Name: "only-the-changed-paths", Kind: check.KindOnlyPathsChanged, Paths: globQuote(changed)})
+	}
+	after, err := d.apply(diff, changed)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range changed {
+		data, exists := after[p]
+		name := fmt.Sprintf("as-applied-%d", i+1)
+		switch {
+		case !exists:
+			out = append(out, checkYAML{Name: name, Kind: check.KindFileAbsent, Path: p})
+		case d.opt.Redact != nil && d.opt.Redact.String(string(data)) != string(data):
+			d.made.LeftOut = append(d.made.LeftOut, ExpectedDir+"/"+p+" (holds a secret of the environment: no content check)")
+		default:
+			target := filepath.Join(d.dir, ExpectedDir, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(target, data, 0o644); err != nil {
+				return nil, err
+			}
+			out = append(out, checkYAML{Name: name, Kind: check.KindFileEquals, Path: p, Expected: ExpectedDir + "/" + p})
+			d.made.Expected++
+		}
+	}
+	d.made.Checks = len(out)
+	return out, nil
+}
+
+// appliedDiff is the run's change as its reviewer applied it: the whole
+// diff, or the parts accepted with their edits; changed are the paths it
+// writes. A rejected diff gives no change to check (changed nil).
+func (d *deriver) appliedDiff() (diff string, changed []string, err error) {
+	raw, err := bundle.ReadFile(d.runDir, bundle.DiffFile, bundle.DefaultLimits().MaxTextBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", []string{}, nil // no change: only_paths_changed with nothing would refuse every change
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("read its diff: %w", err)
+	}
+	diff = string(raw)
+	rv := d.rc.Review
+	switch {
+	case rv != nil && !rv.Approved:
+		d.made.Notes = append(d.made.Notes, "the reviewer rejected the run's diff: the scenario checks no file's content; add checks for the change you wanted")
+		return "", nil, nil
+	case rv != nil && len(rv.AppliedParts) > 0:
+		sel, err := patch.Select(diff, choices(diff, rv))
+		if err != nil {
+			return "", nil, fmt.Errorf("the parts the reviewer applied: %w", err)
+		}
+		return sel.Diff, sel.Changed, nil
+	}
+	files, err := patch.Parse(diff)
+	if err != nil {
+		return "", nil, fmt.Errorf("read its diff: %w", err)
+	}
+	return diff, patch.Paths(files), nil
+}
+
+// choices are a part-by-part review as patch.Select takes it: the parts
+// applied, with the reviewer's edits.
+func choices(diff string, rv *bundle.Review) []patch.Choice {
+	files, _ := patch.Parse(diff)
+	index := map[string]int{}
+	for i, f := range files {
+		index[f.Path()] = i
+	}
+	var out []patch.Choice
+	for _, p := range rv.AppliedParts {
+		i, ok := index[p.Path]
+		if !ok {
+			continue
+		}
+		c := patch.Choice{File: i, Hunk: p.Hunk - 1, Accept: true}
+		if p.Hunk == 0 {
+			c.Hunk = patch.Whole
+		}
+		for _, e := range rv.Edits {
+			if e.Path == p.Path && e.Hunk == p.Hunk {
+				text := e.Applied
+				c.Edit = &text
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// apply is the changed files after diff is applied to the base, by path;
+// a file the diff deletes is absent.
+func (d *deriver) apply(diff string, changed []string) (map[string][]byte, error) {
+	tmp, err := os.MkdirTemp("", "proctor-derive-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	for _, p := range changed {
+		data, ok := d.base[p]
+		if !ok {
+			continue
+		}
+		target := filepath.Join(tmp, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if err := workspace.ApplyPatch(d.ctx, tmp, diff); err != nil {
+		return nil, fmt.Errorf("apply its diff to the base commit: %w", err)
+	}
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	out := map[string][]byte{}
+	for _, p := range changed {
+		data, err := root.ReadFile(filepath.FromSlash(p))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("%s after the diff: %w", p, err)
+		default:
+			out[p] = data
+		}
+	}
+	return out, nil
+}
+
+// globQuote makes paths globs that match only themselves.
+func globQuote(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(p)
+	}
+	return out
+}
+
+// callYAML is a tool call as a model script writes it: an intent, or a
+// tool's name and arguments.
+type callYAML map[string]any
+
+type stepYAML struct {
+	Expect map[string]string `yaml:"expect,omitempty"`
+	Reply  replyYAML         `yaml:"reply"`
+}
+
+type replyYAML struct {
+	Content   string     `yaml:"content,omitempty"`
+	ToolCalls []callYAML `yaml:"tool_calls,omitempty"`
+}
+
+// script is the run's recorded replies, one step each, in order: each
+// tool call an intent where it is one, expecting only who spoke last.
+func (d *deriver) script() ([]stepYAML, error) {
+	xs, probs, err := bundle.ReadExchanges(d.runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, fmt.Errorf("read its exchanges: %w", err)
+	}
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("read its exchanges: %v", probs)
+	}
+	wsDir := filepath.Join(d.runDir, "workspace")
+	var steps []stepYAML
+	var longest []model.Message
+	for _, x := range xs {
+		if len(x.Response) == 0 || x.Error != "" || !x.ModelCall() {
+			continue
+		}
+		_, req, err := model.DecodeAnyRequest(x.API, x.Request)
+		if err != nil {
+			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
+		}
+		resp, err := model.DecodeReply(x.API, x.Response)
+		if err != nil {
+			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
+		}
+		if len(req.Messages) > len(longest) {
+			longest = req.Messages
+		}
+		st := stepYAML{Reply: replyYAML{Content: d.redact(resp.Message.Content)}}
+		if n := len(req.Messages); n > 0 && (req.Messages[n-1].Role == model.RoleUser || req.Messages[n-1].Role == model.RoleTool) {
+			st.Expect = map[string]string{"last_role": req.Messages[n-1].Role}
+		}
+		for _, c := range resp.Message.ToolCalls {
+			st.Reply.ToolCalls = append(st.Reply.ToolCalls, d.call(c, wsDir))
+		}
+		steps = append(steps, st)
+	}
+	if len(steps) == 0 {
+		return nil, errors.New("the run has no answered model call: a scenario needs its model's replies")
+	}
+	d.made.Steps = len(steps)
+	d.conversation(longest)
+	return steps, nil
+}
+
+// conversation reads the person's side of the run from its fullest
+// request: the first user message is the task, an answer to a question the
+// agent asked is a yield reply, and every other user message is a turn.
+func (d *deriver) conversation(msgs []model.Message) {
+	asked := false
+	for _, m := range msgs {
+		switch m.Role {
+		case model.RoleAssistant:
+			asked = false
+			for _, c := range m.ToolCalls {
+				if in, ok := d.opt.Tools.Of(c.Name, c.Arguments); ok && in.Kind == intent.Ask {
+					asked = true
+				}
+			}
+		case model.RoleUser:
+			text := d.redact(m.Content)
+			switch {
+			case len(d.turns) == 0:
+				d.turns = append(d.turns, text)
+			case asked:
+				d.answers = append(d.answers, text)
+			default:
+				d.turns = append(d.turns, text)
+			}
+			asked = false
+		}
+	}
+}
+
+// call writes a recorded tool call as an intent when it is one (its path
+// made relative to the workspace), else as the tool's own call.
+func (d *deriver) call(c model.ToolCall, wsDir string) callYAML {
+	in, ok := d.opt.Tools.Of(c.Name, c.Arguments)
+	rel := func(p string) (string, bool) {
+		if filepath.IsAbs(p) {
+			r, err := filepath.Rel(wsDir, p)
+			if err != nil || !filepath.IsLocal(r) {
+				return "", false
+			}
+			p = filepath.ToSlash(r)
+		}
+		return p, filepath.IsLocal(filepath.FromSlash(p))
+	}
+	if ok {
+		switch in.Kind {
+		case intent.Run:
+			return callYAML{intent.Run: d.redact(in.Command)}
+		case intent.Ask:
+			return callYAML{intent.Ask: d.redact(in.Question)}
+		case intent.Read:
+			if p, ok := rel(in.Path); ok {
+				return callYAML{intent.Read: p}
+			}
+		case intent.Write:
+			if p, ok := rel(in.Path); ok {
+				return callYAML{intent.Write: map[string]string{"path": p, "content": d.redact(in.Content)}}
+			}
+		case intent.Edit:
+			if p, ok := rel(in.Path); ok {
+				return callYAML{intent.Edit: map[string]string{"path": p, "old": d.redact(in.Old), "new": d.redact(in.New)}}
+			}
+		}
+	}
+	var args any = d.redact(c.Arguments)
+	var parsed map[string]any
+	if json.Unmarshal([]byte(c.Arguments), &parsed) == nil {
+		raw, _ := json.Marshal(parsed)
+		args = json.RawMessage(d.redact(string(raw)))
+		var back map[string]any
+		if json.Unmarshal(args.(json.RawMessage), &back) == nil {
+			args = back
+		}
+	}
+	return callYAML{"name": c.Name, "arguments": args}
+}
+
+// ruleYAML is an approval rule as scenario.yaml writes it.
+type ruleYAML struct {
+	Tool     string `yaml:"tool"`
+	Args     string `yaml:"args"`
+	Decision string `yaml:"decision"`
+}
+
+// approvals are the run's decisions on gated calls: each approved call a
+// rule that approves exactly it; everything else is denied.
+func (d *deriver) approvals() ([]ruleYAML, error) {
+	events, _, err := bundle.ReadEvents(d.runDir, bundle.DefaultLimits())
+	if err != nil {
+		return nil, fmt.Errorf("read its events: %w", err)
+	}
+	asked := map[string]bundle.ApprovalRequestedEvent{}
+	var rules []ruleYAML
+	seen := map[string]bool{}
+	for _, e := range events {
+		switch e.Type {
+		case bundle.EventApprovalRequested:
+			var r bundle.ApprovalRequestedEvent
+			if json.Unmarshal(e.Data, &r) == nil {
+				asked[r.ID] = r
+			}
+		case bundle.EventApprovalDecided:
+			var dec bundle.ApprovalDecidedEvent
+			if json.Unmarshal(e.Data, &dec) != nil || !dec.Approved {
+				continue
+			}
+			r, ok := asked[dec.ID]
+			if !ok {
+				continue
+			}
+			what := string(r.Args)
+			if in, ok := d.opt.Tools.Of(r.Tool, string(r.Args)); ok && in.Kind == intent.Run {
+				what = in.Command
+			}
+			rule := ruleYAML{Tool: r.Tool, Args: "^" + regexp.QuoteMeta(d.redact(what)) + "$", Decision: string(scenario.Approve)}
+			if key := rule.Tool + "\x00" + rule.Args; !seen[key] {
+				seen[key] = true
+				rules = append(rules, rule)
+			}
+		}
+	}
+	return rules, nil
+}
+
+// scenarioFile writes scenario.yaml and model.yaml, and reads the folder
+// back as `scenario run` will: a folder it would refuse is not made.
+func (d *deriver) scenarioFile(checks []checkYAML, steps []stepYAML, rules []ruleYAML) error {
+	rc := d.rc
+	doc := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(key string, v any) {
+		var n yaml.Node
+		if err := n.Encode(v); err != nil {
+			panic(err) // only the plain values below
+		}
+		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &n)
+	}
+	add("id", d.made.ID)
+	add("description", fmt.Sprintf("Made from run %s (%s, model %s) by proctor scenario from.", rc.RunID, agentName(rc), rc.Model.Name))
+	add("made_from", rc.RunID)
+	turns := d.turns
+	if len(turns) == 0 {
+		turns = []string{d.redact(rc.Task)}
+	}
+	if len(turns) == 1 {
+		add("task", turns[0])
+	} else {
+		add("turns", turns)
+	}
+	d.made.Turns = len(turns)
+	if len(d.answers) > 0 {
+		add("yield_reply", d.answers[0])
+		for _, a := range d.answers[1:] {
+			if a != d.answers[0] {
+				d.made.Notes = append(d.made.Notes, "the agent's questions got different answers; a scenario answers every question with its one yield_reply (the first)")
+				break
+			}
+		}
+	}
+	if len(rc.Criteria) > 0 {
+		add("criteria", redactAll(d, rc.Criteria))
+	}
+	if len(rc.OutOfScope) > 0 {
+		add("out_of_scope", redactAll(d, rc.OutOfScope))
+	}
+	b := budgets(rc.Bounds)
+	if len(d.answers) > 0 {
+		b["max_yield_replies"] = len(d.answers)
+	}
+	if len(b) > 0 {
+		add("budgets", b)
+	}
+	approvals := map[string]any{"default": string(scenario.Deny)}
+	if len(rules) > 0 {
+		approvals["rules"] = rules
+	}
+	add("approvals", approvals)
+	if rc.Source.Kind == bundle.SourceGit {
+		add("source", map[string]string{"repo": rc.Source.Repository, "commit": rc.Source.CommitSHA})
+	}
+	if rc.Sandbox != "" {
+		add("sandbox", rc.Sandbox)
+	}
+	if len(checks) == 0 {
+		checks = append(checks, checkYAML{Kind: check.KindBudgetNotExceeded})
+	}
+	add("checks", checks)
+	if err := writeYAML(filepath.Join(d.dir, scenario.File), "# Made by proctor scenario from "+rc.RunID+"; edit it as any scenario.\n", doc); err != nil {
+		return err
+	}
+	script := map[string]any{"name": "replies of run " + rc.RunID, "steps": steps}
+	if err := writeYAML(filepath.Join(d.dir, scenario.ModelFile), "# The recorded replies of run "+rc.RunID+", each tool call an intent where it is one.\n", script); err != nil {
+		return err
+	}
+	if _, err := scenario.Load(d.dir); err != nil && !strings.Contains(err.Error(), "does not match its folder name") {
+		return fmt.Errorf("the scenario made does not load: %w", err)
+	}
+	return nil
+}
+
+func redactAll(d *deriver, in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = d.redact(s)
+	}
+	return out
+}
+
+// budgets are the run's bounds as scenario.yaml's budgets: those not at
+// their defaults.
+func budgets(b bundle.Bounds) map[string]any {
+	values := func(b bundle.Bounds) map[string]any {
+		raw, _ := json.Marshal(b)
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.UseNumber()
+		var m map[string]any
+		dec.Decode(&m)
+		return m
+	}
+	defaults := values(bounds.Defaults())
+	out := map[string]any{}
+	for k, v := range values(b) {
+		n, ok := v.(json.Number)
+		if !ok || n.String() == "0" || (defaults[k] != nil && defaults[k].(json.Number) == n) {
+			continue
+		}
+		if i, err := n.Int64(); err == nil {
+			out[k] = i
+		} else if f, err := n.Float64(); err == nil {
+			out[k] = f
+		}
+	}
+	return out
+}
+
+func agentName(rc bundle.Receipt) string {
+	if rc.Agent == nil || rc.Agent.Name == "" {
+		return "proctor's own agent"
+	}
+	return "agent " + rc.Agent.Name
+}
+
+func writeYAML(path, header string, v any) error {
+	var buf strings.Builder
+	buf.WriteString(header)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return os.WriteFile(path, []byte(buf.String()), 0o644)
+}
