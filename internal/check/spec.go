@@ -59,9 +59,9 @@ type Spec struct {
 	// byte, relative to Dir (the scenario folder: expected/<path>, as
 	// `proctor scenario from` writes it).
 	Expected, Dir string
-	Paths   []string       // only_paths_changed: globs (** matches across folders)
-	Tool    string         // tool_called, tool_not_called
-	Args    *regexp.Regexp // tool_called, tool_not_called: matched against the call's arguments
+	Paths         []string       // only_paths_changed: globs (** matches across folders)
+	Tool          string         // tool_called, tool_not_called
+	Args          *regexp.Regexp // tool_called, tool_not_called: matched against the call's arguments
 	// Succeeded: tool_called, tool_not_called: which calls count, by how
 	// they went (Call.Succeeded); "" is the kind's default: tool_called
 	// counts the calls that succeeded, tool_not_called every call.

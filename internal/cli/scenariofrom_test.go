@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/gate"
+	"github.com/proctor-dev/proctor/internal/patch"
+)
+
+// runsIn are the run ids of a data folder.
+func runsIn(t *testing.T, data string) []string {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Join(data, "runs"))
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// newRun is the one run of after that is not in before.
+func newRun(t *testing.T, before, after []string) string {
+	t.Helper()
+	var found []string
+	for _, r := range after {
+		if !strings.Contains(strings.Join(before, " "), r) {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one new run, got %v", found)
+	}
+	return found[0]
+}
+
+// Every example scenario's run, made a scenario again, passes offline, and
+// under proctor's own agent reproduces the run's diff byte for byte: the
+// fixture, the turns, the yield reply, the approvals and the replies as
+// intents are the run's. The scenario made passes `scenario prove`, and
+// `scenario list` names the run it was made from.
+func TestAScenarioMadeFromARunReproducesIt(t *testing.T) {
+	examples, _ := filepath.Abs("../../examples/scenarios")
+	data, out := t.TempDir(), t.TempDir()
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	if r := invoke(t, env, "scenario", "run", "--sandbox", "off", examples); r.code != 0 {
+		t.Fatalf("the examples: %+v", r)
+	}
+	originals := runsIn(t, data)
+	if len(originals) != 5 {
+		t.Fatalf("want 5 example runs, got %v", originals)
+	}
+	for _, id := range originals {
+		dir := filepath.Join(out, "from-"+id)
+		r := invoke(t, env, "scenario", "from", id, "--out", dir)
+		if r.code != 0 || !strings.Contains(r.stdout, "made scenario from-"+id) {
+			t.Fatalf("scenario from %s: %+v", id, r)
+		}
+		before := runsIn(t, data)
+		if r := invoke(t, env, "scenario", "run", "--sandbox", "off", dir); r.code != 0 {
+			t.Fatalf("the scenario made from %s fails:\n%s%s", id, r.stdout, r.stderr)
+		}
+		again := newRun(t, before, runsIn(t, data))
+		want, _ := os.ReadFile(filepath.Join(data, "runs", id, "diff.patch"))
+		got, _ := os.ReadFile(filepath.Join(data, "runs", again, "diff.patch"))
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s: the scenario's run changed\n%s\nthe run changed\n%s", id, got, want)
+		}
+	}
+	one := filepath.Join(out, "from-"+originals[0])
+	if r := invoke(t, env, "scenario", "prove", one); r.code != 0 {
+		t.Errorf("scenario prove of a scenario made from a run: %+v", r)
+	}
+	if r := invoke(t, env, "scenario", "list", out); !strings.Contains(r.stdout, "MADE FROM") || !strings.Contains(r.stdout, originals[0]) {
+		t.Errorf("scenario list does not name the runs scenarios were made from:\n%s", r.stdout)
+	}
+	// A folder that exists already is not overwritten, and a bad name,
+	// a run that is not there and a run id that is a path are refused.
+	for _, args := range [][]string{
+		{"scenario", "from", originals[0], "--out", one},
+		{"scenario", "from", originals[0], "--out", filepath.Join(out, "bad name!")},
+		{"scenario", "from", "20990101-000000-nosuch", "--out", filepath.Join(out, "x")},
+		{"scenario", "from", "../../etc", "--out", filepath.Join(out, "y")},
+		{"scenario", "from", originals[0]},
+	} {
+		if r := invoke(t, env, args...); r.code == 0 {
+			t.Errorf("%v was taken: %+v", args, r)
+		}
+	}
+	for _, name := range []string{"bad name!", "x", "y"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			t.Errorf("a refused scenario left %s", name)
+		}
+	}
+}
+
+// A run whose hunk the reviewer edited before applying it makes a scenario
+// that checks the edit: the agent's own content fails it, the reviewer's
+// passes. A file that looks secret is left out of the fixture and named,
+// and a secret of the environment is in no file made.
+func TestAScenarioMadeFromAnEditedReviewChecksTheEdit(t *testing.T) {
+	const secret = "planted-s3cret-9f2c71"
+	t.Setenv("DEPLOY_TOKEN", secret)
+	data, src, dir, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n", ".env": "DEPLOY_TOKEN=" + secret + "\n", "config.txt": "token " + secret + "\n", "b.txt": "keep\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": `steps:
+  - reply: {content: "I will use ` + secret + `", tool_calls: [{name: write_file, arguments: {path: a.txt, content: "agent\n"}}]}
+  - reply: {content: done}
+`})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
+	if r := invoke(t, env, "run", "--dir", src, "--task", "write a.txt; the token is "+secret, "--script", filepath.Join(dir, "model.yaml"), "--sandbox", "off"); r.code != 0 {
+		t.Fatalf("the run: %+v", r)
+	}
+	id := runsIn(t, data)[0]
+	runDir := filepath.Join(data, "runs", id)
+	edited := "reviewer"
+	_, err := gate.Review(context.Background(), runDir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
+		return gate.Verdict{Approved: true, By: "test", Parts: []patch.Choice{{File: 0, Hunk: 0, Accept: true, Edit: &edited}}}, nil
+	}), gate.Options{Workspace: filepath.Join(runDir, "workspace")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scen := filepath.Join(out, "edited")
+	r := invoke(t, env, "scenario", "from", id, "--out", scen)
+	if r.code != 0 || !strings.Contains(r.stdout, ".env (looks like a secret)") || !strings.Contains(r.stdout, "config.txt (holds a secret of the environment)") {
+		t.Fatalf("scenario from: %+v", r)
+	}
+	if got, _ := os.ReadFile(filepath.Join(scen, "expected", "a.txt")); string(got) != "reviewer\n" {
+		t.Fatalf("expected/a.txt is %q, want the reviewer's edit", got)
+	}
+	filepath.WalkDir(scen, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if raw, _ := os.ReadFile(p); bytes.Contains(raw, []byte(secret)) {
+				t.Errorf("%s holds the environment's secret", p)
+			}
+		}
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(scen, "fixture", ".env")); err == nil {
+		t.Error("the fixture holds .env")
+	}
+	if r := invoke(t, env, "scenario", "run", "--sandbox", "off", scen); r.code != 1 || !strings.Contains(r.stdout, "a.txt differs from expected/a.txt") {
+		t.Fatalf("the agent's own content passed a scenario made from an edited review: %+v", r)
+	}
+	script := filepath.Join(scen, "model.yaml")
+	raw, _ := os.ReadFile(script)
+	os.WriteFile(script, bytes.Replace(raw, []byte("  agent\n"), []byte("  reviewer\n"), 1), 0o644)
+	if r := invoke(t, env, "scenario", "run", "--sandbox", "off", scen); r.code != 0 {
+		t.Fatalf("the reviewer's content fails the scenario:\n%s\n%s", r.stdout, raw)
+	}
+}
