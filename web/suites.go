@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/derive"
 	"github.com/proctor-dev/proctor/internal/jobs"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
@@ -17,11 +18,24 @@ import (
 type SuitesPage struct {
 	Meta      Meta
 	Suites    []store.SuiteSummary
-	Scenarios []string // scenario folders the server may launch
-	Models    Models   // profiles a suite may be run against instead of each scenario's own
-	Agents    []string // agents a suite may be run with instead of each scenario's own
+	Scenarios []ScenarioRow // scenarios of the folders the server may launch
+	Models    Models        // profiles a suite may be run against instead of each scenario's own
+	Agents    []string      // agents a suite may be run with instead of each scenario's own
 	Values    SuiteValues
 	Errors    map[string]string
+}
+
+// ScenarioRow is a scenario the Suites page lists: where it came from, when
+// a run was made a scenario (proctor scenario from, Make a scenario).
+type ScenarioRow struct {
+	ID, Description, MadeFrom string
+	Turns, Checks             int
+}
+
+// ScenarioMadePage shows a scenario just made from a run.
+type ScenarioMadePage struct {
+	Meta Meta
+	Made derive.Made
 }
 
 // SuiteValues are what the suite form was sent with, shown again with its

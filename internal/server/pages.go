@@ -179,6 +179,9 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	}
 	draft, restored := s.draft(c, id)
 	p := web.NewRunPage(s.meta(c, "Run "+id, web.NavRuns), v, s.runner != nil, draft, c.QueryParam("view") == "split")
+	if roots := s.scenarioRoots(); len(roots) > 0 {
+		p.ScenarioFolder = roots[0]
+	}
 	p.ReviewError, p.Reviewer, p.Restored = reviewErr, s.reviewerName(c), restored
 	if p.CanRequestChanges() {
 		p.Models, _ = s.models(true) // a models.yaml that cannot be read leaves the built-in ones

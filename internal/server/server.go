@@ -218,6 +218,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/rules/:id/revoke", s.revokeRule, review)
 	e.POST("/suites/:id/baseline", s.setBaseline, review)
 	e.POST("/runs/:id/share", s.shareRun, review)
+	e.POST("/runs/:id/scenario", s.makeScenario, review)
 	e.POST("/suites/:id/share", s.shareSuite, review)
 	e.GET("/shares", s.listShares, review)
 	e.POST("/shares/:id/revoke", s.revokeShare, review)

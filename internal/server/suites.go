@@ -23,16 +23,16 @@ func (s *Server) scenarioRoots() []string {
 	return s.launcher.ScenarioRoots
 }
 
-func (s *Server) scenarioIDs() []string {
+func (s *Server) scenarioRows() []web.ScenarioRow {
 	if len(s.scenarioRoots()) == 0 {
 		return nil
 	}
 	found, _ := scenario.Discover(s.scenarioRoots()...)
-	var ids []string
+	var rows []web.ScenarioRow
 	for _, sc := range found {
-		ids = append(ids, sc.ID)
+		rows = append(rows, web.ScenarioRow{ID: sc.ID, Description: sc.Description, MadeFrom: sc.MadeFrom, Turns: len(sc.Turns), Checks: len(sc.Checks)})
 	}
-	return ids
+	return rows
 }
 
 func (s *Server) listSuites(c echo.Context) error {
@@ -44,7 +44,7 @@ func (s *Server) renderSuites(c echo.Context, v web.SuiteValues, errs map[string
 	if err != nil {
 		return err
 	}
-	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioIDs(), Values: v, Errors: errs}
+	p := web.SuitesPage{Meta: s.meta(c, "Suites", web.NavSuites), Suites: suites, Scenarios: s.scenarioRows(), Values: v, Errors: errs}
 	p.Models, _ = s.models(false)
 	if s.launcher != nil {
 		p.Agents, _ = s.launcher.AgentNames()

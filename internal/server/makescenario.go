@@ -1,0 +1,27 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/proctor-dev/proctor/internal/launch"
+	"github.com/proctor-dev/proctor/web"
+)
+
+// makeScenario makes a regression scenario of the run in the dashboard's
+// scenario folder, and shows what was made.
+func (s *Server) makeScenario(c echo.Context) error {
+	id := c.Param("id")
+	if s.launcher == nil {
+		return echo.NewHTTPError(http.StatusNotFound, "This dashboard makes no scenarios.")
+	}
+	name := strings.TrimSpace(c.FormValue("name"))
+	made, err := s.launcher.MakeScenario(c.Request().Context(), id, name)
+	if errs := launch.Fields(err); errs != nil {
+		return s.renderRun(c, id, "No scenario was made: "+errs.Error()+".", shownErrors)
+	}
+	s.auditAs(c, s.actor(c, s.reviewerName(c)), "scenario from", id, "scenario "+made.ID+" in "+made.Dir)
+	return render(c, http.StatusCreated, web.ScenarioMadeView(web.ScenarioMadePage{Meta: s.meta(c, "Scenario "+made.ID, web.NavSuites), Made: *made}))
+}
