@@ -141,6 +141,8 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	queue := jobs.New(runner, 2)
 	context.AfterFunc(ctx, queue.Close)
 	board := approval.NewBoard(time.Minute, news.Publish)
+	made := filepath.Join(dataDir, "scenarios")
+	must(t, os.MkdirAll(made, 0o755))
 	sc, err := demo.Script()
 	must(t, err)
 	ep, err := script.Start(sc, "127.0.0.1:0")
@@ -151,7 +153,8 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 	}
 	launcher := &launch.Launcher{Runner: runner, Queue: queue, Board: board, SourceRoots: []string{roots}, Profiles: profiles,
 		Agents:        func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
-		ScenarioRoots: []string{"../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}}
+		// The first is where Make a scenario writes: the test's own.
+		ScenarioRoots: []string{made, "../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}}
 	srv := server.New(st, server.Config{DataDir: dataDir, Launcher: launcher, Reviewer: "e2e", Live: news, LocalSecret: localSecret})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -30,4 +32,40 @@ func TestSuitesFormKeepsItsInputAfterAnError(t *testing.T) {
 	if resp.Status() != 404 {
 		t.Fatalf("/suites/nope: %d, want 404", resp.Status())
 	}
+}
+
+// A run becomes a regression scenario from its page: Make a scenario
+// writes it into the dashboard's scenario folder, the Suites page lists it
+// with a link to the run it was made from, and it runs and passes there.
+func TestMakeAScenarioFromARunAndRunIt(t *testing.T) {
+	a := startApp(t)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/suites")
+	_, err := page.Locator("#scenarios").SelectOption(playwright.SelectOptionValues{Values: &[]string{"rename-config-key"}})
+	must(t, err)
+	must(t, page.Locator("#repeat").Fill("1"))
+	must(t, page.Locator("#launch-suite").Click())
+	must(t, expect.Locator(page.Locator("#passk")).ToContainText("pass^k: 1 of 1 scenarios", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, page.Locator("#matrix td.cell-pass a").First().Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/`)))
+	runURL := page.URL()
+	must(t, page.Locator("#scenario-name").Fill("kept-rename"))
+	must(t, page.Locator("#make-scenario").Click())
+	must(t, expect.Locator(page.Locator("#scenario-made")).ToContainText("checks"))
+	screenshot(t, page, "scenario-made")
+	must(t, page.Locator("#to-suites").Click())
+	must(t, page.Locator("#scenario-list summary").Click())
+	row := page.Locator("#scenario-kept-rename")
+	must(t, expect.Locator(row).ToContainText("run "))
+	href, err := row.Locator("a").GetAttribute("href")
+	must(t, err)
+	if !strings.HasSuffix(runURL, href) {
+		t.Fatalf("the scenario links to %s, want the run %s", href, runURL)
+	}
+	_, err = page.Locator("#scenarios").SelectOption(playwright.SelectOptionValues{Values: &[]string{"kept-rename"}})
+	must(t, err)
+	must(t, page.Locator("#repeat").Fill("1"))
+	must(t, page.Locator("#launch-suite").Click())
+	must(t, expect.Locator(page.Locator("#passk")).ToContainText("pass^k: 1 of 1 scenarios", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, expect.Locator(page.Locator(`#matrix tr[data-scenario="kept-rename"]`)).ToContainText("1/1"))
 }
