@@ -152,7 +152,7 @@ func serveApp(t *testing.T, dataDir, roots string, indexPaths ...string) *app {
 		return model.ParseProfiles("models.yaml", []byte("profiles:\n  - name: local-demo\n    base_url: "+ep.URL+"\n    model: proctor-demo\n"))
 	}
 	launcher := &launch.Launcher{Runner: runner, Queue: queue, Board: board, SourceRoots: []string{roots}, Profiles: profiles,
-		Agents:        func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
+		Agents: func() (*external.File, error) { return external.Load(filepath.Join(dataDir, "agents.yaml")) },
 		// The first is where Make a scenario writes: the test's own.
 		ScenarioRoots: []string{made, "../examples/scenarios", "../testdata/scenarios/fails-scope", "testdata/scenarios/agent-writes"}}
 	srv := server.New(st, server.Config{DataDir: dataDir, Launcher: launcher, Reviewer: "e2e", Live: news, LocalSecret: localSecret})
