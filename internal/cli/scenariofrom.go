@@ -12,8 +12,9 @@ import (
 
 // scenarioFrom makes a regression scenario of a recorded run.
 func scenarioFrom(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "scenario from", "RUN_ID --out DIR [--data DIR] [--max-bytes N]", `
-Make a regression scenario of a recorded run: its source at the base
+	fs := newFlags(env, "scenario from", "RUN_ID|SESSION_ID --out DIR [--data DIR] [--max-bytes N]", `
+Make a regression scenario of a recorded run (of a session: one multi-turn
+scenario of its runs, a reviewer's Request changes its next turn): its source at the base
 commit as fixture/ (files that look secret left out and listed), its task,
 criteria, bounds and approvals as scenario.yaml, its model's recorded
 replies as model.yaml (each tool call an intent where it is one, so it
@@ -29,7 +30,7 @@ id; it must not exist yet. docs/scenarios.md explains the folder.`)
 	}
 	switch {
 	case fs.NArg() != 1:
-		return usagef("scenario from", "name one RUN_ID")
+		return usagef("scenario from", "name one RUN_ID or SESSION_ID")
 	case *out == "":
 		return usagef("scenario from", "--out DIR: name the scenario folder to make")
 	case *maxBytes <= 0:
@@ -39,9 +40,20 @@ id; it must not exist yet. docs/scenarios.md explains the folder.`)
 	if err != nil {
 		return err
 	}
-	dir, err := r.Records().RunDir(fs.Arg(0))
-	if err != nil {
-		return usagef("scenario from", "%v", err)
+	// A session's runs make one multi-turn scenario; a run, a scenario of
+	// its own.
+	recs := r.Records()
+	ids := []string{fs.Arg(0)}
+	if s, err := recs.LoadSession(fs.Arg(0)); err == nil {
+		ids = s.Runs
+	}
+	var runs []derive.Run
+	for _, id := range ids {
+		b, dir, err := recs.Read(id)
+		if err != nil {
+			return usagef("scenario from", "%v", err)
+		}
+		runs = append(runs, derive.Run{Dir: dir, Workspace: recs.BaseRepo(id, &b.Receipt)})
 	}
 	// The secrets of this environment (and every profile's key) are in
 	// no file made: a bundle holds its own run's redacted already.
@@ -51,12 +63,16 @@ id; it must not exist yet. docs/scenarios.md explains the folder.`)
 			keys = append(keys, v)
 		}
 	}
-	made, err := derive.FromRun(ctx, dir, *out, derive.Options{MaxBytes: *maxBytes, Redact: redact.FromEnv(os.Environ(), keys...)})
+	made, err := derive.FromRuns(ctx, runs, *out, derive.Options{MaxBytes: *maxBytes, Redact: redact.FromEnv(os.Environ(), keys...)})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "made scenario %s in %s from run %s: %d fixture files, %d model steps, %d checks (%d files compared as applied)\n",
-		made.ID, made.Dir, made.FromRun, made.Fixture, made.Steps, made.Checks, made.Expected)
+	from := "run " + made.FromRun
+	if made.Session != "" {
+		from = fmt.Sprintf("session %s (%d runs)", made.Session, len(runs))
+	}
+	fmt.Fprintf(env.Stdout, "made scenario %s in %s from %s: %d fixture files, %d turns, %d model steps, %d checks (%d files compared as applied)\n",
+		made.ID, made.Dir, from, made.Fixture, made.Turns, made.Steps, made.Checks, made.Expected)
 	if len(made.LeftOut) > 0 {
 		fmt.Fprintf(env.Stdout, "left out:\n  %s\n", strings.Join(made.LeftOut, "\n  "))
 	}

@@ -156,3 +156,38 @@ func TestAScenarioMadeFromAnEditedReviewChecksTheEdit(t *testing.T) {
 		t.Fatalf("the reviewer's content fails the scenario:\n%s\n%s", r.stdout, raw)
 	}
 }
+
+// A session of two runs — the second a reviewer's Request changes — makes
+// one two-turn scenario: the request is its second turn, the replies of
+// both runs its script, and the file as the second run left it its check.
+func TestASessionMakesAMultiTurnScenario(t *testing.T) {
+	data, src, dir, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	writeTree(t, dir, map[string]string{
+		"one.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"one\\n\"}}]}\n  - reply: {content: done}\n",
+		"two.yaml": "steps:\n  - expect: {last_contains: two}\n    reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"two\\n\"}}]}\n  - reply: {content: done again}\n",
+	})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
+	if r := invoke(t, env, "run", "--dir", src, "--task", "write one into a.txt", "--script", filepath.Join(dir, "one.yaml"), "--sandbox", "off"); r.code != 0 {
+		t.Fatalf("the first run: %+v", r)
+	}
+	first := runsIn(t, data)[0]
+	if r := invoke(t, env, "review", "--request-changes", "Make it two, please.", "--script", filepath.Join(dir, "two.yaml"), "--sandbox", "off", first); r.code != 0 {
+		t.Fatalf("request changes: %+v", r)
+	}
+	scen := filepath.Join(out, "two-turns")
+	r := invoke(t, env, "scenario", "from", "sess-"+first, "--out", scen)
+	if r.code != 0 || !strings.Contains(r.stdout, "(2 runs)") || !strings.Contains(r.stdout, "2 turns") {
+		t.Fatalf("scenario from the session: %+v", r)
+	}
+	raw, _ := os.ReadFile(filepath.Join(scen, "scenario.yaml"))
+	if !strings.Contains(string(raw), "turns:") || !strings.Contains(string(raw), "Make it two, please.") {
+		t.Fatalf("the request is not the second turn:\n%s", raw)
+	}
+	if got, _ := os.ReadFile(filepath.Join(scen, "expected", "a.txt")); string(got) != "two\n" {
+		t.Fatalf("expected/a.txt is %q, want the second run's", got)
+	}
+	if r := invoke(t, env, "scenario", "run", "--sandbox", "off", scen); r.code != 0 {
+		t.Fatalf("the two-turn scenario fails:\n%s%s\n%s", r.stdout, r.stderr, raw)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -62,20 +63,43 @@ type Made struct {
 	Steps    int      // model script steps
 	Checks   int
 	Turns    int
-	FromRun  string
+	FromRun  string // the (last) run it was made from
+	Session  string // the session whose runs it was made from, when more than one
 	Fixture  int // files in the fixture
 	Expected int // files compared byte for byte
 }
 
-// FromRun makes the scenario folder out from the run bundle in runDir. out
-// must not exist; its name is the scenario's id. Nothing is left at out
-// when an error is returned.
-func FromRun(ctx context.Context, runDir, out string, opt Options) (*Made, error) {
-	b, err := bundle.ReadRun(runDir, bundle.DefaultLimits())
-	if err != nil {
-		return nil, err
+// Run is a recorded run to make a scenario of: its bundle folder, and the
+// folder whose proctor repository (<Workspace>.git) holds its base commit
+// (records.Data.BaseRepo; "" for a run pushed from elsewhere, whose base is
+// not on this host).
+type Run struct{ Dir, Workspace string }
+
+// FromRun makes the scenario folder out from one run. out must not exist;
+// its name is the scenario's id. Nothing is left at out when an error is
+// returned.
+func FromRun(ctx context.Context, r Run, out string, opt Options) (*Made, error) {
+	return FromRuns(ctx, []Run{r}, out, opt)
+}
+
+// FromRuns makes a multi-turn scenario of a session's runs, in order: the
+// first run's base is the fixture, every run's person's message a turn (a
+// reviewer's Request changes the next one), the replies of all of them the
+// model script, and the files as the last run left them — each run's
+// change as it was applied — the checks.
+func FromRuns(ctx context.Context, runs []Run, out string, opt Options) (*Made, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("no run to make a scenario of")
 	}
-	rc := b.Receipt
+	var rcs []bundle.Receipt
+	for _, r := range runs {
+		b, err := bundle.ReadRun(r.Dir, bundle.DefaultLimits())
+		if err != nil {
+			return nil, err
+		}
+		rcs = append(rcs, b.Receipt)
+	}
+	rc := rcs[0]
 	id := filepath.Base(out)
 	if !bundle.ValidID(id) {
 		return nil, fmt.Errorf("scenario folder %s: its name %q is the scenario's id: use letters, digits, '.', '_' and '-'", out, id)
@@ -86,7 +110,10 @@ func FromRun(ctx context.Context, runDir, out string, opt Options) (*Made, error
 	if rc.Source.CommitSHA == "" {
 		return nil, fmt.Errorf("run %s has no base commit (a workspace without git, or a run that failed before its workspace was made): a scenario needs the files it started from", rc.RunID)
 	}
-	ws := workspace.Open(filepath.Join(runDir, "workspace"), rc.Source.CommitSHA)
+	if runs[0].Workspace == "" {
+		return nil, fmt.Errorf("run %s was pushed to this host from elsewhere: the files it started from are not here; make the scenario where it ran", rc.RunID)
+	}
+	ws := workspace.Open(runs[0].Workspace, rc.Source.CommitSHA)
 	if !ws.HasCommit(ctx, rc.Source.CommitSHA) {
 		return nil, fmt.Errorf("run %s: its repository %s does not hold the base commit %s", rc.RunID, workspace.GitDir(ws.Dir), rc.Source.CommitSHA)
 	}
@@ -98,8 +125,12 @@ func FromRun(ctx context.Context, runDir, out string, opt Options) (*Made, error
 		return nil, fmt.Errorf("make scenario %s: %w", out, err)
 	}
 	defer osfile.RemoveAll(tmp)
-	m := &Made{Dir: out, ID: id, FromRun: rc.RunID}
-	d := &deriver{ctx: ctx, runDir: runDir, rc: rc, ws: ws, dir: tmp, opt: opt, made: m}
+	m := &Made{Dir: out, ID: id, FromRun: rcs[len(rcs)-1].RunID}
+	if len(runs) > 1 {
+		// A session made of a run after it ended: only the later runs' receipts name it.
+		m.Session = rcs[len(rcs)-1].SessionID
+	}
+	d := &deriver{ctx: ctx, runs: runs, rcs: rcs, rc: rc, ws: ws, dir: tmp, opt: opt, made: m}
 	if d.opt.MaxBytes <= 0 {
 		d.opt.MaxBytes = DefaultMaxBytes
 	}
@@ -115,8 +146,9 @@ func FromRun(ctx context.Context, runDir, out string, opt Options) (*Made, error
 
 type deriver struct {
 	ctx     context.Context
-	runDir  string
-	rc      bundle.Receipt
+	runs    []Run
+	rcs     []bundle.Receipt // the runs' receipts, in order
+	rc      bundle.Receipt   // the first's
 	ws      *workspace.Workspace
 	dir     string
 	opt     Options
@@ -234,10 +266,14 @@ type checkYAML struct {
 // changed file as the reviewer applied it (expected/<path>), or absent.
 func (d *deriver) checks() ([]checkYAML, error) {
 	var out []checkYAML
-	if v := d.rc.Verify; v != nil {
-		for _, c := range v.Checks {
-			if c.Phase == "verify" && c.Name != "" {
-				out = append(out, checkYAML{Kind: check.KindCommand, Command: d.redact(c.Name)})
+	commands := map[string]bool{}
+	for _, rc := range d.rcs {
+		if v := rc.Verify; v != nil {
+			for _, c := range v.Checks {
+				if c.Phase == "verify" && c.Name != "" && !commands[c.Name] {
+					commands[c.Name] = true
+					out = append(out, checkYAML{Kind: check.KindCommand, Command: d.redact(c.Name)})
+				}
 			}
 		}
 	}
@@ -254,20 +290,32 @@ func (d *deriver) checks() ([]checkYAML, error) {
 			d.made.Notes = append(d.made.Notes, fmt.Sprintf("the run's scenario %s could not be read for its check commands: %v", sc.Path, err))
 		}
 	}
-	diff, changed, err := d.appliedDiff()
-	if err != nil {
-		return nil, err
-	}
-	if changed == nil {
-		d.made.Checks = len(out)
-		return out, nil
+	var diffs []string
+	var changed []string
+	for i := range d.runs {
+		diff, ch, err := d.appliedDiff(i)
+		if err != nil {
+			return nil, err
+		}
+		if ch == nil {
+			d.made.Checks = len(out)
+			return out, nil
+		}
+		diffs = append(diffs, diff)
+		for _, p := range ch {
+			if !slices.Contains(changed, p) {
+				changed = append(changed, p)
+			}
+		}
 	}
 	if len(changed) > 0 {
 		out = append(out, checkYAML{Name: "only-the-changed-paths", Kind: check.KindOnlyPathsChanged, Paths: globQuote(changed)})
 	}
-	after, err := d.apply(diff, changed)
+	after, err := d.apply(diffs, changed)
 	if err != nil {
-		return nil, err
+		d.made.Notes = append(d.made.Notes, fmt.Sprintf("the runs' changes could not be played again on the base (%v): the scenario checks no file's content; add checks for the change you wanted", err))
+		d.made.Checks = len(out)
+		return out, nil
 	}
 	for i, p := range changed {
 		data, exists := after[p]
@@ -293,11 +341,11 @@ func (d *deriver) checks() ([]checkYAML, error) {
 	return out, nil
 }
 
-// appliedDiff is the run's change as its reviewer applied it: the whole
+// appliedDiff is run i's change as its reviewer applied it: the whole
 // diff, or the parts accepted with their edits; changed are the paths it
 // writes. A rejected diff gives no change to check (changed nil).
-func (d *deriver) appliedDiff() (diff string, changed []string, err error) {
-	raw, err := bundle.ReadFile(d.runDir, bundle.DiffFile, bundle.DefaultLimits().MaxTextBytes)
+func (d *deriver) appliedDiff(i int) (diff string, changed []string, err error) {
+	raw, err := bundle.ReadFile(d.runs[i].Dir, bundle.DiffFile, bundle.DefaultLimits().MaxTextBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", []string{}, nil // no change: only_paths_changed with nothing would refuse every change
 	}
@@ -305,10 +353,10 @@ func (d *deriver) appliedDiff() (diff string, changed []string, err error) {
 		return "", nil, fmt.Errorf("read its diff: %w", err)
 	}
 	diff = string(raw)
-	rv := d.rc.Review
+	rv := d.rcs[i].Review
 	switch {
 	case rv != nil && !rv.Approved:
-		d.made.Notes = append(d.made.Notes, "the reviewer rejected the run's diff: the scenario checks no file's content; add checks for the change you wanted")
+		d.made.Notes = append(d.made.Notes, fmt.Sprintf("the reviewer rejected the diff of run %s: the scenario checks no file's content; add checks for the change you wanted", d.rcs[i].RunID))
 		return "", nil, nil
 	case rv != nil && len(rv.AppliedParts) > 0:
 		sel, err := patch.Select(diff, choices(diff, rv))
@@ -353,9 +401,9 @@ func choices(diff string, rv *bundle.Review) []patch.Choice {
 	return out
 }
 
-// apply is the changed files after diff is applied to the base, by path;
-// a file the diff deletes is absent.
-func (d *deriver) apply(diff string, changed []string) (map[string][]byte, error) {
+// apply is the changed files after each diff is applied in turn to the
+// base, by path; a file a diff deletes is absent.
+func (d *deriver) apply(diffs []string, changed []string) (map[string][]byte, error) {
 	tmp, err := os.MkdirTemp("", "proctor-derive-")
 	if err != nil {
 		return nil, err
@@ -374,8 +422,13 @@ func (d *deriver) apply(diff string, changed []string) (map[string][]byte, error
 			return nil, err
 		}
 	}
-	if err := workspace.ApplyPatch(d.ctx, tmp, diff); err != nil {
-		return nil, fmt.Errorf("apply its diff to the base commit: %w", err)
+	for i, diff := range diffs {
+		if diff == "" {
+			continue
+		}
+		if err := workspace.ApplyPatch(d.ctx, tmp, diff); err != nil {
+			return nil, fmt.Errorf("apply the diff of run %s: %w", d.rcs[i].RunID, err)
+		}
 	}
 	root, err := os.OpenRoot(tmp)
 	if err != nil {
@@ -422,39 +475,41 @@ type replyYAML struct {
 // script is the run's recorded replies, one step each, in order: each
 // tool call an intent where it is one, expecting only who spoke last.
 func (d *deriver) script() ([]stepYAML, error) {
-	xs, probs, err := bundle.ReadExchanges(d.runDir, bundle.DefaultLimits())
-	if err != nil {
-		return nil, fmt.Errorf("read its exchanges: %w", err)
-	}
-	if len(probs) > 0 {
-		return nil, fmt.Errorf("read its exchanges: %v", probs)
-	}
-	wsDir := filepath.Join(d.runDir, "workspace")
 	var steps []stepYAML
 	var longest []model.Message
-	for _, x := range xs {
-		if len(x.Response) == 0 || x.Error != "" || !x.ModelCall() {
-			continue
-		}
-		_, req, err := model.DecodeAnyRequest(x.API, x.Request)
+	for i, r := range d.runs {
+		xs, probs, err := bundle.ReadExchanges(r.Dir, bundle.DefaultLimits())
 		if err != nil {
-			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
+			return nil, fmt.Errorf("read the exchanges of run %s: %w", d.rcs[i].RunID, err)
 		}
-		resp, err := model.DecodeReply(x.API, x.Response)
-		if err != nil {
-			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
+		if len(probs) > 0 {
+			return nil, fmt.Errorf("read the exchanges of run %s: %v", d.rcs[i].RunID, probs)
 		}
-		if len(req.Messages) > len(longest) {
-			longest = req.Messages
+		wsDir := r.Workspace
+		for _, x := range xs {
+			if len(x.Response) == 0 || x.Error != "" || !x.ModelCall() {
+				continue
+			}
+			_, req, err := model.DecodeAnyRequest(x.API, x.Request)
+			if err != nil {
+				return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
+			}
+			resp, err := model.DecodeReply(x.API, x.Response)
+			if err != nil {
+				return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
+			}
+			if len(req.Messages) > len(longest) {
+				longest = req.Messages
+			}
+			st := stepYAML{Reply: replyYAML{Content: d.redact(resp.Message.Content)}}
+			if n := len(req.Messages); n > 0 && (req.Messages[n-1].Role == model.RoleUser || req.Messages[n-1].Role == model.RoleTool) {
+				st.Expect = map[string]string{"last_role": req.Messages[n-1].Role}
+			}
+			for _, c := range resp.Message.ToolCalls {
+				st.Reply.ToolCalls = append(st.Reply.ToolCalls, d.call(c, wsDir))
+			}
+			steps = append(steps, st)
 		}
-		st := stepYAML{Reply: replyYAML{Content: d.redact(resp.Message.Content)}}
-		if n := len(req.Messages); n > 0 && (req.Messages[n-1].Role == model.RoleUser || req.Messages[n-1].Role == model.RoleTool) {
-			st.Expect = map[string]string{"last_role": req.Messages[n-1].Role}
-		}
-		for _, c := range resp.Message.ToolCalls {
-			st.Reply.ToolCalls = append(st.Reply.ToolCalls, d.call(c, wsDir))
-		}
-		steps = append(steps, st)
 	}
 	if len(steps) == 0 {
 		return nil, errors.New("the run has no answered model call: a scenario needs its model's replies")
@@ -550,9 +605,13 @@ type ruleYAML struct {
 // approvals are the run's decisions on gated calls: each approved call a
 // rule that approves exactly it; everything else is denied.
 func (d *deriver) approvals() ([]ruleYAML, error) {
-	events, _, err := bundle.ReadEvents(d.runDir, bundle.DefaultLimits())
-	if err != nil {
-		return nil, fmt.Errorf("read its events: %w", err)
+	var events []bundle.Event
+	for i, r := range d.runs {
+		evs, _, err := bundle.ReadEvents(r.Dir, bundle.DefaultLimits())
+		if err != nil {
+			return nil, fmt.Errorf("read the events of run %s: %w", d.rcs[i].RunID, err)
+		}
+		events = append(events, evs...)
 	}
 	asked := map[string]bundle.ApprovalRequestedEvent{}
 	var rules []ruleYAML
@@ -600,8 +659,16 @@ func (d *deriver) scenarioFile(checks []checkYAML, steps []stepYAML, rules []rul
 		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &n)
 	}
 	add("id", d.made.ID)
-	add("description", fmt.Sprintf("Made from run %s (%s, model %s) by proctor scenario from.", rc.RunID, agentName(rc), rc.Model.Name))
-	add("made_from", rc.RunID)
+	if d.made.Session != "" {
+		var ids []string
+		for _, r := range d.rcs {
+			ids = append(ids, r.RunID)
+		}
+		add("description", fmt.Sprintf("Made from session %s (runs %s; %s, model %s) by proctor scenario from.", d.made.Session, strings.Join(ids, ", "), agentName(rc), rc.Model.Name))
+	} else {
+		add("description", fmt.Sprintf("Made from run %s (%s, model %s) by proctor scenario from.", rc.RunID, agentName(rc), rc.Model.Name))
+	}
+	add("made_from", d.made.FromRun)
 	turns := d.turns
 	if len(turns) == 0 {
 		turns = []string{d.redact(rc.Task)}
@@ -649,7 +716,7 @@ func (d *deriver) scenarioFile(checks []checkYAML, steps []stepYAML, rules []rul
 		checks = append(checks, checkYAML{Kind: check.KindBudgetNotExceeded})
 	}
 	add("checks", checks)
-	if err := writeYAML(filepath.Join(d.dir, scenario.File), "# Made by proctor scenario from "+rc.RunID+"; edit it as any scenario.\n", doc); err != nil {
+	if err := writeYAML(filepath.Join(d.dir, scenario.File), "# Made by proctor scenario from "+d.made.FromRun+"; edit it as any scenario.\n", doc); err != nil {
 		return err
 	}
 	script := map[string]any{"name": "replies of run " + rc.RunID, "steps": steps}

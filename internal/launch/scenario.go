@@ -22,7 +22,8 @@ func (l *Launcher) MakeScenario(ctx context.Context, runID, name string) (*deriv
 	if !bundle.ValidID(name) {
 		return nil, fieldErrors(&FieldError{"name", fmt.Sprintf("scenario name %q: use letters, digits, '.', '_' and '-' (it names the folder and the scenario)", name)})
 	}
-	dir, err := l.Runner.Records().RunDir(runID)
+	recs := l.Runner.Records()
+	b, dir, err := recs.Read(runID)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +37,7 @@ func (l *Launcher) MakeScenario(ctx context.Context, runID, name string) (*deriv
 			keys = append(keys, v)
 		}
 	}
-	made, err := derive.FromRun(ctx, dir, filepath.Join(l.ScenarioRoots[0], name), derive.Options{Redact: redact.FromEnv(l.Runner.Environ, keys...)})
+	made, err := derive.FromRun(ctx, derive.Run{Dir: dir, Workspace: recs.BaseRepo(runID, &b.Receipt)}, filepath.Join(l.ScenarioRoots[0], name), derive.Options{Redact: redact.FromEnv(l.Runner.Environ, keys...)})
 	if err != nil {
 		return nil, fieldErrors(&FieldError{"name", err.Error()})
 	}
