@@ -65,8 +65,8 @@ type Made struct {
 	Turns    int
 	FromRun  string // the (last) run it was made from
 	Session  string // the session whose runs it was made from, when more than one
-	Fixture  int // files in the fixture
-	Expected int // files compared byte for byte
+	Fixture  int    // files in the fixture
+	Expected int    // files compared byte for byte
 }
 
 // Run is a recorded run to make a scenario of: its bundle folder, and the
