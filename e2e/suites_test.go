@@ -68,4 +68,9 @@ func TestMakeAScenarioFromARunAndRunIt(t *testing.T) {
 	must(t, page.Locator("#launch-suite").Click())
 	must(t, expect.Locator(page.Locator("#passk")).ToContainText("pass^k: 1 of 1 scenarios", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(30000)}))
 	must(t, expect.Locator(page.Locator(`#matrix tr[data-scenario="kept-rename"]`)).ToContainText("1/1"))
+	// The scenario's run goes on as a session from its page.
+	goTo(t, page, runURL)
+	must(t, page.Locator("#continue-as-session").Click())
+	must(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/sessions/sess-`)))
+	must(t, expect.Locator(page.Locator("#continue-form")).ToBeVisible())
 }

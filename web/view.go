@@ -201,6 +201,9 @@ type RunPage struct {
 	// ScenarioFolder is where Make a scenario writes ("": the dashboard
 	// has no scenario folder, and the form is not shown).
 	ScenarioFolder string
+	// ContinueAsSession offers Continue as a session: a scenario run that
+	// has ended (records.Data.Continuable), on a dashboard that launches runs.
+	ContinueAsSession bool
 }
 
 // NewRunPage is the page of run v: its approval boxes, and its diff

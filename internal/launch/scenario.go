@@ -43,3 +43,20 @@ func (l *Launcher) MakeScenario(ctx context.Context, runID, name string) (*deriv
 	}
 	return made, nil
 }
+
+// ContinueAsSession makes a scenario run that has ended the first run of a
+// session (records.Data.ContinueAsSession) and indexes the session, so
+// that its page — where Continue goes on from the run — is there at once.
+func (l *Launcher) ContinueAsSession(ctx context.Context, runID string) (string, error) {
+	recs := l.Runner.Records()
+	sid, err := recs.ContinueAsSession(runID)
+	if err != nil {
+		return "", err
+	}
+	if l.Runner.Index != nil {
+		if err := l.Runner.Index(ctx, filepath.Join(recs.SessionsDir(), sid+".json")); err != nil {
+			return "", fmt.Errorf("index session %s: %w", sid, err)
+		}
+	}
+	return sid, nil
+}

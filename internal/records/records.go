@@ -186,6 +186,54 @@ func (d Data) Reply(ctx context.Context, runID string, request, comment int, r b
 	})
 }
 
+// Continuable says whether a run may go on as a session from its page
+// (ContinueAsSession): a scenario run that has ended and is in no session
+// yet — a failure to explore with a live model or a person's reply, on the
+// workspace as it left it. Other runs go on through Request changes.
+func (d Data) Continuable(rc bundle.Receipt) bool {
+	if _, err := os.Stat(filepath.Join(d.SessionsDir(), "sess-"+rc.RunID+".json")); err == nil || rc.SessionID != "" {
+		return false
+	}
+	return continuable(rc)
+}
+
+func continuable(rc bundle.Receipt) bool {
+	if rc.Kind != bundle.KindScenario || rc.EndedAt == nil || rc.Source.CommitSHA == "" {
+		return false
+	}
+	switch rc.Status {
+	case bundle.StatusPassed, bundle.StatusFailed, bundle.StatusAwaitingInput, bundle.StatusInterrupted:
+		return true
+	}
+	return false
+}
+
+// ContinueAsSession makes a scenario run the first run of a session over
+// its workspace (or names the session it is in already), so that the
+// conversation goes on from where the scenario left it. The session
+// writes into no source folder: its runs' changes are offered, never
+// applied to the scenario's fixture.
+func (d Data) ContinueAsSession(runID string) (string, error) {
+	b, dir, err := d.Read(runID)
+	if err != nil {
+		return "", err
+	}
+	rc := b.Receipt
+	switch {
+	case d.Pushed(runID):
+		return "", fmt.Errorf("run %s was pushed from elsewhere: its workspace is not on this host, so it goes on where it ran", runID)
+	case rc.SessionID != "":
+		return rc.SessionID, nil
+	case !continuable(rc):
+		return "", fmt.Errorf("run %s is a %s run that is %s: a scenario run goes on as a session once it has ended; other runs go on through Request changes", runID, rc.Kind, strings.ReplaceAll(string(rc.Status), "_", " "))
+	}
+	if s, err := d.LoadSession("sess-" + rc.RunID); err == nil {
+		return s.SessionID, nil // made already
+	}
+	rc.Source.Path = ""
+	return d.sessionFromRun(dir, rc)
+}
+
 // sessionFromRun makes a run outside a session the first run of a new
 // session over its workspace, applied to the run's source.
 func (d Data) sessionFromRun(dir string, rc bundle.Receipt) (string, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/patch"
@@ -159,5 +160,37 @@ func TestRepliesJoinTheCommentsThread(t *testing.T) {
 	}
 	if got := len(rs[0].Comments[0].Replies); got != 20 {
 		t.Fatalf("%d replies kept of 20 written at once", got)
+	}
+}
+
+// Only a scenario run that has ended, with a base, and in no session yet,
+// goes on as a session from its page.
+func TestWhichRunsContinueAsASession(t *testing.T) {
+	d := records.Data{Dir: t.TempDir()}
+	ended := time.Now()
+	base := bundle.Receipt{RunID: "20261207-000000-aaaaaa", Kind: bundle.KindScenario, Status: bundle.StatusFailed, EndedAt: &ended, Source: bundle.Source{CommitSHA: "abc"}}
+	for _, tc := range []struct {
+		name string
+		edit func(*bundle.Receipt)
+		want bool
+	}{
+		{"a failed scenario run", func(*bundle.Receipt) {}, true},
+		{"a passed one", func(rc *bundle.Receipt) { rc.Status = bundle.StatusPassed }, true},
+		{"one still working", func(rc *bundle.Receipt) { rc.EndedAt, rc.Status = nil, bundle.StatusRunning }, false},
+		{"one that errored", func(rc *bundle.Receipt) { rc.Status = bundle.StatusError }, false},
+		{"a task run", func(rc *bundle.Receipt) { rc.Kind = bundle.KindTask }, false},
+		{"one without a base", func(rc *bundle.Receipt) { rc.Source.CommitSHA = "" }, false},
+		{"one in a session", func(rc *bundle.Receipt) { rc.SessionID = "sess-x" }, false},
+	} {
+		rc := base
+		tc.edit(&rc)
+		if got := d.Continuable(rc); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	os.MkdirAll(d.SessionsDir(), 0o755)
+	os.WriteFile(filepath.Join(d.SessionsDir(), "sess-"+base.RunID+".json"), []byte("{}"), 0o644)
+	if d.Continuable(base) {
+		t.Error("a run made a session already is offered again")
 	}
 }

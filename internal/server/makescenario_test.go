@@ -48,8 +48,8 @@ func TestMakeAScenarioFromARunPage(t *testing.T) {
 	if rc := endedRun(t, data, id); rc.Status != bundle.StatusPassed {
 		t.Fatalf("the run: %+v", rc)
 	}
-	if _, page := b.get("/runs/" + id); !strings.Contains(page, `id="make-scenario"`) || !strings.Contains(page, `value="from-`+id+`"`) {
-		t.Fatalf("the run page has no Make a scenario form")
+	if _, page := b.get("/runs/" + id); !strings.Contains(page, `id="make-scenario"`) || !strings.Contains(page, `value="from-`+id+`"`) || !strings.Contains(page, `id="continue-as-session"`) {
+		t.Fatalf("the run page has no Make a scenario or Continue as a session form")
 	}
 	resp, page := b.post("/runs/"+id+"/scenario", url.Values{"csrf": {b.token()}, "name": {"kept-rename"}})
 	if resp.StatusCode != http.StatusCreated || !strings.Contains(page, `id="scenario-made"`) {
@@ -89,4 +89,54 @@ func TestMakeAScenarioFromARunPage(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// A scenario run that has ended goes on as a session from its page: the
+// session works on the run's workspace, writes into no source folder (so
+// never into the scenario's fixture), and its Continue launches the next
+// run from where the scenario left it. Asking twice names the same session.
+func TestContinueAScenarioRunAsASession(t *testing.T) {
+	data, start := restartable(t, "../../examples/scenarios")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	_, q, ts := start(ctx)
+	defer func() { ts.Close(); stop(); q.Wait(context.Background()) }()
+	b := newBrowser(t, ts.URL)
+	b.get("/suites")
+	b.post("/suites", url.Values{"csrf": {b.token()}, "scenarios": {"rename-config-key"}, "repeat": {"1"}})
+	var id string
+	testutil.Eventually(t, 20*time.Second, "the suite's run", func() bool {
+		entries, _ := os.ReadDir(filepath.Join(data, "runs"))
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				id = e.Name()
+			}
+		}
+		return id != ""
+	})
+	endedRun(t, data, id)
+	for range 2 {
+		resp, _ := b.post("/runs/"+id+"/session", url.Values{"csrf": {b.token()}})
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/sessions/sess-"+id {
+			t.Fatalf("continue as a session: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "sessions", "sess-"+id+".json"))
+	if err != nil || strings.Contains(string(raw), `"source"`) {
+		t.Fatalf("the session names a source folder its runs would write into: %s %v", raw, err)
+	}
+	if resp, page := b.get("/sessions/sess-" + id); resp.StatusCode != http.StatusOK || !strings.Contains(page, `id="continue-form"`) {
+		t.Fatalf("the session's page: %d", resp.StatusCode)
+	}
+	if _, page := b.get("/runs/" + id); strings.Contains(page, `id="continue-as-session"`) {
+		t.Error("the run page still offers to continue a run that is in a session")
+	}
+	resp, page := b.post("/sessions/sess-"+id+"/continue", url.Values{"csrf": {b.token()}, "task": {"Also rename it in the README."}, "model": {"builtin:notes"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("continue the session: %d\n%.3000s", resp.StatusCode, page)
+	}
+	next := strings.TrimPrefix(resp.Header.Get("Location"), "/runs/")
+	if rc := endedRun(t, data, next); rc.SessionID != "sess-"+id || rc.Status == bundle.StatusError {
+		t.Fatalf("the session's next run: %+v", rc)
+	}
 }

@@ -231,6 +231,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/suites", s.audited("suites", s.launchSuite), admin)
 	e.POST("/runs/:id/stop", s.audited("runs stop", s.stopRun), admin)
 	e.POST("/runs/:id/resume", s.audited("runs resume", s.resumeRun), admin)
+	e.POST("/runs/:id/session", s.continueAsSession, admin)
 	e.POST("/sessions/:id/continue", s.audited("sessions continue", s.continueSession), admin)
 	e.POST("/api/v1/runs", s.audited("runs", s.apiLaunchRun), admin)
 	e.POST("/api/v1/suites", s.audited("suites", s.apiLaunchSuite), admin)
