@@ -467,3 +467,39 @@ func TestTheOfficialSDKs(t *testing.T) {
 		t.Fatalf("%d of the 9 calls ok", ok)
 	}
 }
+
+// A run of an external agent becomes a scenario that plays under proctor's
+// own agent and under that agent again, offline: Claude Code fixes
+// go-rounding-fix under its model script, `proctor scenario from` makes a
+// scenario of the run (Claude Code's Read/Edit/Bash calls written as
+// intents), and the scenario passes under native and under claude, each
+// run's diff the same as Claude Code's byte for byte.
+func TestAScenarioMadeFromAClaudeRunPlaysUnderEveryAgent(t *testing.T) {
+	_, dir, proctor := interop(t)
+	cases := runSuite(t, proctor, dir, []string{"claude"}, 1, "../examples/scenarios/go-rounding-fix")
+	if !cases[0].Passed {
+		t.Fatalf("go-rounding-fix under claude: %s", cases[0].failures())
+	}
+	original := filepath.Base(cases[0].Bundle)
+	made := filepath.Join(dir, "made", "from-claude")
+	out, err := exec.Command(proctor, "scenario", "from", "--data", filepath.Join(dir, "data"), "--out", made, original).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scenario from: %v\n%s", err, out)
+	}
+	script, _ := os.ReadFile(filepath.Join(made, "model.yaml"))
+	for _, intent := range []string{"- read: money.go", "- edit:", "- run: go test ./..."} {
+		if !strings.Contains(string(script), intent) {
+			t.Fatalf("Claude Code's calls are not intents (%q):\n%s", intent, script)
+		}
+	}
+	want, err := os.ReadFile(filepath.Join(cases[0].Bundle, "diff.patch"))
+	must(t, err)
+	for _, c := range runSuite(t, proctor, filepath.Join(dir, "again"), []string{"native", "claude"}, 2, made) {
+		if !c.Passed {
+			t.Errorf("the scenario made from Claude Code's run under %s: %s", c.Agent, c.failures())
+		}
+		if got, _ := os.ReadFile(filepath.Join(c.Bundle, "diff.patch")); string(got) != string(want) {
+			t.Errorf("under %s the diff is\n%s\nClaude Code's was\n%s", c.Agent, got, want)
+		}
+	}
+}
