@@ -191,3 +191,30 @@ func TestASessionMakesAMultiTurnScenario(t *testing.T) {
 		t.Fatalf("the two-turn scenario fails:\n%s%s\n%s", r.stdout, r.stderr, raw)
 	}
 }
+
+// A bundle is hostile input: a diff that names a path outside the
+// workspace makes no scenario, and nothing is written outside the folder.
+func TestAHostileDiffMakesNoScenario(t *testing.T) {
+	data, src, dir, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n"})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
+	if r := invoke(t, env, "run", "--dir", src, "--task", "t", "--script", filepath.Join(dir, "model.yaml"), "--sandbox", "off"); r.code != 0 {
+		t.Fatalf("the run: %+v", r)
+	}
+	id := runsIn(t, data)[0]
+	hostile := "diff --git a/../../escape.txt b/../../escape.txt\nnew file mode 100644\n--- /dev/null\n+++ b/../../escape.txt\n@@ -0,0 +1 @@\n+pwned\n"
+	os.WriteFile(filepath.Join(data, "runs", id, "diff.patch"), []byte(hostile), 0o644)
+	r := invoke(t, env, "scenario", "from", id, "--out", filepath.Join(out, "scen", "hostile"))
+	if r.code == 0 || !strings.Contains(r.stderr, "outside the workspace") {
+		t.Fatalf("a hostile diff made a scenario: %+v", r)
+	}
+	for _, p := range []string{filepath.Join(out, "escape.txt"), filepath.Join(out, "scen", "escape.txt"), filepath.Join(out, "scen", "hostile")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, "scen", ".*")); len(left) != 0 {
+		t.Errorf("a refused scenario left %v", left)
+	}
+}

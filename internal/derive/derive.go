@@ -303,6 +303,9 @@ func (d *deriver) checks() ([]checkYAML, error) {
 		}
 		diffs = append(diffs, diff)
 		for _, p := range ch {
+			if !filepath.IsLocal(filepath.FromSlash(p)) || strings.Contains(p, "\\") {
+				return nil, fmt.Errorf("the diff of run %s names %q, a path outside the workspace", d.rcs[i].RunID, p)
+			}
 			if !slices.Contains(changed, p) {
 				changed = append(changed, p)
 			}
