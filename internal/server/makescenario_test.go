@@ -35,16 +35,7 @@ func TestMakeAScenarioFromARunPage(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("launch the suite: %d", resp.StatusCode)
 	}
-	var id string
-	testutil.Eventually(t, 20*time.Second, "the suite's run", func() bool {
-		entries, _ := os.ReadDir(filepath.Join(data, "runs"))
-		for _, e := range entries {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				id = e.Name()
-			}
-		}
-		return id != ""
-	})
+	id := firstRun(t, data)
 	if rc := endedRun(t, data, id); rc.Status != bundle.StatusPassed {
 		t.Fatalf("the run: %+v", rc)
 	}
@@ -104,16 +95,7 @@ func TestContinueAScenarioRunAsASession(t *testing.T) {
 	b := newBrowser(t, ts.URL)
 	b.get("/suites")
 	b.post("/suites", url.Values{"csrf": {b.token()}, "scenarios": {"rename-config-key"}, "repeat": {"1"}})
-	var id string
-	testutil.Eventually(t, 20*time.Second, "the suite's run", func() bool {
-		entries, _ := os.ReadDir(filepath.Join(data, "runs"))
-		for _, e := range entries {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				id = e.Name()
-			}
-		}
-		return id != ""
-	})
+	id := firstRun(t, data)
 	endedRun(t, data, id)
 	for range 2 {
 		resp, _ := b.post("/runs/"+id+"/session", url.Values{"csrf": {b.token()}})
@@ -139,4 +121,20 @@ func TestContinueAScenarioRunAsASession(t *testing.T) {
 	if rc := endedRun(t, data, next); rc.SessionID != "sess-"+id || rc.Status == bundle.StatusError {
 		t.Fatalf("the session's next run: %+v", rc)
 	}
+}
+
+// firstRun is the id of the first run of data, once it is there.
+func firstRun(t *testing.T, data string) string {
+	t.Helper()
+	var id string
+	testutil.Eventually(t, 20*time.Second, "the suite's run", func() bool {
+		entries, _ := os.ReadDir(filepath.Join(data, "runs"))
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				id = e.Name()
+			}
+		}
+		return id != ""
+	})
+	return id
 }
