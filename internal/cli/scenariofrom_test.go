@@ -5,6 +5,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -203,18 +204,55 @@ func TestAHostileDiffMakesNoScenario(t *testing.T) {
 		t.Fatalf("the run: %+v", r)
 	}
 	id := runsIn(t, data)[0]
+	// Over the size bound: nothing is made, and the error says which flag.
+	if r := invoke(t, env, "scenario", "from", id, "--out", filepath.Join(out, "scen", "big"), "--max-bytes", "3"); r.code == 0 || !strings.Contains(r.stderr, "--max-bytes") {
+		t.Fatalf("a fixture over --max-bytes: %+v", r)
+	}
 	hostile := "diff --git a/../../escape.txt b/../../escape.txt\nnew file mode 100644\n--- /dev/null\n+++ b/../../escape.txt\n@@ -0,0 +1 @@\n+pwned\n"
 	os.WriteFile(filepath.Join(data, "runs", id, "diff.patch"), []byte(hostile), 0o644)
 	r := invoke(t, env, "scenario", "from", id, "--out", filepath.Join(out, "scen", "hostile"))
 	if r.code == 0 || !strings.Contains(r.stderr, "outside the workspace") {
 		t.Fatalf("a hostile diff made a scenario: %+v", r)
 	}
-	for _, p := range []string{filepath.Join(out, "escape.txt"), filepath.Join(out, "scen", "escape.txt"), filepath.Join(out, "scen", "hostile")} {
+	for _, p := range []string{filepath.Join(out, "escape.txt"), filepath.Join(out, "scen", "escape.txt"), filepath.Join(out, "scen", "hostile"), filepath.Join(out, "scen", "big")} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was written", p)
 		}
 	}
 	if left, _ := filepath.Glob(filepath.Join(out, "scen", ".*")); len(left) != 0 {
 		t.Errorf("a refused scenario left %v", left)
+	}
+}
+
+// A run of a git source makes a scenario of that source pinned to the
+// run's commit, with no fixture copied, and it passes.
+func TestAGitSourceStaysAGitSource(t *testing.T) {
+	data, repo, dir, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, repo, map[string]string{"a.txt": "old\n"})
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: write_file, arguments: {path: a.txt, content: \"new\\n\"}}]}\n  - reply: {content: done}\n"})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	if r := invoke(t, env, "run", "--repo", "file://"+repo, "--task", "t", "--script", filepath.Join(dir, "model.yaml"), "--sandbox", "off"); r.code != 0 {
+		t.Fatalf("the run: %+v", r)
+	}
+	id := runsIn(t, data)[0]
+	scen := filepath.Join(out, "from-git")
+	if r := invoke(t, env, "scenario", "from", id, "--out", scen); r.code != 0 {
+		t.Fatalf("scenario from: %+v", r)
+	}
+	raw, _ := os.ReadFile(filepath.Join(scen, "scenario.yaml"))
+	head, _ := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
+	if !strings.Contains(string(raw), "repo: file://"+repo) || !strings.Contains(string(raw), "commit: "+strings.TrimSpace(string(head))) {
+		t.Fatalf("the scenario does not pin the source:\n%s", raw)
+	}
+	if _, err := os.Stat(filepath.Join(scen, "fixture")); err == nil {
+		t.Fatal("a git source's scenario has a fixture folder too")
+	}
+	if r := invoke(t, env, "scenario", "run", scen); r.code != 0 {
+		t.Fatalf("the scenario of a git source fails:\n%s%s", r.stdout, r.stderr)
 	}
 }
