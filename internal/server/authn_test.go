@@ -196,6 +196,8 @@ func routeTable(run string) map[string]routeCase {
 		"POST /suites":                       {"/suites", "admin", 0},
 		"POST /runs/:id/stop":                {"/runs/" + run + "/stop", "admin", 0},
 		"POST /runs/:id/resume":              {"/runs/" + run + "/resume", "admin", 0},
+		"POST /runs/:id/session":             {"/runs/" + run + "/session", "admin", 0},
+		"POST /runs/:id/scenario":            {"/runs/" + run + "/scenario", "reviewer", 0},
 		"POST /sessions/:id/continue":        {"/sessions/s1/continue", "admin", 0},
 		"GET /audit":                         {"/audit", "admin", 0},
 		"GET /api/v1/runs":                   {"/api/v1/runs", "viewer", 0},

@@ -14,7 +14,7 @@ import (
 // scenario folder, and shows what was made.
 func (s *Server) makeScenario(c echo.Context) error {
 	id := c.Param("id")
-	if s.launcher == nil {
+	if s.launcher == nil || s.runner == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "This dashboard makes no scenarios.")
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
@@ -30,7 +30,7 @@ func (s *Server) makeScenario(c echo.Context) error {
 // sends the browser to the session, whose Continue goes on from it.
 func (s *Server) continueAsSession(c echo.Context) error {
 	id := c.Param("id")
-	if s.launcher == nil {
+	if s.launcher == nil || s.runner == nil {
 		return echo.NewHTTPError(http.StatusNotFound, "This dashboard continues no runs.")
 	}
 	sid, err := s.launcher.ContinueAsSession(c.Request().Context(), id)

@@ -182,7 +182,7 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	if roots := s.scenarioRoots(); len(roots) > 0 {
 		p.ScenarioFolder = roots[0]
 	}
-	p.ContinueAsSession = s.launcher != nil && v.Run != nil && s.runner.Records().Continuable(v.Run.Receipt)
+	p.ContinueAsSession = s.launcher != nil && s.runner != nil && v.Run != nil && s.runner.Records().Continuable(v.Run.Receipt)
 	p.ReviewError, p.Reviewer, p.Restored = reviewErr, s.reviewerName(c), restored
 	if p.CanRequestChanges() {
 		p.Models, _ = s.models(true) // a models.yaml that cannot be read leaves the built-in ones
