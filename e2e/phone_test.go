@@ -40,6 +40,10 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 		"/scenarios/rename-config-key", "/problems", "/launch", "/audit", "/compare", compare,
 	} {
 		goTo(t, page, a.URL+path)
+		if path == "/suites" { // the scenarios' table, open
+			_, err := page.Evaluate("document.getElementById('scenario-list').open = true")
+			must(t, err)
+		}
 		width, err := page.Evaluate("document.documentElement.scrollWidth")
 		must(t, err)
 		switch path {
@@ -68,6 +72,10 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 	must(t, expect.Locator(desk.Locator("#review-parts .edit")).ToBeVisible())
 	for _, path := range []string{desk.URL()[len(a.URL):], "/audit"} {
 		goTo(t, page, a.URL+path)
+		if path == "/suites" { // the scenarios' table, open
+			_, err := page.Evaluate("document.getElementById('scenario-list').open = true")
+			must(t, err)
+		}
 		width, err := page.Evaluate("document.documentElement.scrollWidth")
 		must(t, err)
 		if w, _ := width.(int); w > 390 {
