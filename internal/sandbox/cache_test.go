@@ -111,3 +111,50 @@ func TestACacheFolderMustBePlain(t *testing.T) {
 		t.Fatalf("a cache flag does not read back: %+v %v", c, err)
 	}
 }
+
+// The init mounts the caches with two capabilities more, which the
+// overlay keeps for its own work in the upper folder: the command has no
+// capability at all, and through the overlay it still cannot read a file
+// of a layer whose mode closes it, nor write into one.
+func TestTheCachesLendTheCommandNoCapability(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	root := t.TempDir()
+	os.Chmod(root, 0o755)
+	ws, tmp, layer := filepath.Join(root, "ws"), filepath.Join(root, "tmp"), filepath.Join(t.TempDir(), "layer")
+	for _, d := range []string{ws, tmp, layer} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(layer, "closed"), []byte("secret\n"), 0)
+	os.Chmod(filepath.Join(layer, "closed"), 0)
+	if os.Geteuid() == 0 {
+		uid, gid := commandID()
+		filepath.Walk(layer, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, gid) })
+	}
+	upper := filepath.Join(t.TempDir(), "upper")
+	at := filepath.Join(tmp, "cache", "go-build")
+	p := Policy{Write: []string{ws, tmp}, Caches: []Cache{{At: at, Layers: []string{layer}, Upper: upper}}}
+	script := `for f in CapInh CapPrm CapEff CapBnd CapAmb; do grep "^$f:" /proc/self/status; done
+cat ` + at + `/closed && echo READ
+echo x > ` + at + `/closed && echo WROTE
+true`
+	res, err := Command{Argv: []string{"bash", "-c", script}, Dir: ws, Env: []string{"PATH=/usr/bin:/bin"},
+		Confine: &Confinement{Policy: p, Helper: os.Args[0]}, Timeout: time.Minute}.Run(context.Background())
+	if err != nil || res.Code != 0 {
+		t.Fatalf("%v %d: %s", err, res.Code, res.Output)
+	}
+	out := string(res.Output)
+	caps := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Cap") {
+			caps++
+			if !strings.HasSuffix(line, "0000000000000000") {
+				t.Errorf("the command holds a capability: %s", line)
+			}
+		}
+	}
+	if caps != 5 || strings.Contains(out, "READ") || strings.Contains(out, "WROTE") || strings.Contains(out, "secret") {
+		t.Fatalf("through the overlay the command read or wrote a closed file, or its capabilities were not shown:\n%s", out)
+	}
+}
