@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/derive"
-	"github.com/proctor-dev/proctor/internal/redact"
 )
 
 // scenarioFrom makes a regression scenario of a recorded run.
@@ -55,15 +54,7 @@ id; it must not exist yet. docs/scenarios.md explains the folder.`)
 		}
 		runs = append(runs, derive.Run{Dir: dir, Workspace: recs.BaseRepo(id, &b.Receipt)})
 	}
-	// The secrets of this environment (and every profile's key) are in
-	// no file made: a bundle holds its own run's redacted already.
-	var keys []string
-	for _, name := range r.KeyEnvNames {
-		if v := os.Getenv(name); v != "" {
-			keys = append(keys, v)
-		}
-	}
-	made, err := derive.FromRuns(ctx, runs, *out, derive.Options{MaxBytes: *maxBytes, Redact: redact.FromEnv(os.Environ(), keys...)})
+	made, err := derive.FromRuns(ctx, runs, *out, derive.Options{MaxBytes: *maxBytes, Redact: r.Redactor(os.Getenv)})
 	if err != nil {
 		return err
 	}

@@ -585,15 +585,11 @@ func (d *deriver) call(c model.ToolCall, wsDir string) callYAML {
 			}
 		}
 	}
+	// Arguments that are a JSON object are written as YAML, redacted.
 	var args any = d.redact(c.Arguments)
 	var parsed map[string]any
-	if json.Unmarshal([]byte(c.Arguments), &parsed) == nil {
-		raw, _ := json.Marshal(parsed)
-		args = json.RawMessage(d.redact(string(raw)))
-		var back map[string]any
-		if json.Unmarshal(args.(json.RawMessage), &back) == nil {
-			args = back
-		}
+	if json.Unmarshal([]byte(args.(string)), &parsed) == nil {
+		args = parsed
 	}
 	return callYAML{"name": c.Name, "arguments": args}
 }

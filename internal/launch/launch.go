@@ -165,6 +165,15 @@ type Launcher struct {
 	suites map[string]bool // suites launched here
 }
 
+// getenv is where provider keys come from: Getenv, else the process
+// environment.
+func (l *Launcher) getenv() func(string) string {
+	if l.Getenv == nil {
+		return os.Getenv
+	}
+	return l.Getenv
+}
+
 // Task is a task launch, as the Launch form and the API send it: text
 // fields, one item a line for the lists.
 type Task struct {
@@ -602,11 +611,7 @@ func (l *Launcher) Profile(name string) (run.ModelChoice, *FieldError) {
 	if err != nil {
 		return run.ModelChoice{}, &FieldError{"model", err.Error()}
 	}
-	getenv := l.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	ep, err := p.Endpoint(getenv)
+	ep, err := p.Endpoint(l.getenv())
 	if err != nil {
 		return run.ModelChoice{}, &FieldError{"model", err.Error()}
 	}

@@ -3,12 +3,10 @@ package launch
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/derive"
-	"github.com/proctor-dev/proctor/internal/redact"
 )
 
 // MakeScenario makes a regression scenario of run runID, named name, in
@@ -27,17 +25,7 @@ func (l *Launcher) MakeScenario(ctx context.Context, runID, name string) (*deriv
 	if err != nil {
 		return nil, err
 	}
-	getenv := l.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	var keys []string
-	for _, n := range l.Runner.KeyEnvNames {
-		if v := getenv(n); v != "" {
-			keys = append(keys, v)
-		}
-	}
-	made, err := derive.FromRun(ctx, derive.Run{Dir: dir, Workspace: recs.BaseRepo(runID, &b.Receipt)}, filepath.Join(l.ScenarioRoots[0], name), derive.Options{Redact: redact.FromEnv(l.Runner.Environ, keys...)})
+	made, err := derive.FromRun(ctx, derive.Run{Dir: dir, Workspace: recs.BaseRepo(runID, &b.Receipt)}, filepath.Join(l.ScenarioRoots[0], name), derive.Options{Redact: l.Runner.Redactor(l.getenv())})
 	if err != nil {
 		return nil, fieldErrors(&FieldError{"name", err.Error()})
 	}

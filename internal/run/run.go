@@ -256,6 +256,19 @@ func (l *live) stage(ctx context.Context, ev bundle.StageStartedEvent) {
 	l.saveReceipt(ctx)
 }
 
+// Redactor hides the secrets the runner knows of: its environment's, every
+// profile's key (KeyEnvNames, read through getenv) and the git tokens — for
+// what proctor writes from records outside a run (a scenario made of one).
+func (r *Runner) Redactor(getenv func(string) string) *redact.Redactor {
+	secrets := r.GitTokens.Secrets()
+	for _, name := range r.KeyEnvNames {
+		if v := getenv(name); v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	return redact.FromEnv(r.Environ, secrets...)
+}
+
 // Records are the records of the runner's data folder: its runs' bundles,
 // sessions and change requests.
 func (r *Runner) Records() records.Data {

@@ -136,7 +136,8 @@ func (s Store) Warmed(key string) bool {
 // Held is a run's hold on the layers it sees: none of them is removed
 // until Release.
 type Held struct {
-	dirs  []string // newest first
+	dirs  []string            // newest first
+	kinds map[string][]string // each kind's folders of them, newest first
 	locks []*flock.Lock
 }
 
@@ -162,6 +163,16 @@ func (s Store) Hold() (*Held, error) {
 		}
 		h.dirs, h.locks = append(h.dirs, dir), append(h.locks, l)
 	}
+	// Worked out once: a run's every command asks.
+	h.kinds = map[string][]string{}
+	for _, k := range Kinds() {
+		for _, d := range h.dirs {
+			p := filepath.Join(d, k.Name)
+			if info, err := os.Stat(p); err == nil && info.IsDir() {
+				h.kinds[k.Name] = append(h.kinds[k.Name], p)
+			}
+		}
+	}
 	return h, nil
 }
 
@@ -176,14 +187,7 @@ func (h *Held) For(kind string) []string {
 	if h == nil {
 		return nil
 	}
-	var out []string
-	for _, d := range h.dirs {
-		p := filepath.Join(d, kind)
-		if info, err := os.Stat(p); err == nil && info.IsDir() {
-			out = append(out, p)
-		}
-	}
-	return out
+	return h.kinds[kind]
 }
 
 // Release lets the layers go.
@@ -194,7 +198,7 @@ func (h *Held) Release() {
 	for _, l := range h.locks {
 		l.Unlock()
 	}
-	h.dirs, h.locks = nil, nil
+	h.dirs, h.kinds, h.locks = nil, nil, nil
 }
 
 // Warm is a layer being filled by trusted work. Upper(kind) is the upper
@@ -322,8 +326,7 @@ func (s Store) Evict() error {
 	sizes := make([]int64, len(names))
 	var total int64
 	for i, n := range names {
-		raw, _ := os.ReadFile(filepath.Join(s.Dir, n, sizeFile))
-		sizes[i], _ = strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+		sizes[i] = s.layerBytes(n)
 		total += sizes[i]
 	}
 	count := len(names)
@@ -355,11 +358,16 @@ func (s Store) Evict() error {
 func (s Store) Size() (bytes int64, layers int, err error) {
 	names, err := s.layers()
 	for _, n := range names {
-		raw, _ := os.ReadFile(filepath.Join(s.Dir, n, sizeFile))
-		v, _ := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
-		bytes += v
+		bytes += s.layerBytes(n)
 	}
 	return bytes, len(names), err
+}
+
+// layerBytes is what the layer's size file says it holds (0 when unreadable).
+func (s Store) layerBytes(name string) int64 {
+	raw, _ := os.ReadFile(filepath.Join(s.Dir, name, sizeFile))
+	v, _ := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+	return v
 }
 
 // du is the bytes of the files below dir, and how many files and folders
