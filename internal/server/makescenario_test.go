@@ -39,9 +39,11 @@ func TestMakeAScenarioFromARunPage(t *testing.T) {
 	if rc := endedRun(t, data, id); rc.Status != bundle.StatusPassed {
 		t.Fatalf("the run: %+v", rc)
 	}
-	if _, page := b.get("/runs/" + id); !strings.Contains(page, `id="make-scenario"`) || !strings.Contains(page, `value="from-`+id+`"`) || !strings.Contains(page, `id="continue-as-session"`) {
-		t.Fatalf("the run page has no Make a scenario or Continue as a session form")
-	}
+	// The page shows the run as indexed, which follows its receipt.
+	testutil.Eventually(t, 10*time.Second, "Make a scenario and Continue as a session on the run page", func() bool {
+		_, page := b.get("/runs/" + id)
+		return strings.Contains(page, `id="make-scenario"`) && strings.Contains(page, `value="from-`+id+`"`) && strings.Contains(page, `id="continue-as-session"`)
+	})
 	resp, page := b.post("/runs/"+id+"/scenario", url.Values{"csrf": {b.token()}, "name": {"kept-rename"}})
 	if resp.StatusCode != http.StatusCreated || !strings.Contains(page, `id="scenario-made"`) {
 		t.Fatalf("make a scenario: %d\n%s", resp.StatusCode, page)
