@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config, history []model.Message) Outcome {
 func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []model.ToolSpec, names map[string]bool, out *Outcome, emit func(bundle.EventData)) (stopAfter Stop, roundMalformed bool) {
 	roundMalformed = true
 	for _, call := range calls {
-		if stopAfter == StopMaxToolCalls || stopAfter == StopBound || ctx.Err() != nil {
+		if stopAfter == StopMaxToolCalls || stopAfter == StopBound || stopAfter == StopError || ctx.Err() != nil {
 			out.Messages = append(out.Messages, toolMessage(call, "not run: the run is stopping"))
 			continue
 		}
@@ -236,10 +236,14 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 			emit(bundle.AgentQuestionEvent{ID: call.ID, Question: q})
 		default:
 			roundMalformed = false
-			var bound error
-			result, isErr, bound = runTool(ctx, cfg, call, emit)
-			if bound != nil && stopAfter == "" {
-				stopAfter, out.Err = StopBound, bound
+			r := runTool(ctx, cfg, call, emit)
+			result, isErr = r.Output, r.IsError
+			switch {
+			case stopAfter != "":
+			case r.Harness != nil:
+				stopAfter, out.Err = StopError, r.Harness
+			case r.Bound != nil:
+				stopAfter, out.Err = StopBound, r.Bound
 			}
 		}
 		emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result)), Exit: intent.Exit(call.Name, result, isErr)})
@@ -256,27 +260,26 @@ func progress(cfg Config, msgs []model.Message) {
 	}
 }
 
-// runTool asks for approval when the tool is gated, then runs it. It returns
-// the text for the model, whether it is an error, and a workspace bound the
-// call breached.
-func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(bundle.EventData)) (string, bool, error) {
+// runTool asks for approval when the tool is gated, then runs it: the
+// text for the model, whether it is an error, and a workspace bound the
+// call breached or a sandbox that could not start it.
+func runTool(ctx context.Context, cfg Config, call model.ToolCall, emit func(bundle.EventData)) tools.Result {
 	if tools.Gated(call.Name) {
 		d := Decide(ctx, cfg.Approver, ApprovalRequest{CallID: call.ID, Tool: call.Name, Args: call.Arguments}, emit)
 		if !d.Approved {
 			if ctx.Err() != nil {
-				return "not run: the run was interrupted", true, nil
+				return tools.Result{Output: "not run: the run was interrupted", IsError: true}
 			}
-			return DeniedText(call.Name, d), true, nil
+			return tools.Result{Output: DeniedText(call.Name, d), IsError: true}
 		}
 	}
 	if !tools.Gated(call.Name) { // only a command writes output as it runs
-		r := cfg.Tools.Run(ctx, call.Name, call.Arguments, nil)
-		return r.Output, r.IsError, r.Bound
+		return cfg.Tools.Run(ctx, call.Name, call.Arguments, nil)
 	}
 	out := newOutputStream(call.ID, emit)
 	r := cfg.Tools.Run(ctx, call.Name, call.Arguments, out)
 	out.Close()
-	return r.Output, r.IsError, r.Bound
+	return r
 }
 
 // Decide asks the approver about a gated call, failing closed (no approver,

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,7 @@ type Receipt struct {
 	Model      Model        `json:"model"`
 	Agent      *Agent       `json:"agent,omitempty"`   // nil: proctor's own agent
 	Sandbox    string       `json:"sandbox,omitempty"` // workspace | strict | off: how its commands were confined ("": not, before proctor had a sandbox)
+	Walls      *Walls       `json:"walls,omitempty"`   // the walls its confined commands had (nil: none ran confined, or before proctor recorded them)
 	Bounds     Bounds       `json:"bounds"`
 	Usage      Usage        `json:"usage"`
 	StartedAt  time.Time    `json:"started_at"`
@@ -135,6 +137,33 @@ type Receipt struct {
 	Verify     *Verify      `json:"verify,omitempty"`
 	Review     *Review      `json:"review,omitempty"`
 	Scenario   *ScenarioRef `json:"scenario,omitempty"`
+}
+
+// Walls are the walls of the sandbox a run's commands had, as the host
+// gave them (internal/sandbox.Walls).
+type Walls struct {
+	Namespaces  []string `json:"namespaces"`         // user, mount, pid, network, ipc, uts
+	Seccomp     bool     `json:"seccomp"`            // proctor's seccomp filter
+	LandlockABI int      `json:"landlock_abi"`       // the Landlock ABI its rules used; 0 none
+	Landlock    []string `json:"landlock,omitempty"` // what those rules covered (files, refer, truncate, tcp, ioctl-dev, signals, abstract-unix, unix-sockets)
+	Caches      string   `json:"caches,omitempty"`   // "overlay" (warm, copy-on-write) or "plain: WHY" (empty folders of the run's own)
+}
+
+// String is the walls in a line.
+func (w Walls) String() string {
+	parts := []string{strings.Join(w.Namespaces, ", ") + " namespaces"}
+	if w.Seccomp {
+		parts = append(parts, "seccomp")
+	}
+	if w.LandlockABI > 0 {
+		parts = append(parts, fmt.Sprintf("Landlock ABI %d (%s)", w.LandlockABI, strings.Join(w.Landlock, ", ")))
+	} else {
+		parts = append(parts, "no Landlock")
+	}
+	if w.Caches != "" {
+		parts = append(parts, "caches "+w.Caches)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Failure says why a run did not finish its work.

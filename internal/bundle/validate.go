@@ -38,12 +38,14 @@ func validRelPath(p string) bool {
 }
 
 var (
-	validKinds    = []Kind{KindTask, KindScenario}
-	validStages   = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
-	validDomains  = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure, DomainSource}
-	validAgents   = AgentKinds()
-	validSources  = []SourceKind{SourceLocal, SourceGit, SourceFixture}
-	validVerdicts = []string{"pass", "fail", "unsure"}
+	validKinds   = []Kind{KindTask, KindScenario}
+	validStages  = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
+	validDomains = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure, DomainSource}
+	validAgents  = AgentKinds()
+	// validNamespaces are the namespaces a sandbox gives (sandbox.Namespaces).
+	validNamespaces = []string{"user", "mount", "pid", "network", "ipc", "uts"}
+	validSources    = []SourceKind{SourceLocal, SourceGit, SourceFixture}
+	validVerdicts   = []string{"pass", "fail", "unsure"}
 )
 
 func quoted[T ~string](vs []T) string {
@@ -90,6 +92,16 @@ func (r *Receipt) Validate(file, folder string) error {
 	}
 	if r.Sandbox != "" && !slices.Contains([]string{"workspace", "strict", "off"}, r.Sandbox) {
 		l.add("sandbox", "%q is not one of workspace, strict, off", r.Sandbox)
+	}
+	if w := r.Walls; w != nil {
+		for _, ns := range w.Namespaces {
+			if !slices.Contains(validNamespaces, ns) {
+				l.add("walls.namespaces", "%q is not one of %s", ns, quoted(validNamespaces))
+			}
+		}
+		if w.LandlockABI < 0 {
+			l.add("walls.landlock_abi", "%d: want 0 (no Landlock) or an ABI from 1", w.LandlockABI)
+		}
 	}
 	if a := r.Agent; a != nil {
 		if !slices.Contains(validAgents, a.Kind) {

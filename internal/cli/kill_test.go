@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -29,6 +30,12 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(context.Background(), os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
 	if os.Getenv("PROCTOR_TEST_MAIN") != "" {
+		if os.Getenv("PROCTOR_TEST_NO_USERNS") != "" { // a host like a default container
+			if err := testutil.RefuseUserNamespaces(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(125)
+			}
+		}
 		args := os.Args[1:]
 		for i, a := range args {
 			if a == "--" {

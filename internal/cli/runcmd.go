@@ -260,7 +260,7 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 // helper, the read allow-list from $PROCTOR_SANDBOX_READ (folders separated
 // by ':') besides the Go toolchain and module cache, and the warm toolchain
 // caches of the data folder, bounded by $PROCTOR_TOOLCACHE_SIZE ("off":
-// none).
+// none), Landlock at most at ABI $PROCTOR_LANDLOCK_ABI.
 func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -272,7 +272,11 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 			read = append(read, d)
 		}
 	}
-	sb := &run.Sandbox{Mode: sandbox.ModeWorkspace, Helper: self, Read: read, Host: &sandbox.HostFiles{}}
+	abi, err := sandbox.LandlockCap(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	sb := &run.Sandbox{Mode: sandbox.ModeWorkspace, Helper: self, Read: read, Host: &sandbox.HostFiles{}, LandlockABI: abi}
 	switch v := env.Getenv("PROCTOR_TOOLCACHE_SIZE"); v {
 	case "off":
 	default:

@@ -163,11 +163,8 @@ func (l *live) judge(ctx context.Context, ws *workspace.Workspace, res agent.Out
 	}
 	switch {
 	case res.Stop == agent.StopError:
-		domain, code, msg := bundle.DomainAgent, "agent_error", fmt.Sprint(res.Err)
-		if me, ok := model.AsError(res.Err); ok {
-			domain, code, msg = bundle.Domain(me.Domain), me.Code, me.Message
-		}
-		o := l.fail(ctx, domain, code, errors.New(msg), false)
+		domain, code, err, _ := loopError(res.Err)
+		o := l.fail(ctx, domain, code, err, false)
 		o.loop = &res
 		out = o
 	case len(broken) > 0:

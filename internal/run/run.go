@@ -166,6 +166,11 @@ func (r *Result) ExitCode() int {
 	return 1
 }
 
+// CodeSandboxUnavailable is the failure code of a run whose host cannot
+// give a wall of the sandbox (domain environment): found before the agent
+// starts, or when a command's sandbox did not start.
+const CodeSandboxUnavailable = "sandbox_unavailable"
+
 // SetupError is returned for a spec that cannot start (no bundle is written).
 type SetupError struct{ Err error }
 
@@ -231,6 +236,9 @@ type live struct {
 	cacheDir string          // the upper folders of the run's toolchain caches, beside tmp
 	held     *toolcache.Held // the cache layers the run's commands see, taken at the first
 	holdOnce sync.Once
+	// plainCaches: the data folder cannot hold the caches' overlays, so
+	// the commands' caches are plain folders of the run's own.
+	plainCaches bool
 	// The run's private folder is made once, by its first confined command.
 	privateOnce    sync.Once
 	privateErr     error
@@ -347,12 +355,6 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, &SetupError{err}
 	}
 	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red, price: price, prices: prices}
-	if err := l.checkSandbox(); err != nil {
-		rec.close()
-		rec.release()
-		os.RemoveAll(dir)
-		return nil, &SetupError{err}
-	}
 	kind := spec.Kind
 	if kind == "" {
 		kind = bundle.KindTask
@@ -623,11 +625,20 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StagePreparingWorkspace, Workspace: ws.Dir, BaseCommit: ws.Base})
 	if m := l.mode(); m != "" && m != sandbox.ModeOff {
+		if err := l.checkWalls(ctx, ws.Dir); err != nil {
+			o := l.fail(ctx, bundle.DomainEnvironment, CodeSandboxUnavailable, err, false)
+			return nil, nil, &o
+		}
 		l.warmCaches(ctx, ws)
 	}
 	if l.spec.Prepare != nil {
 		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir), l.confine(ws.Dir, nil)); err != nil {
-			o := l.fail(ctx, bundle.DomainScenario, "setup_failed", err, false)
+			domain, code := bundle.DomainScenario, "setup_failed"
+			var se *sandbox.StartError
+			if errors.As(err, &se) {
+				domain, code = bundle.DomainEnvironment, CodeSandboxUnavailable
+			}
+			o := l.fail(ctx, domain, code, err, false)
 			return nil, nil, &o
 		}
 	}
@@ -699,15 +710,7 @@ func (l *live) loopEnded(ctx context.Context, res agent.Outcome) (outcome, bool)
 	case agent.StopInterrupted:
 		return outcome{loop: &res, status: bundle.StatusInterrupted, errText: "Run interrupted."}, true
 	case agent.StopError:
-		domain, code, retry, err := bundle.DomainAgent, "agent_error", false, res.Err
-		if me, ok := model.AsError(res.Err); ok {
-			domain, code, retry = bundle.Domain(me.Domain), me.Code, me.Retryable
-			msg := me.Message
-			if me.Attempts > 1 {
-				msg += fmt.Sprintf(" (after %d attempts)", me.Attempts)
-			}
-			err = errors.New(msg)
-		}
+		domain, code, err, retry := loopError(res.Err)
 		return failed(domain, code, err, retry)
 	case agent.StopBound:
 		return failed(bundle.DomainEnvironment, "workspace_bound", res.Err, false)
@@ -718,6 +721,27 @@ func (l *live) loopEnded(ctx context.Context, res agent.Outcome) (outcome, bool)
 		return outcome{loop: &res, status: bundle.StatusAwaitingInput}, true
 	}
 	return outcome{}, false
+}
+
+// loopError is who failed when a loop ended in error: the model's
+// provider (its domain and code), the harness when a command's sandbox
+// did not start (environment: never the agent's failure), else the agent.
+func loopError(err error) (bundle.Domain, string, error, bool) {
+	if err == nil {
+		err = errors.New("the agent loop ended in an error it did not name")
+	}
+	if me, ok := model.AsError(err); ok {
+		msg := me.Message
+		if me.Attempts > 1 {
+			msg += fmt.Sprintf(" (after %d attempts)", me.Attempts)
+		}
+		return bundle.Domain(me.Domain), me.Code, errors.New(msg), me.Retryable
+	}
+	var se *sandbox.StartError
+	if errors.As(err, &se) {
+		return bundle.DomainEnvironment, CodeSandboxUnavailable, err, false
+	}
+	return bundle.DomainAgent, "agent_error", err, false
 }
 
 // emit records a loop event and prints tool calls as they happen.

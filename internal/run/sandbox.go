@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/osfile"
@@ -32,6 +34,12 @@ type Sandbox struct {
 	// Host keeps what of the host's /etc the commands may read, for every
 	// command of every run (sandbox.HostFiles); nil works it out for each.
 	Host *sandbox.HostFiles
+	// LandlockABI caps the Landlock ABI of the commands' rules
+	// (sandbox.LandlockCap: PROCTOR_LANDLOCK_ABI).
+	LandlockABI int
+	// probed is what a confined `true` found on this host: probed once
+	// for the runner's runs before the first agent starts.
+	probed sandbox.Probed
 }
 
 // DefaultRead is the read allow-list when none is given: the Go toolchain
@@ -71,14 +79,33 @@ func (l *live) mode() string {
 	return sandbox.ModeWorkspace
 }
 
-// checkSandbox refuses a confined run on a kernel that cannot confine it.
-func (l *live) checkSandbox() error {
-	if m := l.mode(); m == "" || m == sandbox.ModeOff {
-		return nil
+// checkWalls starts a confined `true` the way the run's commands will
+// start — before the setup, the warm or the agent — and records the walls
+// it had on the receipt. A wall the host cannot give ends the run in error
+// before anything of the agent runs, with what to change on the host. A
+// data folder whose file system cannot hold the caches' overlays gives
+// the run plain cache folders of its own, and the walls say so.
+func (l *live) checkWalls(ctx context.Context, ws string) error {
+	walls, err := l.r.Sandbox.probed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) {
+		walls, err := sandbox.Probe(ctx, l.confine(ws, nil), ws)
+		var se *sandbox.StartError
+		if !errors.As(err, &se) || se.Wall != sandbox.WallCaches {
+			return walls, err
+		}
+		walls, err = sandbox.Probe(ctx, l.confinement(ws, nil, func() []sandbox.Cache { return nil }), ws)
+		walls.Caches = "plain: " + se.Err.Error()
+		return walls, err
+	})
+	if err != nil {
+		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)
 	}
-	if err := sandbox.Available(); err != nil {
-		return fmt.Errorf("%v: proctor runs no command unconfined unless told to; pass --sandbox off to run this run's commands with your own permissions", err)
+	l.plainCaches = walls.Caches != "" && walls.Caches != "overlay"
+	if !l.plainCaches && walls.Caches == "" {
+		walls.Caches = "overlay"
 	}
+	w := bundle.Walls(walls)
+	l.receipt.Walls = &w
+	l.progress("  sandbox: %s", w)
 	return nil
 }
 
@@ -99,7 +126,7 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sand
 		return nil
 	}
 	b := l.spec.Bounds
-	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy,
+	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy, LandlockABI: l.r.Sandbox.LandlockABI,
 		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
 		// Its own run folder (checks read calls.json there) and proctor's
 		// repository of the workspace, whose objects the workspace's own
@@ -148,6 +175,9 @@ func (l *live) cacheAt(kind string) string { return filepath.Join(l.tmp, "cache"
 // under upper folders of the run's own, which its later commands see again
 // and which go with the run.
 func (l *live) caches() []sandbox.Cache {
+	if l.plainCaches {
+		return nil
+	}
 	l.holdOnce.Do(func() {
 		l.held = &toolcache.Held{}
 		if store := l.r.Sandbox.Caches; store != nil {
@@ -182,7 +212,7 @@ func (l *live) cachesOver(upper func(kind string) string, held *toolcache.Held) 
 // and the run goes on with the caches it has.
 func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	store := l.r.Sandbox.Caches
-	if store == nil || l.spec.Scenario == nil || l.spec.SourceDir == "" || ws.Base == "" {
+	if store == nil || l.plainCaches || l.spec.Scenario == nil || l.spec.SourceDir == "" || ws.Base == "" {
 		return
 	}
 	if err := l.makePrivate(); err != nil {

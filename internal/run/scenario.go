@@ -87,8 +87,11 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 				continue
 			}
 			out, code, _, err := tools.RunShell(ctx, ws, tools.ShellQuote(p), env, 5*time.Minute, confine, nil)
-			if err != nil || code != 0 {
-				return fmt.Errorf("%s: exit %d: %v %s", p, code, err, strings.TrimSpace(out))
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			if code != 0 {
+				return fmt.Errorf("%s: exit %d: %s", p, code, strings.TrimSpace(out))
 			}
 		}
 		return nil

@@ -71,11 +71,16 @@ type Result struct {
 	Elapsed  time.Duration
 	Output   []byte // stdout and stderr as they came, the first MaxOutput bytes
 	Cut      int64  // bytes of output past MaxOutput, not kept
+	// Walls are the walls a confined command had (its init's report);
+	// nil for a command run unconfined.
+	Walls *Walls
 }
 
-// Run runs the command to its end. The error says why it could not start,
-// or that ctx ended first (ctx's error); a command that ran and failed is
-// not an error, its Result says how it ended.
+// Run runs the command to its end. The error says why it could not start
+// (a *StartError when a wall of its sandbox could not be put up: a harness
+// error, never the command's), or that ctx ended first (ctx's error); a
+// command that ran and failed is not an error, its Result says how it
+// ended.
 func (c Command) Run(ctx context.Context) (Result, error) {
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return Result{Code: -1}, errors.New("run: no command")
@@ -86,12 +91,13 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 		cctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	cmd, alive, err := c.build(cctx)
+	cmd, alive, report, err := c.build(cctx)
 	if err != nil {
 		return Result{Code: -1}, err
 	}
 	if alive != nil {
 		defer alive.Close()
+		defer report.Close()
 	}
 	out := &boundedOutput{max: c.MaxOutput, live: c.Live}
 	if out.max <= 0 {
@@ -121,7 +127,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	}
 	if err != nil {
 		if c.Confine != nil {
-			return Result{Code: -1}, fmt.Errorf("start %s confined (a user who is not root needs unprivileged user namespaces): %w", c.Argv[0], err)
+			return Result{Code: -1}, &StartError{Wall: WallNamespaces, Err: fmt.Errorf("start %s in namespaces of its own: %w", c.Argv[0], err)}
 		}
 		return Result{Code: -1}, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
@@ -129,10 +135,18 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left running (a confined command leaves nothing: its init took it along)
 	res := Result{Code: -1, Elapsed: time.Since(start)}
 	res.Output, res.Cut = out.bytes()
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if report != nil {
+		walls, rerr := readReport(report, res.Output)
+		if rerr != nil {
+			return res, rerr
+		}
+		res.Walls = &walls
+	}
 	var exit *exec.ExitError
 	switch {
-	case ctx.Err() != nil:
-		return res, ctx.Err()
 	case cctx.Err() != nil:
 		res.TimedOut = true
 	case errors.As(err, &exit):
@@ -154,13 +168,14 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 // command's init learns that proctor died from a pipe whose write end
 // (alive, to be closed once the command has ended) closes with proctor,
 // however it ends: Pdeathsig alone is cleared when the init becomes the
-// command's id.
-func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err error) {
+// command's id. It says how the command started on another pipe, whose
+// read end is report.
+func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.File, err error) {
 	cmd = exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
 	if c.Confine == nil {
-		return cmd, nil, nil
+		return cmd, nil, nil, nil
 	}
 	p := c.Confine.Policy
 	if c.Confine.ReadProgram {
@@ -172,27 +187,33 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err 
 	if c.Confine.Start != nil {
 		caches, err := c.Confine.Start()
 		if err != nil {
-			return nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+			return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
 		}
 		p.Caches = append(append([]Cache{}, p.Caches...), caches...)
 	}
 	for _, c := range p.Caches {
 		if err := c.check(); err != nil {
-			return nil, nil, fmt.Errorf("start %s: %w", c.At, err)
+			return nil, nil, nil, fmt.Errorf("start %s: %w", c.At, err)
 		}
 		if err := UpperFolders(c.Upper); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if err := own(p.Write); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
-	cmd.ExtraFiles = []*os.File{r} // fd 3
-	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3"}, p.flags()...)
+	rr, rw, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	cmd.ExtraFiles = []*os.File{r, rw} // fd 3 and 4
+	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3", "--report-fd", "4"}, p.flags()...)
 	uid, gid := commandID()
 	if os.Geteuid() == 0 {
 		args = append(args, "--become", strconv.Itoa(uid))
@@ -219,7 +240,7 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive *os.File, err 
 		a.GidMappingsEnableSetgroups = true
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SETUID, unix.CAP_SETGID)
 	}
-	return cmd, w, nil
+	return cmd, w, rr, nil
 }
 
 // ProgramDirs are the folders a program is run from: its own, and for an

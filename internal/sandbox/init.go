@@ -56,63 +56,19 @@ var allWalls = walls{landlock: true, seccomp: true}
 // inherits all of it, reaps every process of the namespace and ends with
 // the command's exit code, passing on the signals it gets.
 func initMain(in invocation, w walls) (int, error) {
-	p, become, argv := in.policy, in.become, in.argv
-	// The command is started from this thread, which alone holds the
-	// Landlock domain, the seccomp filter and the dropped bounding set it
-	// inherits; it is never unlocked.
-	runtime.LockOSThread()
-	if in.parent >= 0 {
-		watchParent(in.parent)
+	var rep *os.File
+	if in.report >= 0 {
+		unix.CloseOnExec(in.report)
+		rep = os.NewFile(uintptr(in.report), "report")
 	}
-	if err := p.limit(); err != nil {
+	walls, err := in.putUp(w)
+	if rep != nil {
+		sendReport(rep, walls, err)
+	}
+	if err != nil {
 		return 0, err
 	}
-	if err := p.enterView(become); err != nil {
-		return 0, err
-	}
-	// Becoming the command's id cleared the parent-death signal: the init
-	// dies with proctor again (and watchParent catches a death in between).
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("die with proctor: %w", err)
-	}
-	if err := loopbackUp(); err != nil {
-		return 0, err
-	}
-	if err := unix.Sethostname([]byte("proctor-sandbox")); err != nil {
-		return 0, fmt.Errorf("name the sandbox's host: %w", err)
-	}
-	if p.Proxy != nil {
-		if err := relay(p.Proxy.Port, proxySocketInView); err != nil {
-			return 0, err
-		}
-	}
-	if err := newSessionKeyring(); err != nil {
-		return 0, err
-	}
-	// Nothing of the command may trace or read the init's memory (its
-	// other threads relay the proxy).
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("make the init undumpable: %w", err)
-	}
-	if err := dropCapabilities(); err != nil {
-		return 0, err
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("set no_new_privs: %w", err)
-	}
-	if w.landlock {
-		if err := p.restrict(); err != nil {
-			return 0, err
-		}
-	}
-	if err := p.limitProcesses(); err != nil {
-		return 0, err
-	}
-	if w.seccomp {
-		if err := applySeccomp(); err != nil {
-			return 0, err
-		}
-	}
+	argv := in.argv
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return 0, err
@@ -147,6 +103,75 @@ func initMain(in invocation, w walls) (int, error) {
 		}
 		return ws.ExitStatus(), nil
 	}
+}
+
+// putUp puts up the walls of the command's namespaces on this thread
+// and says which it has, or the wall that could not be put up.
+func (in invocation) putUp(w walls) (*Walls, error) {
+	p, become := in.policy, in.become
+	// The command is started from this thread, which alone holds the
+	// Landlock domain, the seccomp filter and the dropped bounding set it
+	// inherits; it is never unlocked.
+	runtime.LockOSThread()
+	if in.parent >= 0 {
+		watchParent(in.parent)
+	}
+	if err := p.limit(); err != nil {
+		return nil, atWall(WallLimits, err)
+	}
+	if err := p.enterView(become); err != nil {
+		return nil, atWall(WallView, err)
+	}
+	// Becoming the command's id cleared the parent-death signal: the init
+	// dies with proctor again (and watchParent catches a death in between).
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return nil, atWall(WallNamespaces, fmt.Errorf("die with proctor: %w", err))
+	}
+	if err := loopbackUp(); err != nil {
+		return nil, atWall(WallNetwork, err)
+	}
+	if err := unix.Sethostname([]byte("proctor-sandbox")); err != nil {
+		return nil, atWall(WallNamespaces, fmt.Errorf("name the sandbox's host: %w", err))
+	}
+	if p.Proxy != nil {
+		if err := relay(p.Proxy.Port, proxySocketInView); err != nil {
+			return nil, atWall(WallNetwork, err)
+		}
+	}
+	if err := newSessionKeyring(); err != nil {
+		return nil, atWall(WallKeyring, err)
+	}
+	// Nothing of the command may trace or read the init's memory (its
+	// other threads relay the proxy).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return nil, atWall(WallCapabilities, fmt.Errorf("make the init undumpable: %w", err))
+	}
+	if err := dropCapabilities(); err != nil {
+		return nil, atWall(WallCapabilities, err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, atWall(WallCapabilities, fmt.Errorf("set no_new_privs: %w", err))
+	}
+	walls := &Walls{Namespaces: Namespaces}
+	if len(p.Caches) > 0 {
+		walls.Caches = "overlay"
+	}
+	if abi := landlockABI(p.LandlockABI); w.landlock && abi > 0 {
+		if err := p.restrict(abi); err != nil {
+			return nil, atWall(WallLandlock, err)
+		}
+		walls.LandlockABI, walls.Landlock = abi, LandlockScopes(abi)
+	}
+	if err := p.limitProcesses(); err != nil {
+		return nil, atWall(WallLimits, err)
+	}
+	if w.seccomp {
+		if err := applySeccomp(); err != nil {
+			return nil, atWall(WallSeccomp, err)
+		}
+		walls.Seccomp = true
+	}
+	return walls, nil
 }
 
 // watchParent ends the init — and so every process of its namespace —

@@ -8,13 +8,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// restrict puts the Landlock rules on the calling thread — the one that
-// starts the command, which inherits them — and on no other thread of the
-// init: files, TCP ports (the proxy's relay alone), signals and abstract
-// unix sockets of processes outside, and (where the kernel has it, ABI 9)
-// pathname unix sockets outside the folders it may write and the proxy's.
-// The caller has set no_new_privs and locked its thread.
-func (p Policy) restrict() error {
+// restrict puts the Landlock rules at ABI abi (> 0) on the calling thread
+// — the one that starts the command, which inherits them — and on no
+// other thread of the init: files, and as the ABI has them TCP ports (the
+// proxy's relay alone, ABI 4), signals and abstract unix sockets of
+// processes outside (ABI 6), pathname unix sockets outside the folders it
+// may write and the proxy's (ABI 9). The namespaces hold each of these
+// without Landlock too. The caller has set no_new_privs and locked its
+// thread.
+func (p Policy) restrict(abi int) error {
 	var system []string
 	for _, d := range System {
 		if d != "/etc" {
@@ -34,10 +36,10 @@ func (p Policy) restrict() error {
 	if p.Proxy != nil {
 		rules = append(rules, landlock.RODirs("/run/proctor").WithResolveUnix(), landlock.ConnectTCP(uint16(p.Proxy.Port)))
 	}
-	// Best effort down to the kernel's ABI, which Available requires to be
-	// 6 or later (files, TCP, signals, abstract sockets); an error means
-	// nothing runs.
-	fd, flags, err := landlock.V9.BestEffort().NewRulesetFD(rules...)
+	// The rules of that ABI (what a newer one adds is left out); an error
+	// means nothing runs.
+	versions := []landlock.Config{landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7, landlock.V8, landlock.V9}
+	fd, flags, err := versions[min(abi, len(versions))-1].BestEffort().NewRulesetFD(rules...)
 	if err != nil {
 		return fmt.Errorf("make the Landlock rules: %w", err)
 	}

@@ -17,11 +17,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
-
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // The modes.
@@ -65,6 +62,9 @@ type Policy struct {
 	MaxFile  uint64 // bytes one file may grow to (RLIMIT_FSIZE); 0 no limit
 	CPU      uint64 // CPU seconds of each process (RLIMIT_CPU); 0 no limit
 	MaxProcs uint64 // processes and threads of the command and its children; 0 no limit
+	// LandlockABI caps the Landlock ABI of the command's rules (LandlockCap):
+	// 0 the kernel's newest, N at most N, NoLandlock none.
+	LandlockABI int
 }
 
 // Proxy is where a confined command reaches the model: a unix socket of the
@@ -73,22 +73,6 @@ type Policy struct {
 type Proxy struct {
 	Socket string
 	Port   int
-}
-
-// Available says whether this kernel can confine a command, with the
-// reason when it cannot.
-func Available() error {
-	v, err := llsys.LandlockGetABIVersion()
-	switch {
-	case err != nil:
-		return fmt.Errorf("Landlock is not available on this kernel (%v)", err)
-	case v < 6:
-		return fmt.Errorf("this kernel's Landlock (ABI %d) cannot keep a command from signalling processes outside it; proctor needs ABI 6 (Linux 6.12) or later", v)
-	}
-	if _, err := os.Stat("/proc/self/ns/user"); err != nil {
-		return fmt.Errorf("this kernel has no user namespaces (%v)", err)
-	}
-	return nil
 }
 
 // flags are p as the helper's flags.
@@ -114,6 +98,9 @@ func (p Policy) flags() []string {
 	}
 	if p.Proxy != nil {
 		out = append(out, "--proxy-socket", p.Proxy.Socket, "--proxy-port", strconv.Itoa(p.Proxy.Port))
+	}
+	if p.LandlockABI != 0 {
+		out = append(out, "--landlock-abi", strconv.Itoa(p.LandlockABI))
 	}
 	for _, l := range []struct {
 		flag string
@@ -154,6 +141,7 @@ type invocation struct {
 	init   bool
 	become int // the id the init becomes; -1 none
 	parent int // a pipe from proctor that closes when it dies; -1 none
+	report int // a pipe to proctor the init says how the command started on; -1 none
 	argv   []string
 }
 
@@ -175,6 +163,8 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 	fs.Uint64Var(&in.policy.MaxProcs, "max-procs", 0, "processes and threads")
 	fs.BoolVar(&in.init, "init", false, "run as the init of the command's namespaces (set by proctor)")
 	fs.IntVar(&in.parent, "parent-fd", -1, "a `file descriptor` (a pipe) that closes when proctor dies: the init then ends, and the command with it (set by proctor)")
+	fs.IntVar(&in.report, "report-fd", -1, "a `file descriptor` (a pipe) the init writes how the command started to: the walls it had, or the one that failed (set by proctor)")
+	fs.IntVar(&in.policy.LandlockABI, "landlock-abi", 0, "the newest Landlock `ABI` the rules use: 0 the kernel's, -1 none")
 	fs.IntVar(&in.become, "become", -1, "the `id` the init becomes once it has taken the host's folders (set by proctor when it runs as root)")
 	if err := fs.Parse(args); err != nil {
 		return in, err

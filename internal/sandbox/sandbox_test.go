@@ -56,7 +56,7 @@ func testHelper(args []string) int {
 	if wall == "seccomp" {
 		err = applySeccomp()
 	} else {
-		err = in.policy.restrict()
+		err = in.policy.restrict(landlockABI(in.policy.LandlockABI))
 	}
 	if err == nil {
 		var path string
@@ -101,12 +101,15 @@ func TestModeAndFlags(t *testing.T) {
 func TestCommandBuildsTheInit(t *testing.T) {
 	dir := t.TempDir()
 	c := Command{Argv: []string{"bash", "-c", "true"}, Dir: dir, Confine: &Confinement{Policy: Policy{Write: []string{dir}}, Helper: "/bin/proctor"}}
-	cmd, alive, err := c.build(context.Background())
+	cmd, alive, report, err := c.build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	alive.Close()
-	cmd.ExtraFiles[0].Close()
+	report.Close()
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
 	if cmd.Path != "/bin/proctor" || !slices.Contains(cmd.Args, "--init") || cmd.Args[len(cmd.Args)-3] != "bash" {
 		t.Fatalf("the helper's command line: %s %q", cmd.Path, cmd.Args)
 	}

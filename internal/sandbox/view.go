@@ -96,7 +96,7 @@ func (p Policy) enterView(become int) error {
 	for _, c := range p.Caches {
 		t, err := takeCache(c)
 		if err != nil {
-			return err
+			return atWall(WallCaches, err)
 		}
 		caches = append(caches, t)
 	}
@@ -139,7 +139,7 @@ func (p Policy) enterView(become int) error {
 	}
 	for i, c := range caches {
 		if err := c.mount(root, i); err != nil {
-			return err
+			return atWall(WallCaches, err)
 		}
 	}
 	for name, content := range accounts {
@@ -161,7 +161,7 @@ func (p Policy) enterView(become int) error {
 		return fmt.Errorf("view: %w", err)
 	}
 	if err := unix.Mount("proc", root+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("view: mount the namespace's own /proc: %w", err)
+		return atWall(WallProc, fmt.Errorf("view: mount the namespace's own /proc: %w", err))
 	}
 	if err := pivot(root); err != nil {
 		return err

@@ -91,6 +91,7 @@ type attack struct {
 	name, script string
 	escaped      func(s *scene) bool // nil: the script's exit status alone
 	stoppedBy    []string
+	landlockABI  int // the oldest Landlock ABI that stops it alone (0: 1)
 	undo         func(s *scene)
 	inside       bool // tried only inside a sandbox
 }
@@ -109,7 +110,7 @@ func (s *scene) attacks() []attack {
 	}
 	ns, seccomp, landlock := "namespaces", "seccomp", "landlock"
 	return []attack{
-		{name: "connect over TCP to a port of the host", script: connectInet(0), stoppedBy: []string{ns, landlock}},
+		{name: "connect over TCP to a port of the host", script: connectInet(0), stoppedBy: []string{ns, landlock}, landlockABI: 4},
 		// Landlock's TCP rule does not cover MPTCP (protocol 262).
 		{name: "connect over MPTCP to a port of the host", script: connectInet(262), stoppedBy: []string{ns, seccomp}},
 		{name: "send a datagram to the host", script: "echo escaped > /dev/udp/127.0.0.1/" + strconv.Itoa(s.udpPort),
@@ -121,7 +122,7 @@ func (s *scene) attacks() []attack {
 			}, stoppedBy: []string{ns}},
 		{name: "connect to an abstract unix socket of the host",
 			script:    perl(`use Socket; socket(S, PF_UNIX, SOCK_STREAM, 0) or exit 1; connect(S, pack_sockaddr_un("\0` + s.abstract[1:] + `")) or exit 1`),
-			stoppedBy: []string{ns, landlock}},
+			stoppedBy: []string{ns, landlock}, landlockABI: 6},
 		{name: "read the host's sockets in /proc/net", script: fmt.Sprintf("grep -qi ':%04X ' /proc/net/tcp", s.tcpPort), stoppedBy: []string{ns}},
 		{name: "read /sys", script: "ls /sys/class/net | grep -q .", stoppedBy: []string{ns, landlock}},
 		{name: "make a host file setuid", script: "chmod 4755 " + s.file + " && [ -u " + s.file + " ]",
@@ -143,7 +144,7 @@ func (s *scene) attacks() []attack {
 		{name: "add a key to the user keyring", script: perl(fmt.Sprintf(`my ($t, $d, $v) = ("user", "proctor-planted", "x"); exit(syscall(%d, $t, $d, $v, 1, -4) > 0 ? 0 : 1)`, unix.SYS_ADD_KEY)),
 			stoppedBy: []string{seccomp}},
 		{name: "stop a process of the host", script: "kill -STOP " + strconv.Itoa(s.victim.Process.Pid),
-			escaped: func(s *scene) bool { return procState(s.victim.Process.Pid) == "T" }, stoppedBy: []string{ns, landlock},
+			escaped: func(s *scene) bool { return procState(s.victim.Process.Pid) == "T" }, stoppedBy: []string{ns, landlock}, landlockABI: 6,
 			undo: func(s *scene) { s.victim.Process.Signal(syscall.SIGCONT) }},
 		{name: "make a user namespace", script: "unshare -U true", stoppedBy: []string{seccomp}},
 		{name: "set up io_uring", script: errnoIsNot(fmt.Sprintf(`do { my $p = "\0" x 120; syscall(%d, 1, $p) }`, unix.SYS_IO_URING_SETUP), unix.EPERM), stoppedBy: []string{seccomp}},
@@ -204,27 +205,39 @@ func (s *scene) run(t *testing.T, wall string, a attack) (bool, string) {
 // Every attack works with no wall (else the test proves nothing and the
 // attack is skipped, saying why), fails in the sandbox, and fails under
 // each wall that is to stop it alone: the namespaces without Landlock and
-// seccomp, seccomp alone, Landlock alone.
+// seccomp, seccomp alone, Landlock alone (at an ABI that has its rule).
+// It runs at the kernel's Landlock ABI, and again at ABI 2 (Linux 6.1,
+// Debian 12's kernel) and with no Landlock at all: the namespaces and
+// seccomp stop every attack without it.
 func TestEachWallStopsItsAttacksAlone(t *testing.T) {
-	if err := Available(); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
-	s := newScene(t)
-	for _, a := range s.attacks() {
-		t.Run(a.name, func(t *testing.T) {
-			holdKey(t)
-			if worked, out := s.run(t, "none", a); !worked && !a.inside {
-				t.Skipf("fails with no wall at all, so nothing here proves a wall stops it: %s", out)
-			}
-			time.Sleep(100 * time.Millisecond) // the listeners count what the try with no wall sent
-			s.accepted.Store(0)
-			for _, wall := range append([]string{"all"}, a.stoppedBy...) {
-				if worked, out := s.run(t, wall, a); worked {
-					t.Errorf("worked under %s: %s", wall, out)
-				}
-			}
-			if n := s.accepted.Load(); n > 0 {
-				t.Errorf("%d connections reached the host's listeners", n)
+	for _, cap := range []int{0, 2, NoLandlock} {
+		t.Run(fmt.Sprintf("landlock=%d", landlockABI(cap)), func(t *testing.T) {
+			s := newScene(t)
+			s.policy.LandlockABI = cap
+			abi := landlockABI(cap)
+			for _, a := range s.attacks() {
+				t.Run(a.name, func(t *testing.T) {
+					holdKey(t)
+					if worked, out := s.run(t, "none", a); !worked && !a.inside {
+						t.Skipf("fails with no wall at all, so nothing here proves a wall stops it: %s", out)
+					}
+					time.Sleep(100 * time.Millisecond) // the listeners count what the try with no wall sent
+					s.accepted.Store(0)
+					for _, wall := range append([]string{"all"}, a.stoppedBy...) {
+						if wall == "landlock" && abi < max(a.landlockABI, 1) {
+							continue // Landlock at this ABI has no rule for it; the other walls hold
+						}
+						if worked, out := s.run(t, wall, a); worked {
+							t.Errorf("worked under %s: %s", wall, out)
+						}
+					}
+					if n := s.accepted.Load(); n > 0 {
+						t.Errorf("%d connections reached the host's listeners", n)
+					}
+				})
 			}
 		})
 	}
@@ -260,7 +273,7 @@ func procState(pid int) string {
 // its own, finds itself in /etc/passwd, reaches itself on its loopback,
 // and reaches the model proxy — only it — on the relayed port.
 func TestWorkRunsInside(t *testing.T) {
-	if err := Available(); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	s := newScene(t)
@@ -314,7 +327,7 @@ echo works`
 // processes leaves another its whole budget, and a small budget binds only
 // its own command — whoever runs proctor, root included.
 func TestProcessBudgetsAreEachCommandsOwn(t *testing.T) {
-	if err := Available(); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	s := newScene(t)
@@ -322,11 +335,11 @@ func TestProcessBudgetsAreEachCommandsOwn(t *testing.T) {
 		p := s.policy
 		p.MaxProcs = max
 		c := Command{Argv: []string{"sh", "-c", script}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin"}, Confine: &Confinement{Policy: p, Helper: os.Args[0]}}
-		cmd, alive, err := c.build(context.Background())
+		cmd, alive, report, err := c.build(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { alive.Close() })
+		t.Cleanup(func() { alive.Close(); report.Close() })
 		return cmd
 	}
 	marker := strconv.Itoa(30000 + os.Getpid()%9999)

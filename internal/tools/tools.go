@@ -94,6 +94,10 @@ type Result struct {
 	IsError bool
 	Cut     int   // characters cut from the output
 	Bound   error // a workspace bound the call breached, which ends the run
+	// Harness is the sandbox that could not start the call's command (a
+	// *sandbox.StartError): the harness's failure, never the agent's; it
+	// ends the run, and the model never sees it.
+	Harness error
 }
 
 // Run executes the named tool with the model's JSON arguments. Problems
@@ -130,6 +134,11 @@ func (tb *Toolbox) Run(ctx context.Context, name, args string, live io.Writer) R
 		}
 		if errors.Is(err, ErrBound) {
 			r.Bound = err
+		}
+		var se *sandbox.StartError
+		if errors.As(err, &se) {
+			r.Harness = err
+			r.Output = "not run: the sandbox could not start the command (a harness error, not the agent's); the run ends"
 		}
 	}
 	r.Output, r.Cut = Cut(r.Output, tb.limits.MaxToolOutputChars)

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/run"
+	"github.com/proctor-dev/proctor/internal/sandbox"
+)
+
+// commandScript is a model script whose model runs one command, then
+// answers.
+const commandScript = "steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: \"touch ran\"}}]}\n  - reply: {content: done}\n"
+
+// onlyReceipt reads the one run of a data folder: its receipt and events.
+func onlyReceipt(t *testing.T, data string) (bundle.Receipt, string) {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("%d runs in %s, want 1", len(dirs), data)
+	}
+	raw, err := os.ReadFile(filepath.Join(dirs[0], bundle.ReceiptFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc bundle.Receipt
+	if err := json.Unmarshal(raw, &rc); err != nil {
+		t.Fatal(err)
+	}
+	events, _ := os.ReadFile(filepath.Join(dirs[0], bundle.EventsFile))
+	return rc, string(events)
+}
+
+// On a host that refuses the sandbox's user namespace (a container with
+// Docker's default seccomp profile, here a seccomp filter around proctor),
+// a confined run is refused before the agent starts: recorded as an error
+// of the environment, with the wall and what to change, and no model call
+// or command of the agent. The same run with --sandbox off runs.
+func TestAHostWithoutAWallRefusesTheRunBeforeTheAgent(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": commandScript})
+	for _, mode := range []string{"workspace", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			data, src := t.TempDir(), t.TempDir()
+			writeTree(t, src, map[string]string{"a.txt": "old\n"})
+			cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "run", "--dir", src, "--task", "touch a file", "--sandbox", mode,
+				"--script", filepath.Join(dir, "model.yaml"), "--allow", "touch")
+			cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "PROCTOR_TEST_NO_USERNS=1", "PROCTOR_DATA="+data)
+			out, _ := cmd.CombinedOutput()
+			rc, events := onlyReceipt(t, data)
+			if mode == "off" {
+				if rc.Status != bundle.StatusAwaitingReview || !strings.Contains(events, `"tool.result"`) {
+					t.Fatalf("--sandbox off under the same host: %s\n%s", rc.Status, out)
+				}
+				return
+			}
+			if code := cmd.ProcessState.ExitCode(); code != ExitProblems {
+				t.Errorf("exit %d, want %d", code, ExitProblems)
+			}
+			f := rc.Failure
+			if rc.Status != bundle.StatusError || f == nil || f.Domain != bundle.DomainEnvironment || f.Code != run.CodeSandboxUnavailable {
+				t.Fatalf("receipt: %s %+v\n%s", rc.Status, f, out)
+			}
+			for _, want := range []string{"namespaces", "seccomp", "proctor doctor", "--sandbox off"} {
+				if !strings.Contains(f.Message, want) {
+					t.Errorf("the failure does not say %q: %s", want, f.Message)
+				}
+			}
+			if !strings.Contains(string(out), f.Message) {
+				t.Errorf("proctor's output does not say why:\n%s", out)
+			}
+			for _, ev := range []string{`"model.request"`, `"tool.call"`, `"tool.result"`} {
+				if strings.Contains(events, ev) {
+					t.Errorf("the agent started: events hold %s", ev)
+				}
+			}
+			if rc.Walls != nil {
+				t.Errorf("walls recorded for a run that had none: %+v", rc.Walls)
+			}
+		})
+	}
+}
+
+// A confined run's receipt names the walls its commands had, at the
+// Landlock ABI this host gives (capped here to Debian 12's 2, and to
+// none): the namespaces and seccomp always.
+func TestTheReceiptNamesTheWalls(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": commandScript})
+	for _, tc := range []struct {
+		cap      string
+		abi      int
+		landlock []string
+	}{{"2", 2, []string{"files", "refer"}}, {"0", 0, nil}} {
+		t.Run("PROCTOR_LANDLOCK_ABI="+tc.cap, func(t *testing.T) {
+			data, src := t.TempDir(), t.TempDir()
+			writeTree(t, src, map[string]string{"a.txt": "old\n"})
+			r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH"), "PROCTOR_LANDLOCK_ABI": tc.cap},
+				"run", "--dir", src, "--task", "touch a file", "--script", filepath.Join(dir, "model.yaml"), "--allow", "touch")
+			if r.code != ExitOK {
+				t.Fatalf("%+v", r)
+			}
+			rc, _ := onlyReceipt(t, data)
+			w := rc.Walls
+			if w == nil || !slices.Equal(w.Namespaces, sandbox.Namespaces) || !w.Seccomp || w.LandlockABI != tc.abi || !slices.Equal(w.Landlock, tc.landlock) || w.Caches != "overlay" {
+				t.Fatalf("walls: %+v", w)
+			}
+			if !strings.Contains(r.stdout+r.stderr, "sandbox: "+w.String()) {
+				t.Errorf("the run's progress does not name its walls:\n%s%s", r.stdout, r.stderr)
+			}
+		})
+	}
+	bad := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir(), "PROCTOR_LANDLOCK_ABI": "newest"}, "run", "--dir", t.TempDir(), "--task", "x", "--script", filepath.Join(dir, "model.yaml"))
+	if bad.code != ExitUsage || !strings.Contains(bad.stderr, `PROCTOR_LANDLOCK_ABI="newest"`) {
+		t.Errorf("a wrong PROCTOR_LANDLOCK_ABI: %+v", bad)
+	}
+}
