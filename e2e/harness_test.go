@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/script"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // browser is shared by the tests of this package; each test gets its own
@@ -79,6 +81,17 @@ func (b *browserEnv) close() {
 var shared *browserEnv // set once in TestMain, read-only afterwards
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("PROCTOR_E2E_EXEC_NO_USERNS"); bin != "" {
+		// A host like a container with Docker's default seccomp profile:
+		// proctor (bin) runs under a filter that refuses user namespaces.
+		if err := testutil.RefuseUserNamespaces(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			os.Exit(125)
+		}
+		err := syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ())
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(125)
+	}
 	b, err := startBrowser()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)

@@ -45,6 +45,9 @@ type Meta struct {
 	CSRF     string // the token every form and HTMX request sends back
 	CanRun   bool   // the server can launch runs and the user may (the demo button)
 	Launches bool   // the server can launch runs (a reviewer's request for changes starts one)
+	// Sandbox is why this host cannot confine a run's commands (with what
+	// to change), "" when it can or runs are not confined.
+	Sandbox string
 	// User is the signed-in user and Role theirs; both empty when sign-in is
 	// off (single-user on loopback).
 	User      string

@@ -275,6 +275,9 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  Open %s://%s/?token=%s\n", scheme, browserHost(ln.Addr().String()), local)
 	}
 	fmt.Fprintf(env.Stdout, "  Launch works on folders under %s (--source-root); Suites on %s (--scenarios)\n", strings.Join(absRoots, ", "), orNone(absScenarioRoots))
+	if err := runner.SandboxProblem(ctx); err != nil {
+		fmt.Fprintf(env.Stdout, "  warning: runs with the sandbox on cannot start on this host: %v\n", err)
+	}
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -118,9 +118,9 @@ func TestARunMakesItsPrivateFolderOnlyForACommand(t *testing.T) {
 		data, src := t.TempDir(), t.TempDir()
 		writeTree(t, src, map[string]string{"a.txt": "old\n", "probe.sh": `ls -d "$TMPDIR" "$HOME" > seen.txt` + "\n"})
 		invoke(t, map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}, "run", "--dir", src, "--task", "go", "--script", filepath.Join(dir, c.script), "--allow", "sh probe.sh")
-		_, err := os.Stat(filepath.Join(data, "tmp"))
-		if made := err == nil; made != c.made {
-			t.Errorf("%s: a private folder was made: %v, want %v", c.script, made, c.made)
+		// (The runner's probe of the walls leaves no folder either.)
+		if left, _ := filepath.Glob(filepath.Join(data, "tmp", "*")); !c.made && len(left) > 0 {
+			t.Errorf("%s: a run of tools alone made a private folder: %v", c.script, left)
 		}
 		if c.made {
 			seen, _ := os.ReadFile(filepath.Join(onlyRun(t, data), "workspace", "seen.txt"))

@@ -128,3 +128,39 @@ func TestTheReceiptNamesTheWalls(t *testing.T) {
 		t.Errorf("a wrong PROCTOR_LANDLOCK_ABI: %+v", bad)
 	}
 }
+
+// A data folder on an overlay file system (a container's own root) cannot
+// hold the upper folders of the toolchain caches' overlays: the run's
+// commands get plain cache folders of their own, the walls say why, and
+// the commands run — none fails for it. (As root, in a mount namespace of
+// the test's own.)
+func TestADataFolderOnAnOverlayGivesPlainCaches(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounting an overlay for the data folder needs root")
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {tool_calls: [{name: run_command, arguments: {command: \"touch ran\"}}]}\n  - reply: {content: done}\n",
+		"src/a.txt": "old\n", "lower/.keep": ""})
+	for _, d := range []string{"upper", "work", "root"} {
+		os.Mkdir(filepath.Join(dir, d), 0o755)
+	}
+	script := `mount -t overlay overlay -o lowerdir=$D/lower,upperdir=$D/upper,workdir=$D/work $D/root && exec "$@"`
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", os.Args[0], "-test.run=^$", "--",
+		"run", "--dir", filepath.Join(dir, "src"), "--task", "touch a file", "--script", filepath.Join(dir, "model.yaml"), "--allow", "touch")
+	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "D="+dir, "PROCTOR_DATA="+filepath.Join(dir, "root", "data"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// The mount is gone with its namespace; what was written is in upper.
+	rc, events := onlyReceipt(t, filepath.Join(dir, "upper", "data"))
+	if rc.Status != bundle.StatusAwaitingReview || rc.Walls == nil || !strings.HasPrefix(rc.Walls.Caches, "plain: ") {
+		t.Fatalf("%s %+v\n%s", rc.Status, rc.Walls, out)
+	}
+	if !strings.Contains(events, `"exit":0`) {
+		t.Errorf("the command did not run:\n%s", events)
+	}
+}

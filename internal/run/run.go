@@ -625,7 +625,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StagePreparingWorkspace, Workspace: ws.Dir, BaseCommit: ws.Base})
 	if m := l.mode(); m != "" && m != sandbox.ModeOff {
-		if err := l.checkWalls(ctx, ws.Dir); err != nil {
+		if err := l.checkWalls(ctx); err != nil {
 			o := l.fail(ctx, bundle.DomainEnvironment, CodeSandboxUnavailable, err, false)
 			return nil, nil, &o
 		}

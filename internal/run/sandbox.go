@@ -40,6 +40,24 @@ type Sandbox struct {
 	// probed is what a confined `true` found on this host: probed once
 	// for the runner's runs before the first agent starts.
 	probed sandbox.Probed
+	// hostProbed is what a confined `true` in a folder of its own found:
+	// whether this host can confine a command at all (SandboxProblem).
+	hostProbed sandbox.Probed
+}
+
+// SandboxProblem says why this host cannot confine a run's commands — the
+// wall it cannot give and what to change — or nil when it can (or the
+// runner's runs are not confined). It probes once, and again at most every
+// few seconds while the host fails.
+func (r *Runner) SandboxProblem(ctx context.Context) error {
+	sb := r.Sandbox
+	if sb == nil || sb.Mode == sandbox.ModeOff {
+		return nil
+	}
+	_, err := sb.hostProbed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) {
+		return sandbox.ProbeHost(ctx, sb.Helper, sb.LandlockABI)
+	})
+	return err
 }
 
 // DefaultRead is the read allow-list when none is given: the Go toolchain
@@ -84,29 +102,47 @@ func (l *live) mode() string {
 // it had on the receipt. A wall the host cannot give ends the run in error
 // before anything of the agent runs, with what to change on the host. A
 // data folder whose file system cannot hold the caches' overlays gives
-// the run plain cache folders of its own, and the walls say so.
-func (l *live) checkWalls(ctx context.Context, ws string) error {
-	walls, err := l.r.Sandbox.probed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) {
-		walls, err := sandbox.Probe(ctx, l.confine(ws, nil), ws)
-		var se *sandbox.StartError
-		if !errors.As(err, &se) || se.Wall != sandbox.WallCaches {
-			return walls, err
-		}
-		walls, err = sandbox.Probe(ctx, l.confinement(ws, nil, func() []sandbox.Cache { return nil }), ws)
-		walls.Caches = "plain: " + se.Err.Error()
-		return walls, err
-	})
+// the run plain cache folders of its own, and the walls say so. The probe
+// is the runner's, made once for its runs (again after a failure).
+func (l *live) checkWalls(ctx context.Context) error {
+	sb := l.r.Sandbox
+	walls, err := sb.probed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) { return sb.probeWalls(ctx, l.r.DataDir) })
 	if err != nil {
 		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)
 	}
-	l.plainCaches = walls.Caches != "" && walls.Caches != "overlay"
-	if !l.plainCaches && walls.Caches == "" {
-		walls.Caches = "overlay"
-	}
+	l.plainCaches = walls.Caches != "overlay"
 	w := bundle.Walls(walls)
 	l.receipt.Walls = &w
 	l.progress("  sandbox: %s", w)
 	return nil
+}
+
+// probeWalls starts a confined `true` as a run's commands start — a
+// folder to write and a toolchain cache as an overlay, both in a folder
+// of its own beside the runs' private folders (on the data folder's file
+// system, where the runs' are) — and again without the cache when the
+// data folder cannot hold an overlay's upper folder.
+func (sb *Sandbox) probeWalls(ctx context.Context, data string) (sandbox.Walls, error) {
+	root := privateRoot(data)
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return sandbox.Walls{}, fmt.Errorf("probe the sandbox: %w", err)
+	}
+	dir, err := os.MkdirTemp(root, "probe-")
+	if err != nil {
+		return sandbox.Walls{}, fmt.Errorf("probe the sandbox: %w", err)
+	}
+	defer osfile.RemoveAll(dir)
+	conf := &sandbox.Confinement{Helper: sb.Helper, Host: sb.Host, Policy: sandbox.Policy{Write: []string{dir}, LandlockABI: sb.LandlockABI,
+		Caches: []sandbox.Cache{{At: filepath.Join(dir, "cache"), Upper: filepath.Join(dir, "upper")}}}}
+	walls, err := sandbox.Probe(ctx, conf, dir)
+	var se *sandbox.StartError
+	if !errors.As(err, &se) || se.Wall != sandbox.WallCaches {
+		return walls, err
+	}
+	conf.Policy.Caches = nil
+	walls, err = sandbox.Probe(ctx, conf, dir)
+	walls.Caches = "plain: the data folder's file system cannot hold the caches' overlays (" + se.Err.Error() + ")"
+	return walls, err
 }
 
 // confine is how the run's commands are confined: writing only ws, the

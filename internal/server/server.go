@@ -323,6 +323,11 @@ func (s *Server) meta(c echo.Context, title string, nav web.Nav) web.Meta {
 	if n, err := s.store.BrokenBundles(ctx); err == nil {
 		m.Problems = n
 	}
+	if m.Launches {
+		if err := s.runner.SandboxProblem(ctx); err != nil {
+			m.Sandbox = err.Error()
+		}
+	}
 	return m
 }
 
