@@ -164,3 +164,31 @@ func TestADataFolderOnAnOverlayGivesPlainCaches(t *testing.T) {
 		t.Errorf("the command did not run:\n%s", events)
 	}
 }
+
+// A suite on such a host counts each case broken — the host failed it,
+// not the agent — and exits 2; on a host that gives every wall, its
+// summary names the walls its runs had.
+func TestASuiteSaysWhichWallsItsRunsHad(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	example, err := filepath.Abs("../../examples/scenarios/asks-a-question")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, refuse := range []bool{true, false} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "scenario", "run", example)
+		cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "PROCTOR_DATA="+t.TempDir())
+		if refuse {
+			cmd.Env = append(cmd.Env, "PROCTOR_TEST_NO_USERNS=1")
+		}
+		out, _ := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		switch {
+		case refuse && (code != 2 || !strings.Contains(string(out), "0 passed, 0 failed, 1 broken") || !strings.Contains(string(out), "sandbox_unavailable")):
+			t.Errorf("on a host without user namespaces: exit %d\n%s", code, out)
+		case !refuse && (code != 0 || !strings.Contains(string(out), "\nsandbox: user, mount, pid, network, ipc, uts namespaces; seccomp; ")):
+			t.Errorf("exit %d\n%s", code, out)
+		}
+	}
+}

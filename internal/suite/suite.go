@@ -71,8 +71,9 @@ type Case struct {
 	Duration time.Duration
 	judged   bool  // it has a verdict
 	passed   bool  // every check held
-	broken   bool  // a check could not judge
+	broken   bool  // a check could not judge, or the harness failed it
 	at, size int64 // its entry in the spool; size 0: none
+	walls    *bundle.Walls
 }
 
 // Ran reports whether the case's run was recorded.
@@ -226,7 +227,10 @@ func runCase(ctx context.Context, rr, r *run.Runner, c *Case, suite string, opt 
 	c.Err, c.Duration = err, time.Since(t0)
 	warning := ""
 	if res != nil {
-		c.RunID, c.Dir, c.Status = res.RunID, res.Dir, res.Receipt.Status
+		c.RunID, c.Dir, c.Status, c.walls = res.RunID, res.Dir, res.Receipt.Status, res.Receipt.Walls
+		if f := res.Receipt.Failure; f != nil && (f.Domain == bundle.DomainEnvironment || f.Domain == bundle.DomainInfrastructure) {
+			c.broken = true // the host failed the case (its sandbox, its disk), not the agent
+		}
 		if v := res.Verdict; v != nil {
 			c.judged, c.passed = true, v.Passed
 			for _, r := range v.Results {
@@ -508,6 +512,12 @@ func printSummary(w io.Writer, r Report) {
 	}
 	if len(stats) > 0 {
 		fmt.Fprintf(w, "pass^k (every repeat passed): %d of %d scenarios (%.0f%%)\n", all, len(stats), 100*float64(all)/float64(len(stats)))
+	}
+	for _, c := range r.Cases {
+		if c.walls != nil {
+			fmt.Fprintf(w, "sandbox: %s\n", c.walls)
+			break
+		}
 	}
 }
 
