@@ -61,6 +61,7 @@ func commands() []command {
 		{"user", "add, list, change or remove accounts for a shared host", runUser},
 		{"token", "create, list or revoke API tokens", runToken},
 		{"selftest", "run the built-in demo end to end and check the result", runSelftest},
+		{"doctor", "say what this host gives the sandbox, wall by wall, and what to change", runDoctor},
 		{"version", "print the version", runVersion},
 	}
 }

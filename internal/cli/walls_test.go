@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
@@ -190,5 +191,61 @@ func TestASuiteSaysWhichWallsItsRunsHad(t *testing.T) {
 		case !refuse && (code != 0 || !strings.Contains(string(out), "\nsandbox: user, mount, pid, network, ipc, uts namespaces; seccomp; ")):
 			t.Errorf("exit %d\n%s", code, out)
 		}
+	}
+}
+
+// proctor doctor tries each wall: on this host every one holds and it
+// exits 0; on a host that refuses user namespaces it names that wall with
+// its fix, says which walls it could not try without them, still tries
+// Landlock and seccomp, and exits 1 (a run would be refused).
+func TestDoctorSaysWhatTheHostLacks(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	doctor := func(refuse bool, args ...string) (string, int) {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", "doctor"}, args...)...)
+		// (The test binary cannot be re-run as nobody: PROCTOR_DOCTOR_NESTED.)
+		cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "PROCTOR_DOCTOR_NESTED=1", "PROCTOR_DATA="+t.TempDir())
+		if refuse {
+			cmd.Env = append(cmd.Env, "PROCTOR_TEST_NO_USERNS=1")
+		}
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := doctor(false)
+	if code != 0 || strings.Contains(out, "FAILED") || !strings.Contains(out, "Runs with the sandbox on start here.") || !strings.Contains(out, "a confined `true` started with: user, mount") {
+		t.Errorf("on this host: exit %d\n%s", code, out)
+	}
+	out, code = doctor(true)
+	for _, want := range []string{"namespaces    FAILED: ", "fix: something around proctor refuses new namespaces", "--security-opt systempaths=unconfined",
+		"view          not tried", "landlock      ok", "seccomp       ok", "Runs with the sandbox on are refused here (exit 1)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("without user namespaces, doctor does not say %q:\n%s", want, out)
+		}
+	}
+	if code != ExitProblems {
+		t.Errorf("exit %d, want 1", code)
+	}
+	raw, code := doctor(true, "--json")
+	var rep struct {
+		Findings []sandbox.Finding
+		Refused  string
+	}
+	if err := json.Unmarshal([]byte(raw), &rep); err != nil || code != ExitProblems || rep.Refused == "" || len(rep.Findings) != len(sandbox.SurveyedWalls) {
+		t.Fatalf("--json: exit %d, %v\n%s", code, err, raw)
+	}
+	if f := rep.Findings[0]; f.Wall != sandbox.WallNamespaces || f.OK || f.Fix == "" || f.Errno != int(syscall.EPERM) {
+		t.Errorf("the namespaces' finding: %+v", f)
+	}
+}
+
+// The AppArmor profile names the binary by its path and allows it user
+// namespaces, and nothing else.
+func TestTheAppArmorProfileAllowsUserNamespacesOnly(t *testing.T) {
+	r := invoke(t, map[string]string{}, "doctor", "--apparmor-profile")
+	self, _ := os.Executable()
+	self, _ = filepath.EvalSymlinks(self)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "profile proctor "+self+" flags=(unconfined) {\n  userns,\n") || strings.Count(r.stdout, ",\n") != 2 {
+		t.Errorf("%+v", r)
 	}
 }

@@ -34,6 +34,9 @@ type Confinement struct {
 	// gives the command's toolchain caches (added to the policy's). A run
 	// builds confinements it may never use.
 	Start func() ([]Cache, error)
+	// survey: the init tries every wall and reports each (Survey); it
+	// starts no command.
+	survey bool
 }
 
 // Command is a command proctor starts for a run, and the one way it starts
@@ -214,6 +217,9 @@ func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.Fi
 	}
 	cmd.ExtraFiles = []*os.File{r, rw} // fd 3 and 4
 	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3", "--report-fd", "4"}, p.flags()...)
+	if c.Confine.survey {
+		args = append(args, "--survey")
+	}
 	uid, gid := commandID()
 	if os.Geteuid() == 0 {
 		args = append(args, "--become", strconv.Itoa(uid))

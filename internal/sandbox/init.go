@@ -61,6 +61,12 @@ func initMain(in invocation, w walls) (int, error) {
 		unix.CloseOnExec(in.report)
 		rep = os.NewFile(uintptr(in.report), "report")
 	}
+	if in.surveying {
+		if rep != nil {
+			sendSurvey(rep, in.survey(w))
+		}
+		return 0, nil
+	}
 	walls, err := in.putUp(w)
 	if rep != nil {
 		sendReport(rep, walls, err)
@@ -108,70 +114,135 @@ func initMain(in invocation, w walls) (int, error) {
 // putUp puts up the walls of the command's namespaces on this thread
 // and says which it has, or the wall that could not be put up.
 func (in invocation) putUp(w walls) (*Walls, error) {
-	p, become := in.policy, in.become
-	// The command is started from this thread, which alone holds the
-	// Landlock domain, the seccomp filter and the dropped bounding set it
-	// inherits; it is never unlocked.
-	runtime.LockOSThread()
-	if in.parent >= 0 {
-		watchParent(in.parent)
-	}
-	if err := p.limit(); err != nil {
-		return nil, atWall(WallLimits, err)
-	}
-	if err := p.enterView(become); err != nil {
-		return nil, atWall(WallView, err)
-	}
-	// Becoming the command's id cleared the parent-death signal: the init
-	// dies with proctor again (and watchParent catches a death in between).
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
-		return nil, atWall(WallNamespaces, fmt.Errorf("die with proctor: %w", err))
-	}
-	if err := loopbackUp(); err != nil {
-		return nil, atWall(WallNetwork, err)
-	}
-	if err := unix.Sethostname([]byte("proctor-sandbox")); err != nil {
-		return nil, atWall(WallNamespaces, fmt.Errorf("name the sandbox's host: %w", err))
-	}
-	if p.Proxy != nil {
-		if err := relay(p.Proxy.Port, proxySocketInView); err != nil {
-			return nil, atWall(WallNetwork, err)
+	var walls *Walls
+	for _, st := range in.steps(w, &walls) {
+		if err := st.do(); err != nil {
+			return nil, atWall(st.wall, err)
 		}
-	}
-	if err := newSessionKeyring(); err != nil {
-		return nil, atWall(WallKeyring, err)
-	}
-	// Nothing of the command may trace or read the init's memory (its
-	// other threads relay the proxy).
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return nil, atWall(WallCapabilities, fmt.Errorf("make the init undumpable: %w", err))
-	}
-	if err := dropCapabilities(); err != nil {
-		return nil, atWall(WallCapabilities, err)
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return nil, atWall(WallCapabilities, fmt.Errorf("set no_new_privs: %w", err))
-	}
-	walls := &Walls{Namespaces: Namespaces}
-	if len(p.Caches) > 0 {
-		walls.Caches = "overlay"
-	}
-	if abi := landlockABI(p.LandlockABI); w.landlock && abi > 0 {
-		if err := p.restrict(abi); err != nil {
-			return nil, atWall(WallLandlock, err)
-		}
-		walls.LandlockABI, walls.Landlock = abi, LandlockScopes(abi)
-	}
-	if err := p.limitProcesses(); err != nil {
-		return nil, atWall(WallLimits, err)
-	}
-	if w.seccomp {
-		if err := applySeccomp(); err != nil {
-			return nil, atWall(WallSeccomp, err)
-		}
-		walls.Seccomp = true
 	}
 	return walls, nil
+}
+
+// survey tries every step, whatever failed before it, and says how each
+// went: `proctor doctor`'s look at every wall at once.
+func (in invocation) survey(w walls) []Finding {
+	var walls *Walls
+	var out []Finding
+	for _, st := range in.steps(w, &walls) {
+		if st.wall == "" {
+			st.do()
+			continue
+		}
+		f := Finding{Wall: st.wall, OK: true}
+		if err := st.do(); err != nil {
+			f.OK, f.Detail = false, err.Error()
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				f.Errno = int(errno)
+			}
+			var we *wallError
+			if errors.As(err, &we) {
+				f.Wall = we.wall
+			}
+		}
+		if i := len(out) - 1; i >= 0 && out[i].Wall == f.Wall {
+			if !f.OK && out[i].OK {
+				out[i] = f // a wall of several steps fails with its first failing step
+			}
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// step is one thing the init does to put up a wall ("" : bookkeeping).
+type step struct {
+	wall Wall
+	do   func() error
+}
+
+// steps are what the init does, in order; the last sets *walls to the
+// walls the command has.
+func (in invocation) steps(w walls, walls **Walls) []step {
+	p, become := in.policy, in.become
+	got := &Walls{Namespaces: Namespaces}
+	if len(p.Caches) > 0 {
+		got.Caches = "overlay"
+	}
+	abi := landlockABI(p.LandlockABI)
+	return []step{
+		// The command is started from this thread, which alone holds the
+		// Landlock domain, the seccomp filter and the dropped bounding set
+		// it inherits; it is never unlocked.
+		{"", func() error {
+			runtime.LockOSThread()
+			if in.parent >= 0 {
+				watchParent(in.parent)
+			}
+			return nil
+		}},
+		{WallLimits, p.limit},
+		{WallView, func() error { return p.enterView(become) }},
+		// Becoming the command's id cleared the parent-death signal: the
+		// init dies with proctor again (and watchParent catches a death in
+		// between).
+		{WallNamespaces, func() error {
+			if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+				return fmt.Errorf("die with proctor: %w", err)
+			}
+			if err := unix.Sethostname([]byte("proctor-sandbox")); err != nil {
+				return fmt.Errorf("name the sandbox's host: %w", err)
+			}
+			return nil
+		}},
+		{WallNetwork, func() error {
+			if err := loopbackUp(); err != nil {
+				return err
+			}
+			if p.Proxy != nil {
+				return relay(p.Proxy.Port, proxySocketInView)
+			}
+			return nil
+		}},
+		{WallKeyring, newSessionKeyring},
+		// Nothing of the command may trace or read the init's memory (its
+		// other threads relay the proxy).
+		{WallCapabilities, func() error {
+			if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+				return fmt.Errorf("make the init undumpable: %w", err)
+			}
+			if err := dropCapabilities(); err != nil {
+				return err
+			}
+			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+				return fmt.Errorf("set no_new_privs: %w", err)
+			}
+			return nil
+		}},
+		{WallLandlock, func() error {
+			if !w.landlock || abi == 0 {
+				return nil
+			}
+			if err := p.restrict(abi); err != nil {
+				return err
+			}
+			got.LandlockABI, got.Landlock = abi, LandlockScopes(abi)
+			return nil
+		}},
+		{WallLimits, p.limitProcesses},
+		{WallSeccomp, func() error {
+			if !w.seccomp {
+				return nil
+			}
+			if err := applySeccomp(); err != nil {
+				return err
+			}
+			got.Seccomp = true
+			return nil
+		}},
+		{"", func() error { *walls = got; return nil }},
+	}
 }
 
 // watchParent ends the init — and so every process of its namespace —

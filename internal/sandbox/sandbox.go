@@ -124,9 +124,12 @@ func Main(args []string, stderr io.Writer) (int, error) {
 		return 0, err
 	}
 	var code int
-	if in.init {
+	switch {
+	case in.init:
 		code, err = initMain(in, allWalls)
-	} else {
+	case in.surveying:
+		code, err = surveyPlain(in)
+	default:
 		code, err = enter(in.policy, in.argv, stderr)
 	}
 	if err != nil {
@@ -142,6 +145,9 @@ type invocation struct {
 	become int // the id the init becomes; -1 none
 	parent int // a pipe from proctor that closes when it dies; -1 none
 	report int // a pipe to proctor the init says how the command started on; -1 none
+	// surveying: try every wall, report how each went, start no command
+	// (`proctor doctor`).
+	surveying bool
 	argv   []string
 }
 
@@ -161,6 +167,7 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 	fs.Uint64Var(&in.policy.MaxFile, "max-file", 0, "RLIMIT_FSIZE in bytes")
 	fs.Uint64Var(&in.policy.CPU, "cpu", 0, "RLIMIT_CPU in seconds")
 	fs.Uint64Var(&in.policy.MaxProcs, "max-procs", 0, "processes and threads")
+	fs.BoolVar(&in.surveying, "survey", false, "try every wall and report how each went on --report-fd; run no command (set by proctor doctor)")
 	fs.BoolVar(&in.init, "init", false, "run as the init of the command's namespaces (set by proctor)")
 	fs.IntVar(&in.parent, "parent-fd", -1, "a `file descriptor` (a pipe) that closes when proctor dies: the init then ends, and the command with it (set by proctor)")
 	fs.IntVar(&in.report, "report-fd", -1, "a `file descriptor` (a pipe) the init writes how the command started to: the walls it had, or the one that failed (set by proctor)")
