@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // stringList is a repeatable flag.
@@ -25,8 +25,7 @@ func isTerminal(r any) bool {
 		return false
 	}
 	// A character device is not enough: /dev/null is one.
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // modelsPath resolves models.yaml: the flag, else $PROCTOR_MODELS, else

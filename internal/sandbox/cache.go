@@ -1,15 +1,11 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Cache is a toolchain cache (Go's build cache, npm's, pip's) a command
@@ -79,98 +75,6 @@ func UpperFolders(upper string) error {
 				return fmt.Errorf("give the cache folder %s to the sandbox's id %d: %w", d, uid, err)
 			}
 		}
-	}
-	return nil
-}
-
-// takenCache is a cache's host folders taken for the view.
-type takenCache struct {
-	at     string
-	layers []taken
-	upper  taken
-}
-
-func (c *takenCache) close() {
-	for _, t := range append(c.layers, c.upper) {
-		if t.fd >= 0 {
-			unix.Close(t.fd)
-		}
-	}
-}
-
-// takeCache takes a cache's layers (read-only) and its upper folder for
-// the view, as the id that can reach them.
-func takeCache(c Cache) (takenCache, error) {
-	out := takenCache{at: filepath.Clean(c.At), upper: taken{fd: -1}}
-	for _, l := range c.Layers {
-		t, err := take(l, "", readOnly)
-		if err != nil {
-			out.close()
-			return takenCache{}, fmt.Errorf("view: the cache layer %s: %w", l, err)
-		}
-		if !t.dir {
-			unix.Close(t.fd)
-			out.close()
-			return takenCache{}, fmt.Errorf("view: the cache layer %s is not a folder", l)
-		}
-		out.layers = append(out.layers, t)
-	}
-	t, err := take(c.Upper, "", readWrite)
-	if err == nil && !t.dir {
-		unix.Close(t.fd)
-		err = errors.New("not a folder")
-	}
-	if err != nil {
-		out.close()
-		return takenCache{}, fmt.Errorf("view: the cache folder %s: %w", c.Upper, err)
-	}
-	out.upper = t
-	return out, nil
-}
-
-// mount puts the cache at its place below root: its layers and upper
-// folder are put in a staging folder of the view's own root (n is the
-// cache's number), the overlay is mounted from there (it keeps private
-// copies of those mounts), and the staging mounts are detached again, so
-// that the view holds only the overlay.
-func (c takenCache) mount(root string, n int) error {
-	stage := fmt.Sprintf("/run/proctor/cache/%d", n)
-	var lower []string
-	for i, l := range c.layers {
-		l.at = stage + "/layer" + strconv.Itoa(i)
-		if err := l.put(root); err != nil {
-			return err
-		}
-		lower = append(lower, root+l.at)
-	}
-	if len(lower) == 0 {
-		// The overlay needs a layer: an empty folder of the view's root.
-		empty := root + stage + "/empty"
-		if err := os.MkdirAll(empty, 0o755); err != nil {
-			return fmt.Errorf("view: %w", err)
-		}
-		lower = append(lower, empty)
-	}
-	up := c.upper
-	up.at = stage + "/upper"
-	if err := up.put(root); err != nil {
-		return err
-	}
-	at := root + c.at
-	if err := os.MkdirAll(at, 0o700); err != nil {
-		return fmt.Errorf("view: the cache %s must be below a folder the command may write: %w", c.at, err)
-	}
-	opts := "lowerdir=" + strings.Join(lower, ":") + ",upperdir=" + root + up.at + "/upper,workdir=" + root + up.at + "/work,userxattr"
-	if err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("view: mount the cache %s (overlay): %w", c.at, err)
-	}
-	for _, d := range append(lower[:len(c.layers):len(c.layers)], root+up.at) {
-		if err := unix.Unmount(d, unix.MNT_DETACH); err != nil {
-			return fmt.Errorf("view: detach %s: %w", strings.TrimPrefix(d, root), err)
-		}
-	}
-	if err := os.RemoveAll(root + stage); err != nil {
-		return fmt.Errorf("view: %w", err)
 	}
 	return nil
 }

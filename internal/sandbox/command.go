@@ -9,13 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Confinement is how a Command is confined: what it may do and the helper
@@ -176,77 +173,15 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.File, err error) {
 	cmd = exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // nothing of it outlives proctor
+	cmd.SysProcAttr = procAttr() // its own process group, killed with proctor where the system can
 	if c.Confine == nil {
 		return cmd, nil, nil, nil
 	}
-	p := c.Confine.Policy
-	if c.Confine.ReadProgram {
-		p.Read = append(append([]string{}, p.Read...), ProgramDirs(c.Argv[0])...)
-	}
-	if p.Etc.Dirs == nil && p.Etc.Files == nil {
-		p.Etc = c.Confine.Host.Etc()
-	}
-	if c.Confine.Start != nil {
-		caches, err := c.Confine.Start()
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
-		}
-		p.Caches = append(append([]Cache{}, p.Caches...), caches...)
-	}
-	for _, c := range p.Caches {
-		if err := c.check(); err != nil {
-			return nil, nil, nil, fmt.Errorf("start %s: %w", c.At, err)
-		}
-		if err := UpperFolders(c.Upper); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	if err := own(p.Write); err != nil {
+	alive, report, err = c.confine(cmd)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
-	}
-	rr, rw, err := os.Pipe()
-	if err != nil {
-		r.Close()
-		w.Close()
-		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
-	}
-	cmd.ExtraFiles = []*os.File{r, rw} // fd 3 and 4
-	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3", "--report-fd", "4"}, p.flags()...)
-	if c.Confine.survey {
-		args = append(args, "--survey")
-	}
-	uid, gid := commandID()
-	if os.Geteuid() == 0 {
-		args = append(args, "--become", strconv.Itoa(uid))
-	}
-	cmd.Path, cmd.Err = c.Confine.Helper, nil // the init finds the command in its view
-	cmd.Args = append(append(args, "--"), c.Argv...)
-	a := cmd.SysProcAttr
-	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
-		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
-	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	// Enough to build its view, bring up its loopback, name its host and,
-	// as root, become the command's id; the init drops them all before the
-	// command starts. A cache's overlay works in its upper folder with the
-	// creds of the init that mounted it, which must pass the folders it
-	// makes there with no mode (its work folder): the two DAC capabilities
-	// hold only for files of the ids the namespace maps, the command's own.
-	// The overlay checks the command's own creds first, so they give the
-	// command nothing.
-	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER}
-	if os.Geteuid() == 0 {
-		// root's supplementary groups are dropped in the namespace (setgroups
-		// is allowed there only when root writes the map).
-		a.GidMappingsEnableSetgroups = true
-		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SETUID, unix.CAP_SETGID)
-	}
-	return cmd, w, rr, nil
+	return cmd, alive, report, nil
 }
 
 // ProgramDirs are the folders a program is run from: its own, and for an

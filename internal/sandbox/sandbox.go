@@ -123,15 +123,7 @@ func Main(args []string, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var code int
-	switch {
-	case in.init:
-		code, err = initMain(in, allWalls)
-	case in.surveying:
-		code, err = surveyPlain(in)
-	default:
-		code, err = enter(in.policy, in.argv, stderr)
-	}
+	code, err := in.run(stderr)
 	if err != nil {
 		return 0, fmt.Errorf("sandbox-exec: %w", err)
 	}
@@ -148,7 +140,7 @@ type invocation struct {
 	// surveying: try every wall, report how each went, start no command
 	// (`proctor doctor`).
 	surveying bool
-	argv   []string
+	argv      []string
 }
 
 func parse(args []string, stderr io.Writer) (invocation, error) {

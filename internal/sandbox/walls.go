@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -124,12 +125,17 @@ func (e *StartError) Error() string {
 func (e *StartError) Unwrap() error { return e.Err }
 
 // Fix says what to change on this host so that the wall can be put up.
-func (e *StartError) Fix() string {
+func (e *StartError) Fix() string { return e.fixOn(runtime.GOOS) }
+
+// fixOn is Fix on the system goos.
+func (e *StartError) fixOn(goos string) string {
 	errno := syscall.Errno(0)
 	errors.As(e.Err, &errno)
 	root := os.Geteuid() == 0
 	const doctor = "`proctor doctor` checks this host and prints the fixes"
 	switch {
+	case goos != "linux":
+		return "run proctor in a Linux machine, VM or container for confined runs (a Linux VM of Docker Desktop, Lima or WSL2 with the container options of docs/security.md), or pass --sandbox off to run this run's commands with your own permissions; the dashboard, review, index, push and compare work here as they are"
 	case e.Wall == WallNamespaces && errno == syscall.ENOSPC:
 		return "the kernel allows no more user namespaces (user.max_user_namespaces is 0 or used up): `sysctl -w user.max_user_namespaces=15000`; " + doctor
 	case e.Wall == WallNamespaces && errno == syscall.EINVAL:

@@ -14,6 +14,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// run is the helper's work: the init of a command's namespaces, a survey
+// of the walls, or a person's `proctor sandbox-exec -- COMMAND`.
+func (in invocation) run(stderr io.Writer) (int, error) {
+	switch {
+	case in.init:
+		return initMain(in, allWalls)
+	case in.surveying:
+		return surveyPlain(in)
+	}
+	return enter(in.policy, in.argv, stderr)
+}
+
 // enter runs argv under p, as a person who runs `proctor sandbox-exec`
 // does: the helper is started again as the init of the command's
 // namespaces (initMain), and this process waits for it; SIGINT, SIGTERM,

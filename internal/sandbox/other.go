@@ -1,0 +1,34 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+// On a system that is not Linux proctor has no sandbox: the dashboard,
+// review, the index, push, compare and runs with --sandbox off work; a
+// confined command is refused with what to use instead.
+
+// errNoSandbox is what a confined command meets here.
+func errNoSandbox() error {
+	return &StartError{Wall: WallNamespaces, Err: fmt.Errorf("proctor's sandbox needs Linux's namespaces, and this is %s", runtime.GOOS)}
+}
+
+// procAttr puts a command in a process group of its own.
+func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func (c Command) confine(*exec.Cmd) (alive, report *os.File, err error) {
+	return nil, nil, errNoSandbox()
+}
+
+func (in invocation) run(io.Writer) (int, error) { return 0, errNoSandbox() }
+
+// Survey says the sandbox is not here.
+func Survey(context.Context, string, string, int) ([]Finding, error) { return nil, errNoSandbox() }
