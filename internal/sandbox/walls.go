@@ -141,7 +141,7 @@ func (e *StartError) fixOn(goos string) string {
 	case e.Wall == WallNamespaces && errno == syscall.EINVAL:
 		return "this kernel was built without user namespaces (CONFIG_USER_NS): use a kernel that has them; " + doctor
 	case e.Wall == WallNamespaces && root:
-		return "something around proctor refuses new namespaces even to root — in a container, its seccomp profile (Docker's and Podman's default refuse them): start the container with `" + containerOptions + "` (docs/security.md, \"Containers and pods\"); " + doctor
+		return "something around proctor refuses new namespaces even to root — in a container, its seccomp profile (Docker's and Podman's default refuse them): start the container with `" + containerOptions + "` (docs/security.md, \"What a host must provide\"); " + doctor
 	case e.Wall == WallNamespaces:
 		return "this host does not let a user who is not root make user namespaces (Ubuntu 23.10 and later restrict them through AppArmor; other kernels through kernel.unprivileged_userns_clone=0, or a container's seccomp profile): `proctor doctor` prints the AppArmor profile that allows proctor, or run proctor as root"
 	case e.Wall == WallView && errno == syscall.ENOSYS:
