@@ -41,10 +41,7 @@ func Survey(ctx context.Context, helper, dir string, landlockCap int) ([]Finding
 		// No namespaces: the walls that need none are tried in a plain
 		// child, the rest cannot be.
 		ns := Finding{Wall: WallNamespaces, Tried: true, Detail: err.Error()}
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			ns.Errno = int(errno)
-		}
+		ns.Errno = errnoOf(err)
 		findings = []Finding{ns}
 		for _, w := range []Wall{WallLimits, WallView, WallProc, WallCaches, WallNetwork, WallKeyring, WallCapabilities} {
 			findings = append(findings, Finding{Wall: w})
@@ -145,10 +142,7 @@ func surveyPlain(in invocation) (int, error) {
 		f := Finding{Wall: w, OK: err == nil}
 		if err != nil {
 			f.Detail = err.Error()
-			var errno syscall.Errno
-			if errors.As(err, &errno) {
-				f.Errno = int(errno)
-			}
+			f.Errno = errnoOf(err)
 		}
 		findings = append(findings, f)
 	}

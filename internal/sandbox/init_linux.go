@@ -148,10 +148,7 @@ func (in invocation) survey(w walls) []Finding {
 		f := Finding{Wall: st.wall, OK: true}
 		if err := st.do(); err != nil {
 			f.OK, f.Detail = false, err.Error()
-			var errno syscall.Errno
-			if errors.As(err, &errno) {
-				f.Errno = int(errno)
-			}
+			f.Errno = errnoOf(err)
 			var we *wallError
 			if errors.As(err, &we) {
 				f.Wall = we.wall

@@ -129,8 +129,7 @@ func (e *StartError) Fix() string { return e.fixOn(runtime.GOOS) }
 
 // fixOn is Fix on the system goos.
 func (e *StartError) fixOn(goos string) string {
-	errno := syscall.Errno(0)
-	errors.As(e.Err, &errno)
+	errno := syscall.Errno(errnoOf(e.Err))
 	root := os.Geteuid() == 0
 	const doctor = "`proctor doctor` checks this host and prints the fixes"
 	switch {
@@ -204,10 +203,7 @@ func sendReport(w io.WriteCloser, walls *Walls, err error) {
 		if errors.As(err, &we) {
 			r.Wall = we.wall
 		}
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			r.Errno = int(errno)
-		}
+		r.Errno = errnoOf(err)
 	}
 	raw, _ := json.Marshal(r)
 	w.Write(append(raw, '\n'))
@@ -232,6 +228,15 @@ func readReport(r io.Reader, printed []byte) (Walls, error) {
 		return *rep.Walls, nil
 	}
 	return Walls{}, &StartError{Wall: rep.Wall, Err: reported{rep.Error, syscall.Errno(rep.Errno)}}
+}
+
+// errnoOf is the errno err wraps, 0 when none.
+func errnoOf(err error) int {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return int(errno)
+	}
+	return 0
 }
 
 // reported is an error the init reported, with its errno (0: none).
