@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/osfile"
@@ -255,7 +254,7 @@ func (w *PackWriter) entry(p, name string, d fs.DirEntry) error {
 	if !info.Mode().IsRegular() {
 		return nil
 	}
-	f, err := osfile.Open(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := osfile.Open(p, os.O_RDONLY|osfile.NoFollow, 0)
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/sandbox"
@@ -143,7 +140,7 @@ func doctorAsNobody(ctx context.Context, self string, abi int) (*doctorReport, s
 	if abi != 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("PROCTOR_LANDLOCK_ABI=%d", max(abi, 0)))
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: false}}
+	cmd.SysProcAttr = asUser(65534)
 	out, err := cmd.Output()
 	var rep doctorReport
 	if jerr := json.Unmarshal(out, &rep); jerr != nil || len(rep.Findings) == 0 {
@@ -213,14 +210,6 @@ func printDoctorUser(w io.Writer, rep *doctorReport) {
 	} else {
 		fmt.Fprintf(w, "  a confined `true` did not start: %s\n", rep.Refused)
 	}
-}
-
-func kernel() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "Linux"
-	}
-	return "Linux " + unix.ByteSliceToString(u.Release[:]) + " (" + unix.ByteSliceToString(u.Machine[:]) + ")"
 }
 
 func userName(uid int) string {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 )
 
 // ErrLocked is returned by TryLock when another holder has the lock.
@@ -53,11 +52,8 @@ func TryShared(path string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+	if err := lock(f, false, false); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("lock %s: %w", path, ErrLocked)
-		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &Lock{f}, nil
@@ -69,10 +65,7 @@ func (l *Lock) File() *os.File { return l.f }
 // TryFile takes the exclusive lock on an open file without waiting:
 // ErrLocked when another holder has it. Closing f lets it go.
 func TryFile(f *os.File) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("lock %s: %w", f.Name(), ErrLocked)
-		}
+	if err := lock(f, true, false); err != nil {
 		return fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
 	return nil
@@ -91,7 +84,7 @@ func Wait(ctx context.Context, path string, create bool) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	got := make(chan error, 1)
-	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	go func() { got <- lock(f, true, true) }()
 	select {
 	case err := <-got:
 		if err != nil {
@@ -116,5 +109,5 @@ func Held(path string) bool {
 		return false
 	}
 	defer f.Close()
-	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+	return errors.Is(lock(f, false, false), ErrLocked)
 }

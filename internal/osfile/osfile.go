@@ -54,12 +54,12 @@ func CreateTemp(dir, pattern string) (*os.File, error) {
 // SyncDir makes what was created in, renamed into or removed from the
 // folder dir durable.
 func SyncDir(dir string) error {
-	d, err := Open(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	d, err := Open(dir, os.O_RDONLY|openDir, 0)
 	if err != nil {
 		return fmt.Errorf("sync folder %s: %w", dir, err)
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := syncDir(d); err != nil {
 		return fmt.Errorf("sync folder %s: %w", dir, err)
 	}
 	return nil
@@ -129,12 +129,12 @@ func WriteAtomic(dir Folder, name string, perm fs.FileMode, sync bool, write fun
 	if !sync {
 		return nil
 	}
-	d, err := dir.OpenFile(filepath.Clean("./"+sub), os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	d, err := dir.OpenFile(filepath.Clean("./"+sub), os.O_RDONLY|openDir, 0)
 	if err != nil {
 		return fmt.Errorf("sync the folder: %w", err)
 	}
 	defer d.Close()
-	return d.Sync()
+	return syncDir(d)
 }
 
 // RemoveAll removes path and everything below it, as os.RemoveAll does,

@@ -2,10 +2,8 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // Cache is a toolchain cache (Go's build cache, npm's, pip's) a command
@@ -50,30 +48,6 @@ func (c Cache) check() error {
 			return fmt.Errorf("cache folder %q: want an absolute path", d)
 		case strings.ContainsAny(d, ",:\\\n"):
 			return fmt.Errorf("cache folder %q: a cache's folder may not hold a comma, a colon or a backslash (the overlay's options use them); move proctor's data folder", d)
-		}
-	}
-	return nil
-}
-
-// UpperFolders makes the upper and work folders of a cache's Upper, given
-// to the command's id (as root, the sandbox's); Command does before each
-// command.
-func UpperFolders(upper string) error {
-	uid, gid := commandID()
-	for _, d := range []string{upper, filepath.Join(upper, "upper"), filepath.Join(upper, "work")} {
-		info, err := os.Lstat(d)
-		if err == nil && info.IsDir() {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && int(st.Gid) == gid {
-				continue
-			}
-		}
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("make the cache folder %s: %w", d, err)
-		}
-		if uid != os.Geteuid() {
-			if err := os.Lchown(d, uid, gid); err != nil {
-				return fmt.Errorf("give the cache folder %s to the sandbox's id %d: %w", d, uid, err)
-			}
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -99,6 +100,30 @@ func (c takenCache) mount(root string, n int) error {
 	}
 	if err := os.RemoveAll(root + stage); err != nil {
 		return fmt.Errorf("view: %w", err)
+	}
+	return nil
+}
+
+// UpperFolders makes the upper and work folders of a cache's Upper, given
+// to the command's id (as root, the sandbox's); Command does before each
+// command.
+func UpperFolders(upper string) error {
+	uid, gid := commandID()
+	for _, d := range []string{upper, filepath.Join(upper, "upper"), filepath.Join(upper, "work")} {
+		info, err := os.Lstat(d)
+		if err == nil && info.IsDir() {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && int(st.Gid) == gid {
+				continue
+			}
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("make the cache folder %s: %w", d, err)
+		}
+		if uid != os.Geteuid() {
+			if err := os.Lchown(d, uid, gid); err != nil {
+				return fmt.Errorf("give the cache folder %s to the sandbox's id %d: %w", d, uid, err)
+			}
+		}
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	if stop == 0 {
 		stop = syscall.SIGKILL
 	}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, stop) }
+	cmd.Cancel = func() error { return killGroup(cmd.Process, stop) }
 	cmd.WaitDelay = c.WaitDelay
 	if cmd.WaitDelay <= 0 {
 		cmd.WaitDelay = 2 * time.Second
@@ -132,7 +132,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 		return Result{Code: -1}, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
 	err = cmd.Wait()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left running (a confined command leaves nothing: its init took it along)
+	killGroup(cmd.Process, syscall.SIGKILL) // what it left running (a confined command leaves nothing: its init took it along)
 	res := Result{Code: -1, Elapsed: time.Since(start)}
 	res.Output, res.Cut = out.bytes()
 	if ctx.Err() != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"syscall"
 )
 
 // On a system that is not Linux proctor has no sandbox: the dashboard,
@@ -20,9 +19,6 @@ import (
 func errNoSandbox() error {
 	return &StartError{Wall: WallNamespaces, Err: fmt.Errorf("proctor's sandbox needs Linux's namespaces, and this is %s", runtime.GOOS)}
 }
-
-// procAttr puts a command in a process group of its own.
-func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func (c Command) confine(*exec.Cmd) (alive, report *os.File, err error) {
 	return nil, nil, errNoSandbox()
