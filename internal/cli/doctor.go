@@ -198,7 +198,9 @@ func printDoctorUser(w io.Writer, rep *doctorReport) {
 	for _, f := range rep.Findings {
 		switch {
 		case !f.Tried:
-			fmt.Fprintf(w, "  %-13s not tried (it needs the namespaces)\n", f.Wall)
+			fmt.Fprintf(w, "  %-13s not tried: %s\n", f.Wall, f.Detail)
+		case f.OK && f.Detail != "":
+			fmt.Fprintf(w, "  %-13s ok (%s)\n", f.Wall, f.Detail)
 		case f.OK:
 			fmt.Fprintf(w, "  %-13s ok\n", f.Wall)
 		default:

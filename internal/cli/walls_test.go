@@ -221,7 +221,7 @@ func TestDoctorSaysWhatTheHostLacks(t *testing.T) {
 	if os.Geteuid() == 0 {
 		fix = []string{"fix: something around proctor refuses new namespaces", "--security-opt systempaths=unconfined"}
 	}
-	for _, want := range append(fix, "namespaces    FAILED: ", "view          not tried", "landlock      ok", "seccomp       ok", "Runs with the sandbox on are refused here (exit 1)") {
+	for _, want := range append(fix, "namespaces    FAILED: ", "view          not tried: it needs the namespaces", "landlock      ok (", "seccomp       ok", "Runs with the sandbox on are refused here (exit 1)") {
 		if !strings.Contains(out, want) {
 			t.Errorf("without user namespaces, doctor does not say %q:\n%s", want, out)
 		}

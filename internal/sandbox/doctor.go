@@ -26,7 +26,8 @@ var SurveyedWalls = []Wall{WallNamespaces, WallLimits, WallView, WallProc, WallC
 // everyWall is one finding for each wall, in order: a wall of several
 // steps with its first failure; the namespaces held when the init started
 // in them; the view's parts (its /proc, the caches) that a failure of the
-// view left untried said so.
+// view left untried, and Landlock, whose rules name the view's folders,
+// said so.
 func everyWall(findings []Finding) []Finding {
 	by := map[Wall]Finding{}
 	for _, f := range findings {
@@ -34,19 +35,19 @@ func everyWall(findings []Finding) []Finding {
 			by[f.Wall] = f
 		}
 	}
-	viewFailed := false
-	for _, w := range []Wall{WallView, WallProc, WallCaches} {
-		if f, ok := by[w]; ok && !f.OK {
-			viewFailed = true
+	var view *Finding
+	for _, w := range []Wall{WallView, WallProc} {
+		if f, ok := by[w]; ok && f.Tried && !f.OK && view == nil {
+			view = &f
 		}
 	}
 	var out []Finding
 	for _, w := range SurveyedWalls {
 		f, ok := by[w]
 		switch {
+		case view != nil && w != view.Wall && (w == WallProc || w == WallCaches || w == WallLandlock):
+			f = Finding{Wall: w, Detail: "the view failed before it (" + string(view.Wall) + ")"}
 		case ok:
-		case (w == WallProc || w == WallCaches) && viewFailed:
-			f = Finding{Wall: w}
 		default:
 			f = Finding{Wall: w, OK: true, Tried: true}
 		}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,11 +41,9 @@ func Survey(ctx context.Context, helper, dir string, landlockCap int) ([]Finding
 	if err != nil {
 		// No namespaces: the walls that need none are tried in a plain
 		// child, the rest cannot be.
-		ns := Finding{Wall: WallNamespaces, Tried: true, Detail: err.Error()}
-		ns.Errno = errnoOf(err)
-		findings = []Finding{ns}
+		findings = []Finding{{Wall: WallNamespaces, Tried: true, Detail: err.Error(), Errno: errnoOf(err)}}
 		for _, w := range []Wall{WallLimits, WallView, WallProc, WallCaches, WallNetwork, WallKeyring, WallCapabilities} {
-			findings = append(findings, Finding{Wall: w})
+			findings = append(findings, Finding{Wall: w, Detail: "it needs the namespaces"})
 		}
 		plain := exec.CommandContext(ctx, helper, "sandbox-exec", "--survey", "--report-fd", "3", "--landlock-abi", fmt.Sprint(landlockCap), "--", "true")
 		more, err := runSurveyCmd(plain)
@@ -52,14 +51,40 @@ func Survey(ctx context.Context, helper, dir string, landlockCap int) ([]Finding
 			return nil, fmt.Errorf("survey Landlock and seccomp: %w", err)
 		}
 		findings = append(findings, more...)
+	} else if caches := failed(findings, WallCaches); caches != nil {
+		// A data folder that cannot hold the overlays leaves the run plain
+		// caches (as a run's probe does): the rest of the walls are
+		// tried again without them, past a view that stopped at them.
+		conf.Policy.Caches = nil
+		again, err := runSurvey(ctx, Command{Argv: []string{"true"}, Dir: work, Confine: conf})
+		if err != nil {
+			return nil, fmt.Errorf("survey the sandbox without caches: %w", err)
+		}
+		findings = append([]Finding{*caches}, again...)
 	}
 	findings = everyWall(findings)
 	for i, f := range findings {
+		if f.Wall == WallLandlock && f.OK {
+			findings[i].Detail = "none: this kernel gives no Landlock (the other walls hold without it)"
+			if abi := landlockABI(landlockCap); abi > 0 {
+				findings[i].Detail = fmt.Sprintf("ABI %d: %s", abi, strings.Join(LandlockScopes(abi), ", "))
+			}
+		}
 		if f.Tried && !f.OK {
 			findings[i].Fix = (&StartError{Wall: f.Wall, Err: reported{f.Detail, syscall.Errno(f.Errno)}}).Fix()
 		}
 	}
 	return findings, nil
+}
+
+// failed is the failed finding of wall, nil when it did not fail.
+func failed(findings []Finding, wall Wall) *Finding {
+	for _, f := range findings {
+		if f.Wall == wall && f.Tried && !f.OK {
+			return &f
+		}
+	}
+	return nil
 }
 
 // runSurvey starts a surveying init as c's command would start, and reads
