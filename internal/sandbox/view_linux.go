@@ -98,7 +98,14 @@ func (p Policy) enterView(become int) error {
 		}
 		caches = append(caches, t)
 	}
-	accounts, err := accountFiles(become)
+	// The command's id has a name in the view's /etc/passwd and /etc/group
+	// (its own copies when the host's have no line for it: proctor's id as
+	// root, or a user a container was started as with no account).
+	id := become
+	if id < 0 {
+		id = os.Getuid()
+	}
+	accounts, err := accountFiles(id)
 	if err != nil {
 		return err
 	}

@@ -221,8 +221,13 @@ func TestEachWallStopsItsAttacksAlone(t *testing.T) {
 			for _, a := range s.attacks() {
 				t.Run(a.name, func(t *testing.T) {
 					holdKey(t)
-					if worked, out := s.run(t, "none", a); !worked && !a.inside {
-						t.Skipf("fails with no wall at all, so nothing here proves a wall stops it: %s", out)
+					// (An attack on the sandbox's init is not tried with no
+					// wall: PID 1 there is the host's init, or in a container
+					// this test itself.)
+					if !a.inside {
+						if worked, out := s.run(t, "none", a); !worked {
+							t.Skipf("fails with no wall at all, so nothing here proves a wall stops it: %s", out)
+						}
 					}
 					time.Sleep(100 * time.Millisecond) // the listeners count what the try with no wall sent
 					s.accepted.Store(0)
