@@ -7,8 +7,9 @@
 #
 #   1. Docker's defaults: proctor doctor names the wall (exit 1); the five
 #      examples are refused before any agent starts (broken, not failed).
-#   2. The documented least privilege (seccomp=unconfined,
-#      systempaths=unconfined, no capability added), the data folder on the
+#   2. The documented least privilege (`proctor doctor --seccomp-profile`:
+#      Docker's default profile and the sandbox's system calls, an unmasked
+#      /proc, no capability added), the data folder on the
 #      container's own overlay root: doctor exit 0; the examples pass with
 #      plain caches, and the receipts say so.
 #   3. The same as a user who is not root, the data folder on a tmpfs: the
@@ -66,13 +67,14 @@ chmod -R a+rX "$run/bin"
 goroot="$(go env GOROOT)"
 common=(--rm --network none -v "$run/bin:/opt/proctor:ro" -v "$goroot:/usr/local/go:ro"
   -v "$PWD/examples:/examples:ro" -e PATH=/usr/local/go/bin:/usr/bin:/bin)
-least=(--security-opt seccomp=unconfined --security-opt systempaths=unconfined)
+"$run/bin/proctor" doctor --seccomp-profile >"$run/seccomp.json"
+least=(--security-opt "seccomp=$run/seccomp.json" --security-opt systempaths=unconfined)
 
 log "1. Docker's defaults"
 set +e
 out="$(docker run "${common[@]}" "$image" /opt/proctor/proctor doctor 2>&1)"; code=$?
 set -e
-[ "$code" = 1 ] && grep -q "namespaces    FAILED" <<<"$out" && grep -q "systempaths=unconfined" <<<"$out" ||
+[ "$code" = 1 ] && grep -q "namespaces    FAILED" <<<"$out" && grep -q "proctor doctor --seccomp-profile" <<<"$out" ||
   fail "doctor in a default container: exit $code
 $out"
 set +e
@@ -116,4 +118,11 @@ for user in 0:0 1000:1000; do
     >"$run/cli.log" 2>&1 || { cat "$run/cli.log" >&2; fail "internal/cli's containment tests as $user"; }
   log "   as $user: internal/sandbox and internal/cli's containment tests pass"
 done
+log "5. seccomp=unconfined alone is not enough"
+set +e
+out="$(docker run "${common[@]}" --security-opt seccomp=unconfined "$image" /opt/proctor/proctor doctor 2>&1)"; code=$?
+set -e
+[ "$code" = 1 ] && grep -q "proc          FAILED" <<<"$out" || fail "seccomp=unconfined alone: exit $code
+$out"
+log "   seccomp=unconfined alone: /proc cannot be mounted (exit 1, the fix named)"
 log "all passed"

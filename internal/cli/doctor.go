@@ -35,7 +35,7 @@ type doctorAppArmorFix struct {
 }
 
 func runDoctor(ctx context.Context, env Env, args []string) error {
-	fs := newFlags(env, "doctor", "[--json] [--apparmor-profile]", `
+	fs := newFlags(env, "doctor", "[--json] [--apparmor-profile | --seccomp-profile]", `
 Say what this host gives a confined command, wall by wall — found by trying
 each (starting the sandbox's init in its namespaces, then each step of it:
 the read-only view, its /proc, a toolchain cache as an overlay on the data
@@ -44,13 +44,14 @@ kernel's ABI, seccomp) and by starting a confined 'true' as a run's commands
 start — never by reading sysctls. Each wall that fails comes with the fix:
 the kernel, the AppArmor profile Ubuntu's user-namespace restriction needs
 (printed and, where apparmor_parser is installed, checked), the container's
-options. As root it also tries as the user nobody, as a user who is not
+options (--seccomp-profile prints the seccomp profile a container needs). As root it also tries as the user nobody, as a user who is not
 root would run proctor.
 
 Exit 0 when a run with the sandbox on starts here, 1 when it would be
 refused.`)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	profile := fs.Bool("apparmor-profile", false, "print only the AppArmor profile that lets this proctor binary make user namespaces")
+	seccompProfile := fs.Bool("seccomp-profile", false, "print only the seccomp profile a Docker or Podman container needs for the sandbox: Docker 20.10.24's default plus the system calls the sandbox makes")
 	data := fs.String("data", "", "the data `folder` whose file system the caches' overlays are tried on (default as serve's)")
 	if err := parseFlags(fs, "doctor", args); err != nil {
 		return err
@@ -68,6 +69,14 @@ refused.`)
 	if *profile {
 		fmt.Fprint(env.Stdout, sandbox.AppArmorProfile(self))
 		return nil
+	}
+	if *seccompProfile {
+		raw, err := sandbox.DockerSeccompProfile()
+		if err != nil {
+			return err
+		}
+		_, err = env.Stdout.Write(raw)
+		return err
 	}
 	dir, err := dataDir(*data, env.Getenv)
 	if err != nil {

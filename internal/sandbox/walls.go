@@ -140,7 +140,7 @@ func (e *StartError) fixOn(goos string) string {
 	case e.Wall == WallNamespaces && errno == syscall.EINVAL:
 		return "this kernel was built without user namespaces (CONFIG_USER_NS): use a kernel that has them; " + doctor
 	case e.Wall == WallNamespaces && root:
-		return "something around proctor refuses new namespaces even to root — in a container, its seccomp profile (Docker's and Podman's default refuse them): start the container with `" + containerOptions + "` (docs/security.md, \"What a host must provide\"); " + doctor
+		return "something around proctor refuses new namespaces even to root — in a container, its seccomp profile (Docker's and Podman's default refuse them): start the container with " + containerOptions + " (docs/security.md, \"What a host must provide\"); " + doctor
 	case e.Wall == WallNamespaces:
 		return "this host does not let a user who is not root make user namespaces (Ubuntu 23.10 and later restrict them through AppArmor; other kernels through kernel.unprivileged_userns_clone=0, or a container's seccomp profile): `proctor doctor` prints the AppArmor profile that allows proctor, or run proctor as root"
 	case e.Wall == WallView && errno == syscall.ENOSYS:
@@ -148,7 +148,7 @@ func (e *StartError) fixOn(goos string) string {
 	case e.Wall == WallView && !root:
 		return "the user namespace gives no mount rights — Ubuntu 23.10 and later let an unconfined program make one but not use it: `proctor doctor` prints the AppArmor profile that allows proctor, or run proctor as root"
 	case e.Wall == WallView, e.Wall == WallKeyring:
-		return "a seccomp profile around proctor refuses a system call the sandbox needs (in a container: start it with `" + containerOptions + "`); " + doctor
+		return "a seccomp profile around proctor refuses a system call the sandbox needs (in a container: start it with " + containerOptions + "); " + doctor
 	case e.Wall == WallProc:
 		return "/proc cannot be mounted for the command's PID namespace: a container masks parts of its /proc — start it with `--security-opt systempaths=unconfined` (Docker), `--security-opt unmask=ALL` (Podman) or `securityContext.procMount: Unmasked` (Kubernetes); " + doctor
 	case e.Wall == WallCaches:
@@ -162,10 +162,11 @@ func (e *StartError) fixOn(goos string) string {
 }
 
 // containerOptions are the options of a Docker or Podman container in
-// which the sandbox starts: the container's seccomp profile off (proctor's
-// own filter confines every command it starts) and its /proc unmasked, so
-// that a PID namespace can mount its own. No capability is added.
-const containerOptions = "--security-opt seccomp=unconfined --security-opt systempaths=unconfined"
+// which the sandbox starts: a seccomp profile that allows the sandbox's
+// system calls (Docker's default and one rule: `proctor doctor
+// --seccomp-profile`) and an unmasked /proc, so that a PID namespace can
+// mount its own. No capability is added.
+const containerOptions = "`--security-opt seccomp=proctor-seccomp.json --security-opt systempaths=unconfined`, proctor-seccomp.json written by `proctor doctor --seccomp-profile`"
 
 // The init reports to proctor on a pipe (--report-fd) how the command
 // started: one JSON line, the walls it had or the wall that failed.

@@ -257,7 +257,12 @@ func holdKey(t *testing.T) {
 	if err := newSessionKeyring(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := unix.AddKey("user", "proctor-walls", []byte("secret"), unix.KEY_SPEC_SESSION_KEYRING); err != nil {
+	if _, err := unix.AddKey("user", "proctor-walls", []byte("secret"), unix.KEY_SPEC_SESSION_KEYRING); errors.Is(err, unix.EPERM) {
+		// A seccomp profile around the test (Docker's default refuses
+		// add_key) keeps keys from everyone: the keyring attacks then fail
+		// with no wall, and say so.
+		return
+	} else if err != nil {
 		t.Fatalf("add a key to the session keyring: %v", err)
 	}
 }

@@ -24,7 +24,7 @@ func TestEachFailedWallSaysWhatToChange(t *testing.T) {
 		{"linux", WallProc, syscall.EPERM, "systempaths=unconfined"},
 		{"linux", WallCaches, syscall.EINVAL, "data folder"},
 		{"linux", WallSeccomp, syscall.EINVAL, "CONFIG_SECCOMP_FILTER"},
-		{"linux", WallKeyring, syscall.EPERM, "seccomp=unconfined"},
+		{"linux", WallKeyring, syscall.EPERM, "proctor doctor --seccomp-profile"},
 	} {
 		e := &StartError{Wall: tc.wall, Err: reported{"it failed", tc.errno}}
 		if got := e.fixOn(tc.goos); !strings.Contains(got, tc.want) {
