@@ -51,7 +51,7 @@ const hostileScript = "steps:\n  - reply: {tool_calls: [{name: run_command, argu
 // own git, which runs unconfined after the agent, runs none of it, and the
 // diff it records is the one format it applies.
 func TestTheAgentsGitConfigRunsNothingOutsideTheSandbox(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	out := t.TempDir()
@@ -263,7 +263,7 @@ func (h *hostile) check(t *testing.T, data, ws string) {
 // proctor's own agent's command and as an external agent, in workspace and
 // strict mode, through proctor run. None of it works.
 func TestTheSandboxContainsAHostileAgent(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	h := newHostile(t)
@@ -311,7 +311,7 @@ func TestTheSandboxContainsAHostileAgent(t *testing.T) {
 // proctor's own agent and as an agent of agents.yaml, in workspace and
 // strict mode.
 func TestTheSandboxContainsAHostileAgentThroughServe(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	h := newHostile(t)
@@ -389,7 +389,7 @@ func reverse(s string) string {
 // external agent, what it started (nohup, setsid) and its loop writing
 // into the workspace all end with it.
 func TestKill9LeavesNoProcessOfTheRun(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	for _, mode := range []string{"workspace", "strict"} {
@@ -491,7 +491,7 @@ func TestTheWorkspaceBoundStopsACommandThatWritesPastIt(t *testing.T) {
 // HOME and the caches of a confined command): a command that fills it is
 // stopped as one that fills the workspace, and nothing of it is recorded.
 func TestTheWorkspaceBoundHoldsTheRunsTempFolder(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	write := "for i in $(seq 60); do head -c 500000 /dev/zero > \"$TMPDIR/f$i.bin\"; sleep 0.02; done; echo changed >> a.txt\n"
@@ -523,7 +523,7 @@ func TestTheWorkspaceBoundHoldsTheRunsTempFolder(t *testing.T) {
 // no other run (the sandbox once put every command in one pids cgroup
 // whose limit the last one set).
 func TestProcessBudgetsAreEachRunsOwn(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	marker := strconv.Itoa(20000 + os.Getpid()%9999)

@@ -125,7 +125,7 @@ func doctorAs(ctx context.Context, self, tmp string, abi int) (*doctorReport, er
 	if rep.Findings, err = sandbox.Survey(ctx, self, tmp, abi); err != nil {
 		return nil, fmt.Errorf("doctor: %w", err)
 	}
-	if walls, err := sandbox.ProbeHost(ctx, self, abi); err != nil {
+	if walls, err := sandbox.ProbeHost(ctx, self, tmp, abi, nil); err != nil {
 		rep.Refused = err.Error()
 	} else {
 		w := bundle.Walls(walls)

@@ -16,7 +16,7 @@ import (
 // fix's go test compiles the standard library once), the later ones start
 // warm. The target is ≤1.5× warm; the cold suite is reported beside it.
 func BenchmarkExamplesSuite(b *testing.B) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		b.Skipf("no sandbox here: %v", err)
 	}
 	examples, err := filepath.Abs("../../examples/scenarios")

@@ -18,7 +18,7 @@ import (
 // toolchain caches a run's command has — against an unconfined one,
 // alternating, in the same run; the target is ≤15 ms more.
 func BenchmarkConfinedCommand(b *testing.B) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		b.Skipf("no sandbox here: %v", err)
 	}
 	dir := b.TempDir()

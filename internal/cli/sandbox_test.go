@@ -23,7 +23,7 @@ import (
 // test binary is the helper (proctor sandbox-exec), as the proctor binary
 // is in use.
 func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	root := t.TempDir()
@@ -189,7 +189,7 @@ func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
 // proctor run confines the agent's commands by default and says so on the
 // receipt; --sandbox off runs them with the user's permissions, recorded.
 func TestRunConfinesTheAgentsCommands(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	secret := filepath.Join(t.TempDir(), "id_test")

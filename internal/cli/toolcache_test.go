@@ -18,7 +18,7 @@ import (
 // sees the caches as the trusted work left them, and no byte of an agent
 // reaches the store.
 func TestAnAgentsCacheWriteNeverReachesTheNextRun(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	data, scen := t.TempDir(), filepath.Join(t.TempDir(), "warm-probe")
@@ -103,7 +103,7 @@ echo changed >> a.txt
 // A confined run makes its private folder (temp, home, its caches' writes)
 // only when its first command starts: a run of tools alone makes none.
 func TestARunMakesItsPrivateFolderOnlyForACommand(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	dir := t.TempDir()

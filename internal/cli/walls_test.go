@@ -45,7 +45,7 @@ func onlyReceipt(t *testing.T, data string) (bundle.Receipt, string) {
 // of the environment, with the wall and what to change, and no model call
 // or command of the agent. The same run with --sandbox off runs.
 func TestAHostWithoutAWallRefusesTheRunBeforeTheAgent(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	dir := t.TempDir()
@@ -96,7 +96,7 @@ func TestAHostWithoutAWallRefusesTheRunBeforeTheAgent(t *testing.T) {
 // Landlock ABI this host gives (capped here to Debian 12's 2, and to
 // none): the namespaces and seccomp always.
 func TestTheReceiptNamesTheWalls(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	dir := t.TempDir()
@@ -136,7 +136,7 @@ func TestTheReceiptNamesTheWalls(t *testing.T) {
 // the commands run — none fails for it. (As root, in a mount namespace of
 // the test's own.)
 func TestADataFolderOnAnOverlayGivesPlainCaches(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	if os.Geteuid() != 0 {
@@ -170,7 +170,7 @@ func TestADataFolderOnAnOverlayGivesPlainCaches(t *testing.T) {
 // not the agent — and exits 2; on a host that gives every wall, its
 // summary names the walls its runs had.
 func TestASuiteSaysWhichWallsItsRunsHad(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	example, err := filepath.Abs("../../examples/scenarios/asks-a-question")
@@ -199,7 +199,7 @@ func TestASuiteSaysWhichWallsItsRunsHad(t *testing.T) {
 // its fix, says which walls it could not try without them, still tries
 // Landlock and seccomp, and exits 1 (a run would be refused).
 func TestDoctorSaysWhatTheHostLacks(t *testing.T) {
-	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	doctor := func(refuse bool, args ...string) (string, int) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -38,11 +37,9 @@ type Sandbox struct {
 	// (sandbox.LandlockCap: PROCTOR_LANDLOCK_ABI).
 	LandlockABI int
 	// probed is what a confined `true` found on this host: probed once
-	// for the runner's runs before the first agent starts.
+	// for the runner's runs before the first agent starts (walls), and
+	// for the dashboard (SandboxProblem).
 	probed sandbox.Probed
-	// hostProbed is what a confined `true` in a folder of its own found:
-	// whether this host can confine a command at all (SandboxProblem).
-	hostProbed sandbox.Probed
 }
 
 // SandboxProblem says why this host cannot confine a run's commands — the
@@ -54,10 +51,17 @@ func (r *Runner) SandboxProblem(ctx context.Context) error {
 	if sb == nil || sb.Mode == sandbox.ModeOff {
 		return nil
 	}
-	_, err := sb.hostProbed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) {
-		return sandbox.ProbeHost(ctx, sb.Helper, sb.LandlockABI)
-	})
+	_, err := sb.probe(ctx, r.DataDir)
 	return err
+}
+
+// probe is the walls a confined command has on this host, probed in the
+// data folder's folder of private folders (sandbox.ProbeHost), once for
+// the runner's runs (again after a failure).
+func (sb *Sandbox) probe(ctx context.Context, data string) (sandbox.Walls, error) {
+	return sb.probed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) {
+		return sandbox.ProbeHost(ctx, sb.Helper, privateRoot(data), sb.LandlockABI, sb.Host)
+	})
 }
 
 // DefaultRead is the read allow-list when none is given: the Go toolchain
@@ -105,8 +109,7 @@ func (l *live) mode() string {
 // the run plain cache folders of its own, and the walls say so. The probe
 // is the runner's, made once for its runs (again after a failure).
 func (l *live) checkWalls(ctx context.Context) error {
-	sb := l.r.Sandbox
-	walls, err := sb.probed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) { return sb.probeWalls(ctx, l.r.DataDir) })
+	walls, err := l.r.Sandbox.probe(ctx, l.r.DataDir)
 	if err != nil {
 		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)
 	}
@@ -115,34 +118,6 @@ func (l *live) checkWalls(ctx context.Context) error {
 	l.receipt.Walls = &w
 	l.progress("  sandbox: %s", w)
 	return nil
-}
-
-// probeWalls starts a confined `true` as a run's commands start — a
-// folder to write and a toolchain cache as an overlay, both in a folder
-// of its own beside the runs' private folders (on the data folder's file
-// system, where the runs' are) — and again without the cache when the
-// data folder cannot hold an overlay's upper folder.
-func (sb *Sandbox) probeWalls(ctx context.Context, data string) (sandbox.Walls, error) {
-	root := privateRoot(data)
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return sandbox.Walls{}, fmt.Errorf("probe the sandbox: %w", err)
-	}
-	dir, err := os.MkdirTemp(root, "probe-")
-	if err != nil {
-		return sandbox.Walls{}, fmt.Errorf("probe the sandbox: %w", err)
-	}
-	defer osfile.RemoveAll(dir)
-	conf := &sandbox.Confinement{Helper: sb.Helper, Host: sb.Host, Policy: sandbox.Policy{Write: []string{dir}, LandlockABI: sb.LandlockABI,
-		Caches: []sandbox.Cache{{At: filepath.Join(dir, "cache"), Upper: filepath.Join(dir, "upper")}}}}
-	walls, err := sandbox.Probe(ctx, conf, dir)
-	var se *sandbox.StartError
-	if !errors.As(err, &se) || se.Wall != sandbox.WallCaches {
-		return walls, err
-	}
-	conf.Policy.Caches = nil
-	walls, err = sandbox.Probe(ctx, conf, dir)
-	walls.Caches = "plain: the data folder's file system cannot hold the caches' overlays (" + se.Err.Error() + ")"
-	return walls, err
 }
 
 // confine is how the run's commands are confined: writing only ws, the

@@ -15,7 +15,7 @@ import (
 // a command with another upper folder sees the layers as they were. The
 // host's layers and upper folder are not in the view at all.
 func TestACacheIsCopyOnWrite(t *testing.T) {
-	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	root := t.TempDir()
@@ -117,7 +117,7 @@ func TestACacheFolderMustBePlain(t *testing.T) {
 // capability at all, and through the overlay it still cannot read a file
 // of a layer whose mode closes it, nor write into one.
 func TestTheCachesLendTheCommandNoCapability(t *testing.T) {
-	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	root := t.TempDir()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -25,16 +26,35 @@ func Probe(ctx context.Context, conf *Confinement, dir string) (Walls, error) {
 	return *res.Walls, nil
 }
 
-// ProbeHost probes the sandbox as helper (the proctor binary) gives it to
-// any command: the system folders, and one folder of its own to write.
-func ProbeHost(ctx context.Context, helper string, landlockABI int) (Walls, error) {
-	dir, err := os.MkdirTemp("", "proctor-probe-")
+// ProbeHost starts a confined `true` as a run's commands start, in a
+// folder of its own below dir (made and removed; "": the system's temp
+// folder), on dir's file system as the runs' private folders are: a folder
+// to write and a toolchain cache as an overlay. When dir's file system
+// cannot hold an overlay's upper folder it probes again without the cache,
+// and the walls say the caches are plain and why.
+func ProbeHost(ctx context.Context, helper, dir string, landlockABI int, host *HostFiles) (Walls, error) {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return Walls{}, fmt.Errorf("probe the sandbox: %w", err)
+		}
+	}
+	work, err := os.MkdirTemp(dir, "probe-")
 	if err != nil {
 		return Walls{}, fmt.Errorf("probe the sandbox: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755) // the sandbox's id, as root, enters it
-	return Probe(ctx, &Confinement{Policy: Policy{Write: []string{dir}, LandlockABI: landlockABI}, Helper: helper}, dir)
+	defer os.RemoveAll(work)
+	os.Chmod(work, 0o755)
+	conf := &Confinement{Helper: helper, Host: host, Policy: Policy{Write: []string{work}, LandlockABI: landlockABI,
+		Caches: []Cache{{At: filepath.Join(work, "cache"), Upper: filepath.Join(work, "upper")}}}}
+	walls, err := Probe(ctx, conf, work)
+	var se *StartError
+	if !errors.As(err, &se) || se.Wall != WallCaches {
+		return walls, err
+	}
+	conf.Policy.Caches = nil
+	walls, err = Probe(ctx, conf, work)
+	walls.Caches = "plain: the data folder's file system cannot hold the caches' overlays (" + se.Err.Error() + ")"
+	return walls, err
 }
 
 // Probed remembers a probe of this host for the runs of a process: walls

@@ -210,7 +210,7 @@ func (s *scene) run(t *testing.T, wall string, a attack) (bool, string) {
 // Debian 12's kernel) and with no Landlock at all: the namespaces and
 // seccomp stop every attack without it.
 func TestEachWallStopsItsAttacksAlone(t *testing.T) {
-	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	for _, cap := range []int{0, 2, NoLandlock} {
@@ -283,7 +283,7 @@ func procState(pid int) string {
 // its own, finds itself in /etc/passwd, reaches itself on its loopback,
 // and reaches the model proxy — only it — on the relayed port.
 func TestWorkRunsInside(t *testing.T) {
-	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	s := newScene(t)
@@ -337,7 +337,7 @@ echo works`
 // processes leaves another its whole budget, and a small budget binds only
 // its own command — whoever runs proctor, root included.
 func TestProcessBudgetsAreEachCommandsOwn(t *testing.T) {
-	if _, err := ProbeHost(context.Background(), os.Args[0], 0); err != nil {
+	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	s := newScene(t)
