@@ -19,22 +19,27 @@ check() { # NAME USER COMMAND…: run as USER (root or nobody) in its own folder
   local home=/tmp/$user
   local as=(env HOME="$home" TMPDIR="$home")
   [ "$user" = nobody ] && as=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$home" TMPDIR="$home")
+  local t0=$SECONDS
   if (cd "$home" && "${as[@]}" "$@") >"$home/out" 2>&1; then
-    say "$name as $user: ok"
+    say "$name as $user: ok ($((SECONDS - t0)) s)"
   else
     say "$name as $user: FAILED"
-    tail -n 40 "$home/out"
+    grep -E -A4 -- "--- FAIL|_test.go:[0-9]+:|^panic" "$home/out" | head -n 80
+    tail -n 15 "$home/out"
     passed=0
   fi
 }
 
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+ip link set lo up # the attacks try the host's loopback listeners
 say "Linux $(uname -r); security modules: $(cat /sys/kernel/security/lsm 2>/dev/null)"
 for user in root nobody; do
   check "proctor doctor" $user /tmp/bin/proctor doctor
   grep -E "^  (landlock|caches|namespaces) |confined .true." "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
-  check "internal/sandbox's tests" $user /tmp/bin/sandbox.test -test.count=1
-  check "internal/cli's containment tests" $user /tmp/bin/cli.test -test.count=1 -test.run "$tests"
+  check "internal/sandbox's tests" $user /tmp/bin/sandbox.test -test.count=1 -test.v -test.timeout 20m
+  grep -E "^--- " "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
+  check "internal/cli's containment tests" $user /tmp/bin/cli.test -test.count=1 -test.v -test.timeout 20m -test.run "$tests"
+  grep -E "^--- " "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
   check "the five examples" $user env PROCTOR_DATA=/tmp/$user/data /tmp/bin/proctor scenario run /tmp/examples/scenarios
   grep -E "^(suite|sandbox):" "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
 done

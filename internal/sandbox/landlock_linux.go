@@ -34,7 +34,10 @@ func (p Policy) restrict(abi int) error {
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
 	}
 	if p.Proxy != nil {
-		rules = append(rules, landlock.RODirs("/run/proctor").WithResolveUnix(), landlock.ConnectTCP(uint16(p.Proxy.Port)))
+		rules = append(rules, landlock.RODirs("/run/proctor").WithResolveUnix())
+		if abi >= 4 { // a TCP rule under an older ABI's rules is refused, not dropped
+			rules = append(rules, landlock.ConnectTCP(uint16(p.Proxy.Port)))
+		}
 	}
 	// The rules of that ABI (what a newer one adds is left out); an error
 	// means nothing runs.
