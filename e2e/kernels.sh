@@ -111,7 +111,7 @@ boot() {
     </dev/null >"$run/console-$ver.log" 2>&1 &
   local qemu=$! waited=0
   while kill -0 $qemu 2>/dev/null; do
-    if [ $waited -ge 120 ] && ! grep -q "^kernels-guest:" "$run/console-$ver.log"; then
+    if [ $waited -ge 120 ] && ! grep -aq "kernels-guest:" "$run/console-$ver.log"; then
       kill $qemu 2>/dev/null
       break
     fi
@@ -140,12 +140,12 @@ for suite in ${PROCTOR_KERNEL_SUITES:-bookworm trixie}; do
   log "booting $ver ($suite) under QEMU (${accel[0]})"
   start=$(date +%s)
   boot "$dir" "$ver" "${accel[@]}"
-  if [ "${accel[0]}" = -enable-kvm ] && ! grep -q "^kernels-guest:" "$run/console-$ver.log"; then
+  if [ "${accel[0]}" = -enable-kvm ] && ! grep -aq "kernels-guest:" "$run/console-$ver.log"; then
     log "KVM started no guest kernel (nested virtualization?): again under TCG"
     boot "$dir" "$ver" -accel tcg
   fi
-  grep -E "^(kernels-guest|PROCTOR-KERNELS)" "$run/console-$ver.log" | sed "s/^/  [$ver] /" >&2 || true
-  if ! grep -q "^PROCTOR-KERNELS: PASS" "$run/console-$ver.log"; then
+  grep -aoE "(kernels-guest|PROCTOR-KERNELS):.*" "$run/console-$ver.log" | sed "s/^/  [$ver] /" >&2 || true
+  if ! grep -aq "PROCTOR-KERNELS: PASS" "$run/console-$ver.log"; then
     tail -n 60 "$run/console-$ver.log" >&2
     log "$ver: FAILED"
     status=1
