@@ -32,6 +32,7 @@ check() { # NAME USER COMMAND…: run as USER (root or nobody) in its own folder
 
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 ip link set lo up # the attacks try the host's loopback listeners
+mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 shm /dev/shm # as a booted system has
 say "Linux $(uname -r); security modules: $(cat /sys/kernel/security/lsm 2>/dev/null)"
 for user in root nobody; do
   check "proctor doctor" $user /tmp/bin/proctor doctor
