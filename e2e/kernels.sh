@@ -101,10 +101,12 @@ EOF
 
 # boot DIR VER ACCEL…: the guest runs kernels-guest.sh and powers off;
 # its console is console-VER.log. A guest that has said nothing within two
-# minutes is stopped (a kernel that does not start under this accelerator).
+# minutes is stopped (a kernel that does not start under this accelerator);
+# one still running after PROCTOR_KERNELS_TIMEOUT seconds (default 90
+# minutes) is stopped too.
 boot() {
   local dir=$1 ver=$2; shift 2
-  timeout 2400 qemu-system-x86_64 "$@" -m 4096 -smp 2 -nographic -no-reboot -nic none \
+  timeout "${PROCTOR_KERNELS_TIMEOUT:-5400}" qemu-system-x86_64 "$@" -m 4096 -smp 2 -nographic -no-reboot -nic none \
     -kernel "$dir/boot/vmlinuz-$ver" -initrd "$run/initrd-$ver.gz" \
     -virtfs "local,path=/,mount_tag=host,security_model=passthrough,readonly=on,multidevs=remap" \
     -append "console=ttyS0 quiet panic=-1 proctor.guest=$repo/e2e/kernels-guest.sh proctor.bin=$run/bin proctor.repo=$repo" \
@@ -144,6 +146,7 @@ for suite in ${PROCTOR_KERNEL_SUITES:-bookworm trixie}; do
     log "KVM started no guest kernel (nested virtualization?): again under TCG"
     boot "$dir" "$ver" -accel tcg
   fi
+  cp "$run/console-$ver.log" "$cache/console-$ver.log" # kept for a look after
   grep -aoE "(kernels-guest|PROCTOR-KERNELS):.*" "$run/console-$ver.log" | sed "s/^/  [$ver] /" >&2 || true
   if ! grep -aq "PROCTOR-KERNELS: PASS" "$run/console-$ver.log"; then
     tail -n 60 "$run/console-$ver.log" >&2

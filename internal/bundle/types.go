@@ -142,11 +142,13 @@ type Receipt struct {
 // Walls are the walls of the sandbox a run's commands had, as the host
 // gave them (internal/sandbox.Walls).
 type Walls struct {
-	Namespaces  []string `json:"namespaces"`         // user, mount, pid, network, ipc, uts
-	Seccomp     bool     `json:"seccomp"`            // proctor's seccomp filter
-	LandlockABI int      `json:"landlock_abi"`       // the Landlock ABI its rules used; 0 none
-	Landlock    []string `json:"landlock,omitempty"` // what those rules covered (files, refer, truncate, tcp, ioctl-dev, signals, abstract-unix, unix-sockets)
-	Caches      string   `json:"caches,omitempty"`   // "overlay" (warm, copy-on-write) or "plain: WHY" (empty folders of the run's own)
+	Namespaces  []string `json:"namespaces"`          // user, mount, pid, network, ipc, uts
+	Seccomp     bool     `json:"seccomp"`             // proctor's seccomp filter
+	LandlockABI int      `json:"landlock_abi"`        // the Landlock ABI its rules used; 0 none
+	Landlock    []string `json:"landlock,omitempty"`  // what those rules covered (files, refer, truncate, tcp, ioctl-dev, signals, abstract-unix, unix-sockets)
+	Caches      string   `json:"caches,omitempty"`    // "overlay" (warm, copy-on-write) or "plain: WHY" (empty folders of the run's own)
+	ID          int      `json:"id,omitempty"`        // the host id its commands ran as
+	IDShared    bool     `json:"id_shared,omitempty"` // that id is proctor's user's own, which the user's other runs share (no ids of the run's own)
 }
 
 // String is the walls in a line.
@@ -162,6 +164,12 @@ func (w Walls) String() string {
 	}
 	if w.Caches != "" {
 		parts = append(parts, "caches "+w.Caches)
+	}
+	switch {
+	case w.IDShared:
+		parts = append(parts, fmt.Sprintf("as id %d (proctor's user's own, shared with the user's other runs)", w.ID))
+	case w.ID > 0:
+		parts = append(parts, fmt.Sprintf("as id %d (the run's own)", w.ID))
 	}
 	return strings.Join(parts, "; ")
 }

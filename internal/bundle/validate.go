@@ -102,6 +102,9 @@ func (r *Receipt) Validate(file, folder string) error {
 		if w.LandlockABI < 0 {
 			l.add("walls.landlock_abi", "%d: want 0 (no Landlock) or an ABI from 1", w.LandlockABI)
 		}
+		if w.ID < 0 {
+			l.add("walls.id", "%d: want the host id the commands ran as", w.ID)
+		}
 	}
 	if a := r.Agent; a != nil {
 		if !slices.Contains(validAgents, a.Kind) {

@@ -179,6 +179,8 @@ func TestFileEquals(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "expected"), 0o755)
 	os.WriteFile(filepath.Join(dir, "expected", "money.go"), money, 0o644)
 	os.WriteFile(filepath.Join(dir, "expected", "other.go"), []byte("package money\n\nimport \"fmt\"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "expected", "head.go"), money[:len(money)/2], 0o644)
+	os.WriteFile(filepath.Join(dir, "expected", "longer.go"), append(append([]byte{}, money...), "// more\n"...), 0o644)
 	os.WriteFile(filepath.Join(t.TempDir(), "outside.go"), money, 0o644)
 	os.Symlink(filepath.Join(in.Workspace, "money.go"), filepath.Join(dir, "expected", "escape.go"))
 	for _, tc := range []struct {
@@ -188,6 +190,9 @@ func TestFileEquals(t *testing.T) {
 	}{
 		{"equal", "money.go", "expected/money.go", true, false, "byte for byte"},
 		{"differs", "money.go", "expected/other.go", false, false, `differs from expected/other.go at line 3: "import \"math\"", want "import \"fmt\""`},
+		// Neither a prefix nor more than the expected file is equal.
+		{"the workspace's file holds more", "money.go", "expected/head.go", false, false, "differs from expected/head.go"},
+		{"the workspace's file holds less", "money.go", "expected/longer.go", false, false, `want "// more"`},
 		{"missing in the workspace", "nope.go", "expected/money.go", false, false, "nope.go does not exist"},
 		{"missing expected file", "money.go", "expected/nope.go", false, true, "expected/nope.go"},
 		{"expected through a link out of the scenario", "money.go", "expected/escape.go", false, true, "expected/escape.go"},

@@ -270,11 +270,17 @@ func dataDir(flagValue string, getenv func(string) string) (string, error) {
 	return abs, nil
 }
 
-// ensureDataDir creates the data folder and its runs/ and sessions/ folders.
+// ensureDataDir creates the data folder and its runs/ and sessions/
+// folders, private to proctor's user (0700): what a run left there — a
+// workspace, a cache layer — is no other local user's to reach. A data
+// folder made before with wider modes is narrowed.
 func ensureDataDir(dir string) error {
 	for _, d := range []string{dir, filepath.Join(dir, "runs"), filepath.Join(dir, "sessions")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("create data folder: %w", err)
+		}
+		if err := privateFolder(d); err != nil {
+			return err
 		}
 	}
 	return nil

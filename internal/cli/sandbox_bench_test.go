@@ -41,7 +41,7 @@ func BenchmarkConfinedCommand(b *testing.B) {
 		if k.Name == "go-build" {
 			c.Layers = []string{layer}
 		}
-		if err := sandbox.UpperFolders(c.Upper); err != nil {
+		if err := sandbox.UpperFolders(c.Upper, 0); err != nil {
 			b.Fatal(err)
 		}
 		caches = append(caches, c)

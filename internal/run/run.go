@@ -243,8 +243,14 @@ type live struct {
 	privateOnce    sync.Once
 	privateErr     error
 	releasePrivate func()
-	envFor         string   // the workspace envCache was made for
-	envCache       []string // the environment of tools and checks (never changed by its users)
+	// sandboxID is the host id the run's commands run as (checkWalls
+	// leases it); wrote are the folders they could write, which reclaim
+	// gives back when the run ends.
+	sandboxID *sandbox.ID
+	wroteMu   sync.Mutex
+	wrote     []string
+	envFor    string   // the workspace envCache was made for
+	envCache  []string // the environment of tools and checks (never changed by its users)
 }
 
 // progress prints a line of progress with every secret redacted: the task,
@@ -466,6 +472,7 @@ func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
 		private := filepath.Join(privateRoot(l.r.DataDir), "run-"+l.id)
 		l.tmp, l.cacheDir = filepath.Join(private, "tmp"), filepath.Join(private, "caches")
 		defer func() {
+			l.reclaim()
 			l.held.Release()
 			if l.releasePrivate != nil {
 				l.releasePrivate()

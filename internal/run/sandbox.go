@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,10 +115,33 @@ func (l *live) checkWalls(ctx context.Context) error {
 		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)
 	}
 	l.plainCaches = walls.Caches != "overlay"
+	id, err := sandbox.LeaseID(ctx)
+	if err != nil {
+		return err
+	}
+	l.sandboxID = id
+	walls.ID, walls.IDShared = id.ID, id.Own
 	w := bundle.Walls(walls)
 	l.receipt.Walls = &w
 	l.progress("  sandbox: %s", w)
 	return nil
+}
+
+// reclaim gives back what the run's commands wrote — every folder they
+// could write, and the upper folders of its caches — once none of them
+// runs any more, and lets its id go: proctor's user owns it all again
+// and no setuid or setgid bit survives (sandbox.Reclaim).
+func (l *live) reclaim() {
+	if l.sandboxID == nil {
+		return
+	}
+	l.wroteMu.Lock()
+	dirs := append(slices.Clone(l.wrote), l.cacheDir)
+	l.wroteMu.Unlock()
+	if err := sandbox.Reclaim(false, dirs...); err != nil {
+		l.progress("  warning: %v", err)
+	}
+	l.sandboxID.Release()
 }
 
 // confine is how the run's commands are confined: writing only ws, the
@@ -137,7 +161,19 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sand
 		return nil
 	}
 	b := l.spec.Bounds
-	p := sandbox.Policy{Write: append([]string{ws, l.tmp}, write...), Proxy: proxy, LandlockABI: l.r.Sandbox.LandlockABI,
+	writes := append([]string{ws, l.tmp}, write...)
+	l.wroteMu.Lock()
+	for _, d := range writes {
+		if !slices.Contains(l.wrote, d) {
+			l.wrote = append(l.wrote, d)
+		}
+	}
+	l.wroteMu.Unlock()
+	id := 0
+	if l.sandboxID != nil {
+		id = l.sandboxID.ID
+	}
+	p := sandbox.Policy{Write: writes, Proxy: proxy, LandlockABI: l.r.Sandbox.LandlockABI, ID: id,
 		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
 		// Its own run folder (checks read calls.json there) and proctor's
 		// repository of the workspace, whose objects the workspace's own
@@ -271,6 +307,16 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	// they left in the caches is kept.
 	check.Run(ctx, l.spec.ScenarioChecks, check.Input{Workspace: fixture.Dir, Env: env, Confine: confine, Tools: l.spec.Agent.Intents()})
 	if ctx.Err() != nil {
+		return
+	}
+	// A layer every later run of this key reads, as ids of their own:
+	// proctor's, readable by all, with no setuid or setgid bit.
+	var uppers []string
+	for _, k := range toolcache.Kinds() {
+		uppers = append(uppers, w.Upper(k.Name))
+	}
+	if err := sandbox.Reclaim(true, uppers...); err != nil {
+		l.progress("  toolchain caches: not kept: %v", err)
 		return
 	}
 	if err := w.Keep(); err != nil {

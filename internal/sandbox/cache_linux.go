@@ -105,10 +105,10 @@ func (c takenCache) mount(root string, n int) error {
 }
 
 // UpperFolders makes the upper and work folders of a cache's Upper, given
-// to the command's id (as root, the sandbox's); Command does before each
-// command.
-func UpperFolders(upper string) error {
-	uid, gid := commandID()
+// to the command's id (Policy.ID: as root, the run's; 0, the default);
+// Command does before each command.
+func UpperFolders(upper string, id int) error {
+	uid, gid := Policy{ID: id}.ids()
 	for _, d := range []string{upper, filepath.Join(upper, "upper"), filepath.Join(upper, "work")} {
 		info, err := os.Lstat(d)
 		if err == nil && info.IsDir() {

@@ -39,7 +39,7 @@ func TestACacheIsCopyOnWrite(t *testing.T) {
 	}
 	run := func(upper, script string) (string, int) {
 		t.Helper()
-		if err := UpperFolders(upper); err != nil {
+		if err := UpperFolders(upper, 0); err != nil {
 			t.Fatal(err)
 		}
 		p := Policy{Write: []string{ws, tmp}, Caches: []Cache{{At: filepath.Join(tmp, "cache", "go-build"), Layers: []string{newer, older}, Upper: upper}}}
@@ -83,7 +83,7 @@ echo clean`)
 	}
 	// No layer: the cache starts empty, and still takes writes.
 	p := Policy{Write: []string{ws, tmp}, Caches: []Cache{{At: filepath.Join(tmp, "npm"), Upper: filepath.Join(t.TempDir(), "u")}}}
-	UpperFolders(p.Caches[0].Upper)
+	UpperFolders(p.Caches[0].Upper, 0)
 	res, err := Command{Argv: []string{"bash", "-c", `set -e; [ -z "$(ls -A ` + p.Caches[0].At + `)" ]; echo x > ` + p.Caches[0].At + `/f; echo empty`}, Dir: ws, Env: []string{"PATH=/usr/bin:/bin"},
 		Confine: &Confinement{Policy: p, Helper: os.Args[0]}, Timeout: time.Minute}.Run(context.Background())
 	if err != nil || res.Code != 0 || !strings.Contains(string(res.Output), "empty") {

@@ -38,11 +38,12 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, err error) {
 		if err := c.check(); err != nil {
 			return nil, nil, fmt.Errorf("start %s: %w", c.At, err)
 		}
-		if err := UpperFolders(c.Upper); err != nil {
+		if err := UpperFolders(c.Upper, p.ID); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := own(p.Write); err != nil {
+	uid, gid := p.ids()
+	if err := own(p.Write, uid, gid); err != nil {
 		return nil, nil, err
 	}
 	r, w, err := os.Pipe()
@@ -60,7 +61,6 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, err error) {
 	if c.Confine.survey {
 		args = append(args, "--survey")
 	}
-	uid, gid := commandID()
 	if os.Geteuid() == 0 {
 		args = append(args, "--become", strconv.Itoa(uid))
 	}

@@ -1,52 +1,124 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
+
+	"github.com/proctor-dev/proctor/internal/flock"
 )
 
-// ID is the host user and group id a confined command runs as when
-// proctor runs as root: an id no account has (below 2^21, so that tar's
-// headers hold it), so that nothing on the host is the command's own. A
-// user who is not root confines commands as themselves: they are not root
-// on the host either.
-const ID = 1999999
+// The ids a run's commands run as when proctor is root: each run leases
+// one of these, which no other live run on the host holds, so that no
+// run's process can signal, trace or write another's. They are ids no
+// account has, below 2^21 (tar's headers hold them), and any of them in a
+// range of /etc/subuid or /etc/subgid (another user's containers, Docker's
+// userns-remap) is passed over.
+const (
+	FirstID = 1_900_000
+	IDCount = 100_000
+)
 
-// commandID is the host id the commands of this process run as.
+// defaultID is the id of a command whose policy names none (a test, a
+// probe): the range's last.
+const defaultID = FirstID + IDCount - 1
+
+// commandID is the host id the commands of this process run as when
+// their policy names none.
 func commandID() (uid, gid int) {
 	if os.Geteuid() == 0 {
-		return ID, ID
+		return defaultID, defaultID
 	}
 	return os.Getuid(), os.Getgid()
 }
 
-// own makes the folders a command may write its own: every file and
-// folder in them that is not owned by the command's id is given to it
+// ids are the host ids the command runs as: the policy's, else the
+// process's default. A user who is not root confines commands as
+// themselves: they are not root on the host either.
+func (p Policy) ids() (uid, gid int) {
+	if p.ID > 0 && os.Geteuid() == 0 {
+		return p.ID, p.ID
+	}
+	return commandID()
+}
+
+// LeaseID takes an id for a run. As root it is an id of the range that
+// no live run of any proctor on the host holds (an flock on a file of a
+// folder of root's, which the kernel drops however the holder ends); a
+// user who is not root gets their own id.
+func LeaseID(ctx context.Context) (*ID, error) {
+	if os.Geteuid() != 0 {
+		return &ID{ID: os.Getuid(), Own: true}, nil
+	}
+	dir, err := idLocks()
+	if err != nil {
+		return nil, err
+	}
+	taken := subordinateRanges("/etc/subuid", "/etc/subgid")
+	start := rand.IntN(IDCount)
+	for i := range IDCount {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("lease an id for the run: %w", context.Cause(ctx))
+		}
+		id := FirstID + (start+i)%IDCount
+		if taken.has(id) {
+			continue
+		}
+		l, err := flock.TryLock(filepath.Join(dir, strconv.Itoa(id)), true)
+		if errors.Is(err, flock.ErrLocked) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lease an id for the run: %w", err)
+		}
+		return &ID{ID: id, lock: l}, nil
+	}
+	return nil, fmt.Errorf("lease an id for the run: all %d ids from %d are held by live runs", IDCount, FirstID)
+}
+
+// idLocks is the host's folder of id leases: /run/proctor/ids (else
+// proctor-ids in the temp folder), root's alone — a folder another user
+// made or could write is refused.
+func idLocks() (string, error) {
+	dir := "/run/proctor/ids"
+	if _, err := os.Stat("/run"); err != nil {
+		dir = filepath.Join(os.TempDir(), "proctor-ids")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("make the folder of the runs' ids %s: %w", dir, err)
+	}
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		info, err := os.Lstat(d)
+		if err != nil {
+			return "", fmt.Errorf("the folder of the runs' ids %s: %w", dir, err)
+		}
+		st, _ := info.Sys().(*syscall.Stat_t)
+		sticky := info.Mode()&os.ModeSticky != 0 && d != dir
+		if !info.IsDir() || st == nil || st.Uid != 0 || (info.Mode().Perm()&0o022 != 0 && !sticky) {
+			return "", fmt.Errorf("the folder of the runs' ids %s: %s is not a folder only root may change (remove it, or make it root's, mode 0700)", dir, d)
+		}
+	}
+	return dir, nil
+}
+
+// own makes the folders a command may write the command's (uid, gid):
+// every file and folder in them that is not owned by it is given to it
 // (links themselves, never what they point to). A user who is not root
 // owns them already. Nothing of a run runs while proctor prepares its
 // next command, so nothing changes the folders under the walk.
-func own(dirs []string) error {
-	uid, gid := commandID()
+func own(dirs []string, uid, gid int) error {
 	if uid == os.Geteuid() {
 		return nil
 	}
 	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			info, err := d.Info()
-			if err != nil {
-				return nil // gone since it was listed
-			}
-			if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && int(st.Gid) == gid {
+		err := walkOwned(dir, func(p string, d fs.DirEntry, st *syscall.Stat_t) error {
+			if int(st.Uid) == uid && int(st.Gid) == gid {
 				return nil
 			}
 			if err := os.Lchown(p, uid, gid); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -59,4 +131,70 @@ func own(dirs []string) error {
 		}
 	}
 	return nil
+}
+
+// Reclaim gives back what a run's commands wrote in dirs, once none of
+// them runs any more: every file and folder is proctor's user's again,
+// and none keeps a setuid or setgid bit — whatever the command did
+// inside, nothing it left can make another user (or another run's id)
+// its own. Shared (a toolchain cache layer that runs of other ids read)
+// also makes every file readable by all, and every folder searchable.
+func Reclaim(shared bool, dirs ...string) error {
+	uid, gid := os.Geteuid(), os.Getegid()
+	for _, dir := range dirs {
+		err := walkOwned(dir, func(p string, d fs.DirEntry, st *syscall.Stat_t) error {
+			if int(st.Uid) != uid || int(st.Gid) != gid {
+				if err := os.Lchown(p, uid, gid); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
+			if d.Type()&fs.ModeSymlink != 0 {
+				return nil
+			}
+			mode := st.Mode & 0o7777
+			want := mode &^ (syscall.S_ISUID | syscall.S_ISGID)
+			if d.IsDir() {
+				want |= 0o700 // a folder the command closed is walked too
+			}
+			if shared {
+				want |= 0o444
+				if d.IsDir() || mode&0o100 != 0 {
+					want |= 0o111
+				}
+			}
+			if want != mode {
+				if err := syscall.Chmod(p, want); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("take back %s from the run's id: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// walkOwned walks dir (a folder that is not there is nothing to walk),
+// giving each entry's stat; an entry gone since it was listed is passed
+// over.
+func walkOwned(dir string, fn func(p string, d fs.DirEntry, st *syscall.Stat_t) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // gone since it was listed
+		}
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if !ok {
+			return nil
+		}
+		return fn(p, d, st)
+	})
 }

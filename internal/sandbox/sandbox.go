@@ -65,6 +65,10 @@ type Policy struct {
 	// LandlockABI caps the Landlock ABI of the command's rules (LandlockCap):
 	// 0 the kernel's newest, N at most N, NoLandlock none.
 	LandlockABI int
+	// ID is the host id (user and group) the command runs as when proctor
+	// is root: its run's own (LeaseID). 0 is the range's last, for a
+	// command of no run. A user who is not root runs commands as themselves.
+	ID int
 }
 
 // Proxy is where a confined command reaches the model: a unix socket of the

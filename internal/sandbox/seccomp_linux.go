@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +19,14 @@ import (
 // protocol: not MPTCP, SCTP, raw or packet sockets, vsock, AF_ALG. What
 // it refuses fails with an error (EPERM, or what a kernel without the
 // feature says), so programs fall back as they would elsewhere. A system
-// call of another architecture (x32, i386) is refused whole.
+// call of another architecture (x32, i386) is refused whole. No file gets
+// a setuid or setgid bit: chmod, fchmod, fchmodat, fchmodat2, open,
+// openat, creat, mknod and mknodat with S_ISUID or S_ISGID in their mode
+// fail with EPERM, and openat2, whose mode is in a struct seccomp cannot
+// read, fails as on a kernel without it (ENOSYS: programs fall back to
+// openat). A file the command made setuid some other way still loses the
+// bit when the run ends (Reclaim): that is the wall that holds; this one
+// says no at once.
 
 // deniedSyscalls fail with EPERM.
 var deniedSyscalls = []uintptr{
@@ -31,6 +39,22 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
 	unix.SYS_ACCT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT,
 	unix.SYS_QUOTACTL, unix.SYS_QUOTACTL_FD, unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_LOOKUP_DCOOKIE,
+}
+
+// modeArg is a system call that gives a file a mode, and which of its
+// arguments the mode is.
+type modeArg struct {
+	nr  uintptr
+	arg int
+}
+
+// modeArgs are the system calls that set a file's mode: those of every
+// architecture and the older ones of this one (archModeArgs).
+func modeArgs() []modeArg {
+	return append([]modeArg{
+		{unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}, {unix.SYS_FCHMODAT2, 2},
+		{unix.SYS_OPENAT, 3}, {unix.SYS_MKNODAT, 2},
+	}, archModeArgs()...)
 }
 
 // Namespace flags of clone and unshare. CLONE_NEWTIME (0x80) is an exit
@@ -79,7 +103,17 @@ func seccompProgram() ([]unix.SockFilter, error) {
 	a.jeq(unix.SYS_UNSHARE, "unshare", "")
 	a.jeq(unix.SYS_CLONE3, "enosys", "") // its flags are out of reach: libc falls back to clone
 	a.jeq(unix.SYS_IOCTL, "ioctl", "")
+	a.jeq(unix.SYS_OPENAT2, "enosys", "")
+	for _, m := range modeArgs() {
+		a.jeq(uint32(m.nr), "mode"+strconv.Itoa(m.arg), "")
+	}
 	a.ret(retAllow)
+
+	for _, arg := range []int{1, 2, 3} {
+		a.label("mode" + strconv.Itoa(arg))
+		a.load(offArg(arg))
+		a.jset(unix.S_ISUID|unix.S_ISGID, "eperm", "allow")
+	}
 
 	a.label("socket")
 	a.load(offArg(0))

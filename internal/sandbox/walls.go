@@ -51,6 +51,11 @@ type Walls struct {
 	// Caches says how its toolchain caches were given: "overlay" (warm,
 	// copy-on-write) or "plain: WHY" (empty folders of the run's own).
 	Caches string `json:"caches,omitempty"`
+	// ID is the host id a run's commands ran as (its lease, LeaseID);
+	// IDShared says it is proctor's user's own, which the user's other
+	// runs share. A probe has none.
+	ID       int  `json:"id,omitempty"`
+	IDShared bool `json:"id_shared,omitempty"`
 }
 
 // LandlockScopes are what Landlock's rules cover at an ABI: files from 1,

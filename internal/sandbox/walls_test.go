@@ -127,6 +127,12 @@ func (s *scene) attacks() []attack {
 		{name: "read /sys", script: "ls /sys/class/net | grep -q .", stoppedBy: []string{ns, landlock}},
 		{name: "make a host file setuid", script: "chmod 4755 " + s.file + " && [ -u " + s.file + " ]",
 			escaped: func(s *scene) bool { return modeOf(s.file) != mode }, stoppedBy: []string{ns}, undo: restore},
+		// Its own file: no namespace stops it; seccomp does, and what a run
+		// wrote loses the bit as the run ends (Reclaim) whatever made it.
+		{name: "make a file of its own setuid", script: "cp /bin/sh suid && chmod 4755 suid && [ -u suid ]", stoppedBy: []string{seccomp},
+			undo: func(s *scene) { os.Remove(filepath.Join(s.ws, "suid")) }},
+		{name: "create a setgid file", script: perl(`use Fcntl; sysopen(F, "sgid", O_CREAT|O_WRONLY, 02755) or exit 1; close F; exit((stat "sgid")[2] & 02000 ? 0 : 1)`), stoppedBy: []string{seccomp},
+			undo: func(s *scene) { os.Remove(filepath.Join(s.ws, "sgid")) }},
 		{name: "change a host file's times", script: "touch -d 2001-01-01 " + s.file,
 			escaped: func(s *scene) bool { return !timeOf(s.file).Equal(mtime) }, stoppedBy: []string{ns}, undo: restore},
 		{name: "set an attribute on a host file", script: perl(fmt.Sprintf(`my ($p, $n, $v) = ("%s", "user.proctor", "x"); exit(syscall(%d, $p, $n, $v, 1, 0) == 0 ? 0 : 1)`, s.file, unix.SYS_SETXATTR)),
