@@ -334,6 +334,12 @@ func workInside(t *testing.T, s *scene, p Policy) {
 echo a > a.txt; mkdir -p "$HOME/cache"; echo b > "$HOME/cache/b"
 [ "$(stat -c %u a.txt)" = "$(id -u)" ]
 getent passwd "$(id -u)" | grep -q .
+# the view's /run is its own: nothing is mounted there but the proxy's socket
+mounts="$(awk '{print $5}' /proc/self/mountinfo | grep -E '^/run(/|$)' | grep -vx /run/proctor/proxy.sock || true)"
+[ -z "$mounts" ] || { echo "the view mounts $mounts"; exit 1; }
+# the init is not dumpable: nothing of the command reads its memory or
+# environment (as an ordinary user the init and the command share an id)
+! cat /proc/1/environ >/dev/null 2>&1 || { echo "the init's environment can be read"; exit 1; }
 exec 3<>/dev/tcp/127.0.0.1/` + strconv.Itoa(p.Proxy.Port) + `
 printf 'GET /v1/models HTTP/1.0\r\n\r\n' >&3
 grep -q proxied <&3

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/proctor-dev/proctor/internal/sandbox"
+)
+
+// stay is what a hostile agent runs: it notes its id, tries to leave a setuid
+// copy of a shell and to open its workspace to everyone, and waits a
+// little so that two runs overlap.
+const stay = "id -u > id.txt; cp /bin/sh suid; chmod 4755 suid; echo $? > chmod.txt; chmod 0777 .; sleep 2\n"
+
+// strangerScript is an agent that runs stay.sh.
+const strangerScript = `steps:
+  - reply: {tool_calls: [{name: run_command, arguments: {command: "sh stay.sh"}}]}
+  - reply: {content: done}
+`
+
+// Runs are strangers: two runs at once — of two data folders, as two
+// proctor processes would — run as ids of their own (as root), neither
+// can leave a setuid file behind, and what each wrote is proctor's user's
+// again when it ends, in a data folder no other local user can enter.
+func TestRunsAreStrangers(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": strangerScript})
+	datas := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
+	results := make([]result, len(datas))
+	var wg sync.WaitGroup
+	for i, data := range datas {
+		src := t.TempDir()
+		writeTree(t, src, map[string]string{"a.txt": "old\n", "stay.sh": stay})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")},
+				"run", "--dir", src, "--task", "try to stay", "--script", filepath.Join(dir, "model.yaml"), "--allow", "sh stay.sh")
+		}()
+	}
+	wg.Wait()
+	ids := map[int]bool{}
+	for i, data := range datas {
+		if results[i].code != ExitOK || testing.Verbose() {
+			t.Logf("run %d: %s%s", i, results[i].stdout, results[i].stderr)
+		}
+		if results[i].code != ExitOK {
+			t.Fatalf("run %d: %+v", i, results[i])
+		}
+		rc, _ := onlyReceipt(t, data)
+		ws := filepath.Join(data, "runs", rc.RunID, "workspace")
+		raw, err := os.ReadFile(filepath.Join(ws, "id.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if rc.Walls == nil || rc.Walls.ID != id {
+			t.Fatalf("run %d ran as %d; its walls say %+v", i, id, rc.Walls)
+		}
+		if os.Geteuid() == 0 {
+			if id < sandbox.FirstID || id >= sandbox.FirstID+sandbox.IDCount || rc.Walls.IDShared || ids[id] {
+				t.Fatalf("run %d ran as %d (shared %v; the other runs' %v)", i, id, rc.Walls.IDShared, ids)
+			}
+		} else if id != os.Getuid() || !rc.Walls.IDShared {
+			t.Fatalf("as user %d, run %d ran as %d (shared %v)", os.Getuid(), i, id, rc.Walls.IDShared)
+		}
+		ids[id] = true
+		if raw, _ := os.ReadFile(filepath.Join(ws, "chmod.txt")); strings.TrimSpace(string(raw)) == "0" {
+			t.Errorf("run %d: chmod 4755 worked inside", i)
+		}
+		filepath.Walk(ws, func(p string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			st := info.Sys().(*syscall.Stat_t)
+			if int(st.Uid) != os.Geteuid() || info.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+				t.Errorf("run %d left %s as %d with mode %v", i, p, st.Uid, info.Mode())
+			}
+			return nil
+		})
+		for _, d := range []string{data, filepath.Join(data, "runs")} {
+			if info, err := os.Stat(d); err != nil || info.Mode().Perm() != 0o700 {
+				t.Errorf("%s: %v %v, want mode 0700", d, info.Mode(), err)
+			}
+		}
+		// Another local user reaches nothing a run left.
+		if os.Geteuid() == 0 {
+			probe := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat", filepath.Join(ws, "id.txt"))
+			if out, err := probe.CombinedOutput(); err == nil {
+				t.Errorf("the user nobody read a run's workspace: %s", out)
+			}
+		}
+	}
+}
