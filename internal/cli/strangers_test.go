@@ -10,8 +10,10 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/sandbox"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // stay is what a hostile agent runs: it notes its id, tries to leave a setuid
@@ -100,5 +102,54 @@ func TestRunsAreStrangers(t *testing.T) {
 				t.Errorf("the user nobody read a run's workspace: %s", out)
 			}
 		}
+	}
+}
+
+// A proctor killed with -9 while it warms the toolchain caches leaves its
+// private folder and its warm; the next run — any confined run — removes
+// both as it starts.
+func TestKill9DuringAWarmLeavesNothingAfterTheNextRun(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	data, scen := t.TempDir(), filepath.Join(t.TempDir(), "slow-setup")
+	writeTree(t, scen, map[string]string{
+		"scenario.yaml":   "id: slow-setup\ntask: do nothing\nchecks:\n  - {name: there, kind: file_exists, path: a.txt}\n",
+		"setup":           "#!/bin/sh\nmkdir -p \"$GOCACHE\" && echo warm > \"$GOCACHE/warm\"\nsleep 60\n",
+		"model.yaml":      "steps:\n  - reply: {content: done}\n",
+		"fixture/a.txt":   "old\n",
+		"fixture/go.mod":  "module x\n",
+		"fixture/main.go": "package main\n",
+	})
+	os.Chmod(filepath.Join(scen, "setup"), 0o755)
+	cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data}, "scenario", "run", scen)
+	defer cmd.Process.Kill()
+	testutil.Eventually(t, 30*time.Second, "the warm at work", func() bool {
+		m, _ := filepath.Glob(filepath.Join(data, "toolcache", ".warm-*", ".go-build", "upper", "warm"))
+		return len(m) == 1
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	left := func() []string {
+		var out []string
+		for _, pattern := range []string{filepath.Join(data, "tmp", "*"), filepath.Join(data, "toolcache", ".warm-*")} {
+			m, _ := filepath.Glob(pattern)
+			out = append(out, m...)
+		}
+		return out
+	}
+	if len(left()) < 2 {
+		t.Fatalf("the killed warm left %v: the test proves nothing", left())
+	}
+	dir, src := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": commandScript})
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")},
+		"run", "--dir", src, "--task", "touch a file", "--script", filepath.Join(dir, "model.yaml"), "--allow", "touch")
+	if r.code != ExitOK {
+		t.Fatalf("%+v", r)
+	}
+	if l := left(); len(l) > 0 {
+		t.Fatalf("after the next run, still there: %v", l)
 	}
 }

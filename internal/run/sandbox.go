@@ -14,7 +14,6 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
-	"github.com/proctor-dev/proctor/internal/flock"
 	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -110,6 +109,13 @@ func (l *live) mode() string {
 // the run plain cache folders of its own, and the walls say so. The probe
 // is the runner's, made once for its runs (again after a failure).
 func (l *live) checkWalls(ctx context.Context) error {
+	// What a proctor killed with -9 left: private folders, warms.
+	if err := sandbox.RemoveLeft(ctx, privateRoot(l.r.DataDir)); err != nil {
+		l.progress("  warning: %v", err)
+	}
+	if store := l.r.Sandbox.Caches; store != nil {
+		store.RemoveDead()
+	}
 	walls, err := l.r.Sandbox.probe(ctx, l.r.DataDir)
 	if err != nil {
 		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)
@@ -399,7 +405,8 @@ func lookPath(name string, env []string) (string, error) {
 // nothing for it.
 func (l *live) makePrivate() error {
 	l.privateOnce.Do(func() {
-		l.releasePrivate, l.privateErr = privateFolder(filepath.Dir(l.tmp))
+		private := filepath.Dir(l.tmp)
+		_, l.releasePrivate, l.privateErr = sandbox.PrivateFolder(context.Background(), filepath.Dir(private), filepath.Base(private))
 		if l.privateErr == nil {
 			l.privateErr = os.MkdirAll(filepath.Join(l.tmp, "home"), 0o700)
 		}
@@ -417,39 +424,6 @@ func privateRoot(data string) string {
 		return filepath.Join(os.TempDir(), "proctor-tmp")
 	}
 	return filepath.Join(data, "tmp")
-}
-
-// privateFolder makes a run's private folder dir (in privateRoot), locked
-// (an flock on the folder, which the kernel drops however the process
-// ends) while the run works; release removes it. The folders of runs that
-// no process works on any more — left by a proctor killed with -9 — are
-// removed first.
-func privateFolder(dir string) (release func(), err error) {
-	root := filepath.Dir(dir)
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return nil, err
-	}
-	entries, _ := os.ReadDir(root)
-	for _, e := range entries {
-		p := filepath.Join(root, e.Name())
-		// A folder made this minute may not be locked yet by its run.
-		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < time.Minute {
-			continue
-		}
-		if l, err := flock.TryLock(p, false); err == nil {
-			osfile.RemoveAll(p) // its run is gone
-			l.Unlock()
-		}
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return nil, err
-	}
-	l, err := flock.TryLock(dir, false)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	return func() { osfile.RemoveAll(dir); l.Unlock() }, nil
 }
 
 // scratch is the run's private folder — its temp folder and the upper

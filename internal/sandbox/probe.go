@@ -33,16 +33,22 @@ func Probe(ctx context.Context, conf *Confinement, dir string) (Walls, error) {
 // cannot hold an overlay's upper folder it probes again without the cache,
 // and the walls say the caches are plain and why.
 func ProbeHost(ctx context.Context, helper, dir string, landlockABI int, host *HostFiles) (Walls, error) {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+	var work string
+	if dir == "" {
+		w, err := os.MkdirTemp("", "proctor-probe-")
+		if err != nil {
 			return Walls{}, fmt.Errorf("probe the sandbox: %w", err)
 		}
+		work = w
+		defer os.RemoveAll(work)
+	} else {
+		w, release, err := PrivateFolder(ctx, dir, "")
+		if err != nil {
+			return Walls{}, fmt.Errorf("probe the sandbox: %w", err)
+		}
+		work = w
+		defer release()
 	}
-	work, err := os.MkdirTemp(dir, "probe-")
-	if err != nil {
-		return Walls{}, fmt.Errorf("probe the sandbox: %w", err)
-	}
-	defer os.RemoveAll(work)
 	os.Chmod(work, 0o755)
 	conf := &Confinement{Helper: helper, Host: host, Policy: Policy{Write: []string{work}, LandlockABI: landlockABI,
 		Caches: []Cache{{At: filepath.Join(work, "cache"), Upper: filepath.Join(work, "upper")}}}}

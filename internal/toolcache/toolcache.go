@@ -231,7 +231,7 @@ func (s Store) Begin(ctx context.Context, key string) (*Warm, error) {
 		hold.Unlock()
 		return nil, nil
 	}
-	s.removeDead()
+	s.RemoveDead()
 	dir, err := os.MkdirTemp(s.Dir, ".warm-")
 	if err != nil {
 		hold.Unlock()
@@ -301,8 +301,9 @@ func (w *Warm) end() {
 	}
 }
 
-// removeDead removes the warms of processes that died.
-func (s Store) removeDead() {
+// RemoveDead removes the warms of processes that died (and layers whose
+// removal a dead process began); each run does as it starts.
+func (s Store) RemoveDead() {
 	entries, _ := os.ReadDir(s.Dir)
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), ".warm-") && !strings.HasPrefix(e.Name(), ".gone-") {
