@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/patch"
 )
@@ -254,5 +255,102 @@ func TestAGitSourceStaysAGitSource(t *testing.T) {
 	}
 	if r := invoke(t, env, "scenario", "run", scen); r.code != 0 {
 		t.Fatalf("the scenario of a git source fails:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+// A secret the run did not know of (its environment lacked it) is in its
+// bundle as it was written; `scenario from`, run where the secret is in
+// the environment, writes it into no file — not the task, the agent's
+// words, its commands, the files it wrote, the checks or the fixture.
+func TestScenarioFromRedactsEveryTextItWrites(t *testing.T) {
+	const secret = "late-s3cret-7e41d0b2"
+	data, src, dir, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "old " + secret + "\n", "b.txt": "keep\n"})
+	writeTree(t, dir, map[string]string{"model.yaml": `steps:
+  - reply: {content: "I will use ` + secret + `", tool_calls: [{name: run_command, arguments: {command: "echo ` + secret + `"}}]}
+  - reply: {tool_calls: [{name: write_file, arguments: {path: c.txt, content: "new ` + secret + `\n"}}]}
+  - reply: {tool_calls: [{name: edit_file, arguments: {path: a.txt, old: "old ` + secret + `", new: "edited ` + secret + `"}}]}
+  - reply: {tool_calls: [{name: ask_user, arguments: {question: "is ` + secret + ` right?"}}]}
+  - reply: {content: "done with ` + secret + `"}
+`})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
+	r := invoke(t, env, "run", "--dir", src, "--task", "use "+secret, "--script", filepath.Join(dir, "model.yaml"), "--sandbox", "off",
+		"--allow", "echo", "--check", "test -n "+secret, "--approve", "policy")
+	if r.code != 0 {
+		t.Fatalf("the run: %+v", r)
+	}
+	id := runsIn(t, data)[0]
+	if raw, _ := os.ReadFile(filepath.Join(data, "runs", id, bundle.TranscriptFile)); !bytes.Contains(raw, []byte(secret)) {
+		t.Fatal("the run's transcript does not hold the secret: the test proves nothing")
+	}
+	t.Setenv("DEPLOY_TOKEN", secret)
+	scen := filepath.Join(out, "late")
+	if r := invoke(t, env, "scenario", "from", id, "--out", scen); r.code != 0 {
+		t.Fatalf("scenario from: %+v", r)
+	}
+	files := 0
+	filepath.WalkDir(scen, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+			if raw, _ := os.ReadFile(p); bytes.Contains(raw, []byte(secret)) {
+				t.Errorf("%s holds the secret:\n%s", p, raw)
+			}
+		}
+		return nil
+	})
+	if files < 3 {
+		t.Fatalf("scenario from made %d files", files)
+	}
+}
+
+// `scenario from` leaves out of the fixture every file that holds a
+// login or a secret — by its name (Docker's and kubectl's logins, .envrc,
+// .htpasswd, ssh keys…) or by its content (a literal password) — and
+// lists each; ordinary source that reads a token from the environment is
+// kept.
+func TestScenarioFromLeavesOutSecretFiles(t *testing.T) {
+	data, src, dir, out := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	secrets := map[string]string{
+		".docker/config.json":   `{"auths": {"registry.example.com": {"auth": "dXNlcjpwYXNz"}}}`,
+		"kubeconfig":            "apiVersion: v1\nusers:\n- name: ci\n  user: {token: abc123}\n",
+		".kube/config":          "apiVersion: v1\n",
+		".envrc":                "export AWS_SECRET_ACCESS_KEY=abc123\n",
+		"web/.htpasswd":         "admin:$apr1$x$y\n",
+		"config.ini":            "[db]\nhost=localhost\nPASSWORD=hunter2\n",
+		"app/settings_local.py": "SECRET_KEY = 'django-insecure-8f2k1x0q'\n",
+		".pgpass":               "localhost:5432:*:app:pw1\n",
+		".git-credentials":      "https://x:tok1@example.com\n",
+		"deploy/id_ed25519":     "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+	}
+	kept := map[string]string{
+		"a.txt":           "old\n",
+		"main.go":         "package main\n\nimport \"os\"\n\nvar token = os.Getenv(\"TOKEN\")\n",
+		"app/settings.py": "SECRET_KEY = os.environ[\"SECRET_KEY\"]\n",
+		"docs/setup.md":   "Put PASSWORD=... in config.ini\n",
+	}
+	writeTree(t, src, secrets)
+	writeTree(t, src, kept)
+	writeTree(t, dir, map[string]string{"model.yaml": commandScript})
+	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
+	if r := invoke(t, env, "run", "--dir", src, "--task", "touch", "--script", filepath.Join(dir, "model.yaml"), "--sandbox", "off", "--allow", "touch"); r.code != 0 {
+		t.Fatalf("the run: %+v", r)
+	}
+	scen := filepath.Join(out, "secrets")
+	r := invoke(t, env, "scenario", "from", runsIn(t, data)[0], "--out", scen)
+	if r.code != 0 {
+		t.Fatalf("scenario from: %+v", r)
+	}
+	for p := range secrets {
+		if _, err := os.Lstat(filepath.Join(scen, "fixture", filepath.FromSlash(p))); err == nil {
+			t.Errorf("the fixture holds %s", p)
+		}
+		if !strings.Contains(r.stdout, p+" (") {
+			t.Errorf("scenario from does not say it left out %s:\n%s", p, r.stdout)
+		}
+	}
+	for p := range kept {
+		if _, err := os.Stat(filepath.Join(scen, "fixture", filepath.FromSlash(p))); err != nil {
+			t.Errorf("the fixture lacks the ordinary file %s", p)
+		}
 	}
 }

@@ -165,6 +165,19 @@ func (d *deriver) redact(s string) string {
 	return d.opt.Redact.String(s)
 }
 
+// secretIn says why a file's content is a secret a scenario may not hold
+// — a secret of the environment, or a password, token or key given a
+// literal value (redact.AssignsSecret) — or "" when it is none.
+func (d *deriver) secretIn(path string, data []byte) string {
+	switch {
+	case d.opt.Redact != nil && d.opt.Redact.String(string(data)) != string(data):
+		return "holds a secret of the environment"
+	case redact.AssignsSecret(path, data):
+		return "gives a password, token or key a literal value"
+	}
+	return ""
+}
+
 func (d *deriver) make() error {
 	if err := d.fixture(); err != nil {
 		return err
@@ -227,8 +240,8 @@ func (d *deriver) fixture() error {
 		if total += int64(len(data)); total > d.opt.MaxBytes {
 			return fmt.Errorf("the fixture is over %d bytes at %s: pass a larger --max-bytes, or make the scenario by hand from a smaller source", d.opt.MaxBytes, p)
 		}
-		if d.opt.Redact != nil && d.opt.Redact.String(string(data)) != string(data) {
-			d.made.LeftOut = append(d.made.LeftOut, p+" (holds a secret of the environment)")
+		if why := d.secretIn(p, data); why != "" {
+			d.made.LeftOut = append(d.made.LeftOut, p+" ("+why+")")
 			continue
 		}
 		d.base[p] = data
@@ -326,8 +339,10 @@ func (d *deriver) checks() ([]checkYAML, error) {
 		switch {
 		case !exists:
 			out = append(out, checkYAML{Name: name, Kind: check.KindFileAbsent, Path: p})
-		case d.opt.Redact != nil && d.opt.Redact.String(string(data)) != string(data):
-			d.made.LeftOut = append(d.made.LeftOut, ExpectedDir+"/"+p+" (holds a secret of the environment: no content check)")
+		case redact.SecretFile(p):
+			d.made.LeftOut = append(d.made.LeftOut, ExpectedDir+"/"+p+" (looks like a secret: no content check)")
+		case d.secretIn(p, data) != "":
+			d.made.LeftOut = append(d.made.LeftOut, ExpectedDir+"/"+p+" ("+d.secretIn(p, data)+": no content check)")
 		default:
 			target := filepath.Join(d.dir, ExpectedDir, filepath.FromSlash(p))
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {

@@ -4,7 +4,6 @@
 package redact
 
 import (
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -177,33 +176,3 @@ func containsAny(s string, literals []string) bool {
 	return false
 }
 
-// SecretFile reports whether a file, by its (slash) path, looks like one
-// that holds secrets — an .env file, a private key, a credentials or token
-// file — so that a copy proctor makes of a tree (a scenario's fixture)
-// leaves it out. Examples and templates of them (.env.example) are kept.
-func SecretFile(path string) bool {
-	name := strings.ToLower(path[strings.LastIndex(path, "/")+1:])
-	for _, keep := range []string{".example", ".sample", ".template", ".dist", ".pub"} {
-		if strings.HasSuffix(name, keep) {
-			return false
-		}
-	}
-	switch {
-	case name == ".env" || strings.HasPrefix(name, ".env."),
-		name == ".netrc" || name == ".npmrc" || name == ".pypirc" || name == ".git-credentials" || name == ".pgpass",
-		strings.HasPrefix(name, "id_rsa") || strings.HasPrefix(name, "id_dsa") || strings.HasPrefix(name, "id_ecdsa") || strings.HasPrefix(name, "id_ed25519"):
-		return true
-	}
-	for _, ext := range []string{".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".tfstate", ".tfvars"} {
-		if strings.HasSuffix(name, ext) {
-			return true
-		}
-	}
-	// secrets.yaml, credentials.json: not a source file that merely names
-	// a token (go/token's token.go).
-	switch strings.TrimSuffix(name, filepath.Ext(name)) {
-	case "secret", "secrets", "credential", "credentials", "passwords", "service-account", "serviceaccount":
-		return true
-	}
-	return false
-}

@@ -110,9 +110,51 @@ func TestSecretFile(t *testing.T) {
 		"deploy/id_rsa": true, "id_ed25519.pub": false, "certs/server.pem": true, "tls/server.key": true, "keys.p12": true,
 		"secrets.yaml": true, "gcp/credentials.json": true, ".npmrc": true, ".netrc": true, "terraform.tfstate": true,
 		"main.go": false, "go/token/token.go": false, "keyboard.go": false, "README.md": false, "docs/secrets.md.template": false,
+		// The kinds a session found copied, and their usual variants.
+		".docker/config.json": true, "home/.docker/config.json": true, "kubeconfig": true, "deploy/kubeconfig.yaml": true, ".kube/config": true,
+		".envrc": true, "web/.htpasswd": true, "app/settings_local.py": true, "local_settings.py": true, ".pgpass": true, ".git-credentials": true,
+		"id_ecdsa_sk": true, "keys/id_xmss": true, ".aws/credentials": true, ".vault-token": true,
+		"config.json": false, "config": false, "settings.py": false, "id_test.go": false, "id_card.py": false, "docker/config.json": false,
 	} {
 		if got := redact.SecretFile(path); got != want {
 			t.Errorf("SecretFile(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// A file that gives a password, token or key a literal value is left out
+// of a fixture; reading one from the environment, naming one, leaving it
+// empty or a placeholder is ordinary, and documents are not read.
+func TestAssignsSecret(t *testing.T) {
+	for _, tc := range []struct {
+		path, text string
+		want       bool
+	}{
+		{"config.ini", "[db]\nhost=localhost\nPASSWORD=hunter2\n", true},
+		{"settings.py", "DEBUG = True\nSECRET_KEY = 'django-insecure-8f2k1x'\n", true},
+		{"app.json", `{"name": "x", "api_key": "sk-live-1234abcd"}`, true},
+		{"deploy.yaml", "auth:\n  token: ghp_a1b2c3d4e5f6g7h8\n", true},
+		{"run.sh", "export DB_PASS=x\nexport GITHUB_TOKEN=ghp_0123456789\n", true},
+		{"main.go", "package main\n\nconst apiToken = \"tok-123456789\"\n", true},
+		{"client.go", "cfg := Config{Password: \"s3cr3t-value\"}\n", true},
+		{"main.go", "package main\n\nimport \"os\"\n\nvar token = os.Getenv(\"TOKEN\")\n", false},
+		{"main.go", "token := tokenize(src)\npassword = cfg.Password\n", false},
+		{"main.go", "const envToken = \"GITHUB_TOKEN\"\nerrMissingToken := \"missing token\"\n", false},
+		{"app.py", "self.token = token\npassword = os.environ[\"PASSWORD\"]\n", false},
+		{"compose.yaml", "environment:\n  PASSWORD: ${DB_PASSWORD}\n", false},
+		{"config.ini", "password=\ntoken = <your token here>\nsecret=changeme\n", false},
+		{".env.example", "API_KEY=your-api-key\n", false},
+		{"README.md", "Set PASSWORD=hunter2 in config.ini\n", false},
+		{"types.ts", "interface Login { password: string; token?: string }\n", false},
+		{"tokenizer.go", "type tokenType int\nconst tokenEOF tokenType = 0\n", false},
+		{"data.bin", "PASSWORD=hunter2\x00\x01", false},
+		{"config.ini", "sort_key=name\nmonkey=banana\n", false},
+		{"app.js", "fetch(url, {credentials: \"same-origin\"})\n", false},
+		{"echo.go", "HeaderXCSRFToken = \"X-CSRF-Token\"\n", false},
+		{"config.ini", "password=Tr0ub4dor&3\nadmin_password=correct-Horse-Battery-Staple!\n", true},
+	} {
+		if got := redact.AssignsSecret(tc.path, []byte(tc.text)); got != tc.want {
+			t.Errorf("AssignsSecret(%s, %q) = %v, want %v", tc.path, tc.text, got, tc.want)
 		}
 	}
 }
