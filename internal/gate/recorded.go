@@ -115,11 +115,14 @@ func prepareFromDiff(ctx context.Context, tree, original, diff string, changed [
 // ApplyRecorded applies accepted, a change a reviewer accepted (the whole
 // recorded diff, or its accepted parts with their edits), to the folder
 // tree, judged from the recorded diff (original) alone, as a run made
-// elsewhere is on its host: every file it touches must be what the run
-// started from, else nothing is applied (a *ConflictError). It writes
-// through a journal as a review does, so a file it cannot finish is
-// rolled back, and returns the paths it wrote.
-func ApplyRecorded(ctx context.Context, tree, original, accepted string) ([]string, error) {
+// elsewhere is on its host, by the rules of a review here: every file it
+// touches must be one the recorded diff names and what the run started
+// from (else a *ConflictError), and a link it makes that points out of
+// the tree must be among partsAccepted, the files the reviewer accepted
+// part by part (else a *LinkError); otherwise nothing is applied. It
+// writes through a journal as a review does, so a file it cannot finish
+// is rolled back, and returns the paths it wrote.
+func ApplyRecorded(ctx context.Context, tree, original, accepted string, partsAccepted []string) ([]string, error) {
 	changed, err := diffPaths(accepted)
 	if err != nil {
 		return nil, err
@@ -130,6 +133,13 @@ func ApplyRecorded(ctx context.Context, tree, original, accepted string) ([]stri
 	files, contents, err := prepareFromDiff(ctx, tree, original, accepted, changed)
 	if err != nil {
 		return nil, err
+	}
+	ok := map[string]bool{}
+	for _, p := range partsAccepted {
+		ok[p] = true
+	}
+	if links := outsideLinks(files, ok); len(links) > 0 {
+		return nil, &LinkError{Links: links}
 	}
 	dir, err := os.MkdirTemp("", "proctor-apply-journal-*")
 	if err != nil {

@@ -62,3 +62,36 @@ func run(t testing.TB, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// RecordedDiff is the diff a run records, from the files of base to those
+// of after (a file of base missing from after is removed), made by git as
+// proctor makes it: whole index lines, binary patches. A file whose text
+// is "-> TARGET" is a link to TARGET.
+func RecordedDiff(t testing.TB, base, after map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(files map[string]string) {
+		for p, text := range files {
+			full := filepath.Join(dir, p)
+			os.Remove(full)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if target, ok := strings.CutPrefix(text, "-> "); ok {
+				os.Symlink(target, full)
+			} else {
+				os.WriteFile(full, []byte(text), 0o644)
+			}
+		}
+	}
+	run(t, dir, "init", "-q")
+	write(base)
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-q", "-m", "base", "--allow-empty")
+	for p := range base {
+		if _, ok := after[p]; !ok {
+			os.Remove(filepath.Join(dir, p))
+		}
+	}
+	write(after)
+	run(t, dir, "add", "-A")
+	return run(t, dir, "-c", "core.autocrlf=false", "diff", "--cached", "--full-index", "--binary", "HEAD")
+}
