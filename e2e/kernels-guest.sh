@@ -12,7 +12,7 @@ mkdir -p /tmp/bin /tmp/root /tmp/nobody
 cp "$(arg proctor.bin)"/* /tmp/bin/ && cp -r "$(arg proctor.repo)/examples" /tmp/examples
 chmod -R a+rX /tmp/bin /tmp/examples
 chown 65534:65534 /tmp/nobody
-tests='TestTheSandbox|TestTheAgentsGitConfigRunsNothingOutsideTheSandbox|TestKill9LeavesNoProcessOfTheRun|TestRunConfinesTheAgentsCommands|TestTheWorkspaceBound|TestProcessBudgetsAreEachRunsOwn|TestAnAgentsCacheWriteNeverReachesTheNextRun|TestAHostWithoutAWall|TestTheReceiptNamesTheWalls|TestDoctorSaysWhatTheHostLacks'
+tests='TestTheSandbox|TestTheAgentsGitConfigRunsNothingOutsideTheSandbox|TestKill9LeavesNoProcessOfTheRun|TestRunConfinesTheAgentsCommands|TestTheWorkspaceBound|TestProcessBudgetsAreEachRunsOwn|TestAnAgentsCacheWriteNeverReachesTheNextRun|TestAHostWithoutAWall|TestTheReceiptNamesTheWalls|TestDoctorSaysWhatTheHostLacks|TestRunsAreStrangers|TestKill9DuringAWarm|TestAScenariosWarmReachesNoOtherRun'
 
 check() { # NAME USER COMMAND…: run as USER (root or nobody) in its own folder
   local name=$1 user=$2; shift 2
@@ -37,9 +37,9 @@ say "Linux $(uname -r); security modules: $(cat /sys/kernel/security/lsm 2>/dev/
 for user in root nobody; do
   check "proctor doctor" $user /tmp/bin/proctor doctor
   grep -E "^  (landlock|caches|namespaces) |confined .true." "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
-  check "internal/sandbox's tests" $user /tmp/bin/sandbox.test -test.count=1 -test.v -test.timeout 20m
+  check "internal/sandbox's tests" $user /tmp/bin/sandbox.test -test.count=1 -test.v -test.timeout 80m
   grep -E "^--- " "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
-  check "internal/cli's containment tests" $user /tmp/bin/cli.test -test.count=1 -test.v -test.timeout 20m -test.run "$tests"
+  check "internal/cli's containment tests" $user /tmp/bin/cli.test -test.count=1 -test.v -test.timeout 80m -test.run "$tests"
   grep -E "^--- " "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
   check "the five examples" $user env PROCTOR_DATA=/tmp/$user/data /tmp/bin/proctor scenario run /tmp/examples/scenarios
   grep -E "^(suite|sandbox):" "/tmp/$user/out" | sed "s/^/kernels-guest:   /"

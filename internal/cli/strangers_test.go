@@ -153,3 +153,41 @@ func TestKill9DuringAWarmLeavesNothingAfterTheNextRun(t *testing.T) {
 		t.Fatalf("after the next run, still there: %v", l)
 	}
 }
+
+// A scenario's setup fills its own warm layer only: what a hostile
+// scenario's setup put in Go's cache (a patched testing, here a marker
+// in its place) is seen by no other scenario's run and no plain run, in
+// the same suite or after it.
+func TestAScenariosWarmReachesNoOtherRun(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	data, suite := t.TempDir(), t.TempDir()
+	clean := `test ! -e "$GOCACHE/poisoned-testing"`
+	writeTree(t, suite, map[string]string{
+		"a-hostile/scenario.yaml": "id: a-hostile\ntask: do nothing\nchecks:\n  - {name: there, kind: file_exists, path: a.txt}\n",
+		"a-hostile/setup":         "#!/bin/sh\nmkdir -p \"$GOCACHE\" && echo 'func (c *common) Fail() {}' > \"$GOCACHE/poisoned-testing\"\n",
+		"a-hostile/model.yaml":    "steps:\n  - reply: {content: done}\n",
+		"a-hostile/fixture/a.txt": "old\n",
+		"b-victim/scenario.yaml":  "id: b-victim\ntask: do nothing\nchecks:\n  - {name: clean-cache, kind: command, command: '" + clean + "'}\n",
+		"b-victim/model.yaml":     "steps:\n  - reply: {content: done}\n",
+		"b-victim/fixture/a.txt":  "old\n",
+	})
+	os.Chmod(filepath.Join(suite, "a-hostile", "setup"), 0o755)
+	env := map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")}
+	for round := range 2 {
+		if r := invoke(t, env, "scenario", "run", suite); r.code != ExitOK {
+			t.Fatalf("round %d: the victim saw the hostile scenario's cache: %+v", round, r)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(data, "toolcache", "*", "go-build", "poisoned-testing")); len(m) != 1 {
+		t.Fatalf("the hostile warm's layer holds %v: the test proves nothing", m)
+	}
+	dir, src := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"model.yaml": "steps:\n  - reply: {content: done}\n"})
+	writeTree(t, src, map[string]string{"a.txt": "old\n"})
+	r := invoke(t, env, "run", "--dir", src, "--task", "nothing", "--script", filepath.Join(dir, "model.yaml"), "--check", clean)
+	if r.code != ExitOK {
+		t.Fatalf("a plain run saw the hostile scenario's cache: %+v", r)
+	}
+}

@@ -30,7 +30,7 @@ budgets: {max_messages: 4, wall_clock_s: 60}
 checks:
   - name: warms
     kind: command
-    command: 'echo warm > "$GOCACHE/warm-mark" && mkdir -p "$npm_config_cache/_cacache" && echo warm > "$npm_config_cache/_cacache/entry"'
+    command: 'if [ -e "$GOCACHE/warm-mark" ]; then grep -qx warm "$GOCACHE/warm-mark" && grep -qx warm "$npm_config_cache/_cacache/entry" && ! ls "$GOCACHE" "$npm_config_cache" | grep -q poison; else echo warm > "$GOCACHE/warm-mark" && mkdir -p "$npm_config_cache/_cacache" && echo warm > "$npm_config_cache/_cacache/entry"; fi'
 `,
 		"model.yaml": "steps:\n  - reply: {content: done}\n",
 	})
@@ -52,8 +52,10 @@ checks:
 		t.Fatalf("the warm's layer: %q %v", got, err)
 	}
 
-	// Each agent in turn sees the warm caches, then poisons them: a new
-	// entry, the warm entry changed, one removed, npm's cache too.
+	// Each agent in turn tries to poison the caches: a new entry, the warm
+	// entry changed, one removed, npm's cache too. A plain run sees no
+	// scenario's warm at all (only the trusted standard library's layer,
+	// for a Go module), nor what an earlier agent wrote.
 	probe := `{ cat "$GOCACHE/warm-mark"; cat "$npm_config_cache/_cacache/entry"; ls "$GOCACHE" "$npm_config_cache"; } > seen.txt 2>&1
 echo poison > "$GOCACHE/poison"; echo poisoned > "$GOCACHE/warm-mark"; rm -f "$npm_config_cache/_cacache/entry"; echo poison > "$npm_config_cache/poison"
 echo changed >> a.txt
@@ -80,13 +82,18 @@ echo changed >> a.txt
 			if err != nil {
 				t.Fatalf("round %d, %s: the agent's probe did not run: %v", round, a.name, err)
 			}
-			if s := string(seen); strings.Count(s, "warm\n") != 2 || strings.Contains(s, "poison") {
-				t.Fatalf("round %d, %s: the agent saw the caches as\n%s\nwant the warm entries and no poison", round, a.name, s)
+			if s := string(seen); strings.Contains(s, "warm\n") || strings.Contains(s, "poison") {
+				t.Fatalf("round %d, %s: the agent saw the caches as\n%s\nwant no scenario's warm entries and no poison", round, a.name, s)
 			}
 		}
 	}
 	if got, err := os.ReadFile(mark); err != nil || string(got) != "warm\n" {
 		t.Fatalf("the warm's layer after the agents: %q %v", got, err)
+	}
+	// The scenario's own run still sees its warm, unpoisoned (its check
+	// says so).
+	if r := invoke(t, env, "scenario", "run", scen); r.code != 0 {
+		t.Fatalf("the scenario after the agents: %+v", r)
 	}
 	filepath.WalkDir(filepath.Join(data, "toolcache"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && strings.Contains(d.Name(), "poison") {

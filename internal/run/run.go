@@ -249,6 +249,10 @@ type live struct {
 	sandboxID *sandbox.ID
 	wroteMu   sync.Mutex
 	wrote     []string
+	// stdKey and scenarioKey are the keys of the cache layers the run's
+	// commands see (layerKeys): the trusted standard library's, and its
+	// scenario's warm.
+	stdKey, scenarioKey string
 	envFor    string   // the workspace envCache was made for
 	envCache  []string // the environment of tools and checks (never changed by its users)
 }
@@ -636,6 +640,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 			o := l.fail(ctx, bundle.DomainEnvironment, CodeSandboxUnavailable, err, false)
 			return nil, nil, &o
 		}
+		l.warmStd(ctx, ws)
 		l.warmCaches(ctx, ws)
 	}
 	if l.spec.Prepare != nil {

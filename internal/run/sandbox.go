@@ -14,6 +14,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -144,7 +145,7 @@ func (l *live) reclaim() {
 	l.wroteMu.Lock()
 	dirs := append(slices.Clone(l.wrote), l.cacheDir)
 	l.wroteMu.Unlock()
-	if err := sandbox.Reclaim(false, dirs...); err != nil {
+	if err := sandbox.Reclaim(dirs...); err != nil {
 		l.progress("  warning: %v", err)
 	}
 	l.sandboxID.Release()
@@ -223,6 +224,20 @@ func (l *live) sandboxEnv(env []string) []string {
 // cacheAt is where a confined command sees a toolchain cache.
 func (l *live) cacheAt(kind string) string { return filepath.Join(l.tmp, "cache", kind) }
 
+// layerKeys are the keys of the store's layers the run's commands see:
+// the standard library proctor built from trusted inputs, and the warm of
+// the run's own scenario on its fixture and toolchain — never another
+// scenario's, whose setup could have put anything in the cache.
+func (l *live) layerKeys() []string {
+	var keys []string
+	for _, k := range []string{l.stdKey, l.scenarioKey} {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // caches are the run's toolchain caches: the layers of the runner's store
 // it holds (taken as its first confined command starts, after any warm),
 // under upper folders of the run's own, which its later commands see again
@@ -234,7 +249,7 @@ func (l *live) caches() []sandbox.Cache {
 	l.holdOnce.Do(func() {
 		l.held = &toolcache.Held{}
 		if store := l.r.Sandbox.Caches; store != nil {
-			h, err := store.Hold()
+			h, err := store.Hold(l.layerKeys()...)
 			if err != nil {
 				l.progress("  toolchain caches: %v; this run's start empty", err)
 			} else {
@@ -273,6 +288,7 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 		return
 	}
 	key := l.warmKey(ws)
+	l.scenarioKey = key
 	w, err := store.Begin(ctx, key)
 	if err != nil || w == nil {
 		if err != nil {
@@ -295,7 +311,8 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 		l.progress("  toolchain caches: not warmed: %v", err)
 		return
 	}
-	held, err := store.Hold()
+	// It builds on the standard library's layer alone.
+	held, err := store.Hold(l.stdKey)
 	if err != nil {
 		l.progress("  toolchain caches: not warmed: %v", err)
 		return
@@ -317,11 +334,7 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	}
 	// A layer every later run of this key reads, as ids of their own:
 	// proctor's, readable by all, with no setuid or setgid bit.
-	var uppers []string
-	for _, k := range toolcache.Kinds() {
-		uppers = append(uppers, w.Upper(k.Name))
-	}
-	if err := sandbox.Reclaim(true, uppers...); err != nil {
+	if err := sandbox.ShareLayer(l.uppers(w)...); err != nil {
 		l.progress("  toolchain caches: not kept: %v", err)
 		return
 	}
@@ -330,6 +343,124 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 		return
 	}
 	l.progress("  toolchain caches warmed in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// warmStd builds the part of the Go toolchain's standard library that
+// every test needs into a layer of the store that every run on that
+// toolchain sees (stdKey), once: `go test` of a package proctor writes (it
+// imports fmt and testing), confined, with proctor's own
+// environment — no scenario file is read and no scenario code runs, so
+// nothing a scenario or an agent wrote can be in it. That is the standard
+// library's packages a test binary links (runtime, reflect, fmt, os,
+// testing and what they import) and the facts go test's vet needs of them,
+// in the default build
+// mode of that environment (its GOFLAGS, CGO_ENABLED, GOOS, GOARCH):
+// -race, -cover, build tags or another CGO setting make other action ids,
+// which each scenario's warm builds into its own layer, as it does the
+// standard library's other packages its code imports. A workspace with no
+// go.mod or go.work, or a host with no go, has none.
+func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
+	store := l.r.Sandbox.Caches
+	if store == nil || l.plainCaches || !goProject(ws.Dir) {
+		return
+	}
+	dir := filepath.Join(l.tmp, "std")
+	env := l.sandboxEnv(scrubbedEnv(l.r.Environ, dir))
+	goBin, err := lookPath("go", env)
+	if err != nil {
+		return
+	}
+	key := stdKey(goBin, env)
+	l.stdKey = key
+	w, err := store.Begin(ctx, key)
+	if err != nil || w == nil {
+		if err != nil {
+			l.progress("  toolchain caches: %v", err)
+		}
+		return
+	}
+	defer w.Drop()
+	if err := l.makePrivate(); err != nil {
+		l.progress("  toolchain caches: the standard library not built: %v", err)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		l.progress("  toolchain caches: the standard library not built: %v", err)
+		return
+	}
+	defer osfile.RemoveAll(dir)
+	start := time.Now()
+	l.progress("  building Go's standard library for tests into the toolchain caches (once for this toolchain)")
+	for name, text := range map[string]string{
+		"go.mod":       "module proctor.invalid/warm\n",
+		"warm.go":      "// Package warm is what proctor builds to warm Go's cache.\npackage warm\n\nimport \"fmt\"\n\n// Hello says warm.\nfunc Hello() string { return fmt.Sprint(\"warm\") }\n",
+		"warm_test.go": "package warm\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n\tif Hello() != \"warm\" {\n\t\tt.Fatal(Hello())\n\t}\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			l.progress("  toolchain caches: the standard library not built: %v", err)
+			return
+		}
+	}
+	p := sandbox.Policy{Write: []string{dir, l.tmp}, Read: l.r.Sandbox.Read, LandlockABI: l.r.Sandbox.LandlockABI, ID: l.sandboxID.ID}
+	conf := &sandbox.Confinement{Policy: p, Helper: l.r.Sandbox.Helper, ReadProgram: true, Host: l.r.Sandbox.Host,
+		Start: func() ([]sandbox.Cache, error) { return l.cachesOver(w.Upper, &toolcache.Held{}), nil }}
+	for _, argv := range [][]string{{goBin, "test", "-count=1", "./..."}} {
+		res, err := sandbox.Command{Argv: argv, Dir: dir, Env: env, Confine: conf, Timeout: 20 * time.Minute}.Run(ctx)
+		switch {
+		case err != nil:
+			l.progress("  toolchain caches: the standard library not built: %v", err)
+			return
+		case res.Code != 0:
+			l.progress("  toolchain caches: the standard library not built: go %s exited %d: %s", argv[1], res.Code, clip.Head(string(res.Output), 400))
+			return
+		}
+	}
+	if err := sandbox.ShareLayer(l.uppers(w)...); err != nil {
+		l.progress("  toolchain caches: not kept: %v", err)
+		return
+	}
+	if err := w.Keep(); err != nil {
+		l.progress("  toolchain caches: not kept: %v", err)
+		return
+	}
+	l.progress("  Go's standard library built in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// uppers are the upper folders of a warm's caches.
+func (l *live) uppers(w *toolcache.Warm) []string {
+	var out []string
+	for _, k := range toolcache.Kinds() {
+		out = append(out, w.Upper(k.Name))
+	}
+	return out
+}
+
+// goProject reports whether a workspace is a Go module or workspace.
+func goProject(dir string) bool {
+	for _, f := range []string{"go.mod", "go.work"} {
+		if info, err := os.Lstat(filepath.Join(dir, f)); err == nil && info.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// stdKey names the standard library's layer: the go binary (its path,
+// size and time), and the variables of the environment that change the
+// standard library's action ids.
+func stdKey(goBin string, env []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "toolcache std 1\n")
+	if info, err := os.Stat(goBin); err == nil {
+		fmt.Fprintf(h, "go %s %d %d\n", goBin, info.Size(), info.ModTime().UnixNano())
+	}
+	for _, kv := range env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GOFLAGS", "GOOS", "GOARCH", "CGO_ENABLED", "GOROOT", "GOAMD64", "GOARM64", "GOEXPERIMENT", "CC", "CGO_CFLAGS", "CGO_LDFLAGS":
+			fmt.Fprintf(h, "env %s\n", kv)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // warmKey names a warm's work: the fixture (the workspace's base commit,

@@ -71,6 +71,11 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, err error) {
 		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	if os.Geteuid() == 0 && uid != LayerID {
+		// The owner of the caches' layers, which the overlay copies up.
+		a.UidMappings = append(a.UidMappings, syscall.SysProcIDMap{ContainerID: LayerID, HostID: LayerID, Size: 1})
+		a.GidMappings = append(a.GidMappings, syscall.SysProcIDMap{ContainerID: LayerID, HostID: LayerID, Size: 1})
+	}
 	// Enough to build its view, bring up its loopback, name its host and,
 	// as root, become the command's id; the init drops them all before the
 	// command starts. A cache's overlay works in its upper folder with the
@@ -78,8 +83,9 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, err error) {
 	// makes there with no mode (its work folder): the two DAC capabilities
 	// hold only for files of the ids the namespace maps, the command's own.
 	// The overlay checks the command's own creds first, so they give the
-	// command nothing.
-	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER}
+	// command nothing. CAP_CHOWN lets the overlay copy a layer's file up
+	// with its owner (as root, LayerID).
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP, unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER, unix.CAP_CHOWN}
 	if os.Geteuid() == 0 {
 		// root's supplementary groups are dropped in the namespace (setgroups
 		// is allowed there only when root writes the map).

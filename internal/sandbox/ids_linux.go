@@ -25,9 +25,17 @@ const (
 	IDCount = 100_000
 )
 
-// defaultID is the id of a command whose policy names none (a test, a
-// probe): the range's last.
-const defaultID = FirstID + IDCount - 1
+// LayerID owns the toolchain caches' layers when proctor is root: every
+// command's namespace maps it besides the command's own id, so that its
+// overlay can copy a layer's file up for the command (an unmapped owner
+// cannot be copied up). No command runs as it. defaultID is the id of a
+// command whose policy names none (a test, a probe). Runs lease the ids
+// below both.
+const (
+	LayerID   = FirstID + IDCount - 1
+	defaultID = FirstID + IDCount - 2
+	leased    = IDCount - 2
+)
 
 // commandID is the host id the commands of this process run as when
 // their policy names none.
@@ -61,12 +69,12 @@ func LeaseID(ctx context.Context) (*ID, error) {
 		return nil, err
 	}
 	taken := subordinateRanges("/etc/subuid", "/etc/subgid")
-	start := rand.IntN(IDCount)
-	for i := range IDCount {
+	start := rand.IntN(leased)
+	for i := range leased {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("lease an id for the run: %w", context.Cause(ctx))
 		}
-		id := FirstID + (start+i)%IDCount
+		id := FirstID + (start+i)%leased
 		if taken.has(id) {
 			continue
 		}
@@ -79,7 +87,7 @@ func LeaseID(ctx context.Context) (*ID, error) {
 		}
 		return &ID{ID: id, lock: l}, nil
 	}
-	return nil, fmt.Errorf("lease an id for the run: all %d ids from %d are held by live runs", IDCount, FirstID)
+	return nil, fmt.Errorf("lease an id for the run: all %d ids from %d are held by live runs", leased, FirstID)
 }
 
 // idLocks is the host's folder of id leases: /run/proctor/ids (else
@@ -137,10 +145,30 @@ func own(dirs []string, uid, gid int) error {
 // them runs any more: every file and folder is proctor's user's again,
 // and none keeps a setuid or setgid bit — whatever the command did
 // inside, nothing it left can make another user (or another run's id)
-// its own. Shared (a toolchain cache layer that runs of other ids read)
-// also makes every file readable by all, and every folder searchable.
-func Reclaim(shared bool, dirs ...string) error {
-	uid, gid := os.Geteuid(), os.Getegid()
+// its own.
+func Reclaim(dirs ...string) error {
+	return settle(os.Geteuid(), os.Getegid(), false, dirs)
+}
+
+// ShareLayer makes what a warm wrote in dirs a toolchain cache layer that
+// every later run works in through its overlay, as ids of their own:
+// owned by LayerID (proctor's user when it is not root), no setuid or
+// setgid bit, and every file and folder readable and writable by all —
+// Go's cache makes files in its folders and opens its files to write them
+// again, and the overlay copies them up into the run's own folder;
+// nothing reaches the layer. No other user reaches it on the host: the
+// store is in the data folder, which is proctor's user's alone.
+func ShareLayer(dirs ...string) error {
+	if os.Geteuid() == 0 {
+		return settle(LayerID, LayerID, true, dirs)
+	}
+	return settle(os.Geteuid(), os.Getegid(), true, dirs)
+}
+
+// settle gives every file and folder of dirs to uid and gid (links
+// themselves, never what they point to) and strips setuid and setgid
+// bits; open also opens them to all.
+func settle(uid, gid int, open bool, dirs []string) error {
 	for _, dir := range dirs {
 		err := walkOwned(dir, func(p string, d fs.DirEntry, st *syscall.Stat_t) error {
 			if int(st.Uid) != uid || int(st.Gid) != gid {
@@ -156,10 +184,10 @@ func Reclaim(shared bool, dirs ...string) error {
 			if d.IsDir() {
 				want |= 0o700 // a folder the command closed is walked too
 			}
-			if shared {
-				want |= 0o444
-				if d.IsDir() || mode&0o100 != 0 {
-					want |= 0o111
+			if open {
+				want |= 0o666
+				if d.IsDir() || mode&0o111 != 0 {
+					want |= 0o777
 				}
 			}
 			if want != mode {

@@ -33,4 +33,7 @@ func Survey(context.Context, string, string, int) ([]Finding, error) { return ni
 func LeaseID(context.Context) (*ID, error) { return nil, errNoSandbox() }
 
 // Reclaim has nothing to take back: no command ran as another id.
-func Reclaim(bool, ...string) error { return nil }
+func Reclaim(...string) error { return nil }
+
+// ShareLayer has nothing to share: no command ran confined.
+func ShareLayer(...string) error { return nil }

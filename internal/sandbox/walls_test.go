@@ -219,7 +219,12 @@ func TestEachWallStopsItsAttacksAlone(t *testing.T) {
 	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
 	}
+	seen := map[int]bool{}
 	for _, cap := range []int{0, 2, NoLandlock} {
+		if seen[landlockABI(cap)] {
+			continue // the kernel's own ABI is 2 (Linux 6.1 to 6.6)
+		}
+		seen[landlockABI(cap)] = true
 		t.Run(fmt.Sprintf("landlock=%d", landlockABI(cap)), func(t *testing.T) {
 			s := newScene(t)
 			s.policy.LandlockABI = cap

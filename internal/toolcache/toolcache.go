@@ -1,12 +1,14 @@
 // Package toolcache keeps the warm toolchain caches — Go's build cache,
 // npm's and pip's — that confined commands see copy-on-write. The store is
-// a folder of layers: each layer is what one piece of trusted work (a
-// scenario's setup and checks, run on its fixture before any agent) wrote
-// into the caches, kept read-only once it is done. A run holds the layers
-// it sees (shared locks) and mounts them, newest on top, under folders of
-// its own; nothing a run writes ever becomes a layer. The layers together
-// are bounded in bytes and in number: the oldest that no run holds are
-// removed when a new one pushes the store past a bound.
+// a folder of layers: each layer is what one piece of work wrote into the
+// caches, kept read-only once it is done, under the key of that work. A
+// run holds only the layers of the keys it names (shared locks) — the
+// toolchain's standard library, which proctor builds from trusted inputs
+// alone, and its own scenario's warm, never another scenario's — and
+// mounts them, newest on top, under folders of its own; nothing a run
+// writes ever becomes a layer. The layers together are bounded in bytes
+// and in number: the oldest that no run holds are removed when a new one
+// pushes the store past a bound.
 package toolcache
 
 import (
@@ -141,16 +143,25 @@ type Held struct {
 	locks []*flock.Lock
 }
 
-// Hold takes the store's layers for a run, newest first, at most
-// MaxLayers of them. A layer being removed as it is taken is left out.
-func (s Store) Hold() (*Held, error) {
+// Hold takes the store's layers of keys for a run, newest first, at most
+// MaxLayers of them. A layer being removed as it is taken is left out, and
+// so is one that is not proctor's user's alone (another user could have
+// changed it: a store restored from elsewhere keeps its owner and modes).
+func (s Store) Hold(keys ...string) (*Held, error) {
 	names, err := s.layers()
 	if err != nil {
 		return nil, err
 	}
 	h := &Held{}
 	for i := len(names) - 1; i >= 0 && len(h.dirs) < s.maxLayers(); i-- {
+		_, key, _ := strings.Cut(names[i], "-")
+		if !slices.Contains(keys, key) {
+			continue
+		}
 		dir := filepath.Join(s.Dir, names[i])
+		if !ownLayer(dir) {
+			continue
+		}
 		l, err := flock.TryShared(dir)
 		if err != nil {
 			continue // being removed, or gone

@@ -52,7 +52,7 @@ func TestLayersAreKeptNewestOnTopAndHeld(t *testing.T) {
 	if !s.Warmed("aaaaaaaa") || !s.Warmed("bbbbbbbb") || s.Warmed("cccccccc") {
 		t.Fatal("Warmed does not say which keys have a layer")
 	}
-	h, err = s.Hold()
+	h, err = s.Hold("aaaaaaaa", "bbbbbbbb")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +80,40 @@ func TestLayersAreKeptNewestOnTopAndHeld(t *testing.T) {
 	}
 }
 
+// A run holds only the layers of the keys it names — its own scenario's
+// and the trusted standard library's, never another scenario's — and no
+// layer another user may write (a store restored from elsewhere).
+func TestARunHoldsOnlyTheLayersOfItsKeys(t *testing.T) {
+	s := toolcache.Store{Dir: filepath.Join(t.TempDir(), "toolcache")}
+	warm(t, s, "57d0057d", map[string]string{"go-build/std": "stdlib"})
+	warm(t, s, "aaaaaaaa", map[string]string{"go-build/mine": "mine"})
+	warm(t, s, "bbbbbbbb", map[string]string{"go-build/poison": "another scenario's"})
+	h, err := s.Hold("57d0057d", "aaaaaaaa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gob := h.For("go-build")
+	h.Release()
+	if len(gob) != 2 || strings.Contains(strings.Join(gob, " "), "bbbbbbbb") {
+		t.Fatalf("held %v, want the std layer and a's only", gob)
+	}
+	layers, _ := filepath.Glob(filepath.Join(s.Dir, "*-aaaaaaaa"))
+	os.Chmod(layers[0], 0o777)
+	h, _ = s.Hold("57d0057d", "aaaaaaaa")
+	gob = h.For("go-build")
+	h.Release()
+	if len(gob) != 1 || !strings.Contains(gob[0], "57d0057d") {
+		t.Fatalf("held %v: a layer anyone may write was held", gob)
+	}
+}
+
 // The store stays within its bounds: the oldest layers go first, but never
 // one a run holds.
 func TestTheOldestLayersNoRunHoldsAreRemoved(t *testing.T) {
 	s := toolcache.Store{Dir: filepath.Join(t.TempDir(), "toolcache"), MaxBytes: 2500, MaxLayers: 3}
 	big := strings.Repeat("x", 1000)
 	warm(t, s, "00000001", map[string]string{"go-build/a": big})
-	held, err := s.Hold()
+	held, err := s.Hold("00000001")
 	if err != nil {
 		t.Fatal(err)
 	}
