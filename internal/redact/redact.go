@@ -175,4 +175,3 @@ func containsAny(s string, literals []string) bool {
 	}
 	return false
 }
-

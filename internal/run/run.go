@@ -253,8 +253,8 @@ type live struct {
 	// commands see (layerKeys): the trusted standard library's, and its
 	// scenario's warm.
 	stdKey, scenarioKey string
-	envFor    string   // the workspace envCache was made for
-	envCache  []string // the environment of tools and checks (never changed by its users)
+	envFor              string   // the workspace envCache was made for
+	envCache            []string // the environment of tools and checks (never changed by its users)
 }
 
 // progress prints a line of progress with every secret redacted: the task,
