@@ -358,7 +358,9 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 // -race, -cover, build tags or another CGO setting make other action ids,
 // which each scenario's warm builds into its own layer, as it does the
 // standard library's other packages its code imports. A workspace with no
-// go.mod or go.work, or a host with no go, has none.
+// go.mod or go.work, or a host with no go, has none. Only a scenario's run
+// builds it (as a suite's first Go case warms); a plain run sees it once
+// there, and never waits for it.
 func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	store := l.r.Sandbox.Caches
 	if store == nil || l.plainCaches || !goProject(ws.Dir) {
@@ -372,6 +374,9 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	}
 	key := stdKey(goBin, env)
 	l.stdKey = key
+	if l.spec.Scenario == nil {
+		return // a plain run sees the layer when a suite made it, and never waits for one
+	}
 	w, err := store.Begin(ctx, key)
 	if err != nil || w == nil {
 		if err != nil {
