@@ -35,7 +35,9 @@ func Survey(ctx context.Context, helper, dir string, landlockCap int) ([]Finding
 	os.Chmod(work, 0o755)
 	conf := &Confinement{Helper: helper, survey: true, Policy: Policy{Write: []string{work}, LandlockABI: landlockCap,
 		Caches: []Cache{{At: filepath.Join(work, "cache"), Upper: filepath.Join(work, "upper")}}}}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	// A guard against an init that hangs, not a measure: on a slow host (an
+	// emulated CPU, a loaded CI runner) a survey takes more than a minute.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	findings, err := runSurvey(ctx, Command{Argv: []string{"true"}, Dir: work, Confine: conf})
 	if err != nil {
