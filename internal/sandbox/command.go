@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -85,12 +86,12 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return Result{Code: -1}, errors.New("run: no command")
 	}
-	cctx := ctx
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
+	// The time limit counts from the command's start: what proctor does to
+	// confine it first (its folders given to its id, its caches) is not the
+	// command's time.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var timedOut atomic.Bool
 	cmd, alive, report, err := c.build(cctx)
 	if err != nil {
 		return Result{Code: -1}, err
@@ -125,11 +126,18 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	for _, f := range cmd.ExtraFiles {
 		f.Close() // the init's
 	}
+	if err != nil && ctx.Err() != nil {
+		return Result{Code: -1}, ctx.Err() // stopped before it started: no wall failed
+	}
 	if err != nil {
 		if c.Confine != nil {
 			return Result{Code: -1}, &StartError{Wall: WallNamespaces, Err: fmt.Errorf("start %s in namespaces of its own: %w", c.Argv[0], err)}
 		}
 		return Result{Code: -1}, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	if c.Timeout > 0 {
+		limit := time.AfterFunc(c.Timeout, func() { timedOut.Store(true); cancel() })
+		defer limit.Stop()
 	}
 	err = cmd.Wait()
 	killGroup(cmd.Process, syscall.SIGKILL) // what it left running (a confined command leaves nothing: its init took it along)
@@ -147,7 +155,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	}
 	var exit *exec.ExitError
 	switch {
-	case cctx.Err() != nil:
+	case timedOut.Load():
 		res.TimedOut = true
 	case errors.As(err, &exit):
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -430,3 +430,32 @@ func countArg(arg string) int {
 	}
 	return n
 }
+
+// A command's time limit counts from its start: what proctor does first to
+// confine it (here a slow Start) is not the command's time, and a context
+// that ends before the command starts is no wall's failure.
+func TestTheTimeLimitCountsFromTheCommandsStart(t *testing.T) {
+	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	s := newScene(t)
+	slow := &Confinement{Policy: s.policy, Helper: os.Args[0], Start: func() ([]Cache, error) {
+		time.Sleep(1500 * time.Millisecond)
+		return nil, nil
+	}}
+	res, err := Command{Argv: []string{"true"}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin"}, Confine: slow, Timeout: time.Second}.Run(context.Background())
+	if err != nil || res.TimedOut || res.Code != 0 {
+		t.Fatalf("a command whose confinement took longer than its limit: %+v %v", res, err)
+	}
+	res, err = Command{Argv: []string{"sleep", "5"}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin"}, Confine: &Confinement{Policy: s.policy, Helper: os.Args[0]}, Timeout: 300 * time.Millisecond}.Run(context.Background())
+	if err != nil || !res.TimedOut {
+		t.Fatalf("a command past its limit: %+v %v", res, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = Command{Argv: []string{"true"}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin"}, Confine: slow}.Run(ctx)
+	var se *StartError
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &se) {
+		t.Fatalf("a run stopped before its command started: %v, want the context's end and no wall", err)
+	}
+}
