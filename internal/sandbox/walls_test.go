@@ -336,6 +336,7 @@ func TestWorkRunsInside(t *testing.T) {
 func workInside(t *testing.T, s *scene, p Policy) {
 	t.Helper()
 	script := `set -e
+trap 'echo "failed: $BASH_COMMAND (line $LINENO)"' ERR
 echo a > a.txt; mkdir -p "$HOME/cache"; echo b > "$HOME/cache/b"
 [ "$(stat -c %u a.txt)" = "$(id -u)" ]
 getent passwd "$(id -u)" | grep -q .
