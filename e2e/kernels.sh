@@ -55,8 +55,13 @@ kernel() {
     rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
     dpkg-deb -x "$apt/${pkg}"_*.deb "$dir.tmp"
     rm -f "$apt/${pkg}"_*.deb
-    depmod -b "$dir.tmp" "$(ls "$dir.tmp/lib/modules")"
     mv "$dir.tmp" "$dir"
+  fi
+  # A merged-/usr package (trixie's) has its modules in usr/lib/modules,
+  # where an older depmod -b does not look.
+  if [ ! -e "$dir/lib" ] && [ -d "$dir/usr/lib/modules" ]; then ln -s usr/lib "$dir/lib"; fi
+  if ! ls "$dir"/lib/modules/*/modules.dep >/dev/null 2>&1; then
+    depmod -b "$dir" "$(ls "$dir/lib/modules")"
   fi
   echo "$dir"
 }
@@ -75,12 +80,15 @@ initramfs() {
     local rel=$1 dep
     grep -qx "$rel" "$root/modules" && return
     for dep in $(grep -E "^$rel:" "$m/modules.dep" | cut -d: -f2); do add "$dep"; done
-    cp "$m/$rel" "$root/mod/" 2>/dev/null || { xz -dc "$m/$rel" >"$root/mod/$(basename "${rel%.xz}")"; }
+    case "$rel" in # busybox's insmod takes a module uncompressed
+      *.xz) xz -dc "$m/$rel" >"$root/mod/$(basename "${rel%.xz}")" ;;
+      *) cp "$m/$rel" "$root/mod/" ;;
+    esac
     echo "$rel" >>"$root/modules"
   }
   for name in virtio_pci 9pnet_virtio 9p overlay; do
     local rel
-    rel="$(grep -oE "^[^:]*/$name\.ko(\.xz)?:" "$m/modules.dep" | tr -d :)"
+    rel="$(grep -oE "^[^:]*/$name\.ko(\.xz)?:" "$m/modules.dep" | tr -d :)" || true # none: built in
     if [ -n "$rel" ]; then add "$rel"; fi # else it is built in
   done
   cat >"$root/init" <<'EOF'
