@@ -332,13 +332,7 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	if ctx.Err() != nil {
 		return
 	}
-	// A layer every later run of this key reads, as ids of their own:
-	// proctor's, readable by all, with no setuid or setgid bit.
-	if err := sandbox.ShareLayer(l.uppers(w)...); err != nil {
-		l.progress("  toolchain caches: not kept: %v", err)
-		return
-	}
-	if err := w.Keep(); err != nil {
+	if err := l.keepLayer(w); err != nil {
 		l.progress("  toolchain caches: not kept: %v", err)
 		return
 	}
@@ -409,35 +403,33 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	p := sandbox.Policy{Write: []string{dir, l.tmp}, Read: l.r.Sandbox.Read, LandlockABI: l.r.Sandbox.LandlockABI, ID: l.sandboxID.ID}
 	conf := &sandbox.Confinement{Policy: p, Helper: l.r.Sandbox.Helper, ReadProgram: true, Host: l.r.Sandbox.Host,
 		Start: func() ([]sandbox.Cache, error) { return l.cachesOver(w.Upper, &toolcache.Held{}), nil }}
-	for _, argv := range [][]string{{goBin, "test", "-count=1", "./..."}} {
-		res, err := sandbox.Command{Argv: argv, Dir: dir, Env: env, Confine: conf, Timeout: 20 * time.Minute}.Run(ctx)
-		switch {
-		case err != nil:
-			l.progress("  toolchain caches: the standard library not built: %v", err)
-			return
-		case res.Code != 0:
-			l.progress("  toolchain caches: the standard library not built: go %s exited %d: %s", argv[1], res.Code, clip.Head(string(res.Output), 400))
-			return
-		}
-	}
-	if err := sandbox.ShareLayer(l.uppers(w)...); err != nil {
-		l.progress("  toolchain caches: not kept: %v", err)
+	res, err := sandbox.Command{Argv: []string{goBin, "test", "-count=1", "./..."}, Dir: dir, Env: env, Confine: conf, Timeout: 20 * time.Minute}.Run(ctx)
+	switch {
+	case err != nil:
+		l.progress("  toolchain caches: the standard library not built: %v", err)
+		return
+	case res.Code != 0:
+		l.progress("  toolchain caches: the standard library not built: go test exited %d: %s", res.Code, clip.Head(string(res.Output), 400))
 		return
 	}
-	if err := w.Keep(); err != nil {
+	if err := l.keepLayer(w); err != nil {
 		l.progress("  toolchain caches: not kept: %v", err)
 		return
 	}
 	l.progress("  Go's standard library built in %s", time.Since(start).Round(time.Millisecond))
 }
 
-// uppers are the upper folders of a warm's caches.
-func (l *live) uppers(w *toolcache.Warm) []string {
-	var out []string
+// keepLayer makes what a warm wrote a layer every later run of its key
+// works in, as ids of their own (sandbox.ShareLayer), and keeps it.
+func (l *live) keepLayer(w *toolcache.Warm) error {
+	var uppers []string
 	for _, k := range toolcache.Kinds() {
-		out = append(out, w.Upper(k.Name))
+		uppers = append(uppers, w.Upper(k.Name))
 	}
-	return out
+	if err := sandbox.ShareLayer(uppers...); err != nil {
+		return err
+	}
+	return w.Keep()
 }
 
 // goProject reports whether a workspace is a Go module or workspace.
