@@ -34,6 +34,19 @@ mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 ip link set lo up # the attacks try the host's loopback listeners
 mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 shm /dev/shm # as a booted system has
 say "Linux $(uname -r); security modules: $(cat /sys/kernel/security/lsm 2>/dev/null)"
+# PROCTOR_KERNELS_RUN (proctor.run=REGEX): only the containment tests of
+# internal/cli that match it, as both users — a quick second look at one.
+only="$(arg proctor.run)"
+if [ -n "$only" ]; then
+  for user in root nobody; do
+    check "internal/cli's tests matching $only" $user /tmp/bin/cli.test -test.count=1 -test.v -test.timeout 80m -test.run "$only"
+    grep -E "^ *--- " "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
+  done
+  if [ $passed = 1 ]; then echo "PROCTOR-KERNELS: PASS"; else echo "PROCTOR-KERNELS: FAIL"; fi
+  sync
+  echo o >/proc/sysrq-trigger
+  sleep 10
+fi
 for user in root nobody; do
   check "proctor doctor" $user /tmp/bin/proctor doctor
   grep -E "^  (landlock|caches|namespaces) |confined .true." "/tmp/$user/out" | sed "s/^/kernels-guest:   /"

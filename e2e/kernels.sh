@@ -117,7 +117,7 @@ boot() {
   timeout "${PROCTOR_KERNELS_TIMEOUT:-5400}" qemu-system-x86_64 "$@" -m 4096 -smp 2 -nographic -no-reboot -nic none \
     -kernel "$dir/boot/vmlinuz-$ver" -initrd "$run/initrd-$ver.gz" \
     -virtfs "local,path=/,mount_tag=host,security_model=passthrough,readonly=on,multidevs=remap" \
-    -append "console=ttyS0 quiet panic=-1 proctor.guest=$repo/e2e/kernels-guest.sh proctor.bin=$run/bin proctor.repo=$repo" \
+    -append "console=ttyS0 quiet panic=-1 proctor.guest=$repo/e2e/kernels-guest.sh proctor.bin=$run/bin proctor.repo=$repo${PROCTOR_KERNELS_RUN:+ proctor.run=$PROCTOR_KERNELS_RUN}" \
     </dev/null >"$run/console-$ver.log" 2>&1 &
   local qemu=$! waited=0
   while kill -0 $qemu 2>/dev/null; do

@@ -288,6 +288,7 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 			}
 			store.MaxBytes = n
 		}
+		store.Remove = func(p string) error { return sandbox.RemoveAll(context.Background(), self, p) }
 		sb.Caches = &store
 	}
 	return sb, nil

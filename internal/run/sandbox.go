@@ -111,7 +111,7 @@ func (l *live) mode() string {
 // is the runner's, made once for its runs (again after a failure).
 func (l *live) checkWalls(ctx context.Context) error {
 	// What a proctor killed with -9 left: private folders, warms.
-	if err := sandbox.RemoveLeft(ctx, privateRoot(l.r.DataDir)); err != nil {
+	if err := sandbox.RemoveLeft(ctx, privateRoot(l.r.DataDir), l.r.Sandbox.Helper); err != nil {
 		l.progress("  warning: %v", err)
 	}
 	if store := l.r.Sandbox.Caches; store != nil {
@@ -122,7 +122,7 @@ func (l *live) checkWalls(ctx context.Context) error {
 		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)
 	}
 	l.plainCaches = walls.Caches != "overlay"
-	id, err := sandbox.LeaseID(ctx)
+	id, err := sandbox.LeaseID(ctx, l.r.Sandbox.Helper)
 	if err != nil {
 		return err
 	}
@@ -131,6 +131,9 @@ func (l *live) checkWalls(ctx context.Context) error {
 	w := bundle.Walls(walls)
 	l.receipt.Walls = &w
 	l.progress("  sandbox: %s", w)
+	if id.Why != "" {
+		l.progress("  sandbox: no id of the run's own: %s", id.Why)
+	}
 	return nil
 }
 
@@ -145,7 +148,7 @@ func (l *live) reclaim() {
 	l.wroteMu.Lock()
 	dirs := append(slices.Clone(l.wrote), l.cacheDir)
 	l.wroteMu.Unlock()
-	if err := sandbox.Reclaim(dirs...); err != nil {
+	if err := l.sandboxID.Reclaim(context.Background(), dirs...); err != nil {
 		l.progress("  warning: %v", err)
 	}
 	l.sandboxID.Release()
@@ -332,7 +335,7 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	if ctx.Err() != nil {
 		return
 	}
-	if err := l.keepLayer(w); err != nil {
+	if err := l.keepLayer(ctx, w); err != nil {
 		l.progress("  toolchain caches: not kept: %v", err)
 		return
 	}
@@ -412,7 +415,7 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 		l.progress("  toolchain caches: the standard library not built: go test exited %d: %s", res.Code, clip.Head(string(res.Output), 400))
 		return
 	}
-	if err := l.keepLayer(w); err != nil {
+	if err := l.keepLayer(ctx, w); err != nil {
 		l.progress("  toolchain caches: not kept: %v", err)
 		return
 	}
@@ -421,12 +424,12 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 
 // keepLayer makes what a warm wrote a layer every later run of its key
 // works in, as ids of their own (sandbox.ShareLayer), and keeps it.
-func (l *live) keepLayer(w *toolcache.Warm) error {
+func (l *live) keepLayer(ctx context.Context, w *toolcache.Warm) error {
 	var uppers []string
 	for _, k := range toolcache.Kinds() {
 		uppers = append(uppers, w.Upper(k.Name))
 	}
-	if err := sandbox.ShareLayer(uppers...); err != nil {
+	if err := l.sandboxID.ShareLayer(context.WithoutCancel(ctx), uppers...); err != nil {
 		return err
 	}
 	return w.Keep()
@@ -534,7 +537,7 @@ func lookPath(name string, env []string) (string, error) {
 func (l *live) makePrivate() error {
 	l.privateOnce.Do(func() {
 		private := filepath.Dir(l.tmp)
-		_, l.releasePrivate, l.privateErr = sandbox.PrivateFolder(context.Background(), filepath.Dir(private), filepath.Base(private))
+		_, l.releasePrivate, l.privateErr = sandbox.PrivateFolder(context.Background(), filepath.Dir(private), filepath.Base(private), l.r.Sandbox.Helper)
 		if l.privateErr == nil {
 			l.privateErr = os.MkdirAll(filepath.Join(l.tmp, "home"), 0o700)
 		}

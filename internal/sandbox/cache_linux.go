@@ -119,7 +119,7 @@ func UpperFolders(upper string, id int) error {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("make the cache folder %s: %w", d, err)
 		}
-		if uid != os.Geteuid() {
+		if uid != os.Geteuid() && os.Geteuid() == 0 { // a subordinate id's init gives them to it
 			if err := os.Lchown(d, uid, gid); err != nil {
 				return fmt.Errorf("give the cache folder %s to the sandbox's id %d: %w", d, uid, err)
 			}

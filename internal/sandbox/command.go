@@ -92,7 +92,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
-	cmd, alive, report, err := c.build(cctx)
+	cmd, alive, report, mapped, err := c.build(cctx)
 	if err != nil {
 		return Result{Code: -1}, err
 	}
@@ -134,6 +134,16 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 			return Result{Code: -1}, &StartError{Wall: WallNamespaces, Err: fmt.Errorf("start %s in namespaces of its own: %w", c.Argv[0], err)}
 		}
 		return Result{Code: -1}, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	if mapped != nil {
+		if err := mapped(ctx, cmd.Process.Pid); err != nil {
+			killGroup(cmd.Process, syscall.SIGKILL)
+			cmd.Wait()
+			if ctx.Err() != nil {
+				return Result{Code: -1}, ctx.Err()
+			}
+			return Result{Code: -1}, &StartError{Wall: WallNamespaces, Err: fmt.Errorf("start %s: %w", c.Argv[0], err)}
+		}
 	}
 	if c.Timeout > 0 {
 		limit := time.AfterFunc(c.Timeout, func() { timedOut.Store(true); cancel() })
@@ -177,19 +187,20 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 // (alive, to be closed once the command has ended) closes with proctor,
 // however it ends: Pdeathsig alone is cleared when the init becomes the
 // command's id. It says how the command started on another pipe, whose
-// read end is report.
-func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.File, err error) {
+// read end is report. mapped, when set, must be called once the command
+// has started: its init waits for it (a user's subordinate id).
+func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.File, mapped func(context.Context, int) error, err error) {
 	cmd = exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
 	cmd.SysProcAttr = procAttr() // its own process group, killed with proctor where the system can
 	if c.Confine == nil {
-		return cmd, nil, nil, nil
+		return cmd, nil, nil, nil, nil
 	}
-	alive, report, err = c.confine(cmd)
+	alive, report, mapped, err = c.confine(cmd)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return cmd, alive, report, nil
+	return cmd, alive, report, mapped, nil
 }
 
 // ProgramDirs are the folders a program is run from: its own, and for an

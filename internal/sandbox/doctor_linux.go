@@ -92,7 +92,7 @@ func failed(findings []Finding, wall Wall) *Finding {
 // runSurvey starts a surveying init as c's command would start, and reads
 // its findings; an error is the namespaces that could not be made.
 func runSurvey(ctx context.Context, c Command) ([]Finding, error) {
-	cmd, alive, report, err := c.build(ctx)
+	cmd, alive, report, _, err := c.build(ctx) // a survey runs as the user's own id
 	if err != nil {
 		return nil, err
 	}

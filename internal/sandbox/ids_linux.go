@@ -46,35 +46,68 @@ func commandID() (uid, gid int) {
 	return os.Getuid(), os.Getgid()
 }
 
-// ids are the host ids the command runs as: the policy's, else the
-// process's default. A user who is not root confines commands as
-// themselves: they are not root on the host either.
+// ids are the host ids the command runs as: the policy's (root's range,
+// or a user's subordinate id, the same number for its group), else the
+// process's default — as a user who is not root, the user's own.
 func (p Policy) ids() (uid, gid int) {
-	if p.ID > 0 && os.Geteuid() == 0 {
+	if p.ID > 0 && (os.Geteuid() == 0 || p.ID != os.Getuid()) {
 		return p.ID, p.ID
 	}
 	return commandID()
 }
 
-// LeaseID takes an id for a run. As root it is an id of the range that
-// no live run of any proctor on the host holds (an flock on a file of a
-// folder of root's, which the kernel drops however the holder ends); a
-// user who is not root gets their own id.
-func LeaseID(ctx context.Context) (*ID, error) {
-	if os.Geteuid() != 0 {
-		return &ID{ID: os.Getuid(), Own: true}, nil
+// subordinate reports whether the command runs as one of the user's
+// subordinate ids (not root; the id is not the user's own): its namespace
+// is mapped by newuidmap and newgidmap, and its init gives it its folders.
+func (p Policy) subordinate() bool {
+	uid, _ := p.ids()
+	return os.Geteuid() != 0 && uid != os.Getuid()
+}
+
+// LeaseID takes an id for a run, which no live run of any proctor on the
+// host holds (an flock on a file of a folder of the user's, which the
+// kernel drops however the holder ends). As root it is an id of proctor's
+// range. A user who is not root gets one of their subordinate ids when
+// the host can map them (userSubordinate), tried at once by giving back
+// nothing through helper (the proctor binary); else the user's own id,
+// and Why says what the host lacks.
+func LeaseID(ctx context.Context, helper string) (*ID, error) {
+	if os.Geteuid() == 0 {
+		return lease(ctx, idRanges{{FirstID, leased}}, subordinateRanges("/etc/subuid", "/etc/subgid"), "/run", "proctor/ids", "proctor-ids")
 	}
-	dir, err := idLocks()
+	own := &ID{ID: os.Getuid(), Own: true}
+	sub := userSubordinate()
+	if len(sub.ranges) == 0 {
+		own.Why = sub.why
+		return own, nil
+	}
+	id, err := lease(ctx, sub.ranges, nil, filepath.Join("/run/user", strconv.Itoa(os.Getuid())), "proctor-ids", "proctor-ids-"+strconv.Itoa(os.Getuid()))
 	if err != nil {
 		return nil, err
 	}
-	taken := subordinateRanges("/etc/subuid", "/etc/subgid")
-	start := rand.IntN(leased)
-	for i := range leased {
+	if err := sub.settleIn(ctx, helper, false); err != nil {
+		id.Release()
+		own.Why = fmt.Sprintf("the subordinate ids of /etc/subuid could not be mapped: %v", err)
+		return own, nil
+	}
+	id.sub, id.helper = &sub, helper
+	return id, nil
+}
+
+// lease takes an id of free that taken has not, holding its lock in the
+// folder of leases (idLocks).
+func lease(ctx context.Context, free, taken idRanges, base, at, name string) (*ID, error) {
+	dir, err := idLocks(base, at, name)
+	if err != nil {
+		return nil, err
+	}
+	n := free.count()
+	start := rand.IntN(n)
+	for i := range n {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("lease an id for the run: %w", context.Cause(ctx))
 		}
-		id := FirstID + (start+i)%leased
+		id := free.nth((start + i) % n)
 		if taken.has(id) {
 			continue
 		}
@@ -87,20 +120,22 @@ func LeaseID(ctx context.Context) (*ID, error) {
 		}
 		return &ID{ID: id, lock: l}, nil
 	}
-	return nil, fmt.Errorf("lease an id for the run: all %d ids from %d are held by live runs", leased, FirstID)
+	return nil, fmt.Errorf("lease an id for the run: all %d ids of %v are held by live runs", n, free)
 }
 
-// idLocks is the host's folder of id leases: /run/proctor/ids (else
-// proctor-ids in the temp folder), root's alone — a folder another user
+// idLocks is the host's folder of id leases: at under base when base is
+// there (root's /run/proctor/ids, a user's /run/user/UID/proctor-ids),
+// else name in the temp folder; this user's alone — a folder another user
 // made or could write is refused.
-func idLocks() (string, error) {
-	dir := "/run/proctor/ids"
-	if _, err := os.Stat("/run"); err != nil {
-		dir = filepath.Join(os.TempDir(), "proctor-ids")
+func idLocks(base, at, name string) (string, error) {
+	dir := filepath.Join(base, at)
+	if info, err := os.Stat(base); err != nil || !info.IsDir() {
+		dir = filepath.Join("/tmp", name) // not TMPDIR: every proctor of the user shares it
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("make the folder of the runs' ids %s: %w", dir, err)
 	}
+	me := uint32(os.Geteuid())
 	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
 		info, err := os.Lstat(d)
 		if err != nil {
@@ -108,8 +143,9 @@ func idLocks() (string, error) {
 		}
 		st, _ := info.Sys().(*syscall.Stat_t)
 		sticky := info.Mode()&os.ModeSticky != 0 && d != dir
-		if !info.IsDir() || st == nil || st.Uid != 0 || (info.Mode().Perm()&0o022 != 0 && !sticky) {
-			return "", fmt.Errorf("the folder of the runs' ids %s: %s is not a folder only root may change (remove it, or make it root's, mode 0700)", dir, d)
+		mine := st != nil && (st.Uid == me || (st.Uid == 0 && d != dir))
+		if !info.IsDir() || !mine || (info.Mode().Perm()&0o022 != 0 && !sticky) || (d == dir && info.Mode().Perm() != 0o700) {
+			return "", fmt.Errorf("the folder of the runs' ids %s: %s is not a folder only you may change (remove it, or make it yours, mode 0700)", dir, d)
 		}
 	}
 	return dir, nil
@@ -145,8 +181,12 @@ func own(dirs []string, uid, gid int) error {
 // them runs any more: every file and folder is proctor's user's again,
 // and none keeps a setuid or setgid bit — whatever the command did
 // inside, nothing it left can make another user (or another run's id)
-// its own.
-func Reclaim(dirs ...string) error {
+// its own. A user's subordinate id is given back from inside a namespace
+// of the user's ids.
+func (id *ID) Reclaim(ctx context.Context, dirs ...string) error {
+	if id != nil && id.sub != nil {
+		return id.sub.settleIn(ctx, id.helper, false, dirs...)
+	}
 	return settle(os.Geteuid(), os.Getegid(), false, dirs)
 }
 
@@ -158,9 +198,12 @@ func Reclaim(dirs ...string) error {
 // again, and the overlay copies them up into the run's own folder;
 // nothing reaches the layer. No other user reaches it on the host: the
 // store is in the data folder, which is proctor's user's alone.
-func ShareLayer(dirs ...string) error {
-	if os.Geteuid() == 0 {
+func (id *ID) ShareLayer(ctx context.Context, dirs ...string) error {
+	switch {
+	case os.Geteuid() == 0:
 		return settle(LayerID, LayerID, true, dirs)
+	case id != nil && id.sub != nil:
+		return id.sub.settleIn(ctx, id.helper, true, dirs...)
 	}
 	return settle(os.Geteuid(), os.Getegid(), true, dirs)
 }

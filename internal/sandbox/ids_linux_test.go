@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // What a run's commands wrote is proctor's user's again when the run ends,
@@ -32,14 +35,15 @@ func TestReclaimGivesBackWhatARunWrote(t *testing.T) {
 		if os.Geteuid() == 0 {
 			filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error { os.Lchown(p, FirstID+7, FirstID+7); return nil })
 		}
-		settle, owner := Reclaim, os.Geteuid()
+		var id *ID // root's range, or the user's own id
+		settle, owner := id.Reclaim, os.Geteuid()
 		if shared {
-			settle = ShareLayer
+			settle = id.ShareLayer
 			if os.Geteuid() == 0 {
 				owner = LayerID
 			}
 		}
-		if err := settle(dir); err != nil {
+		if err := settle(context.Background(), dir); err != nil {
 			t.Fatal(err)
 		}
 		filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
@@ -73,9 +77,10 @@ func TestReclaimGivesBackWhatARunWrote(t *testing.T) {
 	}
 }
 
-// Two runs at once never share an id (as root); the id is in proctor's
-// range, clear of /etc/subuid's ranges. An ordinary user's runs run as the
-// user, and say so.
+// Two runs at once never share an id: as root, an id of proctor's range,
+// clear of /etc/subuid's ranges; as a user who is not root, one of the
+// user's subordinate ids where the host has them, else the user's own id
+// (the same for every run), and why.
 func TestEachLiveRunLeasesAnIDOfItsOwn(t *testing.T) {
 	var held []*ID
 	defer func() {
@@ -85,15 +90,20 @@ func TestEachLiveRunLeasesAnIDOfItsOwn(t *testing.T) {
 	}()
 	seen := map[int]bool{}
 	for range 20 {
-		id, err := LeaseID(context.Background())
+		id, err := LeaseID(context.Background(), os.Args[0])
 		if err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, id)
 		if os.Geteuid() != 0 {
-			if !id.Own || id.ID != os.Getuid() {
-				t.Fatalf("as user %d: %+v", os.Getuid(), id)
+			sub := userSubordinate()
+			switch {
+			case len(sub.ranges) == 0 && (!id.Own || id.ID != os.Getuid() || id.Why == ""):
+				t.Fatalf("as user %d with no subordinate ids: %+v, want the user's own id and why", os.Getuid(), id)
+			case len(sub.ranges) > 0 && (id.Own || !sub.ranges.has(id.ID) || seen[id.ID] || id.ID == os.Getuid()):
+				t.Fatalf("as user %d with subordinate ids %v: lease %d: %+v (seen %v)", os.Getuid(), sub.ranges, len(held), id, seen)
 			}
+			seen[id.ID] = true
 			continue
 		}
 		if id.Own || id.ID < FirstID || id.ID >= FirstID+IDCount || id.ID == LayerID || id.ID == defaultID || seen[id.ID] {
@@ -106,7 +116,7 @@ func TestEachLiveRunLeasesAnIDOfItsOwn(t *testing.T) {
 	}
 	if os.Geteuid() == 0 {
 		// The leases are in a folder of root's alone.
-		dir, err := idLocks()
+		dir, err := idLocks("/run", "proctor/ids", "proctor-ids")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,5 +136,115 @@ func TestParseSubordinate(t *testing.T) {
 		if r.has(tc.id) != tc.want {
 			t.Errorf("has(%d) = %v, want %v", tc.id, !tc.want, tc.want)
 		}
+	}
+}
+
+func TestSubordinateRangesOfAUser(t *testing.T) {
+	subuid := "alice:100000:65536\n1000:300000:10\nbob:165536:65536\n"
+	subgid := "alice:100010:65536\n"
+	uids := subordinateOf(subuid, "alice", 1000)
+	if len(uids) != 2 || uids[0] != [2]int{100000, 65536} || uids[1] != [2]int{300000, 10} {
+		t.Fatalf("alice's (uid 1000) subuid ranges: %v", uids)
+	}
+	common := uids.intersect(subordinateOf(subgid, "alice", 1000))
+	if len(common) != 1 || common[0] != [2]int{100010, 65526} {
+		t.Fatalf("in both files: %v", common)
+	}
+	less := common.without(100010, 100020, 165535, 7)
+	for _, tc := range []struct {
+		id   int
+		want bool
+	}{{100010, false}, {100011, true}, {100020, false}, {100021, true}, {165534, true}, {165535, false}} {
+		if less.has(tc.id) != tc.want {
+			t.Errorf("without: has(%d) = %v, want %v (%v)", tc.id, !tc.want, tc.want, less)
+		}
+	}
+	if less.count() != 65526-3 || less.nth(0) != 100011 || less.nth(less.count()-1) != 165534 || less.nth(less.count()) != -1 {
+		t.Fatalf("count %d, first %d, last %d of %v", less.count(), less.nth(0), less.nth(less.count()-1), less)
+	}
+	if got := subordinateOf(subuid, "carol", 1001); len(got) != 0 {
+		t.Fatalf("carol has none: %v", got)
+	}
+}
+
+// A run's commands run as the id it leased — root's range, or a user's
+// subordinate id where the host can map one — and what they write is that
+// id's on the host while the run works, in its workspace and its cache's
+// upper folder, and proctor's user's again, without setuid bits, once
+// Reclaim has run. A folder a command left that proctor's user cannot
+// remove itself (a subordinate id's, after a kill -9) is removed by
+// RemoveAll.
+func TestACommandRunsAsItsRunsID(t *testing.T) {
+	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	id, err := LeaseID(context.Background(), os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer id.Release()
+	t.Logf("the run's id: %s", id)
+	s := newScene(t)
+	cacheAt := filepath.Join(s.tmp, "gocache")
+	upper := filepath.Join(t.TempDir(), "upper")
+	os.Chmod(filepath.Dir(upper), 0o755)
+	p := s.policy
+	p.ID = id.ID
+	p.Caches = []Cache{{At: cacheAt, Upper: upper}}
+	if err := UpperFolders(upper, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	script := `set -e
+[ "$(id -u)" = ` + strconv.Itoa(id.ID) + ` ] || { echo "runs as $(id -u)"; exit 1; }
+mkdir -p sub && echo a > sub/a.txt && cp /bin/true sub/suid && chmod 755 sub/suid
+chmod 4755 sub/suid 2>/dev/null || true
+echo c > ` + cacheAt + `/c.txt
+echo works`
+	res, err := Command{Argv: []string{"bash", "-c", script}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + s.tmp},
+		Confine: &Confinement{Policy: p, Helper: os.Args[0]}, Timeout: time.Minute}.Run(context.Background())
+	if err != nil || res.Code != 0 || !strings.Contains(string(res.Output), "works") {
+		t.Fatalf("%v %d: %s", err, res.Code, res.Output)
+	}
+	owner := func(p string) int {
+		info, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(info.Sys().(*syscall.Stat_t).Uid)
+	}
+	// (the upper folder is the run's id's alone: a user who is not root
+	// does not look inside it until it is given back)
+	for _, f := range []string{filepath.Join(s.ws, "sub", "a.txt"), upper} {
+		if got := owner(f); got != id.ID {
+			t.Fatalf("%s is %d's on the host while the run works, want the run's id %d", f, got, id.ID)
+		}
+	}
+	// A kill -9 leaves a folder of the run's id: RemoveAll takes it back.
+	left := filepath.Join(t.TempDir(), "left")
+	os.MkdirAll(left, 0o755)
+	os.Chmod(filepath.Dir(left), 0o755)
+	lp := p
+	lp.Write = []string{left}
+	lp.Caches = nil
+	if res, err := (Command{Argv: []string{"bash", "-c", "mkdir -p d/e && echo x > d/e/f && chmod 500 d/e d"}, Dir: left, Env: []string{"PATH=/usr/bin:/bin"},
+		Confine: &Confinement{Policy: lp, Helper: os.Args[0]}, Timeout: time.Minute}).Run(context.Background()); err != nil || res.Code != 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if err := RemoveAll(context.Background(), os.Args[0], left); err != nil {
+		t.Fatalf("remove what the run's id left: %v", err)
+	}
+	if _, err := os.Lstat(left); !os.IsNotExist(err) {
+		t.Fatalf("%s is still there: %v", left, err)
+	}
+	if err := id.Reclaim(context.Background(), s.ws, s.tmp, upper); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(s.ws, "sub", "a.txt"), filepath.Join(s.ws, "sub", "suid"), filepath.Join(upper, "upper", "c.txt")} {
+		if got := owner(f); got != os.Geteuid() {
+			t.Fatalf("%s is %d's after Reclaim, want proctor's user's %d", f, got, os.Geteuid())
+		}
+	}
+	if info, _ := os.Stat(filepath.Join(s.ws, "sub", "suid")); info.Mode()&os.ModeSetuid != 0 {
+		t.Fatalf("the setuid bit survived: %v", info.Mode())
 	}
 }

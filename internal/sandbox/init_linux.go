@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +23,8 @@ func (in invocation) run(stderr io.Writer) (int, error) {
 		return initMain(in, allWalls)
 	case in.surveying:
 		return surveyPlain(in)
+	case in.settling:
+		return settleMain(in)
 	}
 	return enter(in.policy, in.argv, stderr)
 }
@@ -78,6 +81,14 @@ func initMain(in invocation, w walls) (int, error) {
 			sendSurvey(rep, in.survey(w))
 		}
 		return 0, nil
+	}
+	if in.mapped >= 0 {
+		if err := waitMapped(in.mapped); err != nil {
+			if rep != nil {
+				sendReport(rep, nil, atWall(WallNamespaces, err))
+			}
+			return 0, err
+		}
 	}
 	walls, err := in.putUp(w)
 	if rep != nil {
@@ -192,7 +203,18 @@ func (in invocation) steps(w walls, walls **Walls) []step {
 			return nil
 		}},
 		{WallLimits, p.limit},
-		{WallView, func() error { return p.enterView(become) }},
+		{WallView, func() error {
+			if in.ownWrite && become >= 0 {
+				dirs := slices.Clone(p.Write)
+				for _, c := range p.Caches {
+					dirs = append(dirs, c.Upper)
+				}
+				if err := own(dirs, become, become); err != nil {
+					return err
+				}
+			}
+			return p.enterView(become)
+		}},
 		// Becoming the command's id cleared the parent-death signal: the
 		// init dies with proctor again (and watchParent catches a death in
 		// between).

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // On a system that is not Linux proctor has no sandbox: the dashboard,
@@ -20,8 +22,8 @@ func errNoSandbox() error {
 	return &StartError{Wall: WallNamespaces, Err: fmt.Errorf("proctor's sandbox needs Linux's namespaces, and this is %s", runtime.GOOS)}
 }
 
-func (c Command) confine(*exec.Cmd) (alive, report *os.File, err error) {
-	return nil, nil, errNoSandbox()
+func (c Command) confine(*exec.Cmd) (alive, report *os.File, mapped func(context.Context, int) error, err error) {
+	return nil, nil, nil, errNoSandbox()
 }
 
 func (in invocation) run(io.Writer) (int, error) { return 0, errNoSandbox() }
@@ -30,10 +32,13 @@ func (in invocation) run(io.Writer) (int, error) { return 0, errNoSandbox() }
 func Survey(context.Context, string, string, int) ([]Finding, error) { return nil, errNoSandbox() }
 
 // LeaseID: no run is confined here.
-func LeaseID(context.Context) (*ID, error) { return nil, errNoSandbox() }
+func LeaseID(context.Context, string) (*ID, error) { return nil, errNoSandbox() }
 
 // Reclaim has nothing to take back: no command ran as another id.
-func Reclaim(...string) error { return nil }
+func (*ID) Reclaim(context.Context, ...string) error { return nil }
 
 // ShareLayer has nothing to share: no command ran confined.
-func ShareLayer(...string) error { return nil }
+func (*ID) ShareLayer(context.Context, ...string) error { return nil }
+
+// RemoveAll removes path: no command ran as another id.
+func RemoveAll(_ context.Context, _, path string) error { return osfile.RemoveAll(path) }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/flock"
-	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // PrivateFolder makes a private folder named name in root (the data
@@ -19,8 +18,9 @@ import (
 // and locked under a lock of root's, and the folders of root that no
 // process holds — left by a proctor killed with -9, in a warm, a probe or
 // a run — are removed under that same lock first: none is ever seen
-// unlocked between its making and its lock.
-func PrivateFolder(ctx context.Context, root, name string) (dir string, release func(), err error) {
+// unlocked between its making and its lock. What a run's id made in them
+// is taken back through helper, the proctor binary (RemoveAll).
+func PrivateFolder(ctx context.Context, root, name, helper string) (dir string, release func(), err error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", nil, fmt.Errorf("make the private folder %s: %w", root, err)
 	}
@@ -31,7 +31,7 @@ func PrivateFolder(ctx context.Context, root, name string) (dir string, release 
 		return "", nil, fmt.Errorf("make a private folder in %s: %w", root, err)
 	}
 	defer guard.Unlock()
-	removeLeft(root)
+	removeLeft(ctx, root, helper)
 	if name == "" {
 		dir, err = os.MkdirTemp(root, "probe-")
 	} else {
@@ -46,12 +46,13 @@ func PrivateFolder(ctx context.Context, root, name string) (dir string, release 
 		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("make the private folder %s: %w", dir, err)
 	}
-	return dir, func() { osfile.RemoveAll(dir); l.Unlock() }, nil
+	return dir, func() { RemoveAll(context.Background(), helper, dir); l.Unlock() }, nil
 }
 
 // RemoveLeft removes the private folders of root that no process holds
-// (a run's next run does this as it starts, whether or not it makes one).
-func RemoveLeft(ctx context.Context, root string) error {
+// (a run's next run does this as it starts, whether or not it makes one),
+// taking back what a run's id made there through helper (RemoveAll).
+func RemoveLeft(ctx context.Context, root, helper string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	guard, err := flock.Wait(ctx, root, false)
@@ -62,18 +63,18 @@ func RemoveLeft(ctx context.Context, root string) error {
 		return fmt.Errorf("remove what killed runs left in %s: %w", root, err)
 	}
 	defer guard.Unlock()
-	removeLeft(root)
+	removeLeft(ctx, root, helper)
 	return nil
 }
 
 // removeLeft removes root's folders that no process holds; the caller
 // holds root's lock.
-func removeLeft(root string) {
+func removeLeft(ctx context.Context, root, helper string) {
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
 		p := filepath.Join(root, e.Name())
 		if l, err := flock.TryLock(p, false); err == nil {
-			osfile.RemoveAll(p) // its maker is gone
+			RemoveAll(ctx, helper, p) // its maker is gone
 			l.Unlock()
 		}
 	}

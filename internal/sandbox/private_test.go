@@ -21,7 +21,7 @@ func TestPrivateFoldersOfKilledMakersAreRemoved(t *testing.T) {
 	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	dir, release, err := PrivateFolder(context.Background(), root, "run-20261207-080000-abcdef")
+	dir, release, err := PrivateFolder(context.Background(), root, "run-20261207-080000-abcdef", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestPrivateFoldersOfKilledMakersAreRemoved(t *testing.T) {
 		}
 	}
 	// Another maker's pass removes nothing held.
-	if err := RemoveLeft(context.Background(), root); err != nil {
+	if err := RemoveLeft(context.Background(), root, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); err != nil {
@@ -44,7 +44,7 @@ func TestPrivateFoldersOfKilledMakersAreRemoved(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("release left %s: %v", dir, err)
 	}
-	if err := RemoveLeft(context.Background(), filepath.Join(t.TempDir(), "none")); err != nil {
+	if err := RemoveLeft(context.Background(), filepath.Join(t.TempDir(), "none"), ""); err != nil {
 		t.Fatalf("a root that is not there: %v", err)
 	}
 }

@@ -42,7 +42,7 @@ func ProbeHost(ctx context.Context, helper, dir string, landlockABI int, host *H
 		work = w
 		defer os.RemoveAll(work)
 	} else {
-		w, release, err := PrivateFolder(ctx, dir, "")
+		w, release, err := PrivateFolder(ctx, dir, "", helper)
 		if err != nil {
 			return Walls{}, fmt.Errorf("probe the sandbox: %w", err)
 		}

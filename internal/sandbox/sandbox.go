@@ -144,7 +144,17 @@ type invocation struct {
 	// surveying: try every wall, report how each went, start no command
 	// (`proctor doctor`).
 	surveying bool
-	argv      []string
+	// mapped: a pipe proctor writes a byte to once it has mapped the
+	// namespace's ids (newuidmap: a subordinate id); -1 none.
+	mapped int
+	// ownWrite: the init gives the folders the command may write, and its
+	// caches' upper folders, to the id it becomes (a subordinate id, which
+	// proctor's user cannot give them to on the host).
+	ownWrite bool
+	// settling: give the folders named (argv) back to the user, from
+	// inside a namespace of the user's ids; open opens them to all.
+	settling, open bool
+	argv           []string
 }
 
 func parse(args []string, stderr io.Writer) (invocation, error) {
@@ -169,10 +179,14 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 	fs.IntVar(&in.report, "report-fd", -1, "a `file descriptor` (a pipe) the init writes how the command started to: the walls it had, or the one that failed (set by proctor)")
 	fs.IntVar(&in.policy.LandlockABI, "landlock-abi", 0, "the newest Landlock `ABI` the rules use: 0 the kernel's, -1 none")
 	fs.IntVar(&in.become, "become", -1, "the `id` the init becomes once it has taken the host's folders (set by proctor when it runs as root)")
+	fs.IntVar(&in.mapped, "mapped-fd", -1, "a `file descriptor` (a pipe) proctor writes to once it has mapped the namespace's ids (set by proctor for a subordinate id)")
+	fs.BoolVar(&in.ownWrite, "own-write", false, "give the folders the command may write to the id of --become first (set by proctor for a subordinate id)")
+	fs.BoolVar(&in.settling, "settle", false, "give the folders after -- back to this user, with no setuid or setgid bit (set by proctor, in a namespace of the user's ids)")
+	fs.BoolVar(&in.open, "open", false, "with --settle: open them to all (a toolchain cache layer)")
 	if err := fs.Parse(args); err != nil {
 		return in, err
 	}
-	if in.argv = fs.Args(); len(in.argv) == 0 {
+	if in.argv = fs.Args(); len(in.argv) == 0 && !in.settling {
 		return in, errors.New("sandbox-exec: no command after --")
 	}
 	in.policy.Write, in.policy.Read, in.policy.Run = write, read, runs

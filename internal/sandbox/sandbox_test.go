@@ -101,7 +101,7 @@ func TestModeAndFlags(t *testing.T) {
 func TestCommandBuildsTheInit(t *testing.T) {
 	dir := t.TempDir()
 	c := Command{Argv: []string{"bash", "-c", "true"}, Dir: dir, Confine: &Confinement{Policy: Policy{Write: []string{dir}}, Helper: "/bin/proctor"}}
-	cmd, alive, report, err := c.build(context.Background())
+	cmd, alive, report, _, err := c.build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

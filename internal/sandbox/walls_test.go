@@ -374,7 +374,7 @@ func TestProcessBudgetsAreEachCommandsOwn(t *testing.T) {
 		p := s.policy
 		p.MaxProcs = max
 		c := Command{Argv: []string{"sh", "-c", script}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin"}, Confine: &Confinement{Policy: p, Helper: os.Args[0]}}
-		cmd, alive, report, err := c.build(context.Background())
+		cmd, alive, report, _, err := c.build(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

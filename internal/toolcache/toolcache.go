@@ -47,6 +47,17 @@ type Store struct {
 	Dir       string
 	MaxBytes  int64 // the layers together; 0: DefaultMaxBytes
 	MaxLayers int   // 0: DefaultMaxLayers
+	// Remove removes a warm a run left or dropped, taking back what the
+	// run's id made there (sandbox.RemoveAll); nil: osfile.RemoveAll.
+	Remove func(path string) error
+}
+
+// remove removes path with s.Remove.
+func (s Store) remove(path string) error {
+	if s.Remove != nil {
+		return s.Remove(path)
+	}
+	return osfile.RemoveAll(path)
 }
 
 // At is the store of a data folder, with the default bounds.
@@ -302,7 +313,7 @@ func (w *Warm) Drop() { w.end() }
 
 func (w *Warm) end() {
 	if w.dir != "" {
-		osfile.RemoveAll(w.dir)
+		w.s.remove(w.dir)
 		w.dir = ""
 	}
 	if w.work != nil {
@@ -322,7 +333,7 @@ func (s Store) RemoveDead() {
 		}
 		p := filepath.Join(s.Dir, e.Name())
 		if l, err := flock.TryLock(p, false); err == nil {
-			osfile.RemoveAll(p)
+			s.remove(p)
 			l.Unlock()
 		}
 	}
