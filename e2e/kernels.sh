@@ -69,6 +69,11 @@ kernel() {
 # initramfs DIR: busybox, the modules that reach the host's files (virtio,
 # 9p) and overlayfs, and an init that mounts the host's / read-only and
 # switches to it, to run the guest's script named on the command line.
+# 9p is mounted cache=loose: without a cache (before 6.6 at least) every
+# lookup of a file makes it a new inode, and a Landlock rule — held on an
+# inode — on a file such as /etc/gitconfig is gone by the time the
+# command opens it (EACCES), while the rules on folders, whose inodes stay,
+# still hold.
 initramfs() {
   local dir=$1 out=$2 ver
   ver="$(ls "$dir/lib/modules")"
@@ -96,7 +101,7 @@ initramfs() {
 /bin/busybox --install -s /bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for rel in $(cat /modules); do insmod "/mod/$(basename "${rel%.xz}")"; done
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 host /host || { echo "PROCTOR-KERNELS: FAIL (no 9p)"; poweroff -f; }
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose host /host || { echo "PROCTOR-KERNELS: FAIL (no 9p)"; poweroff -f; }
 for d in proc sys dev tmp run; do mkdir -p /host/$d 2>/dev/null; done
 mount -t proc proc /host/proc; mount -t sysfs sys /host/sys; mount -t devtmpfs dev /host/dev
 mount -t tmpfs -o mode=1777 tmpfs /host/tmp; mount -t tmpfs tmpfs /host/run

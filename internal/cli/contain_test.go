@@ -395,7 +395,7 @@ func TestKill9LeavesNoProcessOfTheRun(t *testing.T) {
 	for _, mode := range []string{"workspace", "strict"} {
 		t.Run(mode, func(t *testing.T) {
 			marker := strconv.Itoa(50000 + os.Getpid()%9999)
-			data, src, dir := t.TempDir(), t.TempDir(), t.TempDir()
+			data, src, dir := killedData(t), t.TempDir(), t.TempDir()
 			writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": "(nohup sleep " + marker + " >/dev/null 2>&1 &)\nsetsid sleep " + marker + " >/dev/null 2>&1 &\n" +
 				"while :; do echo x >> loop.txt; sleep 0.1; done\n"})
 			writeTree(t, dir, map[string]string{"model.yaml": hostileScript})
@@ -535,7 +535,7 @@ func TestProcessBudgetsAreEachRunsOwn(t *testing.T) {
 		writeTree(t, src, map[string]string{"a.txt": "old\n", "attack.sh": attack})
 		return src
 	}
-	holder := proctorChild(t, []string{"PROCTOR_DATA=" + t.TempDir()}, append([]string{"run", "--dir", source("for i in $(seq 200); do sleep " + marker + " & done; wait\n"), "--task", "hold"},
+	holder := proctorChild(t, []string{"PROCTOR_DATA=" + killedData(t)}, append([]string{"run", "--dir", source("for i in $(seq 200); do sleep " + marker + " & done; wait\n"), "--task", "hold"},
 		hostileAgents[1].args(script)...)...)
 	defer func() { holder.Process.Kill(); holder.Wait() }()
 	testutil.Eventually(t, 30*time.Second, "a run holding 200 processes", func() bool { return len(processesWith(marker)) >= 200 })

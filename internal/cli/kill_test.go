@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
 
@@ -59,6 +60,21 @@ func proctorChild(t *testing.T, env []string, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	return cmd
+}
+
+// killedData is a data folder for runs a test kills: what a killed run's
+// id left there (a user's subordinate id's, which the user cannot remove)
+// is taken back and removed at the test's end, as the next run would.
+func killedData(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		exe, _ := os.Executable()
+		if err := sandbox.RemoveAll(context.Background(), exe, dir); err != nil {
+			t.Errorf("remove what the killed runs left: %v", err)
+		}
+	})
+	return dir
 }
 
 // After kill -9 of a run, its bundle said "running" forever: only serve

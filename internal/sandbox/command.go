@@ -92,7 +92,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
-	cmd, alive, report, mapped, err := c.build(cctx)
+	cmd, alive, report, sc, err := c.build(cctx)
 	if err != nil {
 		return Result{Code: -1}, err
 	}
@@ -126,6 +126,9 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	for _, f := range cmd.ExtraFiles {
 		f.Close() // the init's
 	}
+	if sc != nil && err != nil {
+		sc.close()
+	}
 	if err != nil && ctx.Err() != nil {
 		return Result{Code: -1}, ctx.Err() // stopped before it started: no wall failed
 	}
@@ -135,8 +138,8 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 		}
 		return Result{Code: -1}, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
-	if mapped != nil {
-		if err := mapped(ctx, cmd.Process.Pid); err != nil {
+	if sc != nil {
+		if err := sc.mapped(ctx, cmd.Process.Pid); err != nil {
 			killGroup(cmd.Process, syscall.SIGKILL)
 			cmd.Wait()
 			if ctx.Err() != nil {
@@ -152,6 +155,11 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	err = cmd.Wait()
 	killGroup(cmd.Process, syscall.SIGKILL) // what it left running (a confined command leaves nothing: its init took it along)
 	res := Result{Code: -1, Elapsed: time.Since(start)}
+	if sc != nil {
+		if gerr := sc.giveBack(context.WithoutCancel(ctx)); gerr != nil {
+			return res, &StartError{Wall: WallNamespaces, Err: fmt.Errorf("after %s: %w", c.Argv[0], gerr)}
+		}
+	}
 	res.Output, res.Cut = out.bytes()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -187,20 +195,21 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 // (alive, to be closed once the command has ended) closes with proctor,
 // however it ends: Pdeathsig alone is cleared when the init becomes the
 // command's id. It says how the command started on another pipe, whose
-// read end is report. mapped, when set, must be called once the command
-// has started: its init waits for it (a user's subordinate id).
-func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.File, mapped func(context.Context, int) error, err error) {
+// read end is report. A command that runs as one of the user's
+// subordinate ids has sc: its ids are mapped once it has started (its
+// init waits), and its folders given back once it has ended.
+func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.File, sc *subCommand, err error) {
 	cmd = exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
 	cmd.SysProcAttr = procAttr() // its own process group, killed with proctor where the system can
 	if c.Confine == nil {
 		return cmd, nil, nil, nil, nil
 	}
-	alive, report, mapped, err = c.confine(cmd)
+	alive, report, sc, err = c.confine(cmd)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	return cmd, alive, report, mapped, nil
+	return cmd, alive, report, sc, nil
 }
 
 // ProgramDirs are the folders a program is run from: its own, and for an

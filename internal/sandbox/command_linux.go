@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -20,8 +21,8 @@ func procAttr() *syscall.SysProcAttr {
 // confine makes cmd the helper as the init of the command's namespaces,
 // which confines itself and then starts the command; alive and report are
 // the pipes build says of. A command that runs as one of the user's
-// subordinate ids waits for mapped, which maps them once it has started.
-func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, mapped func(context.Context, int) error, err error) {
+// subordinate ids is sc's (subCommand).
+func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, sc *subCommand, err error) {
 	p := c.Confine.Policy
 	if c.Confine.ReadProgram {
 		p.Read = append(append([]string{}, p.Read...), ProgramDirs(c.Argv[0])...)
@@ -89,20 +90,14 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, mapped func(con
 	if sub {
 		// newuidmap and newgidmap map the user's own ids (the init's) and
 		// the command's, each to itself, once the init has started and
-		// waits (mapped): the init keeps its capabilities as ambient ones
-		// through its execve, and becomes the command's id as root does.
-		s := userSubordinate()
-		mapped = func(ctx context.Context, pid int) error {
-			defer mw.Close()
-			if !s.ranges.has(uid) {
-				return fmt.Errorf("map the run's id %d: not a subordinate id of this user's: %s", uid, s.why)
-			}
-			if err := s.mapIDs(ctx, pid, idRanges{{uid, 1}}); err != nil {
-				return err
-			}
-			_, err := mw.Write([]byte{1})
-			return err
+		// waits (subCommand.mapped): the init keeps its capabilities as
+		// ambient ones through its execve, and becomes the command's id as
+		// root does.
+		dirs := slices.Clone(p.Write)
+		for _, c := range p.Caches {
+			dirs = append(dirs, c.Upper)
 		}
+		sc = &subCommand{s: userSubordinate(), uid: uid, mw: mw, helper: c.Confine.Helper, dirs: dirs}
 	} else {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
@@ -131,5 +126,37 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, mapped func(con
 	if os.Geteuid() == 0 || sub {
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SETUID, unix.CAP_SETGID)
 	}
-	return w, rr, mapped, nil
+	return w, rr, sc, nil
 }
+
+// subCommand is a command that runs as one of the user's subordinate ids:
+// its init waits until mapped has mapped the namespace's ids, and once it
+// has ended giveBack makes its folders the user's again — the user reads
+// what it wrote (its diff, its bounds) as root would, and its next
+// command's init gives them to it again.
+type subCommand struct {
+	s      subordinate
+	uid    int
+	mw     *os.File // the init waits on its other end
+	helper string
+	dirs   []string
+}
+
+func (sc *subCommand) mapped(ctx context.Context, pid int) error {
+	defer sc.mw.Close()
+	if !sc.s.ranges.has(sc.uid) {
+		return fmt.Errorf("map the run's id %d: not a subordinate id of this user's: %s", sc.uid, sc.s.why)
+	}
+	if err := sc.s.mapIDs(ctx, pid, idRanges{{sc.uid, 1}}); err != nil {
+		return err
+	}
+	_, err := sc.mw.Write([]byte{1})
+	return err
+}
+
+func (sc *subCommand) giveBack(ctx context.Context) error {
+	return sc.s.settleIn(ctx, sc.helper, false, sc.dirs...)
+}
+
+// close lets the init go when the command never started.
+func (sc *subCommand) close() { sc.mw.Close() }

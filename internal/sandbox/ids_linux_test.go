@@ -169,11 +169,11 @@ func TestSubordinateRangesOfAUser(t *testing.T) {
 
 // A run's commands run as the id it leased — root's range, or a user's
 // subordinate id where the host can map one — and what they write is that
-// id's on the host while the run works, in its workspace and its cache's
-// upper folder, and proctor's user's again, without setuid bits, once
-// Reclaim has run. A folder a command left that proctor's user cannot
-// remove itself (a subordinate id's, after a kill -9) is removed by
-// RemoveAll.
+// id's while they run, in the workspace and the cache's upper folder.
+// Once the run ends (Reclaim; a subordinate id's after each command
+// already) it is proctor's user's again, without setuid bits. What a
+// command that proctor never saw end left (a kill -9), which a user who
+// is not root cannot remove, RemoveAll removes.
 func TestACommandRunsAsItsRunsID(t *testing.T) {
 	if _, err := ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
@@ -194,11 +194,13 @@ func TestACommandRunsAsItsRunsID(t *testing.T) {
 	if err := UpperFolders(upper, p.ID); err != nil {
 		t.Fatal(err)
 	}
+	me := strconv.Itoa(id.ID)
 	script := `set -e
-[ "$(id -u)" = ` + strconv.Itoa(id.ID) + ` ] || { echo "runs as $(id -u)"; exit 1; }
+[ "$(id -u)" = ` + me + ` ] || { echo "runs as $(id -u)"; exit 1; }
 mkdir -p sub && echo a > sub/a.txt && cp /bin/true sub/suid && chmod 755 sub/suid
 chmod 4755 sub/suid 2>/dev/null || true
 echo c > ` + cacheAt + `/c.txt
+[ "$(stat -c %u sub/a.txt . ` + cacheAt + `/c.txt | sort -u)" = ` + me + ` ] || { stat -c "%n %u" sub/a.txt . ` + cacheAt + `/c.txt; exit 1; }
 echo works`
 	res, err := Command{Argv: []string{"bash", "-c", script}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + s.tmp},
 		Confine: &Confinement{Policy: p, Helper: os.Args[0]}, Timeout: time.Minute}.Run(context.Background())
@@ -212,29 +214,14 @@ echo works`
 		}
 		return int(info.Sys().(*syscall.Stat_t).Uid)
 	}
-	// (the upper folder is the run's id's alone: a user who is not root
-	// does not look inside it until it is given back)
-	for _, f := range []string{filepath.Join(s.ws, "sub", "a.txt"), upper} {
-		if got := owner(f); got != id.ID {
-			t.Fatalf("%s is %d's on the host while the run works, want the run's id %d", f, got, id.ID)
+	between := id.ID // root's run keeps its files until Reclaim
+	if p.subordinate() {
+		between = os.Geteuid()
+	}
+	for _, f := range []string{filepath.Join(s.ws, "sub", "a.txt"), filepath.Join(upper, "upper", "c.txt")} {
+		if got := owner(f); got != between {
+			t.Fatalf("%s is %d's after the command, want %d's", f, got, between)
 		}
-	}
-	// A kill -9 leaves a folder of the run's id: RemoveAll takes it back.
-	left := filepath.Join(t.TempDir(), "left")
-	os.MkdirAll(left, 0o755)
-	os.Chmod(filepath.Dir(left), 0o755)
-	lp := p
-	lp.Write = []string{left}
-	lp.Caches = nil
-	if res, err := (Command{Argv: []string{"bash", "-c", "mkdir -p d/e && echo x > d/e/f && chmod 500 d/e d"}, Dir: left, Env: []string{"PATH=/usr/bin:/bin"},
-		Confine: &Confinement{Policy: lp, Helper: os.Args[0]}, Timeout: time.Minute}).Run(context.Background()); err != nil || res.Code != 0 {
-		t.Fatalf("%v %+v", err, res)
-	}
-	if err := RemoveAll(context.Background(), os.Args[0], left); err != nil {
-		t.Fatalf("remove what the run's id left: %v", err)
-	}
-	if _, err := os.Lstat(left); !os.IsNotExist(err) {
-		t.Fatalf("%s is still there: %v", left, err)
 	}
 	if err := id.Reclaim(context.Background(), s.ws, s.tmp, upper); err != nil {
 		t.Fatal(err)
@@ -246,5 +233,46 @@ echo works`
 	}
 	if info, _ := os.Stat(filepath.Join(s.ws, "sub", "suid")); info.Mode()&os.ModeSetuid != 0 {
 		t.Fatalf("the setuid bit survived: %v", info.Mode())
+	}
+
+	// A command whose end proctor never saw: started, mapped, killed.
+	left := filepath.Join(t.TempDir(), "left")
+	os.MkdirAll(left, 0o755)
+	os.Chmod(filepath.Dir(left), 0o755)
+	lp := p
+	lp.Write, lp.Caches = []string{left}, nil
+	c := Command{Argv: []string{"bash", "-c", "mkdir -p d/e && echo x > d/e/f && chmod 500 d/e d && echo made"}, Dir: left, Env: []string{"PATH=/usr/bin:/bin"},
+		Confine: &Confinement{Policy: lp, Helper: os.Args[0]}}
+	cmd, alive, report, sc, err := c.build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alive.Close()
+	defer report.Close()
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+	if sc != nil {
+		if err := sc.mapped(context.Background(), cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd.Wait() // the command ended, and proctor with it: nothing gave its files back
+	if !strings.Contains(out.String(), "made") {
+		t.Fatalf("the command did not run: %s", out.String())
+	}
+	if got := owner(filepath.Join(left, "d")); got != id.ID {
+		t.Fatalf("the folder left is %d's, want the run's id %d's", got, id.ID)
+	}
+	if err := RemoveAll(context.Background(), os.Args[0], left); err != nil {
+		t.Fatalf("remove what the run's id left: %v", err)
+	}
+	if _, err := os.Lstat(left); !os.IsNotExist(err) {
+		t.Fatalf("%s is still there: %v", left, err)
 	}
 }

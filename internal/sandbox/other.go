@@ -22,9 +22,16 @@ func errNoSandbox() error {
 	return &StartError{Wall: WallNamespaces, Err: fmt.Errorf("proctor's sandbox needs Linux's namespaces, and this is %s", runtime.GOOS)}
 }
 
-func (c Command) confine(*exec.Cmd) (alive, report *os.File, mapped func(context.Context, int) error, err error) {
+func (c Command) confine(*exec.Cmd) (alive, report *os.File, sc *subCommand, err error) {
 	return nil, nil, nil, errNoSandbox()
 }
+
+// subCommand: no command runs as another id here.
+type subCommand struct{}
+
+func (*subCommand) mapped(context.Context, int) error { return errNoSandbox() }
+func (*subCommand) giveBack(context.Context) error    { return nil }
+func (*subCommand) close()                            {}
 
 func (in invocation) run(io.Writer) (int, error) { return 0, errNoSandbox() }
 
