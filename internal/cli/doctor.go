@@ -18,12 +18,15 @@ import (
 // doctorReport is what `proctor doctor --json` prints: how each wall went
 // as one user, and whether a confined command starts.
 type doctorReport struct {
-	User     string             `json:"user"`
-	UID      int                `json:"uid"`
-	Kernel   string             `json:"kernel"`
-	Findings []sandbox.Finding  `json:"findings"`
-	Walls    *bundle.Walls      `json:"walls,omitempty"` // a confined `true` had these
-	Refused  string             `json:"refused,omitempty"`
+	User     string            `json:"user"`
+	UID      int               `json:"uid"`
+	Kernel   string            `json:"kernel"`
+	Findings []sandbox.Finding `json:"findings"`
+	Walls    *bundle.Walls     `json:"walls,omitempty"` // a confined `true` had these
+	Refused  string            `json:"refused,omitempty"`
+	// IDs says which id a run's commands would run as here: one of the
+	// run's own, or the user's (and why).
+	IDs      string             `json:"ids,omitempty"`
 	Nobody   *doctorReport      `json:"nobody,omitempty"` // as root: the same for a user who is not root
 	Skipped  string             `json:"skipped,omitempty"`
 	AppArmor *doctorAppArmorFix `json:"apparmor,omitempty"`
@@ -130,8 +133,23 @@ func doctorAs(ctx context.Context, self, tmp string, abi int) (*doctorReport, er
 	} else {
 		w := bundle.Walls(walls)
 		rep.Walls = &w
+		rep.IDs = runIDs(ctx, self)
 	}
 	return rep, nil
+}
+
+// runIDs says which id a run would lease here, and why it would share the
+// user's own.
+func runIDs(ctx context.Context, self string) string {
+	id, err := sandbox.LeaseID(ctx, self)
+	if err != nil {
+		return err.Error()
+	}
+	defer id.Release()
+	if id.Own {
+		return fmt.Sprintf("every run as the user's own id %d: %s", id.ID, id.Why)
+	}
+	return fmt.Sprintf("each run an id of its own (this one would get %s)", id)
 }
 
 // doctorAsNobody runs `proctor doctor --json` again as the user nobody, as
@@ -215,6 +233,9 @@ func printDoctorUser(w io.Writer, rep *doctorReport) {
 		default:
 			fmt.Fprintf(w, "  %-13s FAILED: %s\n  %-13s fix: %s\n", f.Wall, f.Detail, "", f.Fix)
 		}
+	}
+	if rep.IDs != "" {
+		fmt.Fprintf(w, "  %-13s %s\n", "ids", rep.IDs)
 	}
 	if rep.Walls != nil {
 		fmt.Fprintf(w, "  a confined `true` started with: %s\n", rep.Walls)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,6 +216,15 @@ func TestDoctorSaysWhatTheHostLacks(t *testing.T) {
 	out, code := doctor(false)
 	if code != 0 || strings.Contains(out, "FAILED") || !strings.Contains(out, "Runs with the sandbox on start here.") || !strings.Contains(out, "a confined `true` started with: user, mount") {
 		t.Errorf("on this host: exit %d\n%s", code, out)
+	}
+	// Which id the runs get: their own (root, or subordinate ids), or the
+	// user's, and why.
+	ids := "  ids           every run as the user's own id " + strconv.Itoa(os.Getuid()) + ": "
+	if os.Geteuid() == 0 || subordinateIDs() {
+		ids = "  ids           each run an id of its own (this one would get id "
+	}
+	if !strings.Contains(out, ids) {
+		t.Errorf("doctor does not say %q:\n%s", ids, out)
 	}
 	out, code = doctor(true)
 	fix := []string{"fix: this host does not let a user who is not root make user namespaces", "AppArmor"}
