@@ -21,13 +21,14 @@ type Lock struct{ f *os.File }
 // Unlock releases the lock.
 func (l *Lock) Unlock() error { return l.f.Close() }
 
-// open opens path to lock it: a folder or file as it is, or with create a
-// file made if missing (mode 0600).
+// open opens path to lock it: a folder or file as it is (on Windows a
+// folder's lock file, folderLock), or with create a file made if missing
+// (mode 0600).
 func open(path string, create bool) (*os.File, error) {
 	if create {
 		return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	}
-	return os.Open(path)
+	return openExisting(path)
 }
 
 // TryLock takes the exclusive lock on path without waiting: ErrLocked when
@@ -104,7 +105,7 @@ func Wait(ctx context.Context, path string, create bool) (*Lock, error) {
 // Held says whether another holder has the lock on path now (a reader's
 // question: is the run that writes this folder still alive?).
 func Held(path string) bool {
-	f, err := os.Open(path)
+	f, err := open(path, false)
 	if err != nil {
 		return false
 	}

@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// openExisting opens a file or folder to lock it: flock(2) locks either.
+func openExisting(path string) (*os.File, error) { return os.Open(path) }
+
 // lock takes flock(2)'s lock on f: exclusive or shared, waiting or not
 // (ErrLocked when another holder has it).
 func lock(f *os.File, exclusive, wait bool) error {

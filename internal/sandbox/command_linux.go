@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"syscall"
 
@@ -93,11 +92,7 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, sc *subCommand,
 		// waits (subCommand.mapped): the init keeps its capabilities as
 		// ambient ones through its execve, and becomes the command's id as
 		// root does.
-		dirs := slices.Clone(p.Write)
-		for _, c := range p.Caches {
-			dirs = append(dirs, c.Upper)
-		}
-		sc = &subCommand{s: userSubordinate(), uid: uid, mw: mw, helper: c.Confine.Helper, dirs: dirs}
+		sc = &subCommand{s: userSubordinate(), uid: uid, mw: mw, helper: c.Confine.Helper, dirs: p.written()}
 	} else {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
@@ -155,7 +150,7 @@ func (sc *subCommand) mapped(ctx context.Context, pid int) error {
 }
 
 func (sc *subCommand) giveBack(ctx context.Context) error {
-	return sc.s.settleIn(ctx, sc.helper, false, sc.dirs...)
+	return sc.s.settleIn(ctx, sc.helper, idRanges{{sc.uid, 1}}, false, sc.dirs...)
 }
 
 // close lets the init go when the command never started.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -56,6 +57,16 @@ func (p Policy) ids() (uid, gid int) {
 	return commandID()
 }
 
+// written are the folders the command may write and its caches' upper
+// folders: what its id owns while it runs.
+func (p Policy) written() []string {
+	dirs := slices.Clone(p.Write)
+	for _, c := range p.Caches {
+		dirs = append(dirs, c.Upper)
+	}
+	return dirs
+}
+
 // subordinate reports whether the command runs as one of the user's
 // subordinate ids (not root; the id is not the user's own): its namespace
 // is mapped by newuidmap and newgidmap, and its init gives it its folders.
@@ -85,7 +96,7 @@ func LeaseID(ctx context.Context, helper string) (*ID, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := sub.settleIn(ctx, helper, false); err != nil {
+	if err := sub.settleIn(ctx, helper, idRanges{{id.ID, 1}}, false); err != nil {
 		id.Release()
 		own.Why = fmt.Sprintf("the subordinate ids of /etc/subuid could not be mapped: %v", err)
 		return own, nil
@@ -185,7 +196,7 @@ func own(dirs []string, uid, gid int) error {
 // of the user's ids.
 func (id *ID) Reclaim(ctx context.Context, dirs ...string) error {
 	if id != nil && id.sub != nil {
-		return id.sub.settleIn(ctx, id.helper, false, dirs...)
+		return id.sub.settleIn(ctx, id.helper, idRanges{{id.ID, 1}}, false, dirs...)
 	}
 	return settle(os.Geteuid(), os.Getegid(), false, dirs)
 }
@@ -203,7 +214,7 @@ func (id *ID) ShareLayer(ctx context.Context, dirs ...string) error {
 	case os.Geteuid() == 0:
 		return settle(LayerID, LayerID, true, dirs)
 	case id != nil && id.sub != nil:
-		return id.sub.settleIn(ctx, id.helper, true, dirs...)
+		return id.sub.settleIn(ctx, id.helper, idRanges{{id.ID, 1}}, true, dirs...)
 	}
 	return settle(os.Geteuid(), os.Getegid(), true, dirs)
 }

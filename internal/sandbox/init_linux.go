@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -205,11 +204,7 @@ func (in invocation) steps(w walls, walls **Walls) []step {
 		{WallLimits, p.limit},
 		{WallView, func() error {
 			if in.ownWrite && become >= 0 {
-				dirs := slices.Clone(p.Write)
-				for _, c := range p.Caches {
-					dirs = append(dirs, c.Upper)
-				}
-				if err := own(dirs, become, become); err != nil {
+				if err := own(p.written(), become, become); err != nil {
 					return err
 				}
 			}

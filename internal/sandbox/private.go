@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/flock"
@@ -72,6 +73,9 @@ func RemoveLeft(ctx context.Context, root, helper string) error {
 func removeLeft(ctx context.Context, root, helper string) {
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // not a private folder (Windows keeps root's lock in .lock)
+		}
 		p := filepath.Join(root, e.Name())
 		if l, err := flock.TryLock(p, false); err == nil {
 			RemoveAll(ctx, helper, p) // its maker is gone

@@ -95,10 +95,11 @@ func waitMapped(fd int) error {
 }
 
 // settleIn runs settle (as Reclaim and ShareLayer) in a user namespace
-// that maps the user's own ids and every subordinate id of theirs: the
-// files a run's id made are the user's again (open to all with open).
-// The helper is the proctor binary.
-func (s subordinate) settleIn(ctx context.Context, helper string, open bool, dirs ...string) error {
+// that maps the user's own ids and ids (a run's, or every subordinate id
+// of the user's when which run made the files is not known): the files a
+// run's id made are the user's again (open to all with open). The helper
+// is the proctor binary.
+func (s subordinate) settleIn(ctx context.Context, helper string, ids idRanges, open bool, dirs ...string) error {
 	args := []string{"sandbox-exec", "--settle", "--mapped-fd", "3"}
 	if open {
 		args = append(args, "--open")
@@ -119,7 +120,7 @@ func (s subordinate) settleIn(ctx context.Context, helper string, open bool, dir
 	if err != nil {
 		return fmt.Errorf("give back %v: start a namespace of the user's ids: %w", dirs, err)
 	}
-	if err := s.mapIDs(ctx, cmd.Process.Pid, s.ranges); err != nil {
+	if err := s.mapIDs(ctx, cmd.Process.Pid, ids); err != nil {
 		w.Close()
 		cmd.Wait()
 		return fmt.Errorf("give back %v: %w", dirs, err)
@@ -161,7 +162,7 @@ func RemoveAll(ctx context.Context, helper, path string) error {
 	if len(s.ranges) == 0 {
 		return err
 	}
-	if serr := s.settleIn(ctx, helper, false, path); serr != nil {
+	if serr := s.settleIn(ctx, helper, s.ranges, false, path); serr != nil {
 		return fmt.Errorf("remove %s: %w (and %v)", path, err, serr)
 	}
 	return osfile.RemoveAll(path)

@@ -348,9 +348,16 @@ func NewScratch(dataDir string) (dir string, cleanup func() error, err error) {
 		return "", nil, fmt.Errorf("make a scratch folder: %w", err)
 	}
 	return d, func() error {
-		defer held.Unlock()
-		if left, _ := os.ReadDir(d); len(left) > 0 {
-			return fmt.Errorf("the scratch folder %s is kept: it holds %d run(s) that could not be recorded in the pack or under the data folder", d, len(left))
+		left, _ := os.ReadDir(d)
+		runs := 0
+		for _, e := range left {
+			if !strings.HasPrefix(e.Name(), ".") { // (Windows keeps a folder's lock in .lock)
+				runs++
+			}
+		}
+		held.Unlock() // before the removal: Windows removes no file that is open
+		if runs > 0 {
+			return fmt.Errorf("the scratch folder %s is kept: it holds %d run(s) that could not be recorded in the pack or under the data folder", d, runs)
 		}
 		return os.RemoveAll(d)
 	}, nil
