@@ -171,9 +171,18 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 		}
 		res.Walls = &walls
 	}
+	if err := res.ended(err, timedOut.Load()); err != nil {
+		return res, fmt.Errorf("run %s: %w", c.Argv[0], err)
+	}
+	return res, nil
+}
+
+// ended says in res how the command ended, from Wait's error: an error
+// of its own when it is not the command's way of ending.
+func (res *Result) ended(err error, timedOut bool) error {
 	var exit *exec.ExitError
 	switch {
-	case timedOut.Load():
+	case timedOut:
 		res.TimedOut = true
 	case errors.As(err, &exit):
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -182,11 +191,11 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 			res.Code = exit.ExitCode()
 		}
 	case err != nil:
-		return res, fmt.Errorf("run %s: %w", c.Argv[0], err)
+		return err
 	default:
 		res.Code = 0
 	}
-	return res, nil
+	return nil
 }
 
 // build is the exec.Cmd of the command: itself, or the helper as the init

@@ -22,6 +22,50 @@ func procAttr() *syscall.SysProcAttr {
 // the pipes build says of. A command that runs as one of the user's
 // subordinate ids is sc's (subCommand).
 func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, sc *subCommand, err error) {
+	p, err := c.policy()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	uid, gid := p.ids()
+	sub := p.subordinate()
+	if !sub { // a subordinate id's init gives them to it (--own-write)
+		if err := own(p.Write, uid, gid); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	n := 2
+	if sub {
+		n = 3
+	}
+	// fd 3 closes when proctor dies, the init reports how the command
+	// started on fd 4, and learns on fd 5 that proctor mapped its ids.
+	ends, err := pipes(n)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	cmd.ExtraFiles = []*os.File{ends[0][0], ends[1][1]}
+	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3", "--report-fd", "4"}, p.flags()...)
+	if c.Confine.survey {
+		args = append(args, "--survey")
+	}
+	switch {
+	case os.Geteuid() == 0:
+		args = append(args, "--become", strconv.Itoa(uid))
+	case sub:
+		cmd.ExtraFiles = append(cmd.ExtraFiles, ends[2][0])
+		args = append(args, "--become", strconv.Itoa(uid), "--own-write", "--mapped-fd", "5")
+		sc = &subCommand{s: userSubordinate(), uid: uid, mw: ends[2][1], helper: c.Confine.Helper, dirs: p.written()}
+	}
+	cmd.Path, cmd.Err = c.Confine.Helper, nil // the init finds the command in its view
+	cmd.Args = append(append(args, "--"), c.Argv...)
+	namespaces(cmd.SysProcAttr, uid, gid, sub)
+	return ends[0][1], ends[1][0], sc, nil
+}
+
+// policy is the command's policy as it starts: with its program's folders
+// (ReadProgram), what of /etc every user may read, and its caches (Start),
+// their upper folders made.
+func (c Command) policy() (Policy, error) {
 	p := c.Confine.Policy
 	if c.Confine.ReadProgram {
 		p.Read = append(append([]string{}, p.Read...), ProgramDirs(c.Argv[0])...)
@@ -32,73 +76,53 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, sc *subCommand,
 	if c.Confine.Start != nil {
 		caches, err := c.Confine.Start()
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+			return p, fmt.Errorf("start %s: %w", c.Argv[0], err)
 		}
 		p.Caches = append(append([]Cache{}, p.Caches...), caches...)
 	}
 	for _, c := range p.Caches {
 		if err := c.check(); err != nil {
-			return nil, nil, nil, fmt.Errorf("start %s: %w", c.At, err)
+			return p, fmt.Errorf("start %s: %w", c.At, err)
 		}
 		if err := UpperFolders(c.Upper, p.ID); err != nil {
-			return nil, nil, nil, err
+			return p, err
 		}
 	}
-	uid, gid := p.ids()
-	sub := p.subordinate()
-	if !sub { // a subordinate id's init gives them to it (--own-write)
-		if err := own(p.Write, uid, gid); err != nil {
-			return nil, nil, nil, err
+	return p, nil
+}
+
+// pipes makes n pipes, each {read end, write end}; none when one fails.
+func pipes(n int) ([][2]*os.File, error) {
+	var out [][2]*os.File
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, e := range out {
+				e[0].Close()
+				e[1].Close()
+			}
+			return nil, err
 		}
+		out = append(out, [2]*os.File{r, w})
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
-	}
-	rr, rw, err := os.Pipe()
-	if err != nil {
-		r.Close()
-		w.Close()
-		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
-	}
-	cmd.ExtraFiles = []*os.File{r, rw} // fd 3 and 4
-	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3", "--report-fd", "4"}, p.flags()...)
-	if c.Confine.survey {
-		args = append(args, "--survey")
-	}
-	var mr, mw *os.File
-	switch {
-	case os.Geteuid() == 0:
-		args = append(args, "--become", strconv.Itoa(uid))
-	case sub:
-		if mr, mw, err = os.Pipe(); err != nil {
-			r.Close()
-			w.Close()
-			rr.Close()
-			rw.Close()
-			return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
-		}
-		cmd.ExtraFiles = append(cmd.ExtraFiles, mr) // fd 5
-		args = append(args, "--become", strconv.Itoa(uid), "--own-write", "--mapped-fd", "5")
-	}
-	cmd.Path, cmd.Err = c.Confine.Helper, nil // the init finds the command in its view
-	cmd.Args = append(append(args, "--"), c.Argv...)
-	a := cmd.SysProcAttr
+	return out, nil
+}
+
+// namespaces gives the init its namespaces, their id maps and the
+// capabilities it starts with. The namespace maps the command's id (uid,
+// gid) to itself; as root also LayerID, the owner of the caches' layers,
+// which the overlay copies up. A subordinate id's maps are written by
+// newuidmap and newgidmap once the init has started and waits
+// (subCommand.mapped): the init keeps its capabilities as ambient ones
+// through its execve, and becomes the command's id as root does.
+func namespaces(a *syscall.SysProcAttr, uid, gid int, sub bool) {
 	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
-	if sub {
-		// newuidmap and newgidmap map the user's own ids (the init's) and
-		// the command's, each to itself, once the init has started and
-		// waits (subCommand.mapped): the init keeps its capabilities as
-		// ambient ones through its execve, and becomes the command's id as
-		// root does.
-		sc = &subCommand{s: userSubordinate(), uid: uid, mw: mw, helper: c.Confine.Helper, dirs: p.written()}
-	} else {
+	if !sub {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 	}
 	if os.Geteuid() == 0 && uid != LayerID {
-		// The owner of the caches' layers, which the overlay copies up.
 		a.UidMappings = append(a.UidMappings, syscall.SysProcIDMap{ContainerID: LayerID, HostID: LayerID, Size: 1})
 		a.GidMappings = append(a.GidMappings, syscall.SysProcIDMap{ContainerID: LayerID, HostID: LayerID, Size: 1})
 	}
@@ -121,7 +145,6 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, sc *subCommand,
 	if os.Geteuid() == 0 || sub {
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SETUID, unix.CAP_SETGID)
 	}
-	return w, rr, sc, nil
 }
 
 // subCommand is a command that runs as one of the user's subordinate ids:
