@@ -103,6 +103,32 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	}
 }
 
+// What a command's help says of how proctor keeps things safe is what
+// docs/security.md says.
+func TestHelpSaysWhatTheDocsSay(t *testing.T) {
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args       []string
+		help, doc  string
+		notInHelps string
+	}{
+		{[]string{"serve", "--help"}, "whoever holds its local secret\n(<data>/local.secret", "keeps it in `<data>/local.secret`, readable by its user only", "anyone on this machine"},
+		{[]string{"serve", "--help"}, "Serving beyond loopback (--addr 0.0.0.0:7070) needs an\nadmin account", "refuses to start until an enabled admin exists", ""},
+		{[]string{"doctor", "--help"}, "never by reading sysctls", "not by reading sysctls", ""},
+	} {
+		r := invoke(t, nil, tc.args...)
+		if !strings.Contains(r.stdout, tc.help) || (tc.notInHelps != "" && strings.Contains(r.stdout, tc.notInHelps)) {
+			t.Errorf("%v does not say %q (or says %q):\n%s", tc.args, tc.help, tc.notInHelps, r.stdout)
+		}
+		if !strings.Contains(string(docs), tc.doc) {
+			t.Errorf("docs/security.md does not say %q, which %v's help stands on", tc.doc, tc.args)
+		}
+	}
+}
+
 func TestDataDir(t *testing.T) {
 	tests := []struct {
 		name string

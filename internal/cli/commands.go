@@ -131,8 +131,9 @@ func parseServe(env Env, args []string) (*serveFlags, error) {
 	fs := newFlags(env, "serve", "[--addr 127.0.0.1:7070] [--data DIR]", `
 Serve the dashboard and the JSON API. On start it indexes the data folder's
 runs/ and sessions/, so bundles written there by other proctor commands show up.
-On loopback with no accounts it is single-user: anyone on this machine may do
-everything. Once an account exists ('proctor user add'), every page and API
+On loopback with no accounts it is single-user: whoever holds its local secret
+(<data>/local.secret, its user's alone) may do everything, and it prints the
+address that opens the dashboard with it. Once an account exists ('proctor user add'), every page and API
 call needs sign-in. Serving beyond loopback (--addr 0.0.0.0:7070) needs an
 admin account; use --tls-cert/--tls-key there, or passwords cross the LAN in
 clear. See docs/security.md.`)
