@@ -2,10 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -33,29 +33,38 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, sc *subCommand,
 			return nil, nil, nil, err
 		}
 	}
-	n := 2
+	spec := initSpec{Policy: p, Become: -1, Survey: c.Confine.survey}
+	if os.Geteuid() == 0 || sub {
+		spec.Become, spec.OwnWrite = uid, sub
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	n := 3
 	if sub {
-		n = 3
+		n = 4
 	}
 	// fd 3 closes when proctor dies, the init reports how the command
-	// started on fd 4, and learns on fd 5 that proctor mapped its ids.
+	// started on fd 4, reads its initSpec on fd 5, and learns on fd 6
+	// that proctor mapped its ids.
 	ends, err := pipes(n)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
-	cmd.ExtraFiles = []*os.File{ends[0][0], ends[1][1]}
-	args := append([]string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3", "--report-fd", "4"}, p.flags()...)
-	if c.Confine.survey {
-		args = append(args, "--survey")
+	cmd.ExtraFiles = []*os.File{ends[0][0], ends[1][1], ends[2][0]}
+	args := []string{c.Confine.Helper, "sandbox-exec", "--init", "--parent-fd", "3", "--report-fd", "4", "--spec-fd", "5"}
+	if sub {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, ends[3][0])
+		args = append(args, "--mapped-fd", "6")
+		sc = &subCommand{s: userSubordinate(), uid: uid, mw: ends[3][1], helper: c.Confine.Helper, dirs: p.written()}
 	}
-	switch {
-	case os.Geteuid() == 0:
-		args = append(args, "--become", strconv.Itoa(uid))
-	case sub:
-		cmd.ExtraFiles = append(cmd.ExtraFiles, ends[2][0])
-		args = append(args, "--become", strconv.Itoa(uid), "--own-write", "--mapped-fd", "5")
-		sc = &subCommand{s: userSubordinate(), uid: uid, mw: ends[2][1], helper: c.Confine.Helper, dirs: p.written()}
-	}
+	// A pipe holds 64 KiB: the spec is written as the init reads it (the
+	// writer ends with an error when the init died first).
+	go func(w *os.File) {
+		w.Write(raw)
+		w.Close()
+	}(ends[2][1])
 	cmd.Path, cmd.Err = c.Confine.Helper, nil // the init finds the command in its view
 	cmd.Args = append(append(args, "--"), c.Argv...)
 	namespaces(cmd.SysProcAttr, uid, gid, sub)

@@ -13,11 +13,12 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
+	"os"
 	"strings"
 )
 
@@ -79,44 +80,6 @@ type Proxy struct {
 	Port   int
 }
 
-// flags are p as the helper's flags.
-func (p Policy) flags() []string {
-	var out []string
-	for _, d := range p.Write {
-		out = append(out, "--write", d)
-	}
-	for _, d := range p.Read {
-		out = append(out, "--read", d)
-	}
-	for _, f := range p.Run {
-		out = append(out, "--run", f)
-	}
-	for _, c := range p.Caches {
-		out = append(out, "--cache", c.flag())
-	}
-	for _, d := range p.Etc.Dirs {
-		out = append(out, "--etc-dir", d)
-	}
-	for _, f := range p.Etc.Files {
-		out = append(out, "--etc-file", f)
-	}
-	if p.Proxy != nil {
-		out = append(out, "--proxy-socket", p.Proxy.Socket, "--proxy-port", strconv.Itoa(p.Proxy.Port))
-	}
-	if p.LandlockABI != 0 {
-		out = append(out, "--landlock-abi", strconv.Itoa(p.LandlockABI))
-	}
-	for _, l := range []struct {
-		flag string
-		v    uint64
-	}{{"--max-file", p.MaxFile}, {"--cpu", p.CPU}, {"--max-procs", p.MaxProcs}} {
-		if l.v > 0 {
-			out = append(out, l.flag, strconv.FormatUint(l.v, 10))
-		}
-	}
-	return out
-}
-
 // Main is the helper, `proctor sandbox-exec [flags] -- COMMAND…`: it
 // parses the policy and runs the command as the init of namespaces of its
 // own (enter), which confines itself and starts the command (initMain,
@@ -134,6 +97,23 @@ func Main(args []string, stderr io.Writer) (int, error) {
 	return code, nil
 }
 
+// initSpec is what proctor tells the init of a command's namespaces, as
+// one JSON value on a pipe (--spec-fd): its policy, and what it does
+// besides putting up its walls. No path of it shows in the process list.
+type initSpec struct {
+	Policy Policy `json:"policy"`
+	// Become is the id the init becomes once it has taken the host's
+	// folders (proctor as root, or a user's subordinate id); -1 none.
+	Become int `json:"become"`
+	// OwnWrite: the init gives the folders the command may write, and its
+	// caches' upper folders, to Become first (a subordinate id, which
+	// proctor's user cannot give them to on the host).
+	OwnWrite bool `json:"own_write,omitempty"`
+	// Survey: try every wall, report how each went, start no command
+	// (`proctor doctor`).
+	Survey bool `json:"survey,omitempty"`
+}
+
 // invocation is the helper's command line.
 type invocation struct {
 	policy Policy
@@ -141,16 +121,14 @@ type invocation struct {
 	become int // the id the init becomes; -1 none
 	parent int // a pipe from proctor that closes when it dies; -1 none
 	report int // a pipe to proctor the init says how the command started on; -1 none
+	spec   int // a pipe proctor writes the initSpec to; -1 none (the flags are the policy)
 	// surveying: try every wall, report how each went, start no command
 	// (`proctor doctor`).
 	surveying bool
 	// mapped: a pipe proctor writes a byte to once it has mapped the
 	// namespace's ids (newuidmap: a subordinate id); -1 none.
-	mapped int
-	// ownWrite: the init gives the folders the command may write, and its
-	// caches' upper folders, to the id it becomes (a subordinate id, which
-	// proctor's user cannot give them to on the host).
-	ownWrite bool
+	mapped   int
+	ownWrite bool // initSpec.OwnWrite
 	// settling: give the folders named (argv) back to the user, from
 	// inside a namespace of the user's ids; open opens them to all.
 	settling, open bool
@@ -178,9 +156,8 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 	fs.IntVar(&in.parent, "parent-fd", -1, "a `file descriptor` (a pipe) that closes when proctor dies: the init then ends, and the command with it (set by proctor)")
 	fs.IntVar(&in.report, "report-fd", -1, "a `file descriptor` (a pipe) the init writes how the command started to: the walls it had, or the one that failed (set by proctor)")
 	fs.IntVar(&in.policy.LandlockABI, "landlock-abi", 0, "the newest Landlock `ABI` the rules use: 0 the kernel's, -1 none")
-	fs.IntVar(&in.become, "become", -1, "the `id` the init becomes once it has taken the host's folders (set by proctor when it runs as root)")
+	fs.IntVar(&in.spec, "spec-fd", -1, "a `file descriptor` (a pipe) proctor writes the init's policy to, as JSON, in place of the flags above (set by proctor)")
 	fs.IntVar(&in.mapped, "mapped-fd", -1, "a `file descriptor` (a pipe) proctor writes to once it has mapped the namespace's ids (set by proctor for a subordinate id)")
-	fs.BoolVar(&in.ownWrite, "own-write", false, "give the folders the command may write to the id of --become first (set by proctor for a subordinate id)")
 	fs.BoolVar(&in.settling, "settle", false, "give the folders after -- back to this user, with no setuid or setgid bit (set by proctor, in a namespace of the user's ids)")
 	fs.BoolVar(&in.open, "open", false, "with --settle: open them to all (a toolchain cache layer)")
 	if err := fs.Parse(args); err != nil {
@@ -189,26 +166,58 @@ func parse(args []string, stderr io.Writer) (invocation, error) {
 	if in.argv = fs.Args(); len(in.argv) == 0 && !in.settling {
 		return in, errors.New("sandbox-exec: no command after --")
 	}
+	in.become = -1
+	if in.spec >= 0 {
+		if err := in.readSpec(); err != nil {
+			return in, fmt.Errorf("sandbox-exec: %w", err)
+		}
+		return in, nil
+	}
 	in.policy.Write, in.policy.Read, in.policy.Run = write, read, runs
 	in.policy.Etc = Readable{Dirs: etcDirs, Files: etcFiles}
 	for _, v := range caches {
 		c, err := parseCache(v)
-		if err == nil {
-			err = c.check()
-		}
 		if err != nil {
 			return in, fmt.Errorf("sandbox-exec: %w", err)
 		}
 		in.policy.Caches = append(in.policy.Caches, c)
 	}
-	switch {
-	case *socket == "" && *port == 0:
-	case *socket == "" || *port < 1 || *port > 65535:
-		return in, fmt.Errorf("sandbox-exec: --proxy-socket %q --proxy-port %d: want a socket and a port from 1 to 65535", *socket, *port)
-	default:
+	if *socket != "" || *port != 0 {
 		in.policy.Proxy = &Proxy{Socket: *socket, Port: *port}
 	}
+	if err := in.policy.check(); err != nil {
+		return in, fmt.Errorf("sandbox-exec: %w", err)
+	}
 	return in, nil
+}
+
+// readSpec reads the initSpec proctor writes on the spec pipe.
+func (in *invocation) readSpec() error {
+	f := os.NewFile(uintptr(in.spec), "spec")
+	defer f.Close()
+	var spec initSpec
+	if err := json.NewDecoder(io.LimitReader(f, 16<<20)).Decode(&spec); err != nil {
+		return fmt.Errorf("read the policy from fd %d: %w", in.spec, err)
+	}
+	if err := spec.Policy.check(); err != nil {
+		return err
+	}
+	in.policy, in.become, in.ownWrite, in.surveying = spec.Policy, spec.Become, spec.OwnWrite, spec.Survey
+	return nil
+}
+
+// check refuses a policy the init cannot apply: a cache the overlay cannot
+// take, a proxy without a socket or a port.
+func (p Policy) check() error {
+	for _, c := range p.Caches {
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	if p.Proxy != nil && (p.Proxy.Socket == "" || p.Proxy.Port < 1 || p.Proxy.Port > 65535) {
+		return fmt.Errorf("--proxy-socket %q --proxy-port %d: want a socket and a port from 1 to 65535", p.Proxy.Socket, p.Proxy.Port)
+	}
+	return nil
 }
 
 type list []string

@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
+	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,14 +81,30 @@ func TestModeAndFlags(t *testing.T) {
 		t.Error("an unknown mode was accepted")
 	}
 	p := Policy{Write: []string{"/ws", "/tmp/x"}, Read: []string{"/usr/local/go"}, Proxy: &Proxy{Socket: "/s/proxy.sock", Port: 4000}, MaxFile: 10, CPU: 5, MaxProcs: 64}
-	got := strings.Join(p.flags(), " ")
+	got := strings.Join(policyFlags(p), " ")
 	want := "--write /ws --write /tmp/x --read /usr/local/go --proxy-socket /s/proxy.sock --proxy-port 4000 --max-file 10 --cpu 5 --max-procs 64"
 	if got != want {
 		t.Fatalf("flags:\n got %s\nwant %s", got, want)
 	}
-	in, err := parse(append(append([]string{"--init"}, p.flags()...), "--", "bash", "-c", "echo --write /etc"), &strings.Builder{})
+	in, err := parse(append(append([]string{"--init"}, policyFlags(p)...), "--", "bash", "-c", "echo --write /etc"), &strings.Builder{})
 	if q := in.policy; err != nil || !slices.Equal(q.Write, p.Write) || *q.Proxy != *p.Proxy || q.MaxProcs != 64 || in.become != -1 || !in.init || len(in.argv) != 3 {
 		t.Fatalf("the flags do not read back: %+v %v", in, err)
+	}
+	// proctor gives the init its policy as one JSON value on a pipe: it
+	// reads back whole, and nothing of it is in the command line.
+	full := Policy{Write: []string{"/ws"}, Read: []string{"/r"}, Run: []string{"/bin/hook"}, Caches: []Cache{{At: "/ws/.cache", Upper: "/u", Layers: []string{"/l1", "/l2"}}},
+		Etc: Readable{Dirs: []string{"/etc/ssl"}, Files: []string{"/etc/hosts"}}, Proxy: &Proxy{Socket: "/s", Port: 4001}, MaxFile: 1, CPU: 2, MaxProcs: 3, LandlockABI: 4, ID: 1900001}
+	for _, spec := range []initSpec{{Policy: full, Become: 1900001, OwnWrite: true}, {Policy: Policy{Write: []string{"/ws"}}, Become: -1, Survey: true}} {
+		raw, _ := json.Marshal(spec)
+		args := []string{"--init", "--spec-fd", strconv.Itoa(specPipe(t, string(raw))), "--", "true"}
+		in, err := parse(args, &strings.Builder{})
+		if err != nil || !reflect.DeepEqual(in.policy, spec.Policy) || in.become != spec.Become || in.ownWrite != spec.OwnWrite || in.surveying != spec.Survey {
+			t.Fatalf("the spec does not read back: %v\n got %+v\nwant %+v", err, in, spec)
+		}
+	}
+	bad := specPipe(t, `{"policy": {"Caches": [{"At": "relative", "Upper": "/u"}]}}`)
+	if _, err := parse([]string{"--init", "--spec-fd", strconv.Itoa(bad), "--", "true"}, &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "absolute") {
+		t.Fatalf("a spec with a relative cache folder: %v", err)
 	}
 	// The helper refuses what it cannot apply, and runs nothing.
 	for _, args := range [][]string{{"--proxy-port", "http", "--", "true"}, {"--proxy-socket", "/s", "--", "true"}, {"--proxy-socket", "/s", "--proxy-port", "70000", "--", "true"}, {"--write", "/ws"}, {"--nope"}} {
@@ -107,11 +126,16 @@ func TestCommandBuildsTheInit(t *testing.T) {
 	}
 	alive.Close()
 	report.Close()
+	var spec initSpec
+	err = json.NewDecoder(cmd.ExtraFiles[2]).Decode(&spec) // fd 5
 	for _, f := range cmd.ExtraFiles {
 		f.Close()
 	}
-	if cmd.Path != "/bin/proctor" || !slices.Contains(cmd.Args, "--init") || cmd.Args[len(cmd.Args)-3] != "bash" {
-		t.Fatalf("the helper's command line: %s %q", cmd.Path, cmd.Args)
+	if err != nil || !slices.Equal(spec.Policy.Write, []string{dir}) {
+		t.Fatalf("the init's spec: %+v %v", spec, err)
+	}
+	if cmd.Path != "/bin/proctor" || !slices.Contains(cmd.Args, "--init") || cmd.Args[len(cmd.Args)-3] != "bash" || slices.Contains(cmd.Args, dir) {
+		t.Fatalf("the helper's command line (the policy is not in it): %s %q", cmd.Path, cmd.Args)
 	}
 	a := cmd.SysProcAttr
 	all := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
@@ -128,7 +152,57 @@ func TestCommandBuildsTheInit(t *testing.T) {
 	if len(a.UidMappings) != want || a.UidMappings[0].HostID != uid || uid == 0 || (want == 2 && a.UidMappings[1].HostID != LayerID) {
 		t.Fatalf("the command's id on the host is %d (%+v)", uid, a.UidMappings)
 	}
-	if os.Geteuid() == 0 && !slices.Contains(cmd.Args, "--become") {
-		t.Fatal("as root, the init is not told to become the command's id")
+	if os.Geteuid() == 0 && spec.Become != uid {
+		t.Fatalf("as root, the init is told to become %d, not the command's id %d", spec.Become, uid)
 	}
+}
+
+// policyFlags are p as the flags a person gives `proctor sandbox-exec`.
+func policyFlags(p Policy) []string {
+	var out []string
+	for _, d := range p.Write {
+		out = append(out, "--write", d)
+	}
+	for _, d := range p.Read {
+		out = append(out, "--read", d)
+	}
+	for _, f := range p.Run {
+		out = append(out, "--run", f)
+	}
+	for _, c := range p.Caches {
+		out = append(out, "--cache", c.flag())
+	}
+	for _, d := range p.Etc.Dirs {
+		out = append(out, "--etc-dir", d)
+	}
+	for _, f := range p.Etc.Files {
+		out = append(out, "--etc-file", f)
+	}
+	if p.Proxy != nil {
+		out = append(out, "--proxy-socket", p.Proxy.Socket, "--proxy-port", strconv.Itoa(p.Proxy.Port))
+	}
+	if p.LandlockABI != 0 {
+		out = append(out, "--landlock-abi", strconv.Itoa(p.LandlockABI))
+	}
+	for _, l := range []struct {
+		flag string
+		v    uint64
+	}{{"--max-file", p.MaxFile}, {"--cpu", p.CPU}, {"--max-procs", p.MaxProcs}} {
+		if l.v > 0 {
+			out = append(out, l.flag, strconv.FormatUint(l.v, 10))
+		}
+	}
+	return out
+}
+
+// specPipe is the read end of a pipe that holds text, as a bare file
+// descriptor the reader closes (as the init does).
+func specPipe(t *testing.T, text string) int {
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Write(fds[1], []byte(text))
+	syscall.Close(fds[1])
+	return fds[0]
 }

@@ -61,7 +61,7 @@ func TestHostFilesAreWhatEveryUserMayReadOfEtc(t *testing.T) {
 		t.Fatal("a second command walked /etc again")
 	}
 	p := Policy{Write: []string{"/ws"}, Etc: Readable{Dirs: []string{"/etc/ssl/certs"}, Files: []string{"/etc/passwd", "/etc/hosts"}}}
-	in, err := parse(append(p.flags(), "--", "true"), &strings.Builder{})
+	in, err := parse(append(policyFlags(p), "--", "true"), &strings.Builder{})
 	if err != nil || !slices.Equal(in.policy.Etc.Dirs, p.Etc.Dirs) || !slices.Equal(in.policy.Etc.Files, p.Etc.Files) {
 		t.Fatalf("the /etc flags do not read back: %+v %v", in.policy.Etc, err)
 	}

@@ -190,7 +190,7 @@ func (s *scene) run(t *testing.T, wall string, a attack) (bool, string) {
 		}
 		out, code = res.Output, res.Code
 	default:
-		cmd := exec.Command(os.Args[0], append(append([]string{"sandbox-exec"}, s.policy.flags()...), "--", "bash", "-c", a.script)...)
+		cmd := exec.Command(os.Args[0], append(append([]string{"sandbox-exec"}, policyFlags(s.policy)...), "--", "bash", "-c", a.script)...)
 		cmd.Dir, cmd.Env = s.ws, append(env, "PROCTOR_SANDBOX_TEST_WALL="+wall)
 		out, _ = cmd.CombinedOutput()
 		code = cmd.ProcessState.ExitCode()
