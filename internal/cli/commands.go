@@ -118,13 +118,14 @@ func gitCredentials(env Env, r *run.Runner, cmd, sourcesFile, flag, tokenEnv, gi
 
 // serveFlags are serve's flags, parsed and checked.
 type serveFlags struct {
-	addr, data, reviewer, tlsCert, tlsKey, models, agents, gitTokenEnv, gitHost, sandbox string
-	sources                                                                              *string
-	verbose                                                                              bool
-	workers                                                                              int
-	maxPushBytes, maxPushIncoming                                                        int64
-	approvalTimeout                                                                      time.Duration
-	roots, scenarioRoots, hosts, applyPushed                                             stringList
+	addr, data, reviewer, tlsCert, tlsKey, models, agents, gitTokenEnv, gitHost, sandboxFlag string
+	sandbox                                                                                  sandbox.Mode
+	sources                                                                                  *string
+	verbose                                                                                  bool
+	workers                                                                                  int
+	maxPushBytes, maxPushIncoming                                                            int64
+	approvalTimeout                                                                          time.Duration
+	roots, scenarioRoots, hosts, applyPushed                                                 stringList
 }
 
 func parseServe(env Env, args []string) (*serveFlags, error) {
@@ -154,7 +155,7 @@ clear. See docs/security.md.`)
 	f.sources = sourcesFlag(fs)
 	fs.StringVar(&f.gitTokenEnv, "git-token-env", "", "the environment `variable` holding a token that can read the repositories on --git-host runs are launched on (never shown or recorded)")
 	fs.StringVar(&f.gitHost, "git-host", "github.com", "the `host` a repository given as owner/name is on")
-	fs.StringVar(&f.sandbox, "sandbox", "workspace", "how launched runs' commands are confined: workspace, strict or off (docs/security.md)")
+	fs.StringVar(&f.sandboxFlag, "sandbox", "workspace", "how launched runs' commands are confined: workspace, strict or off (docs/security.md)")
 	fs.Int64Var(&f.maxPushBytes, "max-push-bytes", push.DefaultMaxBytes, "the largest pack a push may send, in `bytes` (a larger one is refused, 413)")
 	fs.Int64Var(&f.maxPushIncoming, "max-push-incoming", push.DefaultMaxIncoming, "the `bytes` all unfinished pushes may hold together (in <data>/incoming; past it a push is refused, 413, until they finish or are abandoned for an hour)")
 	fs.Var(&f.applyPushed, "apply-pushed", "`SOURCE=DIR`: an approval of a run pushed from elsewhere whose source is SOURCE (its repository URL, or its folder as the pusher's receipt names it) writes DIR, a folder under a --source-root (repeatable); a pushed run of any other source writes nothing here, its approved change is offered")
@@ -171,7 +172,8 @@ clear. See docs/security.md.`)
 	case f.maxPushBytes < 1 || f.maxPushIncoming < f.maxPushBytes:
 		return nil, usagef("serve", "--max-push-bytes %d, --max-push-incoming %d: want a positive size, and room in incoming for at least one pack that size", f.maxPushBytes, f.maxPushIncoming)
 	}
-	if _, err := sandbox.Mode(f.sandbox); err != nil {
+	var err error
+	if f.sandbox, err = sandbox.ParseMode(f.sandboxFlag); err != nil {
 		return nil, usagef("serve", "--%v", err)
 	}
 	return f, nil
@@ -238,7 +240,7 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	}
 	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: sb,
 		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }, Prices: st.Prices()}
-	runner.Sandbox.Mode, _ = sandbox.Mode(f.sandbox)
+	runner.Sandbox.Mode = f.sandbox
 	if runner.PushedTrees, err = pushedTrees(f.applyPushed, absRoots); err != nil {
 		return err
 	}

@@ -25,9 +25,9 @@ func BenchmarkExamplesSuite(b *testing.B) {
 	}
 	data := b.TempDir()
 	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
-	suite := func(mode string) time.Duration {
+	suite := func(mode sandbox.Mode) time.Duration {
 		start := time.Now()
-		r := invoke(b, env, "scenario", "run", "--sandbox", mode, examples)
+		r := invoke(b, env, "scenario", "run", "--sandbox", string(mode), examples)
 		if r.code != 0 {
 			b.Fatalf("--sandbox %s: %+v", mode, r)
 		}

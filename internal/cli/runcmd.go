@@ -130,7 +130,7 @@ func (f *runFlags) request(env Env, name string) (launch.Request, error) {
 		return spec, err
 	}
 	spec.Agent = a
-	if spec.Sandbox, err = sandbox.Mode(*f.sandbox); err != nil {
+	if spec.Sandbox, err = sandbox.ParseMode(*f.sandbox); err != nil {
 		return spec, usagef(name, "--%v", err)
 	}
 	mode := *f.approve

@@ -193,7 +193,7 @@ broken check.`)
 			return usagef("scenario run", "--baseline: %v", err)
 		}
 	}
-	if r.Sandbox.Mode, err = sandbox.Mode(*sandboxMode); err != nil {
+	if r.Sandbox.Mode, err = sandbox.ParseMode(*sandboxMode); err != nil {
 		return usagef("scenario run", "--%v", err)
 	}
 	if r.GitTokens, err = gitCredentials(env, r, "scenario run", sourcesPath(*sources, env.Getenv), "", "", ""); err != nil {

@@ -92,7 +92,7 @@ type Request struct {
 	Verifier                     *run.ModelChoice
 	Bounds                       *bundle.Bounds // nil: the defaults
 	Agent                        external.Agent
-	Sandbox                      string
+	Sandbox                      sandbox.Mode
 	Allow                        []string       // command prefixes allowed without asking
 	Ask                          agent.Approver // who decides a call that neither Allow nor an approval rule allows (a person on the board or at a terminal); nil: it is refused
 	Followed                     bool           // launched from the dashboard: its page follows it (run.Spec.Followed)
@@ -477,7 +477,7 @@ func (l *Launcher) Build(id string, v Task) (run.Spec, error) {
 	if missing := agent.Missing(); ferr == nil && missing != "" {
 		errs.add(&FieldError{"agent", missing})
 	}
-	mode, err := sandbox.Mode(v.Sandbox)
+	mode, err := sandbox.ParseMode(v.Sandbox)
 	if err != nil {
 		errs.add(&FieldError{"sandbox", err.Error()})
 	}

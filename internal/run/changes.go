@@ -12,6 +12,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/records"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
@@ -37,8 +38,10 @@ func (r *Runner) ResumeSpec(ctx context.Context, runID string) (Spec, error) {
 			return Spec{}, err
 		}
 	}
+	// (the bundle's reader has checked the receipt's mode; "" is the
+	// runner's, for a run from before proctor had a sandbox)
 	return Spec{Kind: rc.Kind, SourceDir: rc.Source.Path, SourceKind: rc.Source.Kind, Task: rc.Task, Criteria: rc.Criteria, OutOfScope: rc.OutOfScope,
-		Bounds: rc.Bounds, Sandbox: rc.Sandbox, Resumes: runID, Session: rc.SessionID, Addresses: rc.Addresses}, nil
+		Bounds: rc.Bounds, Sandbox: sandbox.Mode(rc.Sandbox), Resumes: runID, Session: rc.SessionID, Addresses: rc.Addresses}, nil
 }
 
 // interrupted reads the run runID, which must be an interrupted run of

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,19 @@ func TestAnInterruptedRunIsResumed(t *testing.T) {
 	if first == nil || first.Receipt.Status != bundle.StatusInterrupted {
 		t.Fatalf("the first run: %+v", first)
 	}
+	// A receipt is a file anyone may have edited: a sandbox mode it names
+	// is read as a person's would be.
+	receipt := filepath.Join(first.Dir, bundle.ReceiptFile)
+	orig, _ := os.ReadFile(receipt)
+	var m map[string]any
+	json.Unmarshal(orig, &m)
+	m["sandbox"] = "loose"
+	edited, _ := json.Marshal(m)
+	os.WriteFile(receipt, edited, 0o644)
+	if _, err := r.ResumeSpec(context.Background(), first.Receipt.RunID); err == nil || !strings.Contains(err.Error(), `sandbox: "loose" is not one of workspace, strict, off`) {
+		t.Fatalf("a receipt's unknown sandbox mode: %v", err)
+	}
+	os.WriteFile(receipt, orig, 0o644)
 	spec, err := r.ResumeSpec(context.Background(), first.Receipt.RunID)
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ type Spec struct {
 	Prepare func(ctx context.Context, workspace string, env []string, confine *sandbox.Confinement) error
 	// Sandbox is how this run's commands are confined (sandbox.ModeWorkspace,
 	// ModeStrict, ModeOff); "" is the runner's.
-	Sandbox string
+	Sandbox sandbox.Mode
 }
 
 // Conversation holds what the conversation driver answers with and the
@@ -381,7 +381,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
 		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir, Origin: spec.SourceOrigin},
 		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
-		Sandbox: l.mode(), Addresses: spec.Addresses, Resumes: spec.Resumes,
+		Sandbox: string(l.mode()), Addresses: spec.Addresses, Resumes: spec.Resumes,
 	}
 	if spec.Model.Profile != nil {
 		l.receipt.Model.Profile, l.receipt.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL
@@ -469,7 +469,7 @@ func (l *live) fail(ctx context.Context, domain bundle.Domain, code string, err 
 }
 
 func (l *live) execute(ctx context.Context, sess *sessionState) outcome {
-	if m := l.mode(); m != "" && m != sandbox.ModeOff {
+	if l.mode().Confined() {
 		// Its private folder: a temp folder (the commands' TMPDIR and home)
 		// and beside it the upper folders of its toolchain caches, which no
 		// command sees; made as its first confined command starts.
@@ -635,7 +635,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 	}
 	l.receipt.Source.CommitSHA = ws.Base
 	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StagePreparingWorkspace, Workspace: ws.Dir, BaseCommit: ws.Base})
-	if m := l.mode(); m != "" && m != sandbox.ModeOff {
+	if l.mode().Confined() {
 		if err := l.checkWalls(ctx); err != nil {
 			o := l.fail(ctx, bundle.DomainEnvironment, CodeSandboxUnavailable, err, false)
 			return nil, nil, &o

@@ -24,7 +24,7 @@ import (
 
 // Sandbox says how a runner confines the commands of its runs.
 type Sandbox struct {
-	Mode   string   // sandbox.ModeWorkspace (default), ModeStrict or ModeOff
+	Mode   sandbox.Mode // ModeWorkspace (default), ModeStrict or ModeOff
 	Helper string   // the proctor binary, run as `proctor sandbox-exec`
 	Read   []string // the read allow-list (toolchains, module caches); not in strict mode
 	// Caches is the store of warm toolchain caches the confined commands
@@ -49,7 +49,7 @@ type Sandbox struct {
 // few seconds while the host fails.
 func (r *Runner) SandboxProblem(ctx context.Context) error {
 	sb := r.Sandbox
-	if sb == nil || sb.Mode == sandbox.ModeOff {
+	if sb == nil || sb.Mode == sandbox.ModeOff { // (a runner's "" is the default, workspace)
 		return nil
 	}
 	_, err := sb.probe(ctx, r.DataDir)
@@ -89,8 +89,9 @@ func DefaultRead(getenv func(string) string) []string {
 	return out
 }
 
-// mode is the sandbox mode of the run: the spec's, else the runner's.
-func (l *live) mode() string {
+// mode is the sandbox mode of the run: the spec's, else the runner's; ""
+// when the runner has no sandbox.
+func (l *live) mode() sandbox.Mode {
 	switch {
 	case l.r.Sandbox == nil:
 		return ""
@@ -158,7 +159,7 @@ func (l *live) reclaim() {
 // run's private temp folder and write, reaching the model only through
 // proxy (nil: not at all); nil when the run is not confined.
 func (l *live) confine(ws string, proxy *sandbox.Proxy, write ...string) *sandbox.Confinement {
-	if m := l.mode(); m == "" || m == sandbox.ModeOff {
+	if !l.mode().Confined() {
 		return nil
 	}
 	return l.confinement(ws, proxy, l.caches, write...)
@@ -167,7 +168,7 @@ func (l *live) confine(ws string, proxy *sandbox.Proxy, write ...string) *sandbo
 // confinement is confine with the toolchain caches the command sees.
 func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sandbox.Cache, write ...string) *sandbox.Confinement {
 	m := l.mode()
-	if m == "" || m == sandbox.ModeOff {
+	if !m.Confined() {
 		return nil
 	}
 	b := l.spec.Bounds
@@ -192,7 +193,7 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sand
 	if l.spec.Scenario != nil && l.spec.Scenario.Path != "" {
 		p.Read = append(p.Read, l.spec.Scenario.Path) // setup, ready and executable checks
 	}
-	if m == sandbox.ModeWorkspace {
+	if m.ReadsAllowList() {
 		p.Read = append(p.Read, l.r.Sandbox.Read...)
 	}
 	helper := l.r.Sandbox.Helper
@@ -207,13 +208,13 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sand
 		}
 		return caches(), nil
 	}
-	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m == sandbox.ModeWorkspace, Host: l.r.Sandbox.Host, Start: start}
+	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m.ReadsAllowList(), Host: l.r.Sandbox.Host, Start: start}
 }
 
 // sandboxEnv points a confined command's home and caches into the run's
 // private temp folder.
 func (l *live) sandboxEnv(env []string) []string {
-	if m := l.mode(); m == "" || m == sandbox.ModeOff {
+	if !l.mode().Confined() {
 		return env
 	}
 	home := filepath.Join(l.tmp, "home")

@@ -22,23 +22,35 @@ import (
 	"strings"
 )
 
+// Mode is how a run's commands are confined; decided once, from what a
+// person gave (ParseMode).
+type Mode string
+
 // The modes.
 const (
-	ModeOff       = "off"       // no confinement
-	ModeWorkspace = "workspace" // the default: write the workspace, read the system and the allow-list
-	ModeStrict    = "strict"    // as workspace, without the read allow-list
+	ModeOff       Mode = "off"       // no confinement
+	ModeWorkspace Mode = "workspace" // the default: write the workspace, read the system and the allow-list
+	ModeStrict    Mode = "strict"    // as workspace, without the read allow-list
 )
 
-// Mode checks a mode given by a person.
-func Mode(s string) (string, error) {
-	switch s {
+// ParseMode checks a mode given by a person ("" is the default).
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
 	case "", ModeWorkspace:
 		return ModeWorkspace, nil
 	case ModeStrict, ModeOff:
-		return s, nil
+		return m, nil
 	}
 	return "", fmt.Errorf("sandbox %q: want workspace, strict or off", s)
 }
+
+// Confined says whether the commands run in the sandbox ("" is no mode
+// at all: a runner without a sandbox).
+func (m Mode) Confined() bool { return m == ModeWorkspace || m == ModeStrict }
+
+// ReadsAllowList says whether the commands may read the read allow-list
+// and the folders their program runs from.
+func (m Mode) ReadsAllowList() bool { return m == ModeWorkspace }
 
 // System are the folders every sandboxed command may read (and run from).
 // /sys and the host's /proc and /run are not among them: the view has its

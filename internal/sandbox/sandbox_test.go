@@ -72,12 +72,15 @@ func testHelper(args []string) int {
 }
 
 func TestModeAndFlags(t *testing.T) {
-	for in, want := range map[string]string{"": ModeWorkspace, "workspace": ModeWorkspace, "strict": ModeStrict, "off": ModeOff} {
-		if got, err := Mode(in); err != nil || got != want {
-			t.Errorf("Mode(%q) = %q, %v", in, got, err)
+	for in, want := range map[string]Mode{"": ModeWorkspace, "workspace": ModeWorkspace, "strict": ModeStrict, "off": ModeOff} {
+		if got, err := ParseMode(in); err != nil || got != want || got.Confined() == (want == ModeOff) || got.ReadsAllowList() != (want == ModeWorkspace) {
+			t.Errorf("ParseMode(%q) = %q, %v", in, got, err)
 		}
 	}
-	if _, err := Mode("loose"); err == nil {
+	if Mode("").Confined() {
+		t.Error("no mode at all (a runner without a sandbox) is confined")
+	}
+	if _, err := ParseMode("loose"); err == nil {
 		t.Error("an unknown mode was accepted")
 	}
 	p := Policy{Write: []string{"/ws", "/tmp/x"}, Read: []string{"/usr/local/go"}, Proxy: &Proxy{Socket: "/s/proxy.sock", Port: 4000}, MaxFile: 10, CPU: 5, MaxProcs: 64}

@@ -20,6 +20,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/check"
 	"github.com/proctor-dev/proctor/internal/external"
+	"github.com/proctor-dev/proctor/internal/sandbox"
 	"github.com/proctor-dev/proctor/internal/source"
 	"github.com/proctor-dev/proctor/internal/yamldoc"
 )
@@ -49,7 +50,7 @@ type Scenario struct {
 	Continue    string
 	Model       Model
 	Agent       external.Agent    // the zero value is proctor's own agent
-	Sandbox     string            // workspace, strict or off; "" the runner's
+	Sandbox     sandbox.Mode      // workspace, strict or off; "" the runner's
 	Env         map[string]string // applied over a scrubbed environment
 	PassEnv     []string          // process variables passed by name (secrets included)
 	Context     string            // session context template: $RUN_DIR, $WORKSPACE
@@ -200,9 +201,11 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 		case "model":
 			d.model(v, s)
 		case "sandbox":
-			if s.Sandbox = d.Str(v, key); s.Sandbox != "workspace" && s.Sandbox != "strict" && s.Sandbox != "off" {
-				d.Add(v, key, "%q: want workspace, strict or off", s.Sandbox)
+			m, err := sandbox.ParseMode(d.Str(v, key))
+			if err != nil || d.Str(v, key) == "" {
+				d.Add(v, key, "%q: want workspace, strict or off", d.Str(v, key))
 			}
+			s.Sandbox = m
 		case "agent":
 			s.Agent = external.Decode(&d.Decoder, v, "agent")
 			if s.Agent.Kind == external.KindCommand && s.Agent.Name == "" && len(s.Agent.Command) > 0 {

@@ -64,6 +64,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate check names", "id: x\ntask: t\nchecks:\n  - {name: a, kind: budget_not_exceeded}\n  - {name: a, kind: budget_not_exceeded}\n", `"a" is used twice`},
 		{"empty", "", "empty"},
 		{"sandbox mode", "id: x\ntask: t\nsandbox: loose\n", `sandbox: "loose": want workspace, strict or off`},
+		{"empty sandbox mode", "id: x\ntask: t\nsandbox: \"\"\n", `sandbox: "": want workspace, strict or off`},
 		{"agent kind", "id: x\ntask: t\nagent: {kind: shell}\n", `agent.kind: "shell": want one of native, codex, claude, gemini, qwen, opencode, copilot, command`},
 		{"agent without a command", "id: x\ntask: t\nagent: {kind: command}\n", "agent.command: missing"},
 		{"source without repo", "id: x\ntask: t\nsource: {ref: main}\n", "source.repo: missing"},
