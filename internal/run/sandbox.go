@@ -25,8 +25,8 @@ import (
 // Sandbox says how a runner confines the commands of its runs.
 type Sandbox struct {
 	Mode   sandbox.Mode // ModeWorkspace (default), ModeStrict or ModeOff
-	Helper string   // the proctor binary, run as `proctor sandbox-exec`
-	Read   []string // the read allow-list (toolchains, module caches); not in strict mode
+	Helper string       // the proctor binary, run as `proctor sandbox-exec`
+	Read   []string     // the read allow-list (toolchains, module caches); not in strict mode
 	// Caches is the store of warm toolchain caches the confined commands
 	// see copy-on-write (toolcache.At(data)); nil: each run's caches start
 	// empty.
