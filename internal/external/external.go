@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/intent"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/sandbox"
@@ -309,10 +310,7 @@ func version(ctx context.Context, a Agent, path string, env []string, o Options)
 	if i := strings.IndexByte(v, '\n'); i >= 0 {
 		v = v[:i]
 	}
-	if len(v) > 200 {
-		v = v[:200]
-	}
-	return v
+	return clip.Bytes(v, 200)
 }
 
 // Missing says that the agent's program is not on the server's PATH, and

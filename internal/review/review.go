@@ -18,6 +18,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/gate"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/records"
@@ -89,10 +90,7 @@ func (s *Service) Decide(ctx context.Context, id string, who Who, d Diff) error 
 	if d.Parts != nil && !d.Approve {
 		return &Invalid{"parts", "go with decision approve (a rejection is of the whole diff)"}
 	}
-	reason := strings.TrimSpace(d.Reason)
-	if len(reason) > 500 {
-		reason = reason[:500]
-	}
+	reason := clip.Bytes(strings.TrimSpace(d.Reason), 500)
 	opt := rv.Options
 	opt.Force, opt.Actor, opt.Address, opt.Record = d.Force, who.Actor, who.Address, s.record
 	_, err = gate.Review(ctx, rv.Dir, gate.ReviewerFunc(func(context.Context, gate.Proposal) (gate.Verdict, error) {
