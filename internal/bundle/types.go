@@ -287,6 +287,20 @@ type Verify struct {
 	Checks     []CheckResult `json:"checks,omitempty"`   // check commands, phase "verify"
 }
 
+// ReviewedChange is what a reviewer decided on a run's diff, as a CI job that
+// lands it needs it (GET /api/v1/runs/{id}/decision, proctor apply
+// --from): the review (nil while none is made), the diff as the run
+// recorded it (its index lines say what each file was before the run),
+// and the accepted change — the whole diff, or its accepted parts with
+// their edits — once it is approved.
+type ReviewedChange struct {
+	RunID    string  `json:"run_id"`
+	Status   Status  `json:"status"`
+	Review   *Review `json:"review"`
+	Diff     string  `json:"diff"`
+	Accepted string  `json:"accepted,omitempty"`
+}
+
 // Review is a person's decision on the run's diff.
 type Review struct {
 	Approved   bool      `json:"approved"`

@@ -18,7 +18,6 @@ import (
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/run"
-	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 )
 
@@ -216,7 +215,7 @@ func applyFrom(ctx context.Context, env Env, runID, host, to, tokenEnv, dataDir 
 }
 
 // fetchDecision asks host for run id's decision.
-func fetchDecision(ctx context.Context, host, token, id string) (*runview.Decision, error) {
+func fetchDecision(ctx context.Context, host, token, id string) (*bundle.ReviewedChange, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(host, "/")+"/api/v1/runs/"+url.PathEscape(id)+"/decision", nil)
 	if err != nil {
 		return nil, usagef("apply", "--from %s: %v", host, err)
@@ -240,7 +239,7 @@ func fetchDecision(ctx context.Context, host, token, id string) (*runview.Decisi
 		json.Unmarshal(body, &e)
 		return nil, exitWith(ExitProblems, fmt.Errorf("%s answered %d for run %s's decision: %s", host, resp.StatusCode, id, e.Error))
 	}
-	var d runview.Decision
+	var d bundle.ReviewedChange
 	if err := json.Unmarshal(body, &d); err != nil || d.RunID != id {
 		return nil, fmt.Errorf("%s's answer for run %s's decision is not one (%v)", host, id, err)
 	}

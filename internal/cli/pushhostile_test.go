@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/testutil"
 )
@@ -314,7 +313,7 @@ func TestApplyFromHoldsTheLocalGatesRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				json.NewEncoder(w).Encode(runview.Decision{RunID: id, Status: bundle.StatusPassed, Diff: tc.diff, Accepted: tc.accepted,
+				json.NewEncoder(w).Encode(bundle.ReviewedChange{RunID: id, Status: bundle.StatusPassed, Diff: tc.diff, Accepted: tc.accepted,
 					Review: &bundle.Review{Approved: true, ReviewedBy: "host", HasDiff: true, AppliedParts: tc.parts}})
 			}))
 			defer host.Close()

@@ -420,7 +420,7 @@ func (l *Launcher) Launch(v Task) (string, error) {
 
 // LaunchAs is Launch under a given run id.
 func (l *Launcher) LaunchAs(id string, v Task) (string, error) {
-	spec, err := l.Build(id, v)
+	spec, err := l.TaskSpec(id, v)
 	if err != nil {
 		return "", err
 	}
@@ -430,10 +430,11 @@ func (l *Launcher) LaunchAs(id string, v Task) (string, error) {
 	return id, nil
 }
 
-// Build checks a task launch field by field and makes run id's spec: its
-// source (a folder under a source root, resolved, or a repository), task,
-// bounds, model, agent, sandbox, verifier and approver chain.
-func (l *Launcher) Build(id string, v Task) (run.Spec, error) {
+// TaskSpec checks a task launch field by field and makes run id's spec
+// (Build): its source (a folder under a source root, resolved, or a
+// repository), task, bounds, model, agent, sandbox, verifier and approver
+// chain.
+func (l *Launcher) TaskSpec(id string, v Task) (run.Spec, error) {
 	errs := FieldErrors{}
 	var src string
 	var git *source.Git

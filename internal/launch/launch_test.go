@@ -259,7 +259,7 @@ func (alwaysAsk) Approve(context.Context, agent.ApprovalRequest) (agent.Decision
 // A built-in scripted model needs no models.yaml and no script file.
 func TestLaunchWithABuiltInModel(t *testing.T) {
 	l, _ := launcher(t)
-	spec, errs := fields(l.Build("20261206-071500-bltin1", launch.Task{Root: "0", Path: "invoice", Task: "Write notes", Model: launch.BuiltinModel + "notes"}))
+	spec, errs := fields(l.TaskSpec("20261206-071500-bltin1", launch.Task{Root: "0", Path: "invoice", Task: "Write notes", Model: launch.BuiltinModel + "notes"}))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

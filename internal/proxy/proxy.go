@@ -64,7 +64,7 @@ type Config struct {
 	Record func(x model.Exchange, reply *model.Response)
 	// Approve decides a gated tool call an agent asks proctor about
 	// (POST /v1/proctor/approvals); nil denies every one (fail closed).
-	Approve func(ctx context.Context, a Approval) Decision
+	Approve func(ctx context.Context, a Approval) Answer
 	// Result takes how a command an agent ran ended, for an agent whose
 	// tool results do not tell its model (POST /v1/proctor/results: the
 	// plugin proctor gives opencode); nil ignores them.
@@ -118,8 +118,8 @@ type Result struct {
 	Exit   *int   `json:"exit"`
 }
 
-// Decision is the answer to an Approval.
-type Decision struct {
+// Answer is the answer to an Approval.
+type Answer struct {
 	Approved bool   `json:"approved"`
 	By       string `json:"by"`
 	Reason   string `json:"reason"`
@@ -518,7 +518,7 @@ func (p *Proxy) approve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	}
-	d := Decision{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
+	d := Answer{By: "none", Reason: "no approver is configured, so gated tools are denied (fail closed)"}
 	if p.cfg.Approve != nil {
 		d = p.cfg.Approve(r.Context(), a)
 	}

@@ -360,7 +360,7 @@ func TestARetryIsKnownByItsBodyWithoutAHeader(t *testing.T) {
 // (none configured denies); the placeholder key is needed, and a body that
 // is not an approval is refused.
 func TestApprovalsThroughTheProxy(t *testing.T) {
-	ask := func(p *proxy.Proxy, key, body string) (int, proxy.Decision) {
+	ask := func(p *proxy.Proxy, key, body string) (int, proxy.Answer) {
 		req, _ := http.NewRequest(http.MethodPost, p.URL+"/proctor/approvals", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
 		resp, err := http.DefaultClient.Do(req)
@@ -368,7 +368,7 @@ func TestApprovalsThroughTheProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var d proxy.Decision
+		var d proxy.Answer
 		json.NewDecoder(resp.Body).Decode(&d)
 		return resp.StatusCode, d
 	}
@@ -377,9 +377,9 @@ func TestApprovalsThroughTheProxy(t *testing.T) {
 		t.Fatalf("no approver: %d %+v", code, d)
 	}
 	var got proxy.Approval
-	p, err := proxy.Start(proxy.Config{Upstream: model.Endpoint{BaseURL: "http://127.0.0.1:9/v1"}, Approve: func(_ context.Context, a proxy.Approval) proxy.Decision {
+	p, err := proxy.Start(proxy.Config{Upstream: model.Endpoint{BaseURL: "http://127.0.0.1:9/v1"}, Approve: func(_ context.Context, a proxy.Approval) proxy.Answer {
 		got = a
-		return proxy.Decision{Approved: a.Arguments == `{"command": "go test"}`, By: "policy", Reason: "allowed prefix"}
+		return proxy.Answer{Approved: a.Arguments == `{"command": "go test"}`, By: "policy", Reason: "allowed prefix"}
 	}})
 	if err != nil {
 		t.Fatal(err)

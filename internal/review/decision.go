@@ -5,19 +5,19 @@ import (
 	"strings"
 )
 
-// Decision is what a review or approval form (its decision field) or the
+// Action is what a review or approval form (its decision field) or the
 // JSON API's decision asks for: one vocabulary for the pages that send it
 // and the handlers that read it.
-type Decision string
+type Action string
 
 // The decisions.
 const (
-	Approve     Decision = "approve"      // apply the diff; let the command run
-	Reject      Decision = "reject"       // the diff is not applied
-	Partial     Decision = "partial"      // apply the parts accepted
-	Changes     Decision = "changes"      // ask the agent for changes
-	Deny        Decision = "deny"         // the command does not run
-	ApproveRule Decision = "approve-rule" // let it run, and make a standing rule
+	Approve     Action = "approve"      // apply the diff; let the command run
+	Reject      Action = "reject"       // the diff is not applied
+	Partial     Action = "partial"      // apply the parts accepted
+	Changes     Action = "changes"      // ask the agent for changes
+	Deny        Action = "deny"         // the command does not run
+	ApproveRule Action = "approve-rule" // let it run, and make a standing rule
 )
 
 // MaxName is the longest name a decision is recorded under.

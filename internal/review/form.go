@@ -137,7 +137,7 @@ func FormParts(form url.Values) ([]patch.Choice, error) {
 
 // FormDiff is the decision on a run's diff a review form sends: approve or
 // reject the whole, or (partial) approve the parts it accepts.
-func FormDiff(decision Decision, form url.Values, reason string) (Diff, error) {
+func FormDiff(decision Action, form url.Values, reason string) (Diff, error) {
 	switch decision {
 	case Approve, Reject:
 		return Diff{Approve: decision == Approve, Reason: reason}, nil

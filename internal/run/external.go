@@ -357,8 +357,8 @@ func (w *watcher) told(r proxy.Result) {
 
 // approve decides the gated calls an agent asks about through the proxy, as
 // the native loop decides its own, with the events and transcript notes.
-func (w *watcher) approve(a agent.Approver) func(context.Context, proxy.Approval) proxy.Decision {
-	return func(ctx context.Context, req proxy.Approval) proxy.Decision {
+func (w *watcher) approve(a agent.Approver) func(context.Context, proxy.Approval) proxy.Answer {
+	return func(ctx context.Context, req proxy.Approval) proxy.Answer {
 		emit := func(ev bundle.EventData) {
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -366,7 +366,7 @@ func (w *watcher) approve(a agent.Approver) func(context.Context, proxy.Approval
 		}
 		req.CallID = w.callOf(req)
 		d := agent.Decide(ctx, a, agent.ApprovalRequest{CallID: req.CallID, Tool: req.Tool, Args: req.Arguments}, emit)
-		return proxy.Decision{Approved: d.Approved, By: d.By, Reason: d.Reason}
+		return proxy.Answer{Approved: d.Approved, By: d.By, Reason: d.Reason}
 	}
 }
 

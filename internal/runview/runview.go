@@ -436,23 +436,9 @@ func (s *Service) Pending(id string) string {
 	return strings.Join(ids, ",")
 }
 
-// Decision is what a reviewer decided on a run's diff, as a CI job that
-// lands it needs it (GET /api/v1/runs/{id}/decision, proctor apply
-// --from): the review (nil while none is made), the diff as the run
-// recorded it (its index lines say what each file was before the run),
-// and the accepted change — the whole diff, or its accepted parts with
-// their edits — once it is approved.
-type Decision struct {
-	RunID    string         `json:"run_id"`
-	Status   bundle.Status  `json:"status"`
-	Review   *bundle.Review `json:"review"`
-	Diff     string         `json:"diff"`
-	Accepted string         `json:"accepted,omitempty"`
-}
-
-// Decision reads run id's decision from its bundle (a packed run's
+// ReviewedChange reads run id's reviewed change from its bundle (a packed run's
 // decision folder once it is reviewed), not from the index.
-func (s *Service) Decision(ctx context.Context, id string) (*Decision, error) {
+func (s *Service) ReviewedChange(ctx context.Context, id string) (*bundle.ReviewedChange, error) {
 	detail, err := s.Store.GetRun(ctx, id)
 	if err != nil {
 		return nil, err
@@ -466,7 +452,7 @@ func (s *Service) Decision(ctx context.Context, id string) (*Decision, error) {
 		return nil, &Unreadable{"The run's decision", err.Error()}
 	}
 	rc := b.Receipt
-	d := &Decision{RunID: rc.RunID, Status: rc.Status, Review: rc.Review}
+	d := &bundle.ReviewedChange{RunID: rc.RunID, Status: rc.Status, Review: rc.Review}
 	diff, err := bundle.ReadFile(dir, bundle.DiffFile, s.Limits.MaxTextBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, &Unreadable{"The run's diff", err.Error()}

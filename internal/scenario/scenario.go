@@ -70,18 +70,18 @@ type Budgets struct {
 	Bounds          bundle.Bounds
 }
 
-// Decision is what a scenario's approvals say to a gated call.
-type Decision string
+// Ruling is what a scenario's approvals say to a gated call.
+type Ruling string
 
 // The decisions.
 const (
-	Approve Decision = "approve"
-	Deny    Decision = "deny"
+	Approve Ruling = "approve"
+	Deny    Ruling = "deny"
 )
 
 // decision reads a decision from a scenario's field.
-func decision(d *decoder, v *yaml.Node, field string) Decision {
-	s := Decision(d.Str(v, field))
+func decision(d *decoder, v *yaml.Node, field string) Ruling {
+	s := Ruling(d.Str(v, field))
 	if s != Approve && s != Deny {
 		d.Add(v, field, "want approve or deny, got %q", s)
 	}
@@ -90,7 +90,7 @@ func decision(d *decoder, v *yaml.Node, field string) Decision {
 
 // Approvals is a scenario's policy for gated tools.
 type Approvals struct {
-	Default      Decision // Deny (default) or Approve
+	Default      Ruling // Deny (default) or Approve
 	Rules        []Rule
 	MaxDecisions int // 0: no limit
 }
@@ -99,7 +99,7 @@ type Approvals struct {
 type Rule struct {
 	Tool     string
 	Args     *regexp.Regexp // nil matches any arguments
-	Decision Decision       // Approve or Deny
+	Decision Ruling         // Approve or Deny
 }
 
 // Model is how a scenario's agent is answered.

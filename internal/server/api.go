@@ -130,7 +130,7 @@ func (s *Server) apiRunDecision(c echo.Context) error {
 	if !bundle.ValidID(id) {
 		return echo.NewHTTPError(http.StatusNotFound, "no run has the id "+strconv.Quote(id))
 	}
-	d, err := s.runs.Decision(c.Request().Context(), id)
+	d, err := s.runs.ReviewedChange(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "run "+id+" is not indexed")
 	}

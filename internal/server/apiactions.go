@@ -42,9 +42,9 @@ type apiLaunch struct {
 }
 
 type apiDecision struct {
-	Decision review.Decision `json:"decision"`
-	Reviewer string          `json:"reviewer"`
-	Reason   string          `json:"reason"`
+	Decision review.Action `json:"decision"`
+	Reviewer string        `json:"reviewer"`
+	Reason   string        `json:"reason"`
 	// Force approves a run that failed, errored or was interrupted (review
 	// only; recorded on the receipt and in the audit log).
 	Force bool `json:"force"`

@@ -13,13 +13,13 @@ import (
 // approvalForm is an approval box's form: approve or deny, or approve and
 // make a rule (what it matches, where and for how long).
 type approvalForm struct {
-	Reviewer    string          `form:"reviewer"`
-	Decision    review.Decision `form:"decision"` // approve, deny or approve-rule
-	Reason      string          `form:"reason"`
-	RuleMatch   string          `form:"rule_match"`
-	RuleCommand string          `form:"rule_command"`
-	RuleScope   string          `form:"rule_scope"`
-	RuleFor     string          `form:"rule_for"`
+	Reviewer    string        `form:"reviewer"`
+	Decision    review.Action `form:"decision"` // approve, deny or approve-rule
+	Reason      string        `form:"reason"`
+	RuleMatch   string        `form:"rule_match"`
+	RuleCommand string        `form:"rule_command"`
+	RuleScope   string        `form:"rule_scope"`
+	RuleFor     string        `form:"rule_for"`
 }
 
 // decideApproval answers a gated tool call a running run waits on.
@@ -61,7 +61,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 }
 
 // answer approves or denies request num that run id waits on.
-func (s *Server) answer(c echo.Context, id string, num int64, decision review.Decision, who, reason string) error {
+func (s *Server) answer(c echo.Context, id string, num int64, decision review.Action, who, reason string) error {
 	if decision != review.Approve && decision != review.Deny {
 		return echo.NewHTTPError(http.StatusBadRequest, "decision: want approve or deny")
 	}

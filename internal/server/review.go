@@ -17,12 +17,12 @@ import (
 // a request for changes (its comments, like the parts of a decision part by
 // part, are read from the form's numbered fields).
 type reviewForm struct {
-	Reviewer      string          `form:"reviewer"`
-	Decision      review.Decision `form:"decision"` // approve, reject, partial or changes
-	Reason        string          `form:"reason"`
-	Summary       string          `form:"summary"`
-	ChangesModel  string          `form:"changes_model"`
-	ChangesScript string          `form:"changes_script"`
+	Reviewer      string        `form:"reviewer"`
+	Decision      review.Action `form:"decision"` // approve, reject, partial or changes
+	Reason        string        `form:"reason"`
+	Summary       string        `form:"summary"`
+	ChangesModel  string        `form:"changes_model"`
+	ChangesScript string        `form:"changes_script"`
 }
 
 // reviewRun approves or rejects a run's diff through the gate.
