@@ -67,7 +67,7 @@ func TestTheSandboxStopsEscapesAndLetsWorkRun(t *testing.T) {
 	offline := policy
 	offline.Proxy = nil
 	shIn := func(p *sandbox.Policy, shell, script string, env ...string) (string, error) {
-		c := sandbox.Command{Argv: []string{shell, "-c", script}, Dir: ws, Env: append(os.Environ(), append([]string{"HOME=" + home}, env...)...), Timeout: 5 * time.Minute}
+		c := sandbox.Command{Argv: []string{shell, "-c", script}, Dir: ws, Env: append(os.Environ(), append([]string{"HOME=" + home}, env...)...), Timeout: 10 * time.Minute}
 		if p != nil {
 			c.Confine = &sandbox.Confinement{Policy: *p, Helper: os.Args[0]}
 		}
