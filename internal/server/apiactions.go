@@ -104,11 +104,7 @@ func jsonKind(t reflect.Type) string {
 }
 
 func apiError(c echo.Context, status int, msg string, fields map[string]string) error {
-	body := map[string]any{"error": msg}
-	if len(fields) > 0 {
-		body["fields"] = fields
-	}
-	return c.JSON(status, body)
+	return c.JSON(status, apiErrorBody{Error: msg, Fields: fields})
 }
 
 func (s *Server) apiLaunchRun(c echo.Context) error {
@@ -132,7 +128,7 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 	if errs := launch.Fields(err); errs != nil {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not launched", errs)
 	}
-	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
+	return c.JSON(http.StatusAccepted, acceptedRun(id))
 }
 
 // apiResumeRun starts a run that goes on from an interrupted one.
@@ -151,7 +147,7 @@ func (s *Server) apiResumeRun(c echo.Context) error {
 	if errs := launch.Fields(err); errs != nil {
 		return apiError(c, http.StatusUnprocessableEntity, "the run was not resumed", errs)
 	}
-	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "url": "/runs/" + id, "api": "/api/v1/runs/" + id})
+	return c.JSON(http.StatusAccepted, acceptedRun(id))
 }
 
 // apiRequestChanges asks for changes of a run that awaits review: its
@@ -184,7 +180,7 @@ func (s *Server) apiRequestChanges(c echo.Context) error {
 		return apiError(c, http.StatusUnprocessableEntity, "no changes were requested", errs)
 	}
 	s.auditAs(c, s.actor(c, who), "request-changes", c.Param("id"), "next run "+next)
-	return c.JSON(http.StatusAccepted, map[string]string{"run_id": next, "url": "/runs/" + next, "api": "/api/v1/runs/" + next})
+	return c.JSON(http.StatusAccepted, acceptedRun(next))
 }
 
 func (s *Server) apiStopRun(c echo.Context) error {
@@ -192,7 +188,7 @@ func (s *Server) apiStopRun(c echo.Context) error {
 	if s.queue == nil || s.queue.Stop(id) != nil {
 		return apiError(c, http.StatusNotFound, "run "+id+" was not launched by this server, or has ended", nil)
 	}
-	return c.JSON(http.StatusAccepted, map[string]string{"run_id": id, "status": "stopping"})
+	return c.JSON(http.StatusAccepted, runStopping{RunID: id, Status: "stopping"})
 }
 
 func (s *Server) apiReviewRun(c echo.Context) error {
@@ -228,13 +224,13 @@ func (s *Server) apiReviewRun(c echo.Context) error {
 }
 
 func (s *Server) apiListApprovals(c echo.Context) error {
-	out := []map[string]any{}
+	out := approvalList{Approvals: []approvalItem{}}
 	if s.board != nil {
 		for _, r := range s.board.Pending(c.Param("id")) {
-			out = append(out, map[string]any{"id": r.ID, "call_id": r.CallID, "tool": r.Tool, "args": r.Args, "command": r.Command(), "asked_at": r.Asked})
+			out.Approvals = append(out.Approvals, approvalItem{ID: r.ID, CallID: r.CallID, Tool: r.Tool, Args: r.Args, Command: r.Command(), AskedAt: r.Asked})
 		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"approvals": out})
+	return c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) apiDecideApproval(c echo.Context) error {
@@ -249,7 +245,7 @@ func (s *Server) apiDecideApproval(c echo.Context) error {
 		}
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"run_id": c.Param("id"), "id": c.Param("n"), "decision": string(in.Decision)})
+	return c.JSON(http.StatusOK, approvalAnswered{RunID: c.Param("id"), ID: c.Param("n"), Decision: string(in.Decision)})
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

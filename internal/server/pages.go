@@ -22,9 +22,9 @@ import (
 
 func (s *Server) healthz(c echo.Context) error {
 	if err := s.store.Ping(c.Request().Context()); err != nil {
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database: " + err.Error()})
+		return c.JSON(http.StatusServiceUnavailable, health{Status: "unavailable", Error: "database: " + err.Error()})
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	return c.JSON(http.StatusOK, health{Status: "ok"})
 }
 
 // runFilter reads the runs-list filter from the query string.

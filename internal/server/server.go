@@ -360,7 +360,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
-		_ = c.JSON(status, map[string]string{"error": msg})
+		_ = c.JSON(status, apiErrorBody{Error: msg})
 		return
 	}
 	title := http.StatusText(status)

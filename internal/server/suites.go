@@ -90,7 +90,7 @@ func (s *Server) apiLaunchSuite(c echo.Context) error {
 	if errs := launch.Fields(err); errs != nil {
 		return apiError(c, http.StatusUnprocessableEntity, "the suite was not launched", errs)
 	}
-	return c.JSON(http.StatusAccepted, map[string]string{"suite": id, "url": "/suites/" + id, "api": "/api/v1/suites/" + id})
+	return c.JSON(http.StatusAccepted, suiteAccepted{Suite: id, URL: "/suites/" + id, API: "/api/v1/suites/" + id})
 }
 
 func (s *Server) apiGetSuite(c echo.Context) error {
