@@ -133,9 +133,9 @@ func TestKill9DuringAWarmLeavesNothingAfterTheNextRun(t *testing.T) {
 		if len(m) == 1 {
 			return true
 		}
-		// A subordinate id's upper folder is its own, closed to the user
-		// until the command ends: it is the id's once its command started.
-		m, _ = filepath.Glob(filepath.Join(data, "toolcache", ".warm-*", ".go-build", "upper"))
+		// A subordinate id's cache folders are its own, closed to the user
+		// until the command ends: they are the id's once its command started.
+		m, _ = filepath.Glob(filepath.Join(data, "toolcache", ".warm-*", ".go-build"))
 		if len(m) == 1 && subordinateIDs() {
 			info, err := os.Lstat(m[0])
 			return err == nil && int(info.Sys().(*syscall.Stat_t).Uid) != os.Geteuid()
