@@ -108,9 +108,6 @@ func apiError(c echo.Context, status int, msg string, fields map[string]string) 
 }
 
 func (s *Server) apiLaunchRun(c echo.Context) error {
-	if s.queue == nil || s.runner == nil {
-		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
-	}
 	var in apiLaunch
 	if err := readJSON(c, &in, `{"path": "…", "task": "…", "model": "…"}`); err != nil {
 		return err
@@ -133,9 +130,6 @@ func (s *Server) apiLaunchRun(c echo.Context) error {
 
 // apiResumeRun starts a run that goes on from an interrupted one.
 func (s *Server) apiResumeRun(c echo.Context) error {
-	if s.launcher == nil {
-		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
-	}
 	var in struct {
 		Model  string `json:"model"`
 		Script string `json:"script"`
@@ -154,9 +148,6 @@ func (s *Server) apiResumeRun(c echo.Context) error {
 // summary and line comments become the agent's next turn in the run's
 // session (launch.Launcher.RequestChanges).
 func (s *Server) apiRequestChanges(c echo.Context) error {
-	if s.launcher == nil {
-		return apiError(c, http.StatusNotFound, "this server cannot launch runs", nil)
-	}
 	var in struct {
 		Reviewer string           `json:"reviewer"`
 		Summary  string           `json:"summary"`
@@ -185,7 +176,7 @@ func (s *Server) apiRequestChanges(c echo.Context) error {
 
 func (s *Server) apiStopRun(c echo.Context) error {
 	id := c.Param("id")
-	if s.queue == nil || s.queue.Stop(id) != nil {
+	if s.queue.Stop(id) != nil {
 		return apiError(c, http.StatusNotFound, "run "+id+" was not launched by this server, or has ended", nil)
 	}
 	return c.JSON(http.StatusAccepted, runStopping{RunID: id, Status: "stopping"})

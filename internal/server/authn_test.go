@@ -219,12 +219,22 @@ func routeTable(run string) map[string]routeCase {
 // a viewer, a reviewer and an admin, and with a missing or forged CSRF
 // token, and asserts what each gets. A route with no entry here fails.
 func TestRouteAccess(t *testing.T) {
-	a := newAuthServer(t, server.Config{})
+	data := t.TempDir()
+	a := newAuthServer(t, server.Config{DataDir: data, Launcher: launching(t, data)})
 	const run = "20261201-093012-k3f9qa"
 	routes := routeTable(run)
 	for _, r := range a.s.Routes() {
 		if _, ok := routes[r]; !ok {
 			t.Errorf("route %s has no entry in TestRouteAccess; add one", r)
+		}
+	}
+	// A server that launches nothing has none of the routes that launch.
+	launchRoutes := []string{"GET /launch", "POST /launch", "POST /demo", "POST /suites", "POST /runs/:id/stop", "POST /runs/:id/resume", "POST /runs/:id/session",
+		"POST /runs/:id/scenario", "POST /sessions/:id/continue", "POST /api/v1/runs", "POST /api/v1/suites", "POST /api/v1/runs/:id/stop", "POST /api/v1/runs/:id/resume", "POST /api/v1/runs/:id/changes"}
+	plain := newAuthServer(t, server.Config{}).s.Routes()
+	for _, r := range launchRoutes {
+		if slices.Contains(plain, r) || !slices.Contains(a.s.Routes(), r) {
+			t.Errorf("%s: on the server that launches nothing %v, on the one that launches %v", r, slices.Contains(plain, r), slices.Contains(a.s.Routes(), r))
 		}
 	}
 	denied := func(code int) bool { return code == 401 || code == 403 }

@@ -18,9 +18,6 @@ func (s *Server) launchForm(c echo.Context) error {
 }
 
 func (s *Server) renderLaunch(c echo.Context, v web.LaunchValues, errs map[string]string, status int) error {
-	if s.queue == nil || s.runner == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
-	}
 	p := web.LaunchPage{Meta: s.meta(c, "Launch a run", web.NavLaunch), Roots: s.launcher.SourceRoots, Values: v, Errors: errs}
 	var err error
 	if p.Models, err = s.models(false); err != nil && (errs == nil || errs["model"] == "") {
@@ -52,7 +49,7 @@ func (s *Server) models(followUp bool) (web.Models, error) {
 	for _, b := range builtins {
 		m.Builtins = append(m.Builtins, web.Option{Value: launch.BuiltinModel + b.Name, Label: b.Title})
 	}
-	if s.launcher == nil || s.launcher.Profiles == nil {
+	if s.launcher == nil || s.launcher.Profiles == nil { // (the run, session and suites pages of a server that launches nothing)
 		return m, nil
 	}
 	ps, err := s.launcher.Profiles()
@@ -68,9 +65,6 @@ func (s *Server) models(followUp bool) (web.Models, error) {
 
 // launchRun validates the launch form and queues the run.
 func (s *Server) launchRun(c echo.Context) error {
-	if s.queue == nil || s.runner == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "This server cannot launch runs.")
-	}
 	var v web.LaunchValues
 	if err := c.Bind(&v); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read: "+err.Error())
@@ -86,8 +80,8 @@ func (s *Server) launchRun(c echo.Context) error {
 // same workspace and conversation.
 func (s *Server) continueSession(c echo.Context) error {
 	id := c.Param("id")
-	if s.launcher == nil || !bundle.ValidID(id) {
-		return echo.NewHTTPError(http.StatusNotFound, "This server cannot continue sessions.")
+	if !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No session "+id+".")
 	}
 	if _, err := s.runner.Records().LoadSession(id); errors.Is(err, records.ErrPushedSession) {
 		return echo.NewHTTPError(http.StatusConflict, "Session "+id+" cannot be continued here: "+records.ErrPushedSession.Error()+".")

@@ -19,8 +19,9 @@ import (
 // prints, which sets the cookie and leaves the address.
 func TestTheLoopbackDashboardNeedsItsSecret(t *testing.T) {
 	const run = "20261201-093012-k3f9qa"
-	s, _, st := newServerWith(t, true, server.Config{Key: testKey})
-	none := server.New(st, server.Config{Key: testKey, DataDir: t.TempDir()}) // no secret: nothing opens it
+	data, noneData := t.TempDir(), t.TempDir()
+	s, _, st := newServerWith(t, true, server.Config{Key: testKey, DataDir: data, Launcher: launching(t, data)})
+	none := server.New(st, server.Config{Key: testKey, DataDir: noneData, Launcher: launching(t, noneData)}) // no secret: nothing opens it
 	routes := routeTable(run)
 	for _, r := range s.Routes() {
 		if _, ok := routes[r]; !ok {

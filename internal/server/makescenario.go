@@ -14,9 +14,6 @@ import (
 // scenario folder, and shows what was made.
 func (s *Server) makeScenario(c echo.Context) error {
 	id := c.Param("id")
-	if s.launcher == nil || s.runner == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "This dashboard makes no scenarios.")
-	}
 	name := strings.TrimSpace(c.FormValue("name"))
 	made, err := s.launcher.MakeScenario(c.Request().Context(), id, name)
 	if errs := launch.Fields(err); errs != nil {
@@ -30,9 +27,6 @@ func (s *Server) makeScenario(c echo.Context) error {
 // sends the browser to the session, whose Continue goes on from it.
 func (s *Server) continueAsSession(c echo.Context) error {
 	id := c.Param("id")
-	if s.launcher == nil || s.runner == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "This dashboard continues no runs.")
-	}
 	sid, err := s.launcher.ContinueAsSession(c.Request().Context(), id)
 	if err != nil {
 		return s.renderRun(c, id, "The run was not continued: "+err.Error()+".", shownErrors)

@@ -218,14 +218,19 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/rules/:id/revoke", s.revokeRule, review)
 	e.POST("/suites/:id/baseline", s.setBaseline, review)
 	e.POST("/runs/:id/share", s.shareRun, review)
-	e.POST("/runs/:id/scenario", s.makeScenario, review)
 	e.POST("/suites/:id/share", s.shareSuite, review)
 	e.GET("/shares", s.listShares, review)
 	e.POST("/shares/:id/revoke", s.revokeShare, review)
 
+	e.GET("/audit", s.auditPage, admin)
+	if !s.launches() {
+		return // a server that launches nothing has none of the routes that launch
+	}
+	e.POST("/runs/:id/scenario", s.makeScenario, review)
+	e.POST("/api/v1/runs/:id/changes", s.apiRequestChanges, review)
+
 	// Admins launch and stop; each is recorded in the audit log.
 	e.GET("/launch", s.launchForm, admin)
-	e.GET("/audit", s.auditPage, admin)
 	e.POST("/launch", s.audited("launch", s.launchRun), admin)
 	e.POST("/demo", s.audited("demo", s.startDemo), admin)
 	e.POST("/suites", s.audited("suites", s.launchSuite), admin)
@@ -237,8 +242,11 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/api/v1/suites", s.audited("suites", s.apiLaunchSuite), admin)
 	e.POST("/api/v1/runs/:id/stop", s.audited("runs stop", s.apiStopRun), admin)
 	e.POST("/api/v1/runs/:id/resume", s.audited("runs resume", s.apiResumeRun), admin)
-	e.POST("/api/v1/runs/:id/changes", s.apiRequestChanges, review)
 }
+
+// launches says whether this server launches runs: it has a launcher
+// with a runner and a queue, and so the routes that launch and stop.
+func (s *Server) launches() bool { return s.launcher != nil && s.runner != nil && s.queue != nil }
 
 // audited records a successful launch or stop in the audit log as action,
 // with the run or suite it acted on (its id, or where the answer sends the

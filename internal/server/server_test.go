@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/approval"
 	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/jobs"
+	"github.com/proctor-dev/proctor/internal/launch"
+	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/store/storetest"
@@ -56,6 +60,16 @@ func newServerWith(t testing.TB, withSamples bool, cfg server.Config) (*server.S
 		cfg.LocalSecret = testSecret
 	}
 	return server.New(st, cfg), root, st
+}
+
+// launching is a launcher that launches runs (a runner and a queue of one
+// worker) in data, for a test of the routes only such a server has.
+func launching(t testing.TB, data string) *launch.Launcher {
+	t.Helper()
+	r := &run.Runner{DataDir: data}
+	q := jobs.New(r, 1)
+	t.Cleanup(func() { q.Close(); q.Wait(context.Background()) })
+	return &launch.Launcher{Runner: r, Queue: q, Board: approval.NewBoard(time.Minute, nil)}
 }
 
 func get(t *testing.T, s *server.Server, target string, headers ...string) *httptest.ResponseRecorder {
