@@ -457,23 +457,23 @@ func Unpack(pack, id, dest string) error {
 		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
 	}
 	defer f.Close()
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	err = osfile.Publish(dest, func(tmp string) error {
+		root, err := os.OpenRoot(tmp)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
+		return unpackInto(root, f, pack, id)
+	})
 	if err != nil {
 		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
 	}
-	root, err := os.OpenRoot(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
-	}
-	fail := func(err error) error {
-		root.Close()
-		os.RemoveAll(tmp)
-		return fmt.Errorf("unpack %s: %w", PackRef(pack, id), err)
-	}
+	return nil
+}
+
+// unpackInto writes run id of the pack (read from f) through root: every
+// entry of the run, within MaxUnpackBytes, its links last.
+func unpackInto(root *os.Root, f io.Reader, pack, id string) error {
 	var links []packLink
 	found, done := false, false
 	budget := int64(MaxUnpackBytes)
@@ -488,7 +488,7 @@ func Unpack(pack, id, dest string) error {
 			if found {
 				break // a damaged tail after the run
 			}
-			return fail(err)
+			return err
 		}
 		name := strings.TrimSuffix(hdr.Name, "/")
 		rid, rest, _ := strings.Cut(name, "/")
@@ -503,7 +503,7 @@ func Unpack(pack, id, dest string) error {
 			continue
 		}
 		if !validRelPath(rest) {
-			return fail(fmt.Errorf("entry %q is not a path inside the run folder", hdr.Name))
+			return fmt.Errorf("entry %q is not a path inside the run folder", hdr.Name)
 		}
 		if first, _, _ := strings.Cut(rest, "/"); pushed && (repositories[first] || strings.HasPrefix(first, ".")) {
 			continue // a pushed run's repository (or a journal, a lock) is data this host never opens
@@ -514,24 +514,20 @@ func Unpack(pack, id, dest string) error {
 		written[rest] = true
 		l, err := unpackEntry(root, tr, hdr, filepath.FromSlash(rest), &budget)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		if l != nil {
 			links = append(links, *l)
 		}
 	}
 	if !found {
-		return fail(fmt.Errorf("no run %s in the pack", id))
+		return fmt.Errorf("no run %s in the pack", id)
 	}
 	if _, err := root.Lstat(ReceiptFile); err != nil {
-		return fail(errors.New("run.json: missing (the pack was cut short while this run was added)"))
+		return errors.New("run.json: missing (the pack was cut short while this run was added)")
 	}
 	if err := makeLinks(root, links); err != nil {
-		return fail(err)
-	}
-	root.Close()
-	if err := os.Rename(tmp, dest); err != nil {
-		return fail(err)
+		return err
 	}
 	return nil
 }
@@ -691,38 +687,30 @@ func MakeDecisionDir(ref, cache string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+id+".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
-	}
-	defer os.RemoveAll(tmp)
-	entries, err := os.ReadDir(from)
-	if err != nil {
-		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+	err = osfile.Publish(dir, func(tmp string) error {
+		entries, err := os.ReadDir(from)
 		if err != nil {
-			return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+			return err
 		}
-		if err := WriteFileAtomic(filepath.Join(tmp, e.Name()), data, 0o644); err != nil {
-			return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
+		for _, e := range entries {
+			if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(from, e.Name()))
+			if err != nil {
+				return err
+			}
+			if err := WriteFileAtomic(filepath.Join(tmp, e.Name()), data, 0o644); err != nil {
+				return err
+			}
 		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
+		return nil
+	})
+	if err != nil {
 		if _, serr := os.Stat(filepath.Join(dir, ReceiptFile)); serr == nil {
 			return dir, nil // another review made it first
 		}
 		return "", fmt.Errorf("keep the decision on %s: %w", ref, err)
-	}
-	if err := osfile.SyncDir(filepath.Dir(dir)); err != nil {
-		return "", err
 	}
 	return dir, nil
 }

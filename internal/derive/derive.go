@@ -117,30 +117,24 @@ func FromRuns(ctx context.Context, runs []Run, out string, opt Options) (*Made, 
 	if !ws.HasCommit(ctx, rc.Source.CommitSHA) {
 		return nil, fmt.Errorf("run %s: its repository %s does not hold the base commit %s", rc.RunID, workspace.GitDir(ws.Dir), rc.Source.CommitSHA)
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return nil, fmt.Errorf("make scenario %s: %w", out, err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+id+".making-")
-	if err != nil {
-		return nil, fmt.Errorf("make scenario %s: %w", out, err)
-	}
-	defer osfile.RemoveAll(tmp)
 	m := &Made{Dir: out, ID: id, FromRun: rcs[len(rcs)-1].RunID}
 	if len(runs) > 1 {
 		// A session made of a run after it ended: only the later runs' receipts name it.
 		m.Session = rcs[len(rcs)-1].SessionID
 	}
-	d := &deriver{ctx: ctx, runs: runs, rcs: rcs, rc: rc, ws: ws, dir: tmp, opt: opt, made: m}
-	if d.opt.MaxBytes <= 0 {
-		d.opt.MaxBytes = DefaultMaxBytes
-	}
-	if err := d.make(); err != nil {
-		return nil, fmt.Errorf("make a scenario of run %s: %w", rc.RunID, err)
-	}
-	if err := os.Rename(tmp, out); err != nil {
+	err := osfile.Publish(out, func(tmp string) error {
+		d := &deriver{ctx: ctx, runs: runs, rcs: rcs, rc: rc, ws: ws, dir: tmp, opt: opt, made: m}
+		if d.opt.MaxBytes <= 0 {
+			d.opt.MaxBytes = DefaultMaxBytes
+		}
+		if err := d.make(); err != nil {
+			return fmt.Errorf("make a scenario of run %s: %w", rc.RunID, err)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("make scenario %s: %w", out, err)
 	}
-	osfile.SyncDir(filepath.Dir(out))
 	return m, nil
 }
 

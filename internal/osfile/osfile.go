@@ -150,3 +150,25 @@ func RemoveAll(path string) error {
 	})
 	return os.RemoveAll(path)
 }
+
+// Publish makes the folder dest whole or not at all: fill writes it in a
+// temp folder beside dest (".NAME.tmp-*"), which is renamed into place once
+// fill is done, and dest's parent synced. A dest that is there already is
+// not replaced (the error is the rename's); the temp folder never stays.
+func Publish(dest string, fill func(tmp string) error) error {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer RemoveAll(tmp) // gone once renamed
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(dest))
+}

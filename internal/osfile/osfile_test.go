@@ -117,3 +117,40 @@ func TestRemoveAllOpensClosedFolders(t *testing.T) {
 		t.Fatalf("the tree is still there: %v", err)
 	}
 }
+
+// Publish makes a folder whole or not at all, never replaces one that is
+// there, and leaves no temp folder behind either way.
+func TestPublishMakesAFolderWholeOrNotAtAll(t *testing.T) {
+	fill := func(tmp string) error { return os.WriteFile(filepath.Join(tmp, "a"), []byte("new"), 0o644) }
+	for _, tc := range []struct {
+		name    string
+		there   bool
+		fill    func(string) error
+		wantErr bool
+		want    string // a's content after; "" none
+	}{
+		{"made", false, fill, false, "new"},
+		{"the fill fails", false, func(tmp string) error { fill(tmp); return errors.New("disk full") }, true, ""},
+		{"there already", true, fill, true, "old"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dest := filepath.Join(parent, "sub", "dest")
+			if tc.there {
+				os.MkdirAll(dest, 0o755)
+				os.WriteFile(filepath.Join(dest, "a"), []byte("old"), 0o644)
+			}
+			err := Publish(dest, tc.fill)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err %v, want an error %v", err, tc.wantErr)
+			}
+			got, _ := os.ReadFile(filepath.Join(dest, "a"))
+			if string(got) != tc.want {
+				t.Fatalf("a is %q, want %q", got, tc.want)
+			}
+			if left, _ := filepath.Glob(filepath.Join(parent, "sub", ".dest.tmp-*")); len(left) > 0 {
+				t.Fatalf("temp folders left: %v", left)
+			}
+		})
+	}
+}
