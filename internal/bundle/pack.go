@@ -700,7 +700,7 @@ func MakeDecisionDir(ref, cache string) (string, error) {
 			if err != nil {
 				return err
 			}
-			if err := WriteFileAtomic(filepath.Join(tmp, e.Name()), data, 0o644); err != nil {
+			if err := osfile.WriteFile(filepath.Join(tmp, e.Name()), 0o644, true, osfile.Bytes(data)); err != nil {
 				return err
 			}
 		}

@@ -4,45 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/osfile"
 )
-
-// WriteFileAtomic writes data to path so that a reader sees either the old
-// file or the whole new one: it writes a temp file in the same folder, syncs
-// it, renames it over path and syncs the folder.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeAtomic(path, data, perm, true)
-}
-
-// WriteFileAtomicLater is WriteFileAtomic without the syncs: readers still
-// see the old file or the whole new one, and a later Sync of the folder
-// makes it durable. Runs write their files this way and sync once at the
-// end, before the final receipt.
-func WriteFileAtomicLater(path string, data []byte, perm os.FileMode) error {
-	return writeAtomic(path, data, perm, false)
-}
-
-func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) error {
-	return WriteAtomicFunc(path, perm, sync, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteAtomicFunc writes what write writes to path atomically, as
-// WriteFileAtomic (sync) or WriteFileAtomicLater does: for a file made as
-// it is written, which is never whole in memory.
-func WriteAtomicFunc(path string, perm os.FileMode, sync bool, write func(io.Writer) error) error {
-	if err := osfile.WriteAtomic(osfile.Path(filepath.Dir(path)), filepath.Base(path), perm, sync, write); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
 
 func syncDir(dir string) error { return osfile.SyncDir(dir) }
 
@@ -65,7 +32,7 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+	return osfile.WriteFile(path, 0o644, true, osfile.Bytes(append(data, '\n')))
 }
 
 // WriteReceipt validates r and writes it as run.json in dir.

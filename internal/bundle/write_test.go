@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 func TestWriteFileAtomicLeavesNoTempFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.json")
 	for _, content := range []string{"first", "second, longer"} {
-		if err := bundle.WriteFileAtomic(path, []byte(content), 0o644); err != nil {
+		if err := osfile.WriteFile(path, 0o644, true, osfile.Bytes([]byte(content))); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(path)
@@ -32,7 +33,7 @@ func TestWriteFileAtomicFailureKeepsTheOldFile(t *testing.T) {
 	path := filepath.Join(dir, "run.json")
 	os.WriteFile(path, []byte("old"), 0o644)
 	// A folder in the way of the rename: the write fails, the old file stays.
-	if err := bundle.WriteFileAtomic(filepath.Join(dir, "missing", "x.json"), []byte("new"), 0o644); err == nil {
+	if err := osfile.WriteFile(filepath.Join(dir, "missing", "x.json"), 0o644, true, osfile.Bytes([]byte("new"))); err == nil {
 		t.Fatal("write into a missing folder succeeded")
 	}
 	if got, _ := os.ReadFile(path); string(got) != "old" {

@@ -16,6 +16,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/intent"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
@@ -146,7 +147,7 @@ func writeCalls(in Input) {
 		calls = []Call{}
 	}
 	data, _ := json.MarshalIndent(calls, "", "  ")
-	bundle.WriteFileAtomic(filepath.Join(in.RunDir, CallsFile), append(data, '\n'), 0o644)
+	osfile.WriteFile(filepath.Join(in.RunDir, CallsFile), 0o644, true, osfile.Bytes(append(data, '\n')))
 }
 
 // One runs a single check.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/suite"
 )
@@ -107,7 +107,7 @@ func compareSuites(ctx context.Context, env Env, cmd, dir, base, head string, ou
 	if file == "" {
 		err = write(env.Stdout)
 	} else {
-		err = bundle.WriteAtomicFunc(file, 0o644, true, write)
+		err = osfile.WriteFile(file, 0o644, true, write)
 	}
 	if err != nil {
 		return fmt.Errorf("write the comparison: %w", err)

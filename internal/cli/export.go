@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/runview"
 	"github.com/proctor-dev/proctor/internal/server"
 	"github.com/proctor-dev/proctor/internal/store"
@@ -52,7 +53,7 @@ request. The dashboard's run page offers the same file to download.`)
 	if err != nil {
 		return err
 	}
-	err = bundle.WriteAtomicFunc(*out, 0o644, true, func(w io.Writer) error { return page.Render(ctx, w) })
+	err = osfile.WriteFile(*out, 0o644, true, func(w io.Writer) error { return page.Render(ctx, w) })
 	if err != nil {
 		return err
 	}

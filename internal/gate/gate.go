@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/patch"
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
@@ -291,7 +292,7 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 			// parts (the mbox, apply --to, apply --from) are kept before the
 			// decision is journaled.
 			if opt.Tree == "" {
-				if err := bundle.WriteFileAtomic(filepath.Join(runDir, bundle.AcceptedFile), diff, 0o644); err != nil {
+				if err := osfile.WriteFile(filepath.Join(runDir, bundle.AcceptedFile), 0o644, true, osfile.Bytes(diff)); err != nil {
 					return nil, fmt.Errorf("review %s: %w", rc.RunID, err)
 				}
 			}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -162,7 +161,7 @@ func saveJournal(runDir string, j *journal) error {
 	if err != nil {
 		return err
 	}
-	return bundle.WriteFileAtomic(filepath.Join(runDir, journalDir, journalName), data, 0o600)
+	return osfile.WriteFile(filepath.Join(runDir, journalDir, journalName), 0o600, true, osfile.Bytes(data))
 }
 
 func readJournal(runDir string) (*journal, error) {
@@ -338,10 +337,7 @@ func writeSynced(root *os.Root, name string, data []byte, mode fs.FileMode) erro
 	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	return osfile.WriteAtomic(root, name, mode, true, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return osfile.WriteAtomic(root, name, mode, true, osfile.Bytes(data))
 }
 
 func syncDir(dir string) error { return osfile.SyncDir(dir) }

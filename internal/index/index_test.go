@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/store"
 	"github.com/proctor-dev/proctor/internal/store/storetest"
 )
@@ -103,7 +103,7 @@ func TestRebuildMatchesLiveIndex(t *testing.T) {
 	data, _ := os.ReadFile(runA)
 	data = []byte(strings.Replace(string(data), `"status": "awaiting_review"`, `"status": "passed"`, 1))
 	data = []byte(strings.Replace(string(data), `"stage": "awaiting_review"`, `"stage": "completed"`, 1))
-	if err := bundle.WriteFileAtomic(runA, data, 0o644); err != nil {
+	if err := osfile.WriteFile(runA, 0o644, true, osfile.Bytes(data)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ix.Index(ctx, root); err != nil {

@@ -137,6 +137,23 @@ func WriteAtomic(dir Folder, name string, perm fs.FileMode, sync bool, write fun
 	return syncDir(d)
 }
 
+// WriteFile is WriteAtomic to a path: what write writes (Bytes, for data
+// in memory) replaces the file at path whole, durably with sync.
+func WriteFile(path string, perm fs.FileMode, sync bool, write func(io.Writer) error) error {
+	if err := WriteAtomic(Path(filepath.Dir(path)), filepath.Base(path), perm, sync, write); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Bytes writes data, for WriteAtomic and WriteFile.
+func Bytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
 // RemoveAll removes path and everything below it, as os.RemoveAll does,
 // opening first the folders that have no mode for their owner (an
 // overlay's work folder, a tool's read-only tree), which os.RemoveAll

@@ -23,6 +23,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/agent"
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // Schema is the version of rules.json.
@@ -260,7 +261,7 @@ func (f *File) update(change func(d *doc) error) error {
 	if err != nil {
 		return err
 	}
-	return bundle.WriteFileAtomic(f.Path, append(data, '\n'), 0o600)
+	return osfile.WriteFile(f.Path, 0o600, true, osfile.Bytes(append(data, '\n')))
 }
 
 // Add checks and keeps a new rule, giving it the next id and the time.

@@ -128,9 +128,9 @@ func (rec *recorder) receipt(r *bundle.Receipt, durable bool) error {
 // write writes a file of the bundle atomically, durably when asked.
 func (rec *recorder) write(path string, data []byte, durable bool) error {
 	if durable && !rec.noSync {
-		return bundle.WriteFileAtomic(path, data, 0o644)
+		return osfile.WriteFile(path, 0o644, true, osfile.Bytes(data))
 	}
-	return bundle.WriteFileAtomicLater(path, data, 0o644)
+	return osfile.WriteFile(path, 0o644, false, osfile.Bytes(data))
 }
 
 // jsonFile writes a JSON file of the bundle atomically; it becomes durable

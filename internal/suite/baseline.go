@@ -13,6 +13,7 @@ import (
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/osfile"
 )
 
 // Baseline names the suite a scenario set's later suites are compared
@@ -122,7 +123,7 @@ func updateBaselines(ctx context.Context, dataDir string, change func([]Baseline
 	if err != nil {
 		return err
 	}
-	if err := bundle.WriteFileAtomic(baselinesFile(dataDir), append(data, '\n'), 0o644); err != nil {
+	if err := osfile.WriteFile(baselinesFile(dataDir), 0o644, true, osfile.Bytes(append(data, '\n'))); err != nil {
 		return fmt.Errorf("write baselines: %w", err)
 	}
 	return nil

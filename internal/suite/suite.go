@@ -24,6 +24,7 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/flock"
+	"github.com/proctor-dev/proctor/internal/osfile"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
 	"github.com/proctor-dev/proctor/internal/script"
@@ -604,7 +605,7 @@ func (r Report) WriteJUnit(path string) error {
 		return []xml.Attr{attr("name", name), attr("tests", strconv.Itoa(tests)), attr("failures", strconv.Itoa(failures)),
 			attr("errors", strconv.Itoa(errs)), attr("time", secs(d))}
 	}
-	return bundle.WriteAtomicFunc(path, 0o644, true, func(w io.Writer) error {
+	return osfile.WriteFile(path, 0o644, true, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		bw.WriteString(xml.Header)
 		enc := xml.NewEncoder(bw)
@@ -747,7 +748,7 @@ func (r Report) WriteJSON(path string) error {
 	if err != nil {
 		return err
 	}
-	return bundle.WriteAtomicFunc(path, 0o644, true, func(w io.Writer) error {
+	return osfile.WriteFile(path, 0o644, true, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		bw.Write(head[:len(head)-2]) // the object, open for its cases
 		bw.WriteString(`,

@@ -308,10 +308,7 @@ func (tb *Toolbox) write(rel, p string, content []byte) error {
 	}
 	// Written beside its place, then renamed over it: a reader sees the old
 	// file or the new one (not synced: the workspace is a run's scratch).
-	err := osfile.WriteAtomic(tb.fs, p, mode, false, func(w io.Writer) error {
-		_, err := w.Write(content)
-		return err
-	})
+	err := osfile.WriteAtomic(tb.fs, p, mode, false, osfile.Bytes(content))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", rel, tb.explain(p, err))
 	}
