@@ -108,6 +108,70 @@ func (rf *runFlags) suiteChoices(env Env, profile string, opt *suite.Options) er
 }
 
 func scenarioRun(ctx context.Context, env Env, args []string) error {
+	f, err := parseScenarioRun(env, args)
+	if err != nil {
+		return err
+	}
+	r, err := newRunner(env, f.data)
+	if err != nil {
+		return err
+	}
+	var pusher *push.Pusher
+	if f.pushTo != "" {
+		if pusher, err = newPusher(env, "scenario run", f.pushTo, "PROCTOR_TOKEN", r.DataDir); err != nil {
+			return err
+		}
+	}
+	var baseID string
+	if f.baseline != "" { // checked before the suite runs, not after
+		if baseID, _, err = suite.ResolveSuite(r.DataDir, f.baseline); err != nil {
+			return usagef("scenario run", "--baseline: %v", err)
+		}
+	}
+	r.Sandbox.Mode = f.sandbox
+	if r.GitTokens, err = gitCredentials(env, r, "scenario run", sourcesPath(*f.sources, env.Getenv), "", "", ""); err != nil {
+		return err
+	}
+	scenarios, problems := scenario.Discover(f.paths...)
+	scenarios = withAnyTag(scenarios, f.tags)
+	if len(scenarios) == 0 && len(problems) == 0 {
+		return usagef("scenario run", "no scenarios found under %s", strings.Join(f.paths, ", "))
+	}
+	opt := suite.Options{ID: f.id, Repeat: f.repeat, Parallel: f.parallel, Out: env.Stdout, Quiet: f.quiet, Shard: f.shard}
+	if err := (&runFlags{models: &f.models, agent: &f.agent, agents: &f.agents}).suiteChoices(env, f.profile, &opt); err != nil {
+		return err
+	}
+	if f.pack && len(scenarios) > 0 { // nothing to run, no pack
+		cleanup, err := opt.UsePack(r.DataDir)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := cleanup(); err != nil {
+				fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+			}
+		}()
+		fmt.Fprintf(env.Stdout, "suite %s: recording its runs in %s\n", opt.ID, opt.Pack.Path())
+	}
+	rep := suite.Run(ctx, r, scenarios, problems, opt)
+	return f.finish(ctx, env, r.DataDir, rep, pusher, opt, baseID)
+}
+
+// scenarioRunFlags are `proctor scenario run`'s flags, checked.
+type scenarioRunFlags struct {
+	data, profile, models, agent, agents, junit, jsonOut, baseline, setBaseline, pushTo, id string
+	repeat, parallel                                                                        int
+	quiet, pack                                                                             bool
+	sandbox                                                                                 sandbox.Mode
+	tags                                                                                    stringList
+	sources                                                                                 *string
+	shard                                                                                   suite.Shard
+	cf                                                                                      compareFlags
+	cmpOut                                                                                  suite.CompareOutput
+	paths                                                                                   []string
+}
+
+func parseScenarioRun(env Env, args []string) (*scenarioRunFlags, error) {
 	fs := newFlags(env, "scenario run", "[flags] PATH…", `
 Run every scenario found under each PATH, K times each, N at a time. Prints
 one PASS|FAIL|BROKEN line per check result and a verdict line per run (with
@@ -126,108 +190,71 @@ baseline NAME (on the main branch, say). See docs/compare.md.
 Exit codes: 0 all passed (with --baseline: the --fail-on condition does not
 hold); 1 any failed (with --baseline: it holds); 2 a setup error or any
 broken check.`)
-	data := fs.String("data", "", "data `folder`")
-	repeat := fs.Int("repeat", 0, "runs per scenario (default: each scenario's repeat)")
-	parallel := fs.Int("parallel", 1, "runs at a time")
-	profile := fs.String("model", "", "run every scenario against this model `profile` instead of its own model")
-	models := fs.String("models", "", "models.yaml `file`")
-	agentName := fs.String("agent", "", "run every scenario with each of these `agents` (comma-separated) instead of its own: native, codex, claude, gemini, qwen, opencode, copilot, or names from agents.yaml")
-	agents := fs.String("agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
+	f := &scenarioRunFlags{}
+	fs.StringVar(&f.data, "data", "", "data `folder`")
+	fs.IntVar(&f.repeat, "repeat", 0, "runs per scenario (default: each scenario's repeat)")
+	fs.IntVar(&f.parallel, "parallel", 1, "runs at a time")
+	fs.StringVar(&f.profile, "model", "", "run every scenario against this model `profile` instead of its own model")
+	fs.StringVar(&f.models, "models", "", "models.yaml `file`")
+	fs.StringVar(&f.agent, "agent", "", "run every scenario with each of these `agents` (comma-separated) instead of its own: native, codex, claude, gemini, qwen, opencode, copilot, or names from agents.yaml")
+	fs.StringVar(&f.agents, "agents", "", "agents.yaml `file` (default $PROCTOR_AGENTS, else beside models.yaml)")
 	sandboxMode := fs.String("sandbox", "workspace", "how the runs' commands are confined: workspace, strict or off (docs/security.md)")
-	var tags stringList
-	fs.Var(&tags, "filter", "only scenarios with this `tag` (repeatable: any of them)")
-	junit := fs.String("junit", "", "write JUnit XML to `file`")
-	jsonOut := fs.String("json", "", "write the results as JSON to `file`")
-	quiet := fs.Bool("quiet", false, "print only the cases that did not pass, then the summary")
-	sources := sourcesFlag(fs)
+	fs.Var(&f.tags, "filter", "only scenarios with this `tag` (repeatable: any of them)")
+	fs.StringVar(&f.junit, "junit", "", "write JUnit XML to `file`")
+	fs.StringVar(&f.jsonOut, "json", "", "write the results as JSON to `file`")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only the cases that did not pass, then the summary")
+	f.sources = sourcesFlag(fs)
 	shardFlag := fs.String("shard", "", "run only the K-th of N shares of the cases, `K/N` (e.g. 2/4), for a suite run on N machines; the shards share the suite id (--suite, or the CI's run id)")
 	suiteID := fs.String("suite", "", "the suite `id` (default: a new one; with --shard, one from the CI's run id, e.g. GITHUB_RUN_ID)")
-	baseline := fs.String("baseline", "", "compare the finished suite with this baseline `name` (or suite id), and exit 1 by --fail-on")
-	setBaseline := fs.String("set-baseline", "", "make the finished suite the baseline called `name` (when no case had a setup error)")
-	var cf compareFlags
-	cf.add(fs, "compare-")
-	pushTo := fs.String("push", "", "send the suite's runs to the team's host at this `URL` when it ends (its pack with --pack), with the token in $PROCTOR_TOKEN")
-	pack := fs.Bool("pack", false, "record the runs in one pack file, <data>/runs/<suite id>.tar, instead of a folder each (for large suites; see docs/scenarios.md)")
+	fs.StringVar(&f.baseline, "baseline", "", "compare the finished suite with this baseline `name` (or suite id), and exit 1 by --fail-on")
+	fs.StringVar(&f.setBaseline, "set-baseline", "", "make the finished suite the baseline called `name` (when no case had a setup error)")
+	f.cf.add(fs, "compare-")
+	fs.StringVar(&f.pushTo, "push", "", "send the suite's runs to the team's host at this `URL` when it ends (its pack with --pack), with the token in $PROCTOR_TOKEN")
+	fs.BoolVar(&f.pack, "pack", false, "record the runs in one pack file, <data>/runs/<suite id>.tar, instead of a folder each (for large suites; see docs/scenarios.md)")
 	if err := parseFlags(fs, "scenario run", args); err != nil {
-		return err
+		return nil, err
 	}
-	if fs.NArg() == 0 {
-		return usagef("scenario run", "name at least one scenario folder")
+	if f.paths = fs.Args(); len(f.paths) == 0 {
+		return nil, usagef("scenario run", "name at least one scenario folder")
 	}
-	if *repeat < 0 || *parallel < 1 {
-		return usagef("scenario run", "--repeat and --parallel must be positive")
+	if f.repeat < 0 || f.parallel < 1 {
+		return nil, usagef("scenario run", "--repeat and --parallel must be positive")
 	}
-	cmpOut, err := cf.check("scenario run", "compare-")
-	if err != nil {
-		return err
+	var err error
+	if f.cmpOut, err = f.cf.check("scenario run", "compare-"); err != nil {
+		return nil, err
 	}
-	if *baseline == "" && (cf.failOn != "none" || cf.out != "") {
-		return usagef("scenario run", "--fail-on and --compare-out compare with a baseline: give --baseline NAME too")
+	if f.baseline == "" && (f.cf.failOn != "none" || f.cf.out != "") {
+		return nil, usagef("scenario run", "--fail-on and --compare-out compare with a baseline: give --baseline NAME too")
 	}
-	var shard suite.Shard
 	if *shardFlag != "" {
-		if shard, err = suite.ParseShard(*shardFlag); err != nil {
-			return usagef("scenario run", "--shard %v", err)
+		if f.shard, err = suite.ParseShard(*shardFlag); err != nil {
+			return nil, usagef("scenario run", "--shard %v", err)
 		}
 	}
-	id, err := suiteIDOf(*suiteID, shard, env.Getenv)
-	if err != nil {
-		return err
+	if f.id, err = suiteIDOf(*suiteID, f.shard, env.Getenv); err != nil {
+		return nil, err
 	}
-	if *setBaseline != "" && !bundle.ValidID(*setBaseline) {
-		return usagef("scenario run", "--set-baseline %q: use letters, digits, '.', '_' and '-'", *setBaseline)
+	if f.setBaseline != "" && !bundle.ValidID(f.setBaseline) {
+		return nil, usagef("scenario run", "--set-baseline %q: use letters, digits, '.', '_' and '-'", f.setBaseline)
 	}
-	r, err := newRunner(env, *data)
-	if err != nil {
-		return err
+	if f.sandbox, err = sandbox.ParseMode(*sandboxMode); err != nil {
+		return nil, usagef("scenario run", "--%v", err)
 	}
-	var pusher *push.Pusher
-	if *pushTo != "" {
-		if pusher, err = newPusher(env, "scenario run", *pushTo, "PROCTOR_TOKEN", r.DataDir); err != nil {
+	return f, nil
+}
+
+// finish writes a finished suite's reports, pushes it, makes it a
+// baseline and compares it with one, as the flags ask, and says how the
+// command ends.
+func (f *scenarioRunFlags) finish(ctx context.Context, env Env, data string, rep suite.Report, pusher *push.Pusher, opt suite.Options, baseID string) error {
+	if f.junit != "" {
+		if err := rep.WriteJUnit(f.junit); err != nil {
 			return err
 		}
 	}
-	var baseID string
-	if *baseline != "" { // checked before the suite runs, not after
-		if baseID, _, err = suite.ResolveSuite(r.DataDir, *baseline); err != nil {
-			return usagef("scenario run", "--baseline: %v", err)
-		}
-	}
-	if r.Sandbox.Mode, err = sandbox.ParseMode(*sandboxMode); err != nil {
-		return usagef("scenario run", "--%v", err)
-	}
-	if r.GitTokens, err = gitCredentials(env, r, "scenario run", sourcesPath(*sources, env.Getenv), "", "", ""); err != nil {
-		return err
-	}
-	scenarios, problems := scenario.Discover(fs.Args()...)
-	scenarios = withAnyTag(scenarios, tags)
-	if len(scenarios) == 0 && len(problems) == 0 {
-		return usagef("scenario run", "no scenarios found under %s", strings.Join(fs.Args(), ", "))
-	}
-	opt := suite.Options{ID: id, Repeat: *repeat, Parallel: *parallel, Out: env.Stdout, Quiet: *quiet, Shard: shard}
-	if err := (&runFlags{models: models, agent: agentName, agents: agents}).suiteChoices(env, *profile, &opt); err != nil {
-		return err
-	}
-	if *pack && len(scenarios) > 0 { // nothing to run, no pack
-		cleanup, err := opt.UsePack(r.DataDir)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := cleanup(); err != nil {
-				fmt.Fprintf(env.Stderr, "warning: %v\n", err)
-			}
-		}()
-		fmt.Fprintf(env.Stdout, "suite %s: recording its runs in %s\n", opt.ID, opt.Pack.Path())
-	}
-	rep := suite.Run(ctx, r, scenarios, problems, opt)
-	if *junit != "" {
-		if err := rep.WriteJUnit(*junit); err != nil {
-			return err
-		}
-	}
-	if *jsonOut != "" {
-		if err := rep.WriteJSON(*jsonOut); err != nil {
+	if f.jsonOut != "" {
+		if err := rep.WriteJSON(f.jsonOut); err != nil {
 			return err
 		}
 	}
@@ -236,18 +263,18 @@ broken check.`)
 	if !pushed && code == ExitOK {
 		code = ExitProblems
 	}
-	if *setBaseline != "" && code != ExitUsage {
-		if err := suite.SetBaseline(ctx, r.DataDir, *setBaseline, rep.ID, "cli:"+osUser()); err != nil {
+	if f.setBaseline != "" && code != ExitUsage {
+		if err := suite.SetBaseline(ctx, data, f.setBaseline, rep.ID, "cli:"+osUser()); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "baseline %s is suite %s\n", *setBaseline, rep.ID)
+		fmt.Fprintf(env.Stdout, "baseline %s is suite %s\n", f.setBaseline, rep.ID)
 	}
 	if baseID != "" {
 		if code == ExitUsage { // a setup error or a broken check: no comparison can say the suite is fine
 			return exitError{code}
 		}
 		fmt.Fprintln(env.Stdout)
-		if err := compareSuites(ctx, env, "scenario run", r.DataDir, baseID, rep.ID, cmpOut, cf.out); err != nil || pushed {
+		if err := compareSuites(ctx, env, "scenario run", data, baseID, rep.ID, f.cmpOut, f.cf.out); err != nil || pushed {
 			return err
 		}
 		return exitError{ExitProblems} // compared fine, but the host lacks runs
