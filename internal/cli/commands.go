@@ -219,32 +219,14 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		}
 	}
 
-	key, err := auth.LoadOrCreateKey(filepath.Join(dir, "server.key"))
-	if err != nil {
-		return err
-	}
-	local, err := auth.LoadOrCreateLocalSecret(localSecretPath(dir))
-	if err != nil {
-		return err
-	}
-	allowed, err := serveHosts(f.addr, f.hosts)
+	key, local, allowed, err := f.secrets(dir)
 	if err != nil {
 		return err
 	}
 
 	modelsFile, agentsFile := modelsPath(f.models, env.Getenv), agentsPath(f.agents, env.Getenv)
 	news := live.New() // wakes the run pages' event streams
-	sb, err := newSandbox(env, dir)
-	if err != nil {
-		return err
-	}
-	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: sb,
-		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }, Prices: st.Prices()}
-	runner.Sandbox.Mode = f.sandbox
-	if runner.PushedTrees, err = pushedTrees(f.applyPushed, absRoots); err != nil {
-		return err
-	}
-	runner.GitTokens, err = gitCredentials(env, runner, "serve", sourcesPath(*f.sources, env.Getenv), "--git-token-env", f.gitTokenEnv, "https://"+f.gitHost+"/")
+	runner, err := f.runner(env, dir, st, modelsFile, news, absRoots)
 	if err != nil {
 		return err
 	}
@@ -277,16 +259,58 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		// request for its secret; this address brings it (as Jupyter's).
 		fmt.Fprintf(env.Stdout, "  Open %s://%s/?token=%s\n", scheme, browserHost(ln.Addr().String()), local)
 	}
-	fmt.Fprintf(env.Stdout, "  Launch works on folders under %s (--source-root); Suites on %s (--scenarios)\n", strings.Join(absRoots, ", "), orNone(absScenarioRoots))
-	if err := runner.SandboxProblem(ctx); err != nil {
-		fmt.Fprintf(env.Stdout, "  warning: runs with the sandbox on cannot start on this host: %v\n", err)
-	}
+	printLaunches(ctx, env, launcher)
 	err = srv.Serve(ctx, ln)
 	// Runs still working end interrupted with their bundles kept.
 	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	queue.Wait(waitCtx)
 	return err
+}
+
+// secrets are serve's session key and local secret (made on its first
+// start, kept in the data folder dir) and the hosts browsers may name.
+func (f *serveFlags) secrets(dir string) (key []byte, local string, allowed []string, err error) {
+	if key, err = auth.LoadOrCreateKey(filepath.Join(dir, "server.key")); err != nil {
+		return nil, "", nil, err
+	}
+	if local, err = auth.LoadOrCreateLocalSecret(localSecretPath(dir)); err != nil {
+		return nil, "", nil, err
+	}
+	if allowed, err = serveHosts(f.addr, f.hosts); err != nil {
+		return nil, "", nil, err
+	}
+	return key, local, allowed, nil
+}
+
+// printLaunches says where serve launches runs and suites, and why runs
+// with the sandbox on cannot start on this host when they cannot.
+func printLaunches(ctx context.Context, env Env, l *launch.Launcher) {
+	fmt.Fprintf(env.Stdout, "  Launch works on folders under %s (--source-root); Suites on %s (--scenarios)\n", strings.Join(l.SourceRoots, ", "), orNone(l.ScenarioRoots))
+	if err := l.Runner.SandboxProblem(ctx); err != nil {
+		fmt.Fprintf(env.Stdout, "  warning: runs with the sandbox on cannot start on this host: %v\n", err)
+	}
+}
+
+// runner is serve's runner of the runs it launches: over the data folder
+// dir and its index st, with the sandbox, the pushed runs' trees and the
+// git credentials the flags give; news hears of every run's events.
+func (f *serveFlags) runner(env Env, dir string, st *store.Store, modelsFile string, news *live.Broker, absRoots []string) (*run.Runner, error) {
+	sb, err := newSandbox(env, dir)
+	if err != nil {
+		return nil, err
+	}
+	runner := &run.Runner{DataDir: dir, Environ: os.Environ(), Index: index.Into(st), KeyEnvNames: keyEnvNames(modelsFile), Sandbox: sb,
+		OnEvent: func(id string, _ bundle.Event) { news.Publish(id) }, Prices: st.Prices()}
+	runner.Sandbox.Mode = f.sandbox
+	if runner.PushedTrees, err = pushedTrees(f.applyPushed, absRoots); err != nil {
+		return nil, err
+	}
+	runner.GitTokens, err = gitCredentials(env, runner, "serve", sourcesPath(*f.sources, env.Getenv), "--git-token-env", f.gitTokenEnv, "https://"+f.gitHost+"/")
+	if err != nil {
+		return nil, err
+	}
+	return runner, nil
 }
 
 // pushedTrees reads --apply-pushed SOURCE=DIR: each DIR a folder under one
