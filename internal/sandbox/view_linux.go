@@ -50,53 +50,19 @@ func (p Policy) enterView(become int) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("view: make the mounts private: %w", err)
 	}
-	var got []taken
+	got, caches, err := p.takeHost()
 	defer func() {
 		for _, t := range got {
 			if t.fd >= 0 {
 				unix.Close(t.fd)
 			}
 		}
-	}()
-	for _, b := range p.binds() {
-		t, err := take(b.path, b.path, b.attr)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // a system folder this host does not have is left out
-		}
-		if err != nil {
-			return err
-		}
-		got = append(got, t)
-	}
-	for _, name := range devices {
-		t, err := take("/dev/"+name, "/dev/"+name, unix.MOUNT_ATTR_NOSUID)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		got = append(got, t)
-	}
-	if p.Proxy != nil {
-		t, err := take(filepath.Clean(p.Proxy.Socket), proxySocketInView, readOnly)
-		if err != nil {
-			return fmt.Errorf("view: the model proxy's socket: %w", err)
-		}
-		got = append(got, t)
-	}
-	var caches []takenCache
-	defer func() {
 		for _, c := range caches {
 			c.close()
 		}
 	}()
-	for _, c := range p.Caches {
-		t, err := takeCache(c)
-		if err != nil {
-			return atWall(WallCaches, err)
-		}
-		caches = append(caches, t)
+	if err != nil {
+		return err
 	}
 	// The command's id has a name in the view's /etc/passwd and /etc/group
 	// (its own copies when the host's have no line for it: proctor's id as
@@ -115,6 +81,59 @@ func (p Policy) enterView(become int) error {
 		}
 	}
 
+	if err := buildView(got, caches, accounts); err != nil {
+		return err
+	}
+	if err := os.Chdir(cwd); err != nil {
+		return fmt.Errorf("view: the working folder %s is not in the view: %w", cwd, err)
+	}
+	return nil
+}
+
+// takeHost takes what of the host the view holds: the policy's folders,
+// the devices, the model proxy's socket and the caches. What it took is
+// returned with an error too, to be closed.
+func (p Policy) takeHost() (got []taken, caches []takenCache, err error) {
+	for _, b := range p.binds() {
+		t, err := take(b.path, b.path, b.attr)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a system folder this host does not have is left out
+		}
+		if err != nil {
+			return got, caches, err
+		}
+		got = append(got, t)
+	}
+	for _, name := range devices {
+		t, err := take("/dev/"+name, "/dev/"+name, unix.MOUNT_ATTR_NOSUID)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return got, caches, err
+		}
+		got = append(got, t)
+	}
+	if p.Proxy != nil {
+		t, err := take(filepath.Clean(p.Proxy.Socket), proxySocketInView, readOnly)
+		if err != nil {
+			return got, caches, fmt.Errorf("view: the model proxy's socket: %w", err)
+		}
+		got = append(got, t)
+	}
+	for _, c := range p.Caches {
+		t, err := takeCache(c)
+		if err != nil {
+			return got, caches, atWall(WallCaches, err)
+		}
+		caches = append(caches, t)
+	}
+	return got, caches, nil
+}
+
+// buildView makes the view of what was taken, with the account files, and
+// makes it the root: read-only, nosuid, with the namespace's own /proc.
+func buildView(got []taken, caches []takenCache, accounts map[string][]byte) error {
 	// A tmpfs (over the host's /tmp, in this namespace only) holds the
 	// view's root, another tmpfs, and the view's own account files beside
 	// it; the view then becomes the root, and the rest is detached.
@@ -176,9 +195,6 @@ func (p Policy) enterView(become int) error {
 		if err := setattr(d, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID, false); err != nil {
 			return err
 		}
-	}
-	if err := os.Chdir(cwd); err != nil {
-		return fmt.Errorf("view: the working folder %s is not in the view: %w", cwd, err)
 	}
 	return nil
 }
