@@ -346,16 +346,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &SetupError{fmt.Errorf("create run folder: %w", err)}
 	}
-	secrets := append([]string{spec.Model.Endpoint.APIKey}, r.GitTokens.Secrets()...)
-	for k, v := range spec.Agent.Env { // agents.yaml's env: a literal token there is a secret too
-		if redact.SecretName(k) {
-			secrets = append(secrets, v)
-		}
-	}
-	if spec.Verifier != nil {
-		secrets = append(secrets, spec.Verifier.Endpoint.APIKey)
-	}
-	red := redact.FromEnv(r.Environ, secrets...)
+	red := r.redactor(spec)
 	onEvent := func(bundle.Event) {}
 	if r.OnEvent != nil {
 		onEvent = func(ev bundle.Event) { r.OnEvent(id, ev) }
@@ -365,29 +356,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, &SetupError{err}
 	}
 	l := &live{r: r, spec: spec, id: id, dir: dir, rec: rec, redact: red, price: price, prices: prices}
-	kind := spec.Kind
-	if kind == "" {
-		kind = bundle.KindTask
-	}
-	srcKind := spec.SourceKind
-	switch {
-	case spec.Git != nil:
-		srcKind = bundle.SourceGit
-	case srcKind == "":
-		srcKind = bundle.SourceLocal
-	}
-	l.receipt = bundle.Receipt{
-		Schema: bundle.ReceiptSchema, RunID: id, Kind: kind, Status: bundle.StatusRunning, Stage: bundle.StageAcquiringSource,
-		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
-		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir, Origin: spec.SourceOrigin},
-		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
-		Sandbox: string(l.mode()), Addresses: spec.Addresses, Resumes: spec.Resumes,
-	}
-	if spec.Model.Profile != nil {
-		l.receipt.Model.Profile, l.receipt.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL
-	} else if spec.Model.Script != nil {
-		l.receipt.Model.Profile = bundle.ScriptProfile(filepath.Base(spec.Model.Script.Path))
-	}
+	l.receipt = startReceipt(spec, id, start, l.mode())
 	l.progress("run %s: %s", id, bundle.Line(spec.Task, 80))
 	// The receipt is written when the run starts (status running) and when it
 	// ends; the stages in between are events, which are written live.
@@ -407,6 +376,50 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	l.finish(ctx, l.execute(ctx, sess))
 	return &Result{RunID: id, Dir: dir, Receipt: l.receipt, Verdict: l.verdict}, nil
+}
+
+// redactor hides the run's secrets wherever it records or shows text: the
+// model's and verifier's keys, the git tokens, the literal tokens of the
+// agent's env, and the secrets of proctor's environment.
+func (r *Runner) redactor(spec Spec) *redact.Redactor {
+	secrets := append([]string{spec.Model.Endpoint.APIKey}, r.GitTokens.Secrets()...)
+	for k, v := range spec.Agent.Env { // agents.yaml's env: a literal token there is a secret too
+		if redact.SecretName(k) {
+			secrets = append(secrets, v)
+		}
+	}
+	if spec.Verifier != nil {
+		secrets = append(secrets, spec.Verifier.Endpoint.APIKey)
+	}
+	return redact.FromEnv(r.Environ, secrets...)
+}
+
+// startReceipt is the receipt of run id as it starts (status running).
+func startReceipt(spec Spec, id string, start time.Time, mode sandbox.Mode) bundle.Receipt {
+	kind := spec.Kind
+	if kind == "" {
+		kind = bundle.KindTask
+	}
+	srcKind := spec.SourceKind
+	switch {
+	case spec.Git != nil:
+		srcKind = bundle.SourceGit
+	case srcKind == "":
+		srcKind = bundle.SourceLocal
+	}
+	rc := bundle.Receipt{
+		Schema: bundle.ReceiptSchema, RunID: id, Kind: kind, Status: bundle.StatusRunning, Stage: bundle.StageAcquiringSource,
+		Task: spec.Task, Criteria: spec.Criteria, OutOfScope: spec.OutOfScope,
+		Source: bundle.Source{Kind: srcKind, Path: spec.SourceDir, Origin: spec.SourceOrigin},
+		Model:  bundle.Model{Name: spec.Model.name()}, Bounds: spec.Bounds, StartedAt: start.UTC(), Scenario: spec.Scenario,
+		Sandbox: string(mode), Addresses: spec.Addresses, Resumes: spec.Resumes,
+	}
+	if spec.Model.Profile != nil {
+		rc.Model.Profile, rc.Model.BaseURL = spec.Model.Profile.Name, spec.Model.Profile.BaseURL
+	} else if spec.Model.Script != nil {
+		rc.Model.Profile = bundle.ScriptProfile(filepath.Base(spec.Model.Script.Path))
+	}
+	return rc
 }
 
 func validate(spec Spec) error {
