@@ -128,7 +128,7 @@ func TestKill9DuringAWarmLeavesNothingAfterTheNextRun(t *testing.T) {
 	os.Chmod(filepath.Join(scen, "setup"), 0o755)
 	cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data}, "scenario", "run", scen)
 	defer cmd.Process.Kill()
-	testutil.Eventually(t, 6*time.Minute, "the warm at work", func() bool {
+	testutil.Eventually(t, 15*time.Minute, "the warm at work", func() bool {
 		m, _ := filepath.Glob(filepath.Join(data, "toolcache", ".warm-*", ".go-build", "upper", "warm"))
 		if len(m) == 1 {
 			return true
