@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/clip"
 	"github.com/proctor-dev/proctor/internal/external"
 	"github.com/proctor-dev/proctor/internal/launch"
 	"github.com/proctor-dev/proctor/internal/patch"
-	"github.com/proctor-dev/proctor/internal/pricing"
 	"github.com/proctor-dev/proctor/internal/records"
 	"github.com/proctor-dev/proctor/internal/rules"
 	"github.com/proctor-dev/proctor/internal/run"
@@ -328,125 +326,6 @@ func sessionsURL(after string) string { return "/sessions?" + url.Values{"after"
 // runsURL is the runs list filtered by one field.
 func runsURL(field, value string) string { return "/runs?" + url.Values{field: {value}}.Encode() }
 
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05")
-}
-
-func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-func formatDuration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "—"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-}
-
-func runDuration(r store.RunSummary) string {
-	if r.EndedAt == nil {
-		return "running"
-	}
-	return formatDuration(r.Duration())
-}
-
-// formatCount is a count with its thousands grouped: "1,130".
-func formatCount(n int64) string {
-	if n < 0 {
-		return "-" + formatCount(-n)
-	}
-	s := strconv.FormatInt(n, 10)
-	if n < 1000 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// stageWords says where a run is, or where it was when it ended: a run
-// that ended in a working stage (interrupted, or an error) stopped there,
-// it is not still in it.
-func stageWords(stage bundle.Stage, ended bool) string {
-	switch {
-	case !ended, stage == bundle.StageCompleted, stage == bundle.StageFailed, stage == bundle.StageAwaitingReview:
-		return "stage " + humanStatus(stage)
-	}
-	return "stopped in stage " + humanStatus(stage)
-}
-
-// formatBytes is a size in the binary unit that holds it whole or with
-// one decimal: "512 MiB", "1.5 GiB", "900 B".
-func formatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, u := float64(n), 0
-	for v >= 1024 && u < len(units)-1 {
-		v, u = v/1024, u+1
-	}
-	if u == 0 || v == float64(int64(v)) {
-		return strconv.FormatFloat(v, 'f', 0, 64) + " " + units[u]
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[u]
-}
-
-func humanStatus[S ~string](s S) string { return strings.ReplaceAll(string(s), "_", " ") }
-
-// title is a run's task as a title: its first paragraph, shortened to n
-// characters (the rest is in the transcript).
-func title(task string, n int) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(strings.ReplaceAll(task, "\r\n", "\n")), "\n\n")
-	return bundle.Line(first, n)
-}
-
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
-func offsetFrom(first time.Time, ev bundle.Event) string {
-	d := ev.Time.Sub(first)
-	if d <= 0 {
-		return "+0s"
-	}
-	return "+" + formatDuration(d)
-}
-
-// eventClass groups event types for colouring the timeline.
-func eventClass(t string) string {
-	kind, _, _ := strings.Cut(t, ".")
-	switch {
-	case strings.HasSuffix(t, ".failed") || strings.HasSuffix(t, ".interrupted") || strings.HasSuffix(t, ".retry"):
-		return "ev-bad"
-	case kind == "model" || kind == "tool" || kind == "stage" || kind == "approval" || kind == "review" || kind == "check":
-		return "ev-" + kind
-	}
-	return "ev-other"
-}
-
-// formatCost is a run's cost in dollars, or "no price" when the price
-// table has none for its model (never $0).
-func formatCost(usd *float64) string {
-	if usd == nil {
-		return pricing.Format(0, false)
-	}
-	return pricing.Format(*usd, true)
-}
-
 // threadID is the element id of comment i of a change request.
 func threadID(rq records.RequestState, i int) string {
 	return "thread-" + rq.RunID + "-" + itoa(rq.Index) + "-" + itoa(i)
@@ -539,17 +418,7 @@ const longText = 2000
 // to the whole file.
 const maxShown = 20000
 
-func isLong(s string) bool { return len(s) > longText || strings.Count(s, "\n") > 40 }
-
 var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
-
-// shown is what a page shows of a text from a bundle: terminal colour codes
-// removed, invalid UTF-8 replaced, cut at maxShown characters.
-func shown(s string) string {
-	return clip.Bytes(strings.ToValidUTF8(ansiEscape.ReplaceAllString(s, ""), "\uFFFD"), maxShown)
-}
-
-func isCut(s string) bool { return len(s) > maxShown }
 
 // approvalURL is where a decision on request number n of a run is posted.
 func approvalURL(runID string, n int64) string {
@@ -558,13 +427,6 @@ func approvalURL(runID string, n int64) string {
 
 func fileURL(runID, name string) string {
 	return "/runs/" + url.PathEscape(runID) + "/files/" + url.PathEscape(name)
-}
-
-func lineNo(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.Itoa(n)
 }
 
 func lineClass(k patch.LineKind) string {
@@ -588,123 +450,6 @@ func linePrefix(k patch.LineKind) string {
 
 // bigFile is the number of diff lines above which a file starts collapsed.
 const bigFile = 400
-
-func diffTotals(files []patch.File) string {
-	a, d := patch.Stats(files)
-	return fmt.Sprintf("%s, +%d −%d", plural(len(files), "file", "files"), a, d)
-}
-
-func itoa(n int) string    { return strconv.Itoa(n) }
-func i64(n int64) string   { return strconv.FormatInt(n, 10) }
-func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return formatCount(int64(n)) + " " + many
-}
-
-// inlinePart is a piece of a transcript message: plain text, **strong** or
-// `code` (markdown's two inline marks that transcript.md uses).
-type inlinePart struct {
-	Text string
-	Kind string // "", "strong" or "code"
-}
-
-// inlineParts splits text at its **strong** and `code` spans (each closed on
-// its own line; an unclosed mark is text), so the page shows them as such
-// rather than as raw markdown. Nothing else is interpreted, and every part
-// is escaped by the template.
-func inlineParts(text string) []inlinePart {
-	var out []inlinePart
-	plain := 0
-	for i := 0; i < len(text); {
-		mark, kind := "", ""
-		switch {
-		case text[i] == '`':
-			mark, kind = "`", "code"
-		case strings.HasPrefix(text[i:], "**"):
-			mark, kind = "**", "strong"
-		default:
-			i++
-			continue
-		}
-		rest := text[i+len(mark):]
-		end := strings.Index(rest, mark)
-		if nl := strings.IndexByte(rest, '\n'); end <= 0 || (nl >= 0 && nl < end) {
-			i += len(mark)
-			continue
-		}
-		if plain < i {
-			out = append(out, inlinePart{Text: text[plain:i]})
-		}
-		out = append(out, inlinePart{Text: rest[:end], Kind: kind})
-		i += len(mark) + end + len(mark)
-		plain = i
-	}
-	if plain < len(text) {
-		out = append(out, inlinePart{Text: text[plain:]})
-	}
-	return out
-}
-
-// findParts splits text into plain parts and the parts that match find
-// (case-insensitive), so the template can mark the matches and escape all.
-func findParts(text, find string) []snippetPart {
-	if find == "" {
-		return []snippetPart{{Text: text}}
-	}
-	hay, needle := strings.ToLower(text), strings.ToLower(find)
-	if len(hay) != len(text) { // case folding changed lengths: match as typed
-		hay, needle = text, find
-	}
-	var out []snippetPart
-	for {
-		i := strings.Index(hay, needle)
-		if i < 0 || needle == "" {
-			break
-		}
-		if i > 0 {
-			out = append(out, snippetPart{Text: text[:i]})
-		}
-		out = append(out, snippetPart{Text: text[i : i+len(needle)], Match: true})
-		text, hay = text[i+len(needle):], hay[i+len(needle):]
-	}
-	if text != "" {
-		out = append(out, snippetPart{Text: text})
-	}
-	return out
-}
-
-// splitSnippet splits an FTS snippet at its «match» markers into plain and
-// highlighted parts, so the template can escape each part.
-func splitSnippet(s string) []snippetPart {
-	var out []snippetPart
-	for s != "" {
-		i := strings.Index(s, "«")
-		if i < 0 {
-			out = append(out, snippetPart{Text: s})
-			break
-		}
-		if i > 0 {
-			out = append(out, snippetPart{Text: s[:i]})
-		}
-		s = s[i+len("«"):]
-		j := strings.Index(s, "»")
-		if j < 0 {
-			out = append(out, snippetPart{Text: s, Match: true})
-			break
-		}
-		out = append(out, snippetPart{Text: s[:j], Match: true})
-		s = s[j+len("»"):]
-	}
-	return out
-}
-
-type snippetPart struct {
-	Text  string
-	Match bool
-}
 
 // PendingPage is the view model of a run that was launched but has no
 // bundle yet.
@@ -841,14 +586,6 @@ type PendingApproval struct {
 	Asked   time.Time
 }
 
-func waitedFor(t time.Time) string {
-	d := time.Since(t).Round(time.Second)
-	if d < time.Second {
-		return "since just now"
-	}
-	return "for " + formatDuration(d)
-}
-
 // LaunchValues are the launch form's fields as typed.
 type LaunchValues = launch.Task
 
@@ -892,16 +629,6 @@ type Models struct {
 	File     string
 	Profiles []string
 	Builtins []Option // scripted models that come with proctor (no key, no network)
-}
-
-func dateValue(t time.Time, minusDay bool) string {
-	if t.IsZero() {
-		return ""
-	}
-	if minusDay {
-		t = t.AddDate(0, 0, -1)
-	}
-	return t.Format("2006-01-02")
 }
 
 // Option is one choice of a select: what is sent and what is shown.
@@ -960,22 +687,6 @@ func ruleEnds(r rules.Rule) string {
 		return r.Expires.UTC().Format("2006-01-02 15:04")
 	}
 	return "when revoked"
-}
-
-// cacheNote says how many of a run's prompt tokens came from the
-// provider's cache and went into it, when it said; "" otherwise.
-func cacheNote(u bundle.Usage) string {
-	var parts []string
-	if u.CacheReadTokens > 0 {
-		parts = append(parts, formatCount(u.CacheReadTokens)+" read from cache")
-	}
-	if u.CacheWriteTokens > 0 {
-		parts = append(parts, formatCount(u.CacheWriteTokens)+" written to cache")
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return ", " + strings.Join(parts, ", ")
 }
 
 // failureTitle names a run's failure in words: its domain, then its code
