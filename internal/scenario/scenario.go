@@ -166,79 +166,98 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 	if doc == nil {
 		return nil, fmt.Errorf("%s: empty; a scenario needs at least id, a task and a check", file)
 	}
-	var task string
-	var taskNode *yaml.Node
-	d.Fields(doc, "", topFields, func(key string, k, v *yaml.Node) {
-		switch key {
-		case "id":
-			s.ID = d.Str(v, key)
-			if s.ID != "" && !bundle.ValidID(s.ID) {
-				d.Add(v, key, "%q is not a safe name (letters, digits, '.', '_', '-')", s.ID)
-			}
-		case "description":
-			s.Description = d.Str(v, key)
-		case "tags":
-			s.Tags = d.Strs(v, key)
-		case "task":
-			task, taskNode = d.Str(v, key), v
-		case "turns":
-			s.Turns = d.Strs(v, key)
-			if len(s.Turns) == 0 {
-				d.Add(v, key, "want at least one user message")
-			}
-		case "criteria":
-			s.Criteria = d.Strs(v, key)
-		case "out_of_scope":
-			s.OutOfScope = d.Strs(v, key)
-		case "budgets":
-			d.budgets(v, s)
-		case "approvals":
-			d.approvals(v, s)
-		case "yield_reply":
-			s.YieldReply = d.Str(v, key)
-		case "continue_message":
-			s.Continue = d.Str(v, key)
-		case "model":
-			d.model(v, s)
-		case "sandbox":
-			m, err := sandbox.ParseMode(d.Str(v, key))
-			if err != nil || d.Str(v, key) == "" {
-				d.Add(v, key, "%q: want workspace, strict or off", d.Str(v, key))
-			}
-			s.Sandbox = m
-		case "agent":
-			s.Agent = external.Decode(&d.Decoder, v, "agent")
-			if s.Agent.Kind == external.KindCommand && s.Agent.Name == "" && len(s.Agent.Command) > 0 {
-				s.Agent.Name = "command"
-			}
-		case "env":
-			d.env(v, s)
-		case "pass_env":
-			d.passEnv(v, s)
-		case "context":
-			s.Context = d.Str(v, key)
-			if bad := unknownVars(s.Context); len(bad) > 0 {
-				d.Add(v, key, "unknown variable %s; the template may use $RUN_DIR and $WORKSPACE", strings.Join(bad, ", "))
-			}
-		case "git":
-			s.Git = d.Bool(v, key)
-		case "source":
-			s.Source = d.source(v, dir)
-		case "checks":
-			d.checks(v, s, dir)
-		case "repeat":
-			s.Repeat = d.PosInt(v, key)
-		case "made_from":
-			if s.MadeFrom = d.Str(v, key); !bundle.ValidID(s.MadeFrom) {
-				d.Add(v, key, "%q is not a run id", s.MadeFrom)
-			}
+	var task taskField
+	d.Fields(doc, "", topFields, func(key string, _, v *yaml.Node) { d.topField(s, dir, key, v, &task) })
+	d.whole(doc, s, dir, task)
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// taskField is the task field as given (a one-turn shorthand of turns).
+type taskField struct {
+	text string
+	node *yaml.Node
+}
+
+// topField reads one top-level field of scenario.yaml into s.
+func (d *decoder) topField(s *Scenario, dir, key string, v *yaml.Node, task *taskField) {
+	switch key {
+	case "id":
+		s.ID = d.Str(v, key)
+		if s.ID != "" && !bundle.ValidID(s.ID) {
+			d.Add(v, key, "%q is not a safe name (letters, digits, '.', '_', '-')", s.ID)
 		}
-	})
+	case "description":
+		s.Description = d.Str(v, key)
+	case "tags":
+		s.Tags = d.Strs(v, key)
+	case "task":
+		task.text, task.node = d.Str(v, key), v
+	case "turns":
+		s.Turns = d.Strs(v, key)
+		if len(s.Turns) == 0 {
+			d.Add(v, key, "want at least one user message")
+		}
+	case "criteria":
+		s.Criteria = d.Strs(v, key)
+	case "out_of_scope":
+		s.OutOfScope = d.Strs(v, key)
+	case "budgets":
+		d.budgets(v, s)
+	case "approvals":
+		d.approvals(v, s)
+	case "yield_reply":
+		s.YieldReply = d.Str(v, key)
+	case "continue_message":
+		s.Continue = d.Str(v, key)
+	case "model":
+		d.model(v, s)
+	case "sandbox":
+		m, err := sandbox.ParseMode(d.Str(v, key))
+		if err != nil || d.Str(v, key) == "" {
+			d.Add(v, key, "%q: want workspace, strict or off", d.Str(v, key))
+		}
+		s.Sandbox = m
+	case "agent":
+		s.Agent = external.Decode(&d.Decoder, v, "agent")
+		if s.Agent.Kind == external.KindCommand && s.Agent.Name == "" && len(s.Agent.Command) > 0 {
+			s.Agent.Name = "command"
+		}
+	case "env":
+		d.env(v, s)
+	case "pass_env":
+		d.passEnv(v, s)
+	case "context":
+		s.Context = d.Str(v, key)
+		if bad := unknownVars(s.Context); len(bad) > 0 {
+			d.Add(v, key, "unknown variable %s; the template may use $RUN_DIR and $WORKSPACE", strings.Join(bad, ", "))
+		}
+	case "git":
+		s.Git = d.Bool(v, key)
+	case "source":
+		s.Source = d.source(v, dir)
+	case "checks":
+		d.checks(v, s, dir)
+	case "repeat":
+		s.Repeat = d.PosInt(v, key)
+	case "made_from":
+		if s.MadeFrom = d.Str(v, key); !bundle.ValidID(s.MadeFrom) {
+			d.Add(v, key, "%q is not a run id", s.MadeFrom)
+		}
+	}
+}
+
+// whole checks what no one field says: a task or turns, an agent that can
+// take turns, an id that names the folder; and finds the scenario's own
+// model script.
+func (d *decoder) whole(doc *yaml.Node, s *Scenario, dir string, task taskField) {
 	switch {
-	case task != "" && len(s.Turns) > 0:
-		d.Add(taskNode, "task", "give task or turns, not both (task is a one-turn shorthand)")
-	case task != "":
-		s.Turns = []string{task}
+	case task.text != "" && len(s.Turns) > 0:
+		d.Add(task.node, "task", "give task or turns, not both (task is a one-turn shorthand)")
+	case task.text != "":
+		s.Turns = []string{task.text}
 	case len(s.Turns) == 0:
 		d.Add(doc, "task", "missing; give task (one message) or turns (a list)")
 	}
@@ -257,10 +276,6 @@ func Parse(file string, data []byte, dir string) (*Scenario, error) {
 			}
 		}
 	}
-	if err := d.Err(); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 func (d *decoder) model(n *yaml.Node, s *Scenario) {
