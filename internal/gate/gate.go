@@ -301,7 +301,6 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	if review.ReviewedBy == "" {
 		review.ReviewedBy = "unknown"
 	}
-	forced := false
 	if review.Approved && !Appliable(rc.Status) {
 		if !opt.Force {
 			code := ""
@@ -310,51 +309,22 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 			}
 			return nil, &NotAppliableError{Status: rc.Status, Failure: code, Forcible: true}
 		}
-		forced = true
 		review.Forced = true
 	}
 	var rejected, inPart []string // earlier runs of the session not applied, or applied in part
 	if review.Approved {
-		var waiting []string
-		for _, e := range opt.Earlier {
-			switch {
-			case !e.HasChanges:
-			case !e.Reviewed:
-				waiting = append(waiting, e.RunID)
-			case !e.Applied:
-				rejected = append(rejected, e.RunID)
-			case e.InPart:
-				inPart = append(inPart, e.RunID)
-			}
-		}
-		if len(waiting) > 0 {
-			return nil, &OutOfOrderError{Waiting: waiting}
+		if rejected, inPart, err = earlierRuns(opt.Earlier); err != nil {
+			return nil, err
 		}
 	}
-	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: forced, Actor: opt.Actor, Address: opt.Address, Source: opt.Tree}
+	j := &journal{Schema: journalSchema, Op: newOp(), RunID: rc.RunID, State: stateApplying, Review: review, Forced: review.Forced, Actor: opt.Actor, Address: opt.Address, Source: opt.Tree}
 	var files map[string][]byte
 	// With no tree, an approved change is not applied here: it is offered
 	// as a patch and an mbox (proctor apply --to PATH, or --from the host,
 	// applies it to a checkout).
 	if review.Approved && opt.Tree != "" && len(changed) > 0 {
-		// A run made on top of an earlier run of its session that was
-		// rejected or applied in part has a base the source does not hold:
-		// its change is merged into the source as it is, hunk by hunk.
-		behind := slices.Concat(rejected, inPart)
-		if j.Files, files, err = prepare(ctx, rc, opt.Tree, original, string(diff), changed, opt.Workspace, len(behind) > 0); err != nil {
-			var ce *ConflictError
-			if errors.As(err, &ce) && len(behind) > 0 {
-				ce.Before = true
-				ce.Hint = fmt.Sprintf("this run was made on top of run %s of its session, which was rejected or applied in part, so the source lacks lines the run started from; the parts named meet them: apply them by hand (diff.patch), or reject this run", strings.Join(behind, ", "))
-			}
+		if j.Files, files, err = prepareApproved(ctx, rc, opt, original, string(diff), changed, accepted, slices.Concat(rejected, inPart)); err != nil {
 			return nil, err // nothing applied; the run stays unreviewed
-		}
-		ok := map[string]bool{}
-		for _, p := range accepted {
-			ok[p] = true
-		}
-		if links := outsideLinks(j.Files, ok); len(links) > 0 {
-			return nil, &LinkError{Links: links}
 		}
 	}
 	// From here on the journal is the truth: once it is written, the
@@ -363,6 +333,53 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 		return nil, err
 	}
 	return j, nil
+}
+
+// prepareApproved prepares an approved change for opt.Tree (prepare): a
+// run made on top of earlier runs of its session that were rejected or
+// applied in part (behind) has a base the source does not hold, so its
+// change is merged into the source as it is, hunk by hunk. A link out of
+// the tree that the reviewer did not accept by itself refuses it.
+func prepareApproved(ctx context.Context, rc bundle.Receipt, opt Options, original, diff string, changed, accepted, behind []string) ([]journalFile, map[string][]byte, error) {
+	files, contents, err := prepare(ctx, rc, opt.Tree, original, diff, changed, opt.Workspace, len(behind) > 0)
+	if err != nil {
+		var ce *ConflictError
+		if errors.As(err, &ce) && len(behind) > 0 {
+			ce.Before = true
+			ce.Hint = fmt.Sprintf("this run was made on top of run %s of its session, which was rejected or applied in part, so the source lacks lines the run started from; the parts named meet them: apply them by hand (diff.patch), or reject this run", strings.Join(behind, ", "))
+		}
+		return nil, nil, err
+	}
+	ok := map[string]bool{}
+	for _, p := range accepted {
+		ok[p] = true
+	}
+	if links := outsideLinks(files, ok); len(links) > 0 {
+		return nil, nil, &LinkError{Links: links}
+	}
+	return files, contents, nil
+}
+
+// earlierRuns sorts the earlier runs of a session with changes that an
+// approval of a later run stands on: those rejected, and those applied in
+// part. One still waiting for review makes the approval out of order.
+func earlierRuns(earlier []Earlier) (rejected, inPart []string, err error) {
+	var waiting []string
+	for _, e := range earlier {
+		switch {
+		case !e.HasChanges:
+		case !e.Reviewed:
+			waiting = append(waiting, e.RunID)
+		case !e.Applied:
+			rejected = append(rejected, e.RunID)
+		case e.InPart:
+			inPart = append(inPart, e.RunID)
+		}
+	}
+	if len(waiting) > 0 {
+		return nil, nil, &OutOfOrderError{Waiting: waiting}
+	}
+	return rejected, inPart, nil
 }
 
 // finish carries a journaled review through to its end: the source, then
