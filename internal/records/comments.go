@@ -100,6 +100,15 @@ func Quote(files []patch.File, c bundle.Comment) (string, error) {
 	return "", fmt.Errorf("%s is not in the run's diff", where)
 }
 
+// commentAt is comment number comment (from 0) of request number request
+// of run runID's comments, or ErrNoComment.
+func commentAt(c *bundle.Comments, runID string, request, comment int) (*bundle.Comment, error) {
+	if request < 0 || request >= len(c.Requests) || comment < 0 || comment >= len(c.Requests[request].Comments) {
+		return nil, fmt.Errorf("run %s: request %d, comment %d: %w", runID, request+1, comment+1, ErrNoComment)
+	}
+	return &c.Requests[request].Comments[comment], nil
+}
+
 // Resolve marks comment number comment (from 0) of request number request
 // of the run runID resolved by by, or open again (by "").
 func (d Data) Resolve(ctx context.Context, runID string, request, comment int, by string) error {
@@ -108,10 +117,10 @@ func (d Data) Resolve(ctx context.Context, runID string, request, comment int, b
 		return err
 	}
 	return updateComments(ctx, dir, func(c *bundle.Comments) error {
-		if request < 0 || request >= len(c.Requests) || comment < 0 || comment >= len(c.Requests[request].Comments) {
-			return fmt.Errorf("run %s: request %d, comment %d: %w", runID, request+1, comment+1, ErrNoComment)
+		cm, err := commentAt(c, runID, request, comment)
+		if err != nil {
+			return err
 		}
-		cm := &c.Requests[request].Comments[comment]
 		cm.Resolved = nil
 		if by != "" {
 			cm.Resolved = &bundle.Resolution{By: by, At: time.Now().UTC()}

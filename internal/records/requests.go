@@ -137,10 +137,10 @@ func (d Data) Reply(ctx context.Context, runID string, request, comment int, r b
 		return err
 	}
 	return updateComments(ctx, dir, func(c *bundle.Comments) error {
-		if request < 0 || request >= len(c.Requests) || comment < 0 || comment >= len(c.Requests[request].Comments) {
-			return fmt.Errorf("run %s: request %d, comment %d: %w", runID, request+1, comment+1, ErrNoComment)
+		cm, err := commentAt(c, runID, request, comment)
+		if err != nil {
+			return err
 		}
-		cm := &c.Requests[request].Comments[comment]
 		if len(cm.Replies) >= MaxReplies {
 			return fmt.Errorf("run %s: the thread of comment %d has %d replies, the most it keeps", runID, comment+1, MaxReplies)
 		}
