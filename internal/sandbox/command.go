@@ -100,27 +100,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 		defer alive.Close()
 		defer report.Close()
 	}
-	out := &boundedOutput{max: c.MaxOutput, live: c.Live}
-	if out.max <= 0 {
-		out.max = 1 << 20
-	}
-	if c.Stdout != nil {
-		cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
-		if c.Stderr == nil {
-			cmd.Stderr = c.Stdout
-		}
-	} else {
-		cmd.Stdout, cmd.Stderr = out, out
-	}
-	stop := c.Stop
-	if stop == 0 {
-		stop = syscall.SIGKILL
-	}
-	cmd.Cancel = func() error { return killGroup(cmd.Process, stop) }
-	cmd.WaitDelay = c.WaitDelay
-	if cmd.WaitDelay <= 0 {
-		cmd.WaitDelay = 2 * time.Second
-	}
+	out := c.wire(cmd)
 	start := time.Now()
 	err = cmd.Start()
 	for _, f := range cmd.ExtraFiles {
@@ -175,6 +155,34 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("run %s: %w", c.Argv[0], err)
 	}
 	return res, nil
+}
+
+// wire gives cmd its output (c's writers, else a bounded buffer, which it
+// returns) and how it is stopped: c.Stop to its process group, then what
+// is left WaitDelay later.
+func (c Command) wire(cmd *exec.Cmd) *boundedOutput {
+	out := &boundedOutput{max: c.MaxOutput, live: c.Live}
+	if out.max <= 0 {
+		out.max = 1 << 20
+	}
+	if c.Stdout != nil {
+		cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+		if c.Stderr == nil {
+			cmd.Stderr = c.Stdout
+		}
+	} else {
+		cmd.Stdout, cmd.Stderr = out, out
+	}
+	stop := c.Stop
+	if stop == 0 {
+		stop = syscall.SIGKILL
+	}
+	cmd.Cancel = func() error { return killGroup(cmd.Process, stop) }
+	cmd.WaitDelay = c.WaitDelay
+	if cmd.WaitDelay <= 0 {
+		cmd.WaitDelay = 2 * time.Second
+	}
+	return out
 }
 
 // ended says in res how the command ended, from Wait's error: an error
