@@ -521,7 +521,18 @@ Exit code 1 when any problem was found.`)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if err := printIndexed(env, rep, *asJSON); err != nil {
+		return err
+	}
+	if len(rep.Problems) > 0 {
+		return exitError{ExitProblems}
+	}
+	return nil
+}
+
+// printIndexed says what an index did: as JSON, or a line each.
+func printIndexed(env Env, rep index.Report, asJSON bool) error {
+	if asJSON {
 		type problem struct {
 			Bundle  string `json:"bundle"`
 			File    string `json:"file"`
@@ -541,23 +552,17 @@ Exit code 1 when any problem was found.`)
 		}
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(env.Stdout, "indexed %d, unchanged %d, removed %d, problems %d\n", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Problems))
-		for _, p := range rep.Repaired {
-			fmt.Fprintf(env.Stdout, "repaired %s: a writer was killed while it added a run; the pack is cut back to its whole runs\n", p)
-		}
-		if rep.Interrupted > 0 {
-			fmt.Fprintf(env.Stdout, "marked interrupted %d: they said they were running, but no process holds them\n", rep.Interrupted)
-		}
-		for _, p := range rep.Problems {
-			fmt.Fprintf(env.Stdout, "problem: %s\n", p.Problem)
-		}
+		return enc.Encode(out)
 	}
-	if len(rep.Problems) > 0 {
-		return exitError{ExitProblems}
+	fmt.Fprintf(env.Stdout, "indexed %d, unchanged %d, removed %d, problems %d\n", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Problems))
+	for _, p := range rep.Repaired {
+		fmt.Fprintf(env.Stdout, "repaired %s: a writer was killed while it added a run; the pack is cut back to its whole runs\n", p)
+	}
+	if rep.Interrupted > 0 {
+		fmt.Fprintf(env.Stdout, "marked interrupted %d: they said they were running, but no process holds them\n", rep.Interrupted)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(env.Stdout, "problem: %s\n", p.Problem)
 	}
 	return nil
 }
