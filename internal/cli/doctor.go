@@ -97,13 +97,7 @@ refused.`)
 		rep.Nobody, rep.Skipped = doctorAsNobody(ctx, self, abi)
 	}
 	if needsAppArmor(rep) {
-		fix := &doctorAppArmorFix{Profile: sandbox.AppArmorProfile(self), Checked: "parses (apparmor_parser --skip-kernel-load)"}
-		if err := sandbox.CheckAppArmorProfile(ctx, fix.Profile); errors.Is(err, exec.ErrNotFound) {
-			fix.Checked = "not checked: this host has no apparmor_parser"
-		} else if err != nil {
-			fix.Checked = "does not parse here: " + err.Error()
-		}
-		rep.AppArmor = fix
+		rep.AppArmor = appArmorFix(ctx, self)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)
@@ -118,6 +112,18 @@ refused.`)
 		return exitError{ExitProblems}
 	}
 	return nil
+}
+
+// appArmorFix is the AppArmor profile that lets the proctor binary self
+// make user namespaces, checked with apparmor_parser where there is one.
+func appArmorFix(ctx context.Context, self string) *doctorAppArmorFix {
+	fix := &doctorAppArmorFix{Profile: sandbox.AppArmorProfile(self), Checked: "parses (apparmor_parser --skip-kernel-load)"}
+	if err := sandbox.CheckAppArmorProfile(ctx, fix.Profile); errors.Is(err, exec.ErrNotFound) {
+		fix.Checked = "not checked: this host has no apparmor_parser"
+	} else if err != nil {
+		fix.Checked = "does not parse here: " + err.Error()
+	}
+	return fix
 }
 
 // doctorAs surveys the walls as this process's user, and starts a confined
