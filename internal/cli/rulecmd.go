@@ -63,19 +63,7 @@ page); each change is in the audit log. See docs/review.md.
 	case "list":
 		return listRules(env, file, *all)
 	case "revoke":
-		if fs.NArg() != 1 {
-			return usagef(name, "name one rule id")
-		}
-		id, err := strconv.ParseInt(fs.Arg(0), 10, 64)
-		if err != nil || id < 1 {
-			return usagef(name, "%q is not a rule id (1, 2, …; see proctor rule list)", fs.Arg(0))
-		}
-		r, err := file.Revoke(id, "cli:"+osUser())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "revoked rule #%d: %s\n", r.ID, r.Describe())
-		return auditRule(ctx, env, *data, "rule-revoke", r)
+		return revokeRule(ctx, env, name, fs.Args(), file, *data)
 	}
 	if fs.NArg() > 0 {
 		return usagef(name, "unexpected argument %q (the command goes in --command)", fs.Arg(0))
@@ -84,14 +72,8 @@ page); each change is in the audit log. See docs/review.md.
 	if *exact {
 		r.Match = rules.MatchExact
 	}
-	if r.Scope == rules.ScopeSource && r.Target != "" && !strings.Contains(r.Target, "://") {
-		// A folder is named as runs on it record it; one not there yet by
-		// its absolute path.
-		if real, err := source.Folder(r.Target); err == nil {
-			r.Target = real
-		} else {
-			r.Target, _ = filepath.Abs(r.Target)
-		}
+	if r.Scope == rules.ScopeSource {
+		r.Target = sourceTarget(r.Target)
 	}
 	if *forD < 0 {
 		return usagef(name, "--for must not be negative")
@@ -106,6 +88,36 @@ page); each change is in the audit log. See docs/review.md.
 	}
 	fmt.Fprintf(env.Stdout, "added rule #%d: %s\n", r.ID, r.Describe())
 	return auditRule(ctx, env, *data, "rule-add", r)
+}
+
+// sourceTarget names a source rule's folder as runs on it record it (one
+// not there yet by its absolute path); a repository URL is as it is.
+func sourceTarget(target string) string {
+	if target == "" || strings.Contains(target, "://") {
+		return target
+	}
+	if real, err := source.Folder(target); err == nil {
+		return real
+	}
+	abs, _ := filepath.Abs(target)
+	return abs
+}
+
+// revokeRule is `proctor rule revoke ID`.
+func revokeRule(ctx context.Context, env Env, name string, args []string, file *rules.File, data string) error {
+	if len(args) != 1 {
+		return usagef(name, "name one rule id")
+	}
+	id, err := strconv.ParseInt(args[0], 10, 64)
+	if err != nil || id < 1 {
+		return usagef(name, "%q is not a rule id (1, 2, …; see proctor rule list)", args[0])
+	}
+	r, err := file.Revoke(id, "cli:"+osUser())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "revoked rule #%d: %s\n", r.ID, r.Describe())
+	return auditRule(ctx, env, data, "rule-revoke", r)
 }
 
 func listRules(env Env, file *rules.File, all bool) error {
