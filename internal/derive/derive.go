@@ -272,31 +272,7 @@ type checkYAML struct {
 // checks are the run's own check commands, the paths it changed, and each
 // changed file as the reviewer applied it (expected/<path>), or absent.
 func (d *deriver) checks() ([]checkYAML, error) {
-	var out []checkYAML
-	commands := map[string]bool{}
-	for _, rc := range d.rcs {
-		if v := rc.Verify; v != nil {
-			for _, c := range v.Checks {
-				if c.Phase == "verify" && c.Name != "" && !commands[c.Name] {
-					commands[c.Name] = true
-					out = append(out, checkYAML{Kind: check.KindCommand, Command: d.redact(c.Name)})
-				}
-			}
-		}
-	}
-	// A scenario's run: the scenario's own check commands, when its folder
-	// is still there to read them from.
-	if sc := d.rc.Scenario; sc != nil && sc.Path != "" {
-		if s, err := scenario.Load(sc.Path); err == nil {
-			for _, c := range s.Checks {
-				if c.Kind == check.KindCommand {
-					out = append(out, checkYAML{Name: c.Name, Kind: check.KindCommand, Command: d.redact(c.Command), Timeout: int(c.Timeout.Seconds())})
-				}
-			}
-		} else {
-			d.made.Notes = append(d.made.Notes, fmt.Sprintf("the run's scenario %s could not be read for its check commands: %v", sc.Path, err))
-		}
-	}
+	out := d.commandChecks()
 	var diffs []string
 	var changed []string
 	for i := range d.runs {
@@ -351,6 +327,36 @@ func (d *deriver) checks() ([]checkYAML, error) {
 	}
 	d.made.Checks = len(out)
 	return out, nil
+}
+
+// commandChecks are the commands that judged the runs: their verify
+// commands, and for a scenario's run the scenario's own check commands,
+// when its folder is still there to read them from.
+func (d *deriver) commandChecks() []checkYAML {
+	var out []checkYAML
+	commands := map[string]bool{}
+	for _, rc := range d.rcs {
+		if v := rc.Verify; v != nil {
+			for _, c := range v.Checks {
+				if c.Phase == "verify" && c.Name != "" && !commands[c.Name] {
+					commands[c.Name] = true
+					out = append(out, checkYAML{Kind: check.KindCommand, Command: d.redact(c.Name)})
+				}
+			}
+		}
+	}
+	if sc := d.rc.Scenario; sc != nil && sc.Path != "" {
+		if s, err := scenario.Load(sc.Path); err == nil {
+			for _, c := range s.Checks {
+				if c.Kind == check.KindCommand {
+					out = append(out, checkYAML{Name: c.Name, Kind: check.KindCommand, Command: d.redact(c.Command), Timeout: int(c.Timeout.Seconds())})
+				}
+			}
+		} else {
+			d.made.Notes = append(d.made.Notes, fmt.Sprintf("the run's scenario %s could not be read for its check commands: %v", sc.Path, err))
+		}
+	}
+	return out
 }
 
 // appliedDiff is run i's change as its reviewer applied it: the whole
