@@ -653,36 +653,7 @@ func Discover(paths ...string) ([]*Scenario, []Problem) {
 		next <- i
 	}
 	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil {
-			probs = append(probs, Problem{Path: p, Err: unwrap(err)})
-			continue
-		}
-		if !info.IsDir() {
-			if filepath.Base(p) == File {
-				add(filepath.Dir(p))
-				continue
-			}
-			probs = append(probs, Problem{Path: p, Err: errors.New("not a scenario folder")})
-			continue
-		}
-		filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				probs = append(probs, Problem{Path: path, Err: unwrap(err)})
-				return nil
-			}
-			if !d.IsDir() {
-				return nil
-			}
-			if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == Fixture) {
-				return fs.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, File)); err == nil {
-				add(path)
-				return fs.SkipDir
-			}
-			return nil
-		})
+		probs = append(probs, findScenarios(p, add)...)
 	}
 	close(next)
 	wg.Wait()
@@ -702,6 +673,42 @@ func Discover(paths ...string) ([]*Scenario, []Problem) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, probs
+}
+
+// findScenarios calls add with each scenario folder at or under p (not
+// inside a scenario's fixture, nor in a hidden folder), and says what
+// could not be read.
+func findScenarios(p string, add func(dir string)) []Problem {
+	info, err := os.Stat(p)
+	if err != nil {
+		return []Problem{{Path: p, Err: unwrap(err)}}
+	}
+	if !info.IsDir() {
+		if filepath.Base(p) == File {
+			add(filepath.Dir(p))
+			return nil
+		}
+		return []Problem{{Path: p, Err: errors.New("not a scenario folder")}}
+	}
+	var probs []Problem
+	filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			probs = append(probs, Problem{Path: path, Err: unwrap(err)})
+			return nil
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == Fixture) {
+			return fs.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, File)); err == nil {
+			add(path)
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return probs
 }
 
 // HasTag reports whether the scenario carries tag.
