@@ -574,28 +574,8 @@ func (r Report) Entry(i int) (Entry, error) {
 // testcase per repeat; a failed check is a failure, a broken one an error.
 // It is written case by case, as the report's cases are read from its spool.
 func (r Report) WriteJUnit(path string) error {
-	type group struct {
-		id                    string
-		from, to              int // the cases, r.Cases[from:to]
-		tests, failures, errs int
-		time                  time.Duration
-	}
-	var groups []group
+	groups := r.junitGroups()
 	var tests, failures, errs int
-	for i, c := range r.Cases {
-		if len(groups) == 0 || groups[len(groups)-1].id != c.Scenario.ID {
-			groups = append(groups, group{id: c.Scenario.ID, from: i})
-		}
-		g := &groups[len(groups)-1]
-		g.to, g.time = i+1, g.time+c.Duration
-		g.tests++
-		switch {
-		case c.Err != nil || c.Broken():
-			g.errs++
-		case !c.Passed():
-			g.failures++
-		}
-	}
 	for _, g := range groups {
 		tests, failures, errs = tests+g.tests, failures+g.failures, errs+g.errs
 	}
@@ -659,6 +639,35 @@ func (r Report) WriteJUnit(path string) error {
 		bw.WriteString("\n")
 		return bw.Flush()
 	})
+}
+
+// junitGroup is a <testsuite> of the JUnit report: the cases of one
+// scenario, r.Cases[from:to], and their counts.
+type junitGroup struct {
+	id                    string
+	from, to              int
+	tests, failures, errs int
+	time                  time.Duration
+}
+
+// junitGroups are the report's cases by scenario, in order.
+func (r Report) junitGroups() []junitGroup {
+	var groups []junitGroup
+	for i, c := range r.Cases {
+		if len(groups) == 0 || groups[len(groups)-1].id != c.Scenario.ID {
+			groups = append(groups, junitGroup{id: c.Scenario.ID, from: i})
+		}
+		g := &groups[len(groups)-1]
+		g.to, g.time = i+1, g.time+c.Duration
+		g.tests++
+		switch {
+		case c.Err != nil || c.Broken():
+			g.errs++
+		case !c.Passed():
+			g.failures++
+		}
+	}
+	return groups
 }
 
 // The JUnit XML elements of a test case.
