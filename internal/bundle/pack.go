@@ -374,12 +374,9 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 		if id == packSessions {
 			continue // session files: ReadPackSessions
 		}
-		if !ValidID(id) || (rest != "" && !validRelPath(rest)) {
-			probs = append(probs, Problem{File: path, Field: hdr.Name, Message: "not a path inside a run folder; skipped"})
+		skip, ps := entryProblems(path, hdr, id, rest)
+		if probs = append(probs, ps...); skip {
 			continue
-		}
-		if hdr.Typeflag == tar.TypeSymlink && (filepath.IsAbs(hdr.Linkname) || !filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rest)), hdr.Linkname))) {
-			probs = append(probs, Problem{File: path, Field: hdr.Name, Message: fmt.Sprintf("a symlink to %q, outside the run folder: the run cannot be unpacked", hdr.Linkname)})
 		}
 		if cur == nil || cur.ID != id {
 			if err := flush(); err != nil {
@@ -406,30 +403,52 @@ func ReadPack(path string, lim Limits, each func(*PackedRun) error) (Problems, e
 		if cur.skip || rest == "" || strings.Contains(rest, "/") || hdr.Typeflag != tar.TypeReg {
 			continue // the workspace and folders are not needed to index
 		}
-		cur.sizes[rest] = hdr.Size
-		if !packLoaded[rest] {
-			continue
-		}
-		max := lim.MaxJSONBytes
-		if rest == TranscriptFile {
-			max = lim.MaxTextBytes
-		}
-		if hdr.Size > max {
-			cur.big[rest] = true
-			continue
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
+		if err := cur.load(tr, hdr, rest, lim); err != nil {
 			probs = append(probs, Problem{File: path, Message: "damaged after the last whole run (" + err.Error() + "); the runs before it are read"})
 			cur = nil
 			break
 		}
-		cur.files[rest] = data
 	}
 	if err := flush(); err != nil {
 		return probs, err
 	}
 	return probs, nil
+}
+
+// entryProblems are what is wrong with a pack entry's header (run id, and
+// the path rest inside the run's folder): a path outside a run's folder
+// (skip it), or a symlink that leads out of it.
+func entryProblems(path string, hdr *tar.Header, id, rest string) (skip bool, p Problems) {
+	if !ValidID(id) || (rest != "" && !validRelPath(rest)) {
+		return true, Problems{{File: path, Field: hdr.Name, Message: "not a path inside a run folder; skipped"}}
+	}
+	if hdr.Typeflag == tar.TypeSymlink && (filepath.IsAbs(hdr.Linkname) || !filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rest)), hdr.Linkname))) {
+		return false, Problems{{File: path, Field: hdr.Name, Message: fmt.Sprintf("a symlink to %q, outside the run folder: the run cannot be unpacked", hdr.Linkname)}}
+	}
+	return false, nil
+}
+
+// load notes the size of the run's top-level file rest and reads it when
+// indexing needs it and it is within its bound; an error is the pack's.
+func (r *PackedRun) load(tr *tar.Reader, hdr *tar.Header, rest string, lim Limits) error {
+	r.sizes[rest] = hdr.Size
+	if !packLoaded[rest] {
+		return nil
+	}
+	max := lim.MaxJSONBytes
+	if rest == TranscriptFile {
+		max = lim.MaxTextBytes
+	}
+	if hdr.Size > max {
+		r.big[rest] = true
+		return nil
+	}
+	data, err := io.ReadAll(tr)
+	if err != nil {
+		return err
+	}
+	r.files[rest] = data
+	return nil
 }
 
 // FindPacked looks for run id in the packs directly inside dir (a data
