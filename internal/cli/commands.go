@@ -203,11 +203,7 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	if err := ensureDataDir(dir); err != nil {
 		return err
 	}
-	level := slog.LevelInfo
-	if f.verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	log := f.logger(env)
 	st, err := openIndex(ctx, env.Getenv, dir)
 	if err != nil {
 		return err
@@ -234,9 +230,9 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", f.addr)
+	ln, scheme, err := listen(f.addr, tlsConfig)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", f.addr, err)
+		return err
 	}
 	queue := jobs.New(runner, f.workers)
 	context.AfterFunc(ctx, queue.Close)
@@ -248,11 +244,6 @@ func runServe(ctx context.Context, env Env, args []string) error {
 		TLS: tlsConfig != nil, Key: key, AllowedHosts: allowed, Live: news, LocalSecret: local,
 		MaxPushBytes: f.maxPushBytes, MaxPushIncoming: f.maxPushIncoming})
 	resumeServer(ctx, log, srv)
-	scheme := "http"
-	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
-		scheme = "https"
-	}
 	fmt.Fprintf(env.Stdout, "proctor %s serving %s://%s (data: %s) — Ctrl-C stops it\n", Version, scheme, ln.Addr(), dir)
 	if users, _, err := st.CountUsers(ctx); err == nil && users == 0 && loopback {
 		// Single-user: loopback is not a login, so the dashboard asks every
@@ -266,6 +257,28 @@ func runServe(ctx context.Context, env Env, args []string) error {
 	defer cancel()
 	queue.Wait(waitCtx)
 	return err
+}
+
+// listen listens on addr, with TLS when tlsConfig is set; scheme is
+// http or https.
+func listen(addr string, tlsConfig *tls.Config) (ln net.Listener, scheme string, err error) {
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("listen on %s: %w (is another proctor running? pick another port with --addr)", addr, err)
+	}
+	if tlsConfig != nil {
+		return tls.NewListener(ln, tlsConfig), "https", nil
+	}
+	return ln, "http", nil
+}
+
+// logger is serve's log on standard error (-v: each request too).
+func (f *serveFlags) logger(env Env) *slog.Logger {
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
 // secrets are serve's session key and local secret (made on its first
