@@ -213,15 +213,7 @@ func (in invocation) steps(w walls, walls **Walls) []step {
 		// Becoming the command's id cleared the parent-death signal: the
 		// init dies with proctor again (and watchParent catches a death in
 		// between).
-		{WallNamespaces, func() error {
-			if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
-				return fmt.Errorf("die with proctor: %w", err)
-			}
-			if err := unix.Sethostname([]byte("proctor-sandbox")); err != nil {
-				return fmt.Errorf("name the sandbox's host: %w", err)
-			}
-			return nil
-		}},
+		{WallNamespaces, dieWithProctorAndNameTheHost},
 		{WallNetwork, func() error {
 			if err := loopbackUp(); err != nil {
 				return err
@@ -234,18 +226,7 @@ func (in invocation) steps(w walls, walls **Walls) []step {
 		{WallKeyring, newSessionKeyring},
 		// Nothing of the command may trace or read the init's memory (its
 		// other threads relay the proxy).
-		{WallCapabilities, func() error {
-			if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-				return fmt.Errorf("make the init undumpable: %w", err)
-			}
-			if err := dropCapabilities(); err != nil {
-				return err
-			}
-			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-				return fmt.Errorf("set no_new_privs: %w", err)
-			}
-			return nil
-		}},
+		{WallCapabilities, giveUpPrivileges},
 		{WallLandlock, func() error {
 			if !w.landlock || abi == 0 {
 				return nil
@@ -269,6 +250,35 @@ func (in invocation) steps(w walls, walls **Walls) []step {
 		}},
 		{"", func() error { *walls = got; return nil }},
 	}
+}
+
+// dieWithProctorAndNameTheHost sets the parent-death signal again
+// (becoming the command's id cleared it) and names the UTS namespace's
+// host.
+func dieWithProctorAndNameTheHost() error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("die with proctor: %w", err)
+	}
+	if err := unix.Sethostname([]byte("proctor-sandbox")); err != nil {
+		return fmt.Errorf("name the sandbox's host: %w", err)
+	}
+	return nil
+}
+
+// giveUpPrivileges makes the init undumpable (nothing of the command may
+// trace it or read its memory: its other threads relay the proxy), drops
+// every capability and sets no_new_privs.
+func giveUpPrivileges() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make the init undumpable: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	return nil
 }
 
 // watchParent ends the init — and so every process of its namespace —
