@@ -30,6 +30,14 @@ check() { # NAME USER COMMAND…: run as USER (root or nobody) in its own folder
   fi
 }
 
+# finish: says how the guest went and powers it off.
+finish() {
+  if [ $passed = 1 ]; then echo "PROCTOR-KERNELS: PASS"; else echo "PROCTOR-KERNELS: FAIL"; fi
+  sync
+  echo o >/proc/sysrq-trigger
+  sleep 10
+}
+
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 ip link set lo up # the attacks try the host's loopback listeners
 mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 shm /dev/shm # as a booted system has
@@ -42,10 +50,7 @@ if [ -n "$only" ]; then
     check "internal/cli's tests matching $only" $user /tmp/bin/cli.test -test.count=1 -test.v -test.timeout 80m -test.run "$only"
     grep -E "^ *--- " "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
   done
-  if [ $passed = 1 ]; then echo "PROCTOR-KERNELS: PASS"; else echo "PROCTOR-KERNELS: FAIL"; fi
-  sync
-  echo o >/proc/sysrq-trigger
-  sleep 10
+  finish
 fi
 for user in root nobody; do
   check "proctor doctor" $user /tmp/bin/proctor doctor
@@ -57,7 +62,4 @@ for user in root nobody; do
   check "the five examples" $user env PROCTOR_DATA=/tmp/$user/data /tmp/bin/proctor scenario run /tmp/examples/scenarios
   grep -E "^(suite|sandbox):" "/tmp/$user/out" | sed "s/^/kernels-guest:   /"
 done
-if [ $passed = 1 ]; then echo "PROCTOR-KERNELS: PASS"; else echo "PROCTOR-KERNELS: FAIL"; fi
-sync
-echo o >/proc/sysrq-trigger
-sleep 10
+finish
