@@ -100,27 +100,26 @@ func Quote(files []patch.File, c bundle.Comment) (string, error) {
 	return "", fmt.Errorf("%s is not in the run's diff", where)
 }
 
-// commentAt is comment number comment (from 0) of request number request
-// of run runID's comments, or ErrNoComment.
-func commentAt(c *bundle.Comments, runID string, request, comment int) (*bundle.Comment, error) {
-	if request < 0 || request >= len(c.Requests) || comment < 0 || comment >= len(c.Requests[request].Comments) {
-		return nil, fmt.Errorf("run %s: request %d, comment %d: %w", runID, request+1, comment+1, ErrNoComment)
-	}
-	return &c.Requests[request].Comments[comment], nil
-}
-
-// Resolve marks comment number comment (from 0) of request number request
-// of the run runID resolved by by, or open again (by "").
-func (d Data) Resolve(ctx context.Context, runID string, request, comment int, by string) error {
+// updateComment changes comment number comment (from 0) of request number
+// request of the run runID with change, under the comments' lock;
+// ErrNoComment when there is no such comment.
+func (d Data) updateComment(ctx context.Context, runID string, request, comment int, change func(*bundle.Comment) error) error {
 	dir, err := d.RunDir(runID)
 	if err != nil {
 		return err
 	}
 	return updateComments(ctx, dir, func(c *bundle.Comments) error {
-		cm, err := commentAt(c, runID, request, comment)
-		if err != nil {
-			return err
+		if request < 0 || request >= len(c.Requests) || comment < 0 || comment >= len(c.Requests[request].Comments) {
+			return fmt.Errorf("run %s: request %d, comment %d: %w", runID, request+1, comment+1, ErrNoComment)
 		}
+		return change(&c.Requests[request].Comments[comment])
+	})
+}
+
+// Resolve marks comment number comment (from 0) of request number request
+// of the run runID resolved by by, or open again (by "").
+func (d Data) Resolve(ctx context.Context, runID string, request, comment int, by string) error {
+	return d.updateComment(ctx, runID, request, comment, func(cm *bundle.Comment) error {
 		cm.Resolved = nil
 		if by != "" {
 			cm.Resolved = &bundle.Resolution{By: by, At: time.Now().UTC()}

@@ -132,15 +132,7 @@ func (d Data) Reply(ctx context.Context, runID string, request, comment int, r b
 	if r.Text == "" || len(r.Text) > MaxComment {
 		return fmt.Errorf("reply: give its text (at most %d characters)", MaxComment)
 	}
-	dir, err := d.RunDir(runID)
-	if err != nil {
-		return err
-	}
-	return updateComments(ctx, dir, func(c *bundle.Comments) error {
-		cm, err := commentAt(c, runID, request, comment)
-		if err != nil {
-			return err
-		}
+	return d.updateComment(ctx, runID, request, comment, func(cm *bundle.Comment) error {
 		if len(cm.Replies) >= MaxReplies {
 			return fmt.Errorf("run %s: the thread of comment %d has %d replies, the most it keeps", runID, comment+1, MaxReplies)
 		}
