@@ -3,66 +3,97 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// runFilter runs the seccomp program on one system call as the kernel
-// would, without a kernel: a classic BPF machine with the instructions the
-// program's assembler emits, over seccomp_data (nr, arch, ip, args).
-func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr int, args ...uint64) uint32 {
-	t.Helper()
+// The filter is run without a kernel by golang.org/x/net/bpf's
+// interpreter, a classic BPF machine nobody here wrote. One difference
+// matters: the kernel loads seccomp_data's 32-bit words in the machine's
+// own byte order, the interpreter loads them big-endian, as from a
+// network packet. seccompData builds what the kernel hands the filter;
+// forTheInterpreter rewrites each word so the interpreter loads the value
+// the kernel would. Fed the kernel's bytes as they are, the interpreter
+// would see every number swapped on a little-endian machine, and the table
+// would fail (TestTheSeccompTableCanFail shows it does).
+
+// seccompData is struct seccomp_data (nr, arch, instruction pointer, six
+// arguments) in the machine's byte order.
+func seccompData(arch uint32, nr int, args []uint64) []byte {
 	data := make([]byte, 64)
-	binary.LittleEndian.PutUint32(data[0:], uint32(nr))
-	binary.LittleEndian.PutUint32(data[4:], arch)
+	binary.NativeEndian.PutUint32(data[0:], uint32(nr))
+	binary.NativeEndian.PutUint32(data[4:], arch)
 	for i, v := range args {
-		binary.LittleEndian.PutUint64(data[16+8*i:], v)
+		binary.NativeEndian.PutUint64(data[16+8*i:], v)
 	}
-	var acc uint32
-	for pc := 0; pc < len(prog); pc++ {
-		in := prog[pc]
-		switch in.Code {
-		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
-			if int(in.K)+4 > len(data) {
-				t.Fatalf("instruction %d loads past seccomp_data (offset %d)", pc, in.K)
-			}
-			acc = binary.LittleEndian.Uint32(data[in.K:])
-		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
-			acc &= in.K
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
-			var taken bool
-			switch in.Code &^ (unix.BPF_JMP | unix.BPF_K) {
-			case unix.BPF_JEQ:
-				taken = acc == in.K
-			case unix.BPF_JGE:
-				taken = acc >= in.K
-			case unix.BPF_JSET:
-				taken = acc&in.K != 0
-			}
-			if taken {
-				pc += int(in.Jt)
-			} else {
-				pc += int(in.Jf)
-			}
-		case unix.BPF_RET | unix.BPF_K:
-			return in.K
-		default:
-			t.Fatalf("instruction %d: code %#x is not one the filter uses", pc, in.Code)
-		}
-	}
-	t.Fatal("the program ran off its end")
-	return 0
+	return data
 }
 
-// TestTheSeccompFilterRefusesWhatItSays runs the filter's rule table
-// without a kernel: each system call the filter names, with the arguments
-// that decide, gives the answer docs/security.md promises.
-func TestTheSeccompFilterRefusesWhatItSays(t *testing.T) {
-	prog, err := seccompProgram()
-	if err != nil {
-		t.Fatal(err)
+// forTheInterpreter rewrites each 32-bit word big-endian.
+func forTheInterpreter(data []byte) []byte {
+	out := make([]byte, len(data))
+	for i := 0; i+4 <= len(data); i += 4 {
+		binary.BigEndian.PutUint32(out[i:], binary.NativeEndian.Uint32(data[i:]))
 	}
+	return out
+}
+
+// seccompVM checks the program as the kernel does before it takes one
+// (every load a whole, aligned word of seccomp_data) and loads it into the
+// interpreter.
+func seccompVM(prog []unix.SockFilter) (*bpf.VM, error) {
+	raw := make([]bpf.RawInstruction, len(prog))
+	for i, in := range prog {
+		if in.Code&0x07 == unix.BPF_LD && (in.Code != unix.BPF_LD|unix.BPF_W|unix.BPF_ABS || in.K%4 != 0 || in.K >= 64) {
+			return nil, fmt.Errorf("instruction %d: load %#x at %d, which the kernel refuses", i, in.Code, in.K)
+		}
+		raw[i] = bpf.RawInstruction{Op: in.Code, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	ins, ok := bpf.Disassemble(raw)
+	if !ok {
+		return nil, fmt.Errorf("the program has instructions the interpreter does not know")
+	}
+	return bpf.NewVM(ins)
+}
+
+// seccompCase is one system call and the answer the filter must give it.
+type seccompCase struct {
+	name string
+	arch uint32
+	nr   int
+	args []uint64
+	want uint32
+}
+
+// seccompMisses runs every case through the program and says where its
+// answer is not the one wanted; feed turns the kernel's bytes into the
+// interpreter's.
+func seccompMisses(prog []unix.SockFilter, feed func([]byte) []byte) ([]string, error) {
+	vm, err := seccompVM(prog)
+	if err != nil {
+		return nil, err
+	}
+	var misses []string
+	for _, c := range seccompCases() {
+		got, err := vm.Run(feed(seccompData(c.arch, c.nr, c.args)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		if uint32(got) != c.want {
+			misses = append(misses, fmt.Sprintf("%s: the filter returns %#x, want %#x", c.name, uint32(got), c.want))
+		}
+	}
+	return misses, nil
+}
+
+// seccompCases are the filter's rule table: each system call the filter
+// names, with the arguments that decide, and the answer docs/security.md
+// promises.
+func seccompCases() []seccompCase {
 	allow := uint32(retAllow)
 	errno := func(e unix.Errno) uint32 { return retErrno | uint32(e) }
 	const setuid, setgid = unix.S_ISUID, unix.S_ISGID
@@ -130,17 +161,97 @@ func TestTheSeccompFilterRefusesWhatItSays(t *testing.T) {
 	for _, nr := range deniedSyscalls {
 		calls = append(calls, call{fmt.Sprintf("denied system call %d", nr), int(nr), nil, errno(unix.EPERM)})
 	}
+	cases := make([]seccompCase, 0, len(calls)+2)
 	for _, c := range calls {
-		if got := runFilter(t, prog, auditArch, c.nr, c.args...); got != c.want {
-			t.Errorf("%s: the filter returns %#x, want %#x", c.name, got, c.want)
-		}
+		cases = append(cases, seccompCase{c.name, auditArch, c.nr, c.args, c.want})
 	}
-	if got := runFilter(t, prog, unix.AUDIT_ARCH_I386, unix.SYS_READ); got != errno(unix.ENOSYS) {
-		t.Errorf("a system call of another architecture: %#x, want ENOSYS", got)
-	}
+	cases = append(cases, seccompCase{"a system call of another architecture", unix.AUDIT_ARCH_I386, unix.SYS_READ, nil, errno(unix.ENOSYS)})
 	if firstForeignSyscall > 0 {
-		if got := runFilter(t, prog, auditArch, firstForeignSyscall|unix.SYS_READ); got != errno(unix.ENOSYS) {
-			t.Errorf("an x32 system call: %#x, want ENOSYS", got)
-		}
+		cases = append(cases, seccompCase{"an x32 system call", auditArch, firstForeignSyscall | unix.SYS_READ, nil, errno(unix.ENOSYS)})
 	}
+	return cases
+}
+
+// TestTheSeccompFilterRefusesWhatItSays runs the rule table through the
+// filter without a kernel.
+func TestTheSeccompFilterRefusesWhatItSays(t *testing.T) {
+	prog, err := seccompProgram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	misses, err := seccompMisses(prog, forTheInterpreter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range misses {
+		t.Error(m)
+	}
+}
+
+// TestTheSeccompTableCanFail drops one rule of each kind from the program
+// — a denied call, a socket family, a socket protocol, a namespace flag,
+// an ioctl, a mode bit — and the table must say so for each; so must it
+// when the kernel's bytes are fed to the interpreter without minding the
+// byte order.
+func TestTheSeccompTableCanFail(t *testing.T) {
+	prog, err := seccompProgram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jump := func(k uint32) func(unix.SockFilter) bool {
+		return func(in unix.SockFilter) bool { return in.Code&0x07 == unix.BPF_JMP && in.K == k }
+	}
+	drops := []struct {
+		rule  string
+		match func(unix.SockFilter) bool
+		miss  string
+	}{
+		{"bpf is denied", jump(unix.SYS_BPF), "bpf:"},
+		{"packet sockets are refused", func(in unix.SockFilter) bool {
+			return in.Code == unix.BPF_RET|unix.BPF_K && in.K == retErrno|uint32(unix.EAFNOSUPPORT)
+		}, "a packet socket:"},
+		{"MPTCP is refused", func(in unix.SockFilter) bool {
+			return in.Code == unix.BPF_RET|unix.BPF_K && in.K == retErrno|uint32(unix.EPROTONOSUPPORT)
+		}, "an MPTCP socket:"},
+		{"clone may not make namespaces", jump(newNamespaces), "clone a user namespace:"},
+		{"TIOCSTI is refused", jump(tiocsti), "TIOCSTI:"},
+		{"no setuid mode", jump(unix.S_ISUID | unix.S_ISGID), "fchmod setuid:"},
+	}
+	for _, d := range drops {
+		t.Run(d.rule, func(t *testing.T) {
+			mutant := slices.Clone(prog)
+			at := slices.IndexFunc(mutant, d.match)
+			if at < 0 {
+				t.Fatalf("no instruction of the rule %q in the program", d.rule)
+			}
+			switch {
+			case mutant[at].Code == unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K:
+				mutant[at].K = 0 // no bit: the jump is never taken
+			case mutant[at].Code&0x07 == unix.BPF_JMP:
+				mutant[at].K = 0xdead // never the value: the jump is never taken
+			default:
+				mutant[at].K = retAllow
+			}
+			misses, err := seccompMisses(mutant, forTheInterpreter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(misses, func(m string) bool { return strings.HasPrefix(m, d.miss) }) {
+				t.Errorf("with the rule dropped, the table's misses are %q; want one for %q", misses, d.miss)
+			}
+		})
+	}
+	t.Run("the byte order", func(t *testing.T) {
+		asIs := func(b []byte) []byte { return b }
+		if binary.NativeEndian.Uint32([]byte{0, 0, 0, 1}) == 1 {
+			t.Skip("a big-endian machine loads as the interpreter does")
+		}
+		misses, err := seccompMisses(prog, asIs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(misses) == 0 {
+			t.Error("fed the kernel's bytes as they are, the table passes: it tests nothing")
+		}
+	})
 }
