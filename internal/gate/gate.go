@@ -323,7 +323,9 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	// as a patch and an mbox (proctor apply --to PATH, or --from the host,
 	// applies it to a checkout).
 	if review.Approved && opt.Tree != "" && len(changed) > 0 {
-		if j.Files, files, err = prepareApproved(ctx, rc, opt, original, string(diff), changed, accepted, slices.Concat(rejected, inPart)); err != nil {
+		c := change{tree: opt.Tree, original: original, diff: string(diff), changed: changed, parts: accepted,
+			repo: opt.Workspace, runID: rc.RunID, commit: rc.Source.CommitSHA, behind: slices.Concat(rejected, inPart)}
+		if j.Files, files, err = c.prepare(ctx); err != nil {
 			return nil, err // nothing applied; the run stays unreviewed
 		}
 	}
@@ -335,26 +337,50 @@ func stage(ctx context.Context, runDir string, reviewer Reviewer, opt Options) (
 	return j, nil
 }
 
-// prepareApproved prepares an approved change for opt.Tree (prepare): a
-// run made on top of earlier runs of its session that were rejected or
-// applied in part (behind) has a base the source does not hold, so its
-// change is merged into the source as it is, hunk by hunk. A link out of
-// the tree that the reviewer did not accept by itself refuses it.
-func prepareApproved(ctx context.Context, rc bundle.Receipt, opt Options, original, diff string, changed, accepted, behind []string) ([]journalFile, map[string][]byte, error) {
-	files, contents, err := prepare(ctx, rc, opt.Tree, original, diff, changed, opt.Workspace, len(behind) > 0)
+// change is an approved diff to write into a tree, and what judges it.
+type change struct {
+	tree     string   // the folder written
+	original string   // the diff as the run recorded it: its index lines say what each file was
+	diff     string   // what was accepted: the whole diff, or its accepted parts with their edits
+	changed  []string // the paths diff touches
+	parts    []string // the paths accepted part by part: only they may make a link out of the tree
+	repo     string   // proctor's own repository of the run; "" for a run made elsewhere
+	runID    string
+	commit   string   // the run's base commit in repo
+	behind   []string // earlier runs of its session rejected or applied in part (needs repo)
+}
+
+// prepare checks for conflicts and builds the files c makes in its tree,
+// without touching it: the base versions of the touched files, patched,
+// beside it. Links are read as links, in the tree and in what the diff
+// makes, and never followed. With proctor's own repository the base
+// commit says what each file was (fromRepo); without one, the recorded
+// diff alone does (fromDiff). A run made on top of earlier runs of its
+// session that were rejected or applied in part has a base the tree does
+// not hold, so its change is merged into the tree as it is, hunk by hunk.
+// A link out of the tree that the reviewer did not accept by itself
+// refuses the whole change.
+func (c change) prepare(ctx context.Context) ([]journalFile, map[string][]byte, error) {
+	prepared := c.fromDiff
+	if c.repo != "" {
+		prepared = c.fromRepo
+	}
+	files, contents, err := prepared(ctx)
 	if err != nil {
 		var ce *ConflictError
-		if errors.As(err, &ce) && len(behind) > 0 {
+		if errors.As(err, &ce) && len(c.behind) > 0 {
 			ce.Before = true
-			ce.Hint = fmt.Sprintf("this run was made on top of run %s of its session, which was rejected or applied in part, so the source lacks lines the run started from; the parts named meet them: apply them by hand (diff.patch), or reject this run", strings.Join(behind, ", "))
+			ce.Hint = fmt.Sprintf("this run was made on top of run %s of its session, which was rejected or applied in part, so the source lacks lines the run started from; the parts named meet them: apply them by hand (diff.patch), or reject this run", strings.Join(c.behind, ", "))
 		}
 		return nil, nil, err
 	}
-	ok := map[string]bool{}
-	for _, p := range accepted {
-		ok[p] = true
+	var links []Link
+	for _, f := range files {
+		if isLink(f.New) && patch.LeavesTree(f.Path, f.Target) && !slices.Contains(c.parts, f.Path) {
+			links = append(links, Link{Path: f.Path, Target: f.Target})
+		}
 	}
-	if links := outsideLinks(files, ok); len(links) > 0 {
+	if len(links) > 0 {
 		return nil, nil, &LinkError{Links: links}
 	}
 	return files, contents, nil
@@ -497,26 +523,18 @@ func selectParts(review *bundle.Review, diff string, choices []patch.Choice) ([]
 	return []byte(sel.Diff), sel.Changed, nil
 }
 
-// prepare checks for conflicts and builds the files the approved diff (of
-// the paths changed) makes in tree, without touching it: the base versions
-// of the touched files, patched, beside it. Links are read as links, in the
-// tree and in what the diff makes, and never followed. With no repository
-// of proctor's own (a run made elsewhere), the recorded diff alone says
-// what each file was (prepareFromDiff).
-func prepare(ctx context.Context, rc bundle.Receipt, tree, original, diff string, changed []string, repo string, merge bool) ([]journalFile, map[string][]byte, error) {
-	if repo == "" {
-		return prepareFromDiff(ctx, tree, original, diff, changed)
+// fromRepo is prepare for a run of proctor's own repository.
+func (c change) fromRepo(ctx context.Context) ([]journalFile, map[string][]byte, error) {
+	ws := workspace.Open(c.repo, c.commit)
+	if !ws.HasCommit(ctx, c.commit) {
+		return nil, nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", c.runID, c.commit, c.repo)
 	}
-	ws := workspace.Open(repo, rc.Source.CommitSHA)
-	if !ws.HasCommit(ctx, rc.Source.CommitSHA) {
-		return nil, nil, fmt.Errorf("cannot apply run %s: its base commit %s is not in %q; the run's workspace is gone", rc.RunID, rc.Source.CommitSHA, repo)
-	}
-	src, err := os.OpenRoot(tree)
+	src, err := os.OpenRoot(c.tree)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open source %s: %w", tree, err)
+		return nil, nil, fmt.Errorf("open source %s: %w", c.tree, err)
 	}
 	defer src.Close()
-	entries, err := ws.BaseEntries(ctx, changed)
+	entries, err := ws.BaseEntries(ctx, c.changed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -527,7 +545,7 @@ func prepare(ctx context.Context, rc bundle.Receipt, tree, original, diff string
 		state string
 	}
 	differs := map[string]version{} // path → the source's file, where it is not the base's
-	for _, p := range changed {
+	for _, p := range c.changed {
 		if e, ok := entries[p]; ok && e.Mode != "160000" { // a repository inside is not a file of the source
 			base[p] = e.Blob
 			if e.Mode == "120000" {
@@ -541,7 +559,7 @@ func prepare(ctx context.Context, rc bundle.Receipt, tree, original, diff string
 		}
 		if got != base[p] {
 			differs[p] = version{cur, got}
-			if !merge || got == "" || base[p] == "" || isLink(got) || isLink(base[p]) {
+			if len(c.behind) == 0 || got == "" || base[p] == "" || isLink(got) || isLink(base[p]) {
 				conflicts = append(conflicts, bundle.PathName(p)) // only files on both sides merge
 			}
 		}
@@ -555,11 +573,11 @@ func prepare(ctx context.Context, rc bundle.Receipt, tree, original, diff string
 	}
 	defer os.RemoveAll(scratch)
 	if len(existing) > 0 {
-		if err := ws.Extract(ctx, rc.Source.CommitSHA, scratch, existing...); err != nil {
+		if err := ws.Extract(ctx, c.commit, scratch, existing...); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := workspace.ApplyPatch(ctx, scratch, diff); err != nil {
+	if err := workspace.ApplyPatch(ctx, scratch, c.diff); err != nil {
 		return nil, nil, fmt.Errorf("nothing was applied: %w", err)
 	}
 	made, err := os.OpenRoot(scratch)
@@ -569,14 +587,14 @@ func prepare(ctx context.Context, rc bundle.Receipt, tree, original, diff string
 	defer made.Close()
 	var out []journalFile
 	contents := map[string][]byte{}
-	for _, p := range changed {
+	for _, p := range c.changed {
 		f := journalFile{Path: p, Base: base[p]}
 		data, state, err := readState(made, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s as the diff makes it: %w", bundle.PathName(p), err)
 		}
 		if ours, ok := differs[p]; ok { // merged into the source as it was read above
-			if data, state, err = merged(ctx, ws, rc.Source.CommitSHA, p, ours.data, data, state); err != nil {
+			if data, state, err = merged(ctx, ws, c.commit, p, ours.data, data, state); err != nil {
 				conflicts = append(conflicts, err.Error())
 				continue
 			}
@@ -692,18 +710,6 @@ func (e *LinkError) Error() string {
 		each = append(each, fmt.Sprintf("%s -> %s", bundle.PathName(l.Path), l.Target))
 	}
 	return fmt.Sprintf("nothing was applied: the diff makes %d link(s) pointing outside the source (%s); a link is applied as a link, never followed, but one that leaves the source needs its own accept: review part by part and accept that file", len(e.Links), strings.Join(each, ", "))
-}
-
-// outsideLinks are the links files make that point outside the source and
-// are not among accepted (the paths a reviewer accepted part by part).
-func outsideLinks(files []journalFile, accepted map[string]bool) []Link {
-	var out []Link
-	for _, f := range files {
-		if isLink(f.New) && patch.LeavesTree(f.Path, f.Target) && !accepted[f.Path] {
-			out = append(out, Link{Path: f.Path, Target: f.Target})
-		}
-	}
-	return out
 }
 
 // diffPaths are the paths a diff touches, as its headers name them (a name

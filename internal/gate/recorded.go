@@ -12,14 +12,14 @@ import (
 	"github.com/proctor-dev/proctor/internal/workspace"
 )
 
-// prepareFromDiff is prepare for a run made elsewhere, whose repository
-// this host never opens: what each file was before the run is what the
-// recorded diff's index lines say (original, as the run recorded it;
-// proctor records them whole), and a file of tree that is not that is a
-// conflict. The files the accepted diff makes are built from tree's own
-// copies, patched beside it by proctor's git apply.
-func prepareFromDiff(ctx context.Context, tree, original, diff string, changed []string) ([]journalFile, map[string][]byte, error) {
-	files, err := patch.Parse(original)
+// fromDiff is prepare for a run made elsewhere, whose repository this
+// host never opens: what each file was before the run is what the
+// recorded diff's index lines say (proctor records them whole), and a file
+// of the tree that is not that is a conflict. The files the accepted diff
+// makes are built from the tree's own copies, patched beside it by
+// proctor's git apply.
+func (c change) fromDiff(ctx context.Context) ([]journalFile, map[string][]byte, error) {
+	files, err := patch.Parse(c.original)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the recorded diff: %w", err)
 	}
@@ -43,9 +43,9 @@ func prepareFromDiff(ctx context.Context, tree, original, diff string, changed [
 	if len(unknown) > 0 {
 		return nil, nil, fmt.Errorf("nothing was applied: the recorded diff does not say what %v were before the run (no whole index line), so a change to them cannot be checked", unknown)
 	}
-	src, err := os.OpenRoot(tree)
+	src, err := os.OpenRoot(c.tree)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open source %s: %w", tree, err)
+		return nil, nil, fmt.Errorf("open source %s: %w", c.tree, err)
 	}
 	defer src.Close()
 	scratch, err := os.MkdirTemp("", "proctor-apply-*")
@@ -59,7 +59,7 @@ func prepareFromDiff(ctx context.Context, tree, original, diff string, changed [
 	}
 	defer made.Close()
 	var conflicts []string
-	for _, p := range changed {
+	for _, p := range c.changed {
 		want, ok := before[p]
 		if !ok {
 			return nil, nil, fmt.Errorf("nothing was applied: the accepted change touches %s, which the recorded diff does not", bundle.PathName(p))
@@ -95,12 +95,12 @@ func prepareFromDiff(ctx context.Context, tree, original, diff string, changed [
 	if len(conflicts) > 0 {
 		return nil, nil, &ConflictError{Files: conflicts}
 	}
-	if err := workspace.ApplyPatch(ctx, scratch, diff); err != nil {
+	if err := workspace.ApplyPatch(ctx, scratch, c.diff); err != nil {
 		return nil, nil, fmt.Errorf("nothing was applied: %w", err)
 	}
 	var out []journalFile
 	contents := map[string][]byte{}
-	for _, p := range changed {
+	for _, p := range c.changed {
 		f := journalFile{Path: p, Base: before[p]}
 		data, state, err := readState(made, p)
 		if err != nil {
@@ -130,16 +130,9 @@ func ApplyRecorded(ctx context.Context, tree, original, accepted string, partsAc
 	if len(changed) == 0 {
 		return nil, errors.New("the accepted change touches no file")
 	}
-	files, contents, err := prepareFromDiff(ctx, tree, original, accepted, changed)
+	files, contents, err := change{tree: tree, original: original, diff: accepted, changed: changed, parts: partsAccepted}.prepare(ctx)
 	if err != nil {
 		return nil, err
-	}
-	ok := map[string]bool{}
-	for _, p := range partsAccepted {
-		ok[p] = true
-	}
-	if links := outsideLinks(files, ok); len(links) > 0 {
-		return nil, &LinkError{Links: links}
 	}
 	dir, err := os.MkdirTemp("", "proctor-apply-journal-*")
 	if err != nil {

@@ -22,6 +22,8 @@ func TestApplyRecorded(t *testing.T) {
 	change := testutil.RecordedDiff(t, base, map[string]string{"a.txt": "new\n", "b.txt": "keep\n", "c.txt": "made\n"})
 	other := testutil.RecordedDiff(t, map[string]string{"a.txt": "old\n", "other.txt": "x\n"}, map[string]string{"a.txt": "new\n", "other.txt": "y\n"})
 	linkOut := testutil.RecordedDiff(t, base, map[string]string{"a.txt": "old\n", "b.txt": "keep\n", "keylink": "-> /root/.ssh/id_rsa"})
+	made := testutil.RecordedDiff(t, map[string]string{"a.txt": "old\n"}, map[string]string{"a.txt": "old\n", "made.txt": "new\n"})
+	short := shortIndexLines(change)
 	linkIn := testutil.RecordedDiff(t, base, map[string]string{"a.txt": "old\n", "b.txt": "keep\n", "alink": "-> a.txt"})
 	for _, tc := range []struct {
 		name               string
@@ -36,7 +38,11 @@ func TestApplyRecorded(t *testing.T) {
 		{name: "a file not as the run started", tree: map[string]string{"a.txt": "changed here\n", "b.txt": "keep\n"}, original: change, accepted: change,
 			want: map[string]string{"a.txt": "changed here\n", "c.txt": ""}, err: "a.txt"},
 		{name: "a path the recorded diff does not name", tree: map[string]string{"a.txt": "old\n", "b.txt": "keep\n", "other.txt": "x\n"}, original: change, accepted: other,
-			want: map[string]string{"a.txt": "old\n", "other.txt": "x\n"}, err: "other.txt"},
+			want: map[string]string{"a.txt": "old\n", "other.txt": "x\n"}, err: "touches other.txt, which the recorded diff does not"},
+		{name: "a new file the recorded diff does not name", tree: base, original: change, accepted: made,
+			want: map[string]string{"a.txt": "old\n", "made.txt": ""}, err: "touches made.txt, which the recorded diff does not"},
+		{name: "a recorded diff with short index lines", tree: base, original: short, accepted: short,
+			want: map[string]string{"a.txt": "old\n", "c.txt": ""}, err: "does not say what [a.txt] were before the run"},
 		{name: "a link out of the tree", tree: base, original: linkOut, accepted: linkOut,
 			want: map[string]string{"keylink": ""}, err: "keylink -> /root/.ssh/id_rsa"},
 		{name: "a link out of the tree, accepted part by part", tree: base, original: linkOut, accepted: linkOut, partsAccepted: []string{"keylink"},
@@ -69,4 +75,21 @@ func TestApplyRecorded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shortIndexLines abbreviates the blob ids of diff's index lines, as git
+// diff does without --full-index: they no longer say what a file was.
+func shortIndexLines(diff string) string {
+	lines := strings.Split(diff, "\n")
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "index "); ok {
+			ids, mode, hasMode := strings.Cut(rest, " ")
+			from, to, _ := strings.Cut(ids, "..")
+			lines[i] = "index " + from[:7] + ".." + to[:7]
+			if hasMode {
+				lines[i] += " " + mode
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
