@@ -120,7 +120,7 @@ func TestAnAgentCommandWaitsForApprovalInTheBrowser(t *testing.T) {
 func useChatAgent(t *testing.T, a *app) {
 	t.Helper()
 	bin := testutil.TestAgent(t, "chatagent")
-	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(a.DataDir, "agents.yaml"), []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"], tools: native}\n"), 0o644))
 }
 
 // An agent whose program the server does not have is marked on the Launch

@@ -71,3 +71,35 @@ func TestImportsFollowTheDocumentedLayers(t *testing.T) {
 		}
 	}
 }
+
+// Every process proctor starts is started one way (internal/proc): no
+// other package calls os/exec's constructors. (internal/testutil builds
+// the tests' own programs.)
+func TestEveryProcessStartsThroughProc(t *testing.T) {
+	spawn := regexp.MustCompile(`\bexec\.Command(Context)?\(`)
+	for _, root := range []string{"../../internal", "../../web", "."} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && (d.Name() == "testdata" || strings.HasSuffix(path, "internal/proc") || strings.HasSuffix(path, "internal/testutil")):
+				return filepath.SkipDir
+			case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+				return nil
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for i, line := range strings.Split(string(src), "\n") {
+				if spawn.MatchString(line) {
+					t.Errorf("%s:%d starts a process with os/exec: use proc.Command", path, i+1)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -246,7 +246,7 @@ func runCalls(ctx context.Context, cfg Config, calls []model.ToolCall, specs []m
 				stopAfter, out.Err = StopBound, r.Bound
 			}
 		}
-		emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result)), Exit: intent.Exit(call.Name, result, isErr)})
+		emit(bundle.ToolResultEvent{ID: call.ID, Name: call.Name, OK: !isErr, Chars: len([]rune(result)), Exit: intent.For(intent.Native).Exit(call.Name, result, isErr)})
 		out.Messages = append(out.Messages, toolMessage(call, result))
 		progress(cfg, out.Messages)
 	}

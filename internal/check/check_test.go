@@ -159,7 +159,7 @@ func TestCallsFromEvents(t *testing.T) {
 		cs.Add(ev)
 	}
 	got := cs.List()
-	tb := intent.For()
+	tb := intent.For("")
 	if len(got) != 3 || !got[0].Succeeded(tb) || got[1].OK || got[1].Succeeded(tb) || !got[2].OK {
 		t.Fatalf("%+v", got)
 	}

@@ -45,13 +45,13 @@ func TestScenariosRunWithAnAgentCommand(t *testing.T) {
 			"checks:\n  - {kind: file_contains, path: a.txt, text: new}\n  - {kind: only_paths_changed, paths: [a.txt]}\n"
 	}
 	writeTree(t, in, map[string]string{
-		"own-agent/scenario.yaml": scenarioYAML("own-agent", "agent: {kind: command, name: chat, command: [./agent, \"{{task}}\"]}\n"),
+		"own-agent/scenario.yaml": scenarioYAML("own-agent", "agent: {kind: command, name: chat, command: [./agent, \"{{task}}\"], tools: native}\n"),
 		"own-agent/model.yaml":    agentScript,
 		"own-agent/fixture/a.txt": "old\n",
 		"no-agent/scenario.yaml":  scenarioYAML("no-agent", ""),
 		"no-agent/model.yaml":     agentScript,
 		"no-agent/fixture/a.txt":  "old\n",
-		"agents.yaml":             "agents:\n  - {name: chat-cmd, kind: command, command: [" + bin + ", \"{{task}}\"]}\n",
+		"agents.yaml":             "agents:\n  - {name: chat-cmd, kind: command, command: [" + bin + ", \"{{task}}\"], tools: native}\n",
 	})
 	agentBin, _ := os.ReadFile(bin)
 	if err := os.WriteFile(filepath.Join(in, "own-agent", "agent"), agentBin, 0o755); err != nil {
@@ -121,7 +121,7 @@ func TestRunWithAnAgentCommand(t *testing.T) {
 func TestTheExampleScenariosRunWithAnAgentCommand(t *testing.T) {
 	bin := testutil.TestAgent(t, "chatagent")
 	agents := filepath.Join(t.TempDir(), "agents.yaml")
-	writeTree(t, filepath.Dir(agents), map[string]string{"agents.yaml": "agents:\n  - name: chat\n    kind: command\n    command: [" + bin + ", \"{{task}}\"]\n    resume: [" + bin + ", --resume, \"{{task}}\"]\n"})
+	writeTree(t, filepath.Dir(agents), map[string]string{"agents.yaml": "agents:\n  - name: chat\n    kind: command\n    command: [" + bin + ", \"{{task}}\"]\n    resume: [" + bin + ", --resume, \"{{task}}\"]\n    tools: native\n"})
 	env := map[string]string{"PROCTOR_DATA": t.TempDir(), "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
 	out := filepath.Join(t.TempDir(), "suite.json")
 	r := invoke(t, env, "scenario", "run", "--agent", "native,chat", "--agents", agents, "--json", out, "../../examples/scenarios")

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
+	"github.com/proctor-dev/proctor/internal/proc"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
@@ -167,7 +168,7 @@ func doctorAsNobody(ctx context.Context, self string, abi int) (*doctorReport, s
 	}
 	defer os.RemoveAll(home)
 	os.Chown(home, 65534, 65534)
-	cmd := exec.CommandContext(ctx, self, "doctor", "--json", "--data", filepath.Join(home, "data"))
+	cmd := proc.Command(ctx, self, "doctor", "--json", "--data", filepath.Join(home, "data"))
 	cmd.Dir = home
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "PROCTOR_DOCTOR_NESTED=1"}
 	if abi != 0 {

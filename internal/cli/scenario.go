@@ -599,7 +599,7 @@ func runAgentTools(env Env, rc bundle.Receipt, s *scenario.Scenario) intent.Tabl
 			return a.Intents()
 		}
 	}
-	return intent.For()
+	return intent.For("")
 }
 
 // checkInput rebuilds what checks judge from a finished run's bundle.

@@ -59,10 +59,23 @@ type Agent struct {
 	// looked for before the ones proctor knows: a model script's intents
 	// are made calls of them, and checks find them.
 	Tools []intent.Tool
+	// ToolsOf is the agent whose tools proctor knows that a command agent
+	// has (agents.yaml `tools: cline`): its results are read as that
+	// agent words them (intent.Table.Exit).
+	ToolsOf string
 }
 
-// Intents is the table of tools the agent's calls are read with.
-func (a Agent) Intents() intent.Table { return intent.For(a.Tools...) }
+// Intents is the table of tools the agent's calls are read with, and its
+// results as the agent words them.
+func (a Agent) Intents() intent.Table {
+	switch {
+	case a.IsNative():
+		return intent.For(intent.Native, a.Tools...)
+	case a.Kind == KindCommand:
+		return intent.For(a.ToolsOf, a.Tools...)
+	}
+	return intent.For(a.Kind, a.Tools...)
+}
 
 // CanResume says whether the agent can continue a conversation.
 func (a Agent) CanResume() bool {

@@ -27,6 +27,9 @@ func TestParseAgents(t *testing.T) {
 		{"env proctor sets", "agents:\n  - {name: x, kind: command, command: [a], env: {OPENAI_API_KEY: k}}\n", "env.OPENAI_API_KEY: not a variable"},
 		{"typo", "agents:\n  - {name: x, kind: command, comand: [a]}\n", "did you mean command?"},
 		{"syntax", "agents: [\n", "a.yaml:"},
+		{"the tools of an agent proctor knows", "agents:\n  - {name: c, kind: command, command: [cline], tools: cline}\n", ""},
+		{"the tools of an agent proctor does not know", "agents:\n  - {name: c, kind: command, command: [x], tools: kline}\n", `agents[0].tools: "kline": want the agent whose tools these are, one of native, claude, continue, cline`},
+		{"the tools of another agent for a built-in one", "agents:\n  - {name: c, kind: claude, tools: cline}\n", "agents[0].tools: only a command agent is told whose tools it has"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Parse("a.yaml", []byte(tc.src))
@@ -39,6 +42,33 @@ func TestParseAgents(t *testing.T) {
 				t.Fatal("no file")
 			}
 		})
+	}
+}
+
+// A result is read as the agent that made it words it: the agent's kind,
+// or for a command agent the agent whose tools it has (tools: continue),
+// else nobody's wording.
+func TestAnAgentsResultsAreReadAsItWordsThem(t *testing.T) {
+	f, err := Parse("agents.yaml", []byte("agents:\n  - {name: cn, kind: command, command: [cn], tools: continue}\n  - {name: kilo, kind: command, command: [kilo]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := "Error executing tool Bash: Error (exit code 3): err-line"
+	for _, tc := range []struct {
+		agent string
+		want  int // -2: not known
+	}{{"cn", 3}, {"kilo", -2}, {"claude", 0}, {"native", -2}} {
+		a, err := f.Find(tc.agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := -2
+		if code := a.Intents().Exit("Bash", failed, false); code != nil {
+			got = *code
+		}
+		if got != tc.want {
+			t.Errorf("%s: exit %d, want %d", tc.agent, got, tc.want)
+		}
 	}
 }
 

@@ -111,7 +111,11 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 		case "config":
 			a.Config = d.Str(v, f)
 		case "tools":
-			a.Tools = decodeTools(d, v, f)
+			if v.Kind != yaml.ScalarNode {
+				a.Tools = decodeTools(d, v, f)
+			} else if a.ToolsOf = d.Str(v, f); !slices.Contains(intent.Agents(), a.ToolsOf) {
+				d.Add(v, f, "%q: want the agent whose tools these are, one of %s, or a mapping of your agent's own tools", a.ToolsOf, strings.Join(intent.Agents(), ", "))
+			}
 		case "env":
 			if v.Kind != yaml.MappingNode {
 				d.Add(v, f, "want a mapping of NAME: value, got %s", yamldoc.KindName(v))
@@ -138,6 +142,8 @@ func Decode(d *yamldoc.Decoder, n *yaml.Node, field string) Agent {
 		d.Add(n, yamldoc.Join(field, "command"), "missing; a command agent needs the command to run, e.g. [./my-agent, \"{{task}}\"]")
 	case a.Kind == KindNative && (len(a.Command) > 0 || len(a.Env) > 0 || len(a.Resume) > 0):
 		d.Add(n, field, "the native agent takes no command or env")
+	case a.ToolsOf != "" && a.Kind != KindCommand:
+		d.Add(n, yamldoc.Join(field, "tools"), "only a command agent is told whose tools it has; a %s agent's are its own", a.Kind)
 	case a.Config != "" && a.Kind != KindCodex:
 		d.Add(n, yamldoc.Join(field, "config"), "only a codex agent takes config (more config.toml); give a %s agent its own arguments in command: or variables in env:", a.Kind)
 	}

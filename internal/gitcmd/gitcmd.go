@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/proctor-dev/proctor/internal/proc"
 )
 
 // base is what every git proctor runs is given.
@@ -29,9 +31,10 @@ func Env(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// Command is git with args in dir, run with Env(extra...).
+// Command is git with args in dir, run with Env(extra...), started as
+// every process proctor runs is (internal/proc).
 func Command(ctx context.Context, dir string, extra []string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := proc.Command(ctx, "git", args...)
 	cmd.Dir, cmd.Env = dir, Env(extra...)
 	return cmd
 }

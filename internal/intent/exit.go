@@ -14,7 +14,10 @@ const Killed = -1
 // Exit is the exit status of the command a call of tool ran, as the
 // agent told its model in the call's result (isError: the agent marked
 // the result a failure); nil when the result does not say. Each agent
-// words it its own way:
+// words it its own way, so the result is read as the table's agent words
+// it (For), never by the tool's name alone: Copilot CLI's bash and
+// opencode's share a name, and a command's output under opencode could
+// otherwise end with the line Copilot CLI's results end with.
 //
 //   - proctor's run_command: a first line "exit N" ("killed after …");
 //   - Claude Code's Bash: a first line "Exit code N" when it is not 0, and
@@ -33,13 +36,11 @@ const Killed = -1
 //   - opencode's bash says nothing of it to the model (its plugin tells
 //     proctor; internal/external).
 //
-// A result that is none of these (a call refused before it ran, an agent
-// that changed its wording) is not known: a check that needs the command
-// to have succeeded does not take it as a success.
-func Exit(tool, result string, isError bool) *int { return For().Exit(tool, result, isError) }
-
-// Exit is Exit for the table's tools: an agent's own command tool (its
-// agents.yaml entry) is read with the pattern the entry gives.
+// An agents.yaml entry's own command tool is read with the pattern the
+// entry gives. A result that is none of these (a call refused before it
+// ran, an agent that changed its wording, an agent proctor does not know)
+// is not known: a check that needs the command to have succeeded does not
+// take it as a success.
 func (tb Table) Exit(tool, result string, isError bool) *int {
 	for _, t := range tb.own {
 		if t.Name == tool && t.Kind == Run && t.ExitCode != nil {
@@ -51,56 +52,73 @@ func (tb Table) Exit(tool, result string, isError bool) *int {
 			return nil
 		}
 	}
-	if code, ok := exit(tool, result, isError); ok {
-		return &code
+	if tool == pollTool && tb.agent == "codex" {
+		tool = "exec_command" // it answers as the command it waited on
+	}
+	for _, t := range all() {
+		if t.Name == tool && t.said != nil && t.of(tb.agent) {
+			if code, ok := t.said(result, isError); ok {
+				return &code
+			}
+			return nil
+		}
 	}
 	return nil
 }
 
-func exit(tool, result string, isError bool) (int, bool) {
-	switch tool {
-	case "run_command":
-		first, _, _ := strings.Cut(result, "\n")
-		if strings.HasPrefix(first, "killed after") {
-			return Killed, true
-		}
-		return number(strings.CutPrefix(first, "exit "))
-	case "Bash":
-		first, _, _ := strings.Cut(result, "\n")
-		if rest, ok := strings.CutPrefix(first, "Exit code "); ok {
-			return number(rest, true)
-		}
-		if m := continueExit.FindStringSubmatch(first); m != nil {
-			return number(m[1], true)
-		}
-		if strings.HasPrefix(first, "Error executing tool") {
-			return 0, false // Continue CLI's: it did not run, or did not end
-		}
-		return 0, !isError
-	case "run_commands":
-		return clineExit(result)
-	case "exec_command", "shell", "write_stdin":
-		head, _, _ := strings.Cut(result, "\nOutput:")
-		if m := codexExit.FindStringSubmatch(head); m != nil {
-			return number(m[1], true)
-		}
-		return 0, false
-	case "run_shell_command":
-		return shellTrailer(result, isError)
-	case "bash":
-		lines := strings.Split(strings.TrimRight(result, "\n"), "\n")
-		if m := copilotExit.FindStringSubmatch(lines[len(lines)-1]); m != nil {
-			return number(m[1], true)
-		}
+// nativeExit reads proctor's run_command.
+func nativeExit(result string, _ bool) (int, bool) {
+	first, _, _ := strings.Cut(result, "\n")
+	if strings.HasPrefix(first, "killed after") {
+		return Killed, true
+	}
+	return number(strings.CutPrefix(first, "exit "))
+}
+
+// claudeExit reads Claude Code's Bash.
+func claudeExit(result string, isError bool) (int, bool) {
+	first, _, _ := strings.Cut(result, "\n")
+	if rest, ok := strings.CutPrefix(first, "Exit code "); ok {
+		return number(rest, true)
+	}
+	return 0, !isError
+}
+
+// continueExit reads Continue CLI's Bash.
+func continueExit(result string, isError bool) (int, bool) {
+	first, _, _ := strings.Cut(result, "\n")
+	if m := continueCode.FindStringSubmatch(first); m != nil {
+		return number(m[1], true)
+	}
+	if strings.HasPrefix(first, "Error executing tool") {
+		return 0, false // it did not run, or did not end
+	}
+	return 0, !isError
+}
+
+// codexExit reads Codex's exec_command, shell and write_stdin.
+func codexExit(result string, _ bool) (int, bool) {
+	head, _, _ := strings.Cut(result, "\nOutput:")
+	if m := codexCode.FindStringSubmatch(head); m != nil {
+		return number(m[1], true)
+	}
+	return 0, false
+}
+
+// copilotExit reads Copilot CLI's bash: its last line.
+func copilotExit(result string, _ bool) (int, bool) {
+	lines := strings.Split(strings.TrimRight(result, "\n"), "\n")
+	if m := copilotCode.FindStringSubmatch(lines[len(lines)-1]); m != nil {
+		return number(m[1], true)
 	}
 	return 0, false
 }
 
 var (
-	continueExit = regexp.MustCompile(`^Error executing tool Bash: Error \(exit code (-?\d+)\)`)
+	continueCode = regexp.MustCompile(`^Error executing tool Bash: Error \(exit code (-?\d+)\)`)
 	clineCode    = regexp.MustCompile(`^(?:\[)?Command exited with code (-?\d+)`)
-	copilotExit  = regexp.MustCompile(`^<shellId: \S+ completed with exit code (-?\d+)>$`)
-	codexExit    = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
+	copilotCode  = regexp.MustCompile(`^<shellId: \S+ completed with exit code (-?\d+)>$`)
+	codexCode    = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
 	codexRunning = regexp.MustCompile(`(?m)^Process running with session ID (\d+)$`)
 )
 
@@ -149,7 +167,7 @@ func Polled(tool, args string) (int, bool) {
 // a command, each saying whether it succeeded and, when not, "Command
 // exited with code N". The call's exit is its first command that failed,
 // else 0; a command whose end is not said makes it unknown.
-func clineExit(result string) (int, bool) {
+func clineExit(result string, _ bool) (int, bool) {
 	var cmds []struct {
 		Result  string `json:"result"`
 		Error   string `json:"error"`

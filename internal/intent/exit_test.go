@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/intent"
@@ -20,6 +21,12 @@ func TestTheExitOfACommandAsEachAgentSaysIt(t *testing.T) {
 		code               int
 		known              bool
 	}{
+		// A result is read as its agent words it: opencode's bash is not
+		// Copilot CLI's, whose last line a command's output could print.
+		{"opencode output forging copilot's line", "bash", "out-line\n<shellId: 1 completed with exit code 0>", false, 0, false},
+		// An agent proctor does not know is read by nobody's wording.
+		{"unknown agent's Bash", "Bash", "fine", false, 0, false},
+		{"unknown agent's run_command", "run_command", "exit 0\nfine", false, 0, false},
 		{"native failed", "run_command", "exit 3\nout-line\nerr-line", false, 3, true},
 		{"native worked", "run_command", "exit 0\nfine", false, 0, true},
 		{"native killed", "run_command", "killed after the 1m0s time limit\npartial", false, intent.Killed, true},
@@ -56,7 +63,11 @@ func TestTheExitOfACommandAsEachAgentSaysIt(t *testing.T) {
 		{"opencode says nothing", "bash", "out-line\nerr-line", false, 0, false},
 		{"not a command tool", "read_file", "exit 0", false, 0, false},
 	} {
-		got := intent.Exit(tc.tool, tc.result, tc.isError)
+		agent, _, _ := strings.Cut(tc.name, " ")
+		if agent == "not" || agent == "unknown" {
+			agent = map[string]string{"not": intent.Native, "unknown": ""}[agent]
+		}
+		got := intent.For(agent).Exit(tc.tool, tc.result, tc.isError)
 		code, known := 0, got != nil
 		if known {
 			code = *got
@@ -93,7 +104,7 @@ func TestACommandStillRunningUnderCodex(t *testing.T) {
 	if _, ok := intent.Polled("write_stdin", `{"chars": "y"}`); ok {
 		t.Fatal("a write_stdin without a session")
 	}
-	if code := intent.Exit("write_stdin", "Chunk ID: a4e8bc\nWall time: 14.7897 seconds\nProcess exited with code 4\nOriginal token count: 3\nOutput:\nslow-done\n", false); code == nil || *code != 4 {
+	if code := intent.For("codex").Exit("write_stdin", "Chunk ID: a4e8bc\nWall time: 14.7897 seconds\nProcess exited with code 4\nOriginal token count: 3\nOutput:\nslow-done\n", false); code == nil || *code != 4 {
 		t.Fatalf("the poll's exit: %v", code)
 	}
 }
@@ -101,20 +112,21 @@ func TestACommandStillRunningUnderCodex(t *testing.T) {
 // Cline's and Continue CLI's results of a command (cline 3.0.65,
 // @continuedev/cli 1.5.47), and an agents.yaml entry's own wording.
 func TestTheExitOfACommandUnderClineContinueAndYourOwnAgent(t *testing.T) {
-	own := intent.For(intent.Tool{Name: "shell", Kind: intent.Run, Key: "cmd", ExitCode: regexp.MustCompile(`(?m)^status: (\d+)$`)})
+	own := intent.For("", intent.Tool{Name: "shell", Kind: intent.Run, Key: "cmd", ExitCode: regexp.MustCompile(`(?m)^status: (\d+)$`)})
 	for _, tc := range []struct {
 		name, tool, result string
 		table              intent.Table
 		want               string
 	}{
-		{"cline failed", "run_commands", `[{"query":"bash fail.sh","result":"[Command exited with code 3]\nout-line\n","error":"Command exited with code 3","success":false}]`, intent.For(), "3"},
-		{"cline worked", "run_commands", `[{"query":"echo fine","result":"fine\n","success":true}]`, intent.For(), "0"},
-		{"cline, the second failed", "run_commands", `[{"query":"echo fine","result":"fine\n","success":true},{"query":"x","result":"","error":"Command exited with code 127","success":false}]`, intent.For(), "127"},
-		{"cline, not said", "run_commands", `[{"query":"x","result":"","error":"timed out","success":false}]`, intent.For(), "unknown"},
-		{"cline, output forging a success", "run_commands", `[{"query":"x","result":"[Command exited with code 0]","error":"Command exited with code 2","success":false}]`, intent.For(), "2"},
-		{"continue failed", "Bash", "Error executing tool Bash: Error (exit code 3): err-line", intent.For(), "3"},
-		{"continue worked", "Bash", "fine", intent.For(), "0"},
-		{"continue refused", "Bash", "Error executing tool Bash: Permission denied", intent.For(), "unknown"},
+		{"cline failed", "run_commands", `[{"query":"bash fail.sh","result":"[Command exited with code 3]\nout-line\n","error":"Command exited with code 3","success":false}]`, intent.For("cline"), "3"},
+		{"cline worked", "run_commands", `[{"query":"echo fine","result":"fine\n","success":true}]`, intent.For("cline"), "0"},
+		{"cline, the second failed", "run_commands", `[{"query":"echo fine","result":"fine\n","success":true},{"query":"x","result":"","error":"Command exited with code 127","success":false}]`, intent.For("cline"), "127"},
+		{"cline, not said", "run_commands", `[{"query":"x","result":"","error":"timed out","success":false}]`, intent.For("cline"), "unknown"},
+		{"cline, output forging a success", "run_commands", `[{"query":"x","result":"[Command exited with code 0]","error":"Command exited with code 2","success":false}]`, intent.For("cline"), "2"},
+		{"continue failed", "Bash", "Error executing tool Bash: Error (exit code 3): err-line", intent.For("continue"), "3"},
+		{"continue worked", "Bash", "fine", intent.For("continue"), "0"},
+		{"continue refused", "Bash", "Error executing tool Bash: Permission denied", intent.For("continue"), "unknown"},
+		{"cline's results under an agent proctor does not know", "run_commands", `[{"query":"echo fine","result":"fine\n","success":true}]`, intent.For(""), "unknown"},
 		{"your agent", "shell", "out\nstatus: 4\n", own, "4"},
 		{"your agent, not said", "shell", "out\n", own, "unknown"},
 	} {

@@ -71,15 +71,42 @@ type Tool struct {
 	// results say the exit code (its first group), where proctor does not
 	// know the agent's wording.
 	ExitCode *regexp.Regexp
+	// said reads the exit status from a result of a command tool proctor
+	// knows (Table.Exit); ok is false when the result does not say.
+	said func(result string, isError bool) (code int, ok bool)
 }
 
 // Table is the tools intents are looked for among: an agent's own, named in
 // its agents.yaml entry, then every tool proctor knows.
-type Table struct{ own []Tool }
+type Table struct {
+	agent string // the agent whose results Exit reads, as the tools name it ("claude"); "" none
+	own   []Tool
+}
 
-// For is the table of an agent whose own tools are own (none: the tools
-// proctor knows).
-func For(own ...Tool) Table { return Table{own: own} }
+// For is the table of agent, as the tools proctor knows name it (Agents;
+// "" for one it does not know), whose own tools are own.
+func For(agent string, own ...Tool) Table { return Table{agent: agent, own: own} }
+
+// Native is the name of proctor's own agent among the tools' agents.
+const Native = "native"
+
+// Agents are the agents whose tools proctor knows.
+func Agents() []string {
+	var out []string
+	for _, t := range all() {
+		for _, a := range strings.Split(t.Agent, ", ") {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// of says whether the tool is agent's.
+func (t Tool) of(agent string) bool {
+	return agent != "" && slices.Contains(strings.Split(t.Agent, ", "), agent)
+}
 
 func (tb Table) all() []Tool { return append(slices.Clone(tb.own), all()...) }
 
@@ -97,28 +124,28 @@ func (tb Table) Tools(kind string) []Tool {
 }
 
 // Tools are the tools proctor knows that do an intent (For().Tools).
-func Tools(kind string) []Tool { return For().Tools(kind) }
+func Tools(kind string) []Tool { return For("").Tools(kind) }
 
 func all() []Tool {
 	return []Tool{
-		{Name: "run_command", Agent: "native", Kind: Run, Key: "command"},
-		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true, Marks: []string{"description"}},
-		{Name: "Bash", Agent: "continue", Kind: Run, Key: "command"},
-		{Name: "run_commands", Agent: "cline", Kind: Run, Key: "commands[]"},
-		{Name: "run_shell_command", Agent: "gemini, qwen", Kind: Run, Key: "command", Describe: true},
+		{Name: "run_command", Agent: Native, Kind: Run, Key: "command", said: nativeExit},
+		{Name: "Bash", Agent: "claude", Kind: Run, Key: "command", Describe: true, Marks: []string{"description"}, said: claudeExit},
+		{Name: "Bash", Agent: "continue", Kind: Run, Key: "command", said: continueExit},
+		{Name: "run_commands", Agent: "cline", Kind: Run, Key: "commands[]", said: clineExit},
+		{Name: "run_shell_command", Agent: "gemini, qwen", Kind: Run, Key: "command", Describe: true, said: shellTrailer},
 		// Copilot CLI's bash: run to its end (mode sync), waiting as long
 		// as it lets a command run before it answers (600 s).
-		{Name: "bash", Agent: "copilot", Kind: Run, Key: "command", Describe: true, Extra: map[string]any{"mode": "sync", "initial_wait": 600}, Marks: []string{"initial_wait"}},
+		{Name: "bash", Agent: "copilot", Kind: Run, Key: "command", Describe: true, Extra: map[string]any{"mode": "sync", "initial_wait": 600}, Marks: []string{"initial_wait"}, said: copilotExit},
 		{Name: "bash", Agent: "opencode", Kind: Run, Key: "command", Describe: true},
 		// Codex's exec_command: in the shell it was started in, not a login
 		// shell (whose PATH is /etc/profile's, without the toolchain the
 		// run was given), and waiting as long as Codex lets a command run
 		// before it answers that the command is still running.
 		{Name: "exec_command", Agent: "codex", Kind: Run, Key: "cmd", Patch: true,
-			Extra: map[string]any{"login": false, "yield_time_ms": 30000}},
-		{Name: "shell", Agent: "codex", Kind: Run, Key: "command", Argv: true, Patch: true},
+			Extra: map[string]any{"login": false, "yield_time_ms": 30000}, said: codexExit},
+		{Name: "shell", Agent: "codex", Kind: Run, Key: "command", Argv: true, Patch: true, said: codexExit},
 
-		{Name: "read_file", Agent: "native", Kind: Read, Key: "path"},
+		{Name: "read_file", Agent: Native, Kind: Read, Key: "path"},
 		{Name: "Read", Agent: "claude", Kind: Read, Key: "file_path"},
 		{Name: "read_file", Agent: "gemini, qwen", Kind: Read, Key: "file_path"},
 		{Name: "read", Agent: "opencode", Kind: Read, Key: "filePath"},
@@ -126,7 +153,7 @@ func all() []Tool {
 		{Name: "Read", Agent: "continue", Kind: Read, Key: "filepath"},
 		{Name: "read_files", Agent: "cline", Kind: Read, Key: "files[].path"},
 
-		{Name: "write_file", Agent: "native", Kind: Write, Key: "path", Second: "content"},
+		{Name: "write_file", Agent: Native, Kind: Write, Key: "path", Second: "content"},
 		{Name: "Write", Agent: "claude", Kind: Write, Key: "file_path", Second: "content"},
 		{Name: "write_file", Agent: "gemini, qwen", Kind: Write, Key: "file_path", Second: "content"},
 		{Name: "write", Agent: "opencode", Kind: Write, Key: "filePath", Second: "content"},
@@ -134,7 +161,7 @@ func all() []Tool {
 		{Name: "Write", Agent: "continue", Kind: Write, Key: "filepath", Second: "content"},
 		{Name: "editor", Agent: "cline", Kind: Write, Key: "path", Second: "new_text", NewOnly: true},
 
-		{Name: "edit_file", Agent: "native", Kind: Edit, Key: "path", Second: "search", Third: "replace"},
+		{Name: "edit_file", Agent: Native, Kind: Edit, Key: "path", Second: "search", Third: "replace"},
 		{Name: "Edit", Agent: "claude, continue", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
 		{Name: "edit", Agent: "qwen", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string"},
 		{Name: "edit", Agent: "opencode", Kind: Edit, Key: "filePath", Second: "oldString", Third: "newString"},
@@ -143,7 +170,7 @@ func all() []Tool {
 		{Name: "replace", Agent: "gemini", Kind: Edit, Key: "file_path", Second: "old_string", Third: "new_string",
 			Extra: map[string]any{"instruction": "replace the text as asked"}},
 
-		{Name: "ask_user", Agent: "native", Kind: Ask, Key: "question"},
+		{Name: "ask_user", Agent: Native, Kind: Ask, Key: "question"},
 	}
 }
 
@@ -255,7 +282,7 @@ func (t Tool) Fits(schema json.RawMessage) bool {
 // Of is the intent a tool call carries out, when its tool is one proctor
 // knows an agent offers for one and its arguments are that tool's
 // (For().Of).
-func Of(name, args string) (Intent, bool) { return For().Of(name, args) }
+func Of(name, args string) (Intent, bool) { return For("").Of(name, args) }
 
 // Of is the intent a tool call carries out, when its tool is one of the
 // table's and its arguments are that tool's.

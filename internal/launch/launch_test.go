@@ -111,7 +111,7 @@ func TestLaunchWithAnAgentOfAgentsYAML(t *testing.T) {
 	l, data := launcher(t)
 	bin := testutil.TestAgent(t, "chatagent")
 	agents := filepath.Join(t.TempDir(), "agents.yaml")
-	os.WriteFile(agents, []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"]}\n"), 0o644)
+	os.WriteFile(agents, []byte("agents:\n  - {name: chat, kind: command, command: ["+bin+", \"{{task}}\"], tools: native}\n"), 0o644)
 	l.Agents = func() (*external.File, error) { return external.Load(agents) }
 	root := l.SourceRoots[0]
 	os.WriteFile(filepath.Join(root, "invoice", "a.txt"), []byte("old\n"), 0o644)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/proctor-dev/proctor/internal/proc"
 )
 
 // Confinement is how a Command is confined: what it may do and the helper
@@ -120,7 +122,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 	}
 	if sc != nil {
 		if err := sc.mapped(ctx, cmd.Process.Pid); err != nil {
-			killGroup(cmd.Process, syscall.SIGKILL)
+			proc.KillGroup(cmd.Process)
 			cmd.Wait()
 			if ctx.Err() != nil {
 				return Result{Code: -1}, ctx.Err()
@@ -133,7 +135,7 @@ func (c Command) Run(ctx context.Context) (Result, error) {
 		defer limit.Stop()
 	}
 	err = cmd.Wait()
-	killGroup(cmd.Process, syscall.SIGKILL) // what it left running (a confined command leaves nothing: its init took it along)
+	proc.KillGroup(cmd.Process) // what it left running (a confined command leaves nothing: its init took it along)
 	res := Result{Code: -1, Elapsed: time.Since(start)}
 	if sc != nil {
 		if gerr := sc.giveBack(context.WithoutCancel(ctx)); gerr != nil {
@@ -177,11 +179,7 @@ func (c Command) wire(cmd *exec.Cmd) *boundedOutput {
 	if stop == 0 {
 		stop = syscall.SIGKILL
 	}
-	cmd.Cancel = func() error { return killGroup(cmd.Process, stop) }
-	cmd.WaitDelay = c.WaitDelay
-	if cmd.WaitDelay <= 0 {
-		cmd.WaitDelay = 2 * time.Second
-	}
+	proc.Stop(cmd, stop, c.WaitDelay)
 	return out
 }
 
@@ -216,9 +214,8 @@ func (res *Result) ended(err error, timedOut bool) error {
 // subordinate ids has sc: its ids are mapped once it has started (its
 // init waits), and its folders given back once it has ended.
 func (c Command) build(ctx context.Context) (cmd *exec.Cmd, alive, report *os.File, sc *subCommand, err error) {
-	cmd = exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
+	cmd = proc.Command(ctx, c.Argv[0], c.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
-	cmd.SysProcAttr = procAttr() // its own process group, killed with proctor where the system can
 	if c.Confine == nil {
 		return cmd, nil, nil, nil, nil
 	}

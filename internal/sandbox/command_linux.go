@@ -11,12 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procAttr puts a command in a process group of its own, killed when
-// proctor dies (Pdeathsig): nothing of it outlives proctor.
-func procAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
 // confine makes cmd the helper as the init of the command's namespaces,
 // which confines itself and then starts the command; alive and report are
 // the pipes build says of. A command that runs as one of the user's

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/proctor-dev/proctor/internal/proc"
 )
 
 // Finding is how one wall of the sandbox went on this host.
@@ -84,7 +86,7 @@ func CheckAppArmorProfile(ctx context.Context, profile string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, parser, "--skip-kernel-load", "--skip-cache", "--quiet")
+	cmd := proc.Command(ctx, parser, "--skip-kernel-load", "--skip-cache", "--quiet")
 	cmd.Stdin = strings.NewReader(profile)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v: %s", parser, err, out)

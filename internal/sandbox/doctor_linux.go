@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,7 +48,7 @@ func Survey(ctx context.Context, helper, dir string, landlockCap int) ([]Finding
 		for _, w := range []Wall{WallLimits, WallView, WallProc, WallCaches, WallNetwork, WallKeyring, WallCapabilities} {
 			findings = append(findings, Finding{Wall: w, Detail: "it needs the namespaces"})
 		}
-		plain := exec.CommandContext(ctx, helper, "sandbox-exec", "--survey", "--report-fd", "3", "--landlock-abi", fmt.Sprint(landlockCap), "--", "true")
+		plain := proc.Command(ctx, helper, "sandbox-exec", "--survey", "--report-fd", "3", "--landlock-abi", fmt.Sprint(landlockCap), "--", "true")
 		more, err := runSurveyCmd(plain)
 		if err != nil {
 			return nil, fmt.Errorf("survey Landlock and seccomp: %w", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/osfile"
+	"github.com/proctor-dev/proctor/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,7 +74,7 @@ func (s subordinate) mapIDs(ctx context.Context, pid int, ranges idRanges) error
 			args = append(args, strconv.Itoa(r[0]), strconv.Itoa(r[0]), strconv.Itoa(r[1]))
 		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		out, err := exec.CommandContext(ctx, m.helper, args...).CombinedOutput()
+		out, err := proc.Command(ctx, m.helper, args...).CombinedOutput()
 		cancel()
 		if err != nil {
 			return fmt.Errorf("map the run's ids with %s: %w: %s", m.helper, err, bytes.TrimSpace(out))
@@ -104,7 +105,7 @@ func (s subordinate) settleIn(ctx context.Context, helper string, ids idRanges, 
 	if open {
 		args = append(args, "--open")
 	}
-	cmd := exec.CommandContext(ctx, helper, append(append(args, "--"), dirs...)...)
+	cmd := proc.Command(ctx, helper, append(append(args, "--"), dirs...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	r, w, err := os.Pipe()
@@ -113,8 +114,8 @@ func (s subordinate) settleIn(ctx context.Context, helper string, ids idRanges, 
 	}
 	defer w.Close()
 	cmd.ExtraFiles = []*os.File{r}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWUSER,
-		AmbientCaps: []uintptr{unix.CAP_CHOWN, unix.CAP_FOWNER, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}}
+	cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER
+	cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_FOWNER, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
 	err = cmd.Start()
 	r.Close()
 	if err != nil {

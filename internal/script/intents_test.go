@@ -58,7 +58,7 @@ func TestAnIntentIsTheToolEachAgentOffers(t *testing.T) {
 		"copilot":  `bash{"command":"go test ./...","description":"run go test ./...","initial_wait":600,"mode":"sync"} view{"path":"/ws/a.txt"} create{"file_text":"it's\n","path":"/ws/b.txt"} edit{"new_str":"y","old_str":"x","path":"/ws/a.txt"}`,
 	}
 	for agent, tools := range agents {
-		reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: tools}, "/ws", intent.For())
+		reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: tools}, "/ws", intent.For(""))
 		if agent == "codex" {
 			// Codex has no tool of its own for a file: it reads with cat,
 			// and writes and edits with a patch it applies itself.
@@ -123,11 +123,11 @@ func TestAnAgentWithOnlyAShellEditsWithCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("sh", "command")}}, ws, intent.For())
+	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("sh", "command")}}, ws, intent.For(""))
 	if err == nil {
 		t.Fatalf("a tool proctor does not know was taken: %+v", reply.ToolCalls)
 	}
-	reply, err = s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("bash", "command", "description")}}, ws, intent.For())
+	reply, err = s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("bash", "command", "description")}}, ws, intent.For(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestAnAgentWithOnlyAShellEditsWithCommands(t *testing.T) {
 	// A text the file does not hold is an error of the command, as
 	// edit_file's is.
 	s2, _ := Parse("s.yaml", []byte("steps:\n  - reply: {tool_calls: [{edit: {path: a.txt, old: nowhere, new: x}}]}\n"))
-	r, _ := s2.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("bash", "command", "description")}}, ws, intent.For())
+	r, _ := s2.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("bash", "command", "description")}}, ws, intent.For(""))
 	var a struct{ Command string }
 	json.Unmarshal([]byte(r.ToolCalls[0].Arguments), &a)
 	cmd := exec.Command("bash", "-c", a.Command)
@@ -185,7 +185,7 @@ func TestCodexEditsWithAPatchOfTheWorkspacesFile(t *testing.T) {
 		}
 		done := make(chan model.ToolCall)
 		go func() {
-			r, _ := s.Steps[0].Reply.forRequest(codex, ws, intent.For())
+			r, _ := s.Steps[0].Reply.forRequest(codex, ws, intent.For(""))
 			done <- r.ToolCalls[0]
 		}()
 		select {
@@ -211,16 +211,16 @@ func TestAnAgentWithoutAnAskToolIsAskedInTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	native := model.Request{Tools: []model.ToolSpec{schema("ask_user", "question"), schema("run_command", "command")}}
-	r, err := s.Steps[0].Reply.forRequest(native, "/ws", intent.For())
+	r, err := s.Steps[0].Reply.forRequest(native, "/ws", intent.For(""))
 	if err != nil || len(r.ToolCalls) != 1 || r.ToolCalls[0].Name+r.ToolCalls[0].Arguments != `ask_user{"question":"Which version?"}` || r.Content != "I need to know." {
 		t.Fatalf("native: %+v %v", r, err)
 	}
 	claude := model.Request{Tools: []model.ToolSpec{schema("Bash", "command", "description")}}
-	r, err = s.Steps[0].Reply.forRequest(claude, "/ws", intent.For())
+	r, err = s.Steps[0].Reply.forRequest(claude, "/ws", intent.For(""))
 	if err != nil || len(r.ToolCalls) != 0 || r.Content != "I need to know.\n\nWhich version?" {
 		t.Fatalf("claude: %+v %v", r, err)
 	}
-	if _, err := s.Steps[1].Reply.forRequest(claude, "/ws", intent.For()); err == nil || !strings.Contains(err.Error(), "can call no other tool") {
+	if _, err := s.Steps[1].Reply.forRequest(claude, "/ws", intent.For("")); err == nil || !strings.Contains(err.Error(), "can call no other tool") {
 		t.Fatalf("a question in the message beside a tool call: %v", err)
 	}
 	if q := s.Questions(); strings.Join(q, "|") != "Which version?|Which one?" {
@@ -238,11 +238,11 @@ func TestTwoPatchesOfOneFileInOneReplyAreRefusedForCodex(t *testing.T) {
 		t.Fatal(err)
 	}
 	codex := model.Request{Tools: []model.ToolSpec{schema("exec_command", "cmd")}}
-	if _, err := s.Steps[0].Reply.forRequest(codex, t.TempDir(), intent.For()); err == nil || !strings.Contains(err.Error(), "tool call 3: edit a.go: this agent (Codex) runs the tool calls of a reply at once") {
+	if _, err := s.Steps[0].Reply.forRequest(codex, t.TempDir(), intent.For("")); err == nil || !strings.Contains(err.Error(), "tool call 3: edit a.go: this agent (Codex) runs the tool calls of a reply at once") {
 		t.Fatalf("codex: %v", err)
 	}
 	claude := model.Request{Tools: []model.ToolSpec{schema("Edit", "file_path", "old_string", "new_string"), schema("Write", "file_path", "content")}}
-	if r, err := s.Steps[0].Reply.forRequest(claude, "/ws", intent.For()); err != nil || len(r.ToolCalls) != 3 {
+	if r, err := s.Steps[0].Reply.forRequest(claude, "/ws", intent.For("")); err != nil || len(r.ToolCalls) != 3 {
 		t.Fatalf("claude: %+v %v", r, err)
 	}
 }
@@ -301,7 +301,7 @@ func TestAToolThatOnlyCreatesFilesRewritesAnExistingOneWithAnEdit(t *testing.T) 
 		t.Fatal(err)
 	}
 	tools := []model.ToolSpec{schema("bash", "command", "description", "initial_wait"), schema("create", "path", "file_text"), schema("edit", "path", "old_str", "new_str")}
-	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: tools}, ws, intent.For())
+	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: tools}, ws, intent.For(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestArgumentsKeepTheirCharacters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("run_command", "command")}}, "", intent.For())
+	reply, err := s.Steps[0].Reply.forRequest(model.Request{Tools: []model.ToolSpec{schema("run_command", "command")}}, "", intent.For(""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -386,7 +386,7 @@ func (s *Script) WithWorkspace(dir string) *Script {
 // intents (agents.yaml tools:).
 func (s *Script) WithTools(own ...intent.Tool) *Script {
 	c := *s
-	c.Tools = intent.For(own...)
+	c.Tools = intent.For("", own...)
 	return &c
 }
 

@@ -16,12 +16,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/proctor-dev/proctor/internal/osfile"
+	"github.com/proctor-dev/proctor/internal/proc"
 )
 
 // Limits bound the source that may be copied.
@@ -362,7 +362,7 @@ func CopyOf(ctx context.Context, from, dir, base string) (*Workspace, error) {
 			return nil, fmt.Errorf("copy workspace %s: %w", from, err)
 		}
 		// cp -a copies links as links and follows none of them.
-		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", c[0]+"/.", c[1]).CombinedOutput(); err != nil {
+		if out, err := proc.Command(ctx, "cp", "-a", "--", c[0]+"/.", c[1]).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("copy workspace %s: %v: %s", from, err, strings.TrimSpace(string(out)))
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build !linux && !windows
 
-package sandbox
+package proc
 
 import "syscall"
 
