@@ -123,8 +123,6 @@ func (tb Table) Tools(kind string) []Tool {
 	return out
 }
 
-// Tools are the tools proctor knows that do an intent (For().Tools).
-func Tools(kind string) []Tool { return For("").Tools(kind) }
 
 func all() []Tool {
 	return []Tool{
@@ -279,10 +277,6 @@ func (t Tool) Fits(schema json.RawMessage) bool {
 	return true
 }
 
-// Of is the intent a tool call carries out, when its tool is one proctor
-// knows an agent offers for one and its arguments are that tool's
-// (For().Of).
-func Of(name, args string) (Intent, bool) { return For("").Of(name, args) }
 
 // Of is the intent a tool call carries out, when its tool is one of the
 // table's and its arguments are that tool's.

@@ -28,7 +28,7 @@ func TestACallReadsAsTheIntentItCarriesOut(t *testing.T) {
 		{"Grep", `{"pattern":"x"}`, ""},
 		{"Bash", `not json`, ""},
 	} {
-		in, ok := intent.Of(tc.tool, tc.args)
+		in, ok := intent.For("").Of(tc.tool, tc.args)
 		got := ""
 		if ok {
 			name, args := in.Native()
@@ -44,7 +44,7 @@ func TestACallReadsAsTheIntentItCarriesOut(t *testing.T) {
 // properties its arguments use.
 func TestAToolFitsItsOwnSchemaOnly(t *testing.T) {
 	var native, gemini intent.Tool
-	for _, tool := range intent.Tools(intent.Read) {
+	for _, tool := range intent.For("").Tools(intent.Read) {
 		switch tool.Agent {
 		case "native":
 			native = tool
@@ -56,7 +56,7 @@ func TestAToolFitsItsOwnSchemaOnly(t *testing.T) {
 	if native.Fits(schema) || !gemini.Fits(schema) {
 		t.Fatal("read_file of the wrong agent fits")
 	}
-	if !regexp.MustCompile("run go test").MatchString(intent.Tools(intent.Run)[1].Args(intent.Intent{Kind: intent.Run, Command: "go test"}, "")["description"].(string)) {
+	if !regexp.MustCompile("run go test").MatchString(intent.For("").Tools(intent.Run)[1].Args(intent.Intent{Kind: intent.Run, Command: "go test"}, "")["description"].(string)) {
 		t.Fatal("no description for a tool that takes one")
 	}
 }
@@ -95,7 +95,7 @@ func TestReadAndPatchCommandsAreKnownExactly(t *testing.T) {
 }
 
 func TestAQuestionIsAskedWithProctorsTool(t *testing.T) {
-	in, ok := intent.Of("ask_user", `{"question":"Which?"}`)
+	in, ok := intent.For("").Of("ask_user", `{"question":"Which?"}`)
 	if !ok || in.Kind != intent.Ask || in.Question != "Which?" {
 		t.Fatalf("%+v %v", in, ok)
 	}

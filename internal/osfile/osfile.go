@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -31,23 +30,6 @@ func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		if err != syscall.EINTR {
 			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
-	}
-}
-
-// CreateTemp makes a new file in dir, named by pattern with its last "*"
-// replaced by a random string, as os.CreateTemp does (mode 0600).
-func CreateTemp(dir, pattern string) (*os.File, error) {
-	prefix, suffix, _ := strings.Cut(pattern, "*")
-	if strings.ContainsRune(pattern, filepath.Separator) {
-		return nil, &fs.PathError{Op: "createtemp", Path: pattern, Err: errors.New("pattern contains a path separator")}
-	}
-	for try := 0; ; try++ {
-		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 36)+suffix)
-		f, err := Open(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) && try < 10000 {
-			continue
-		}
-		return f, err
 	}
 }
 
