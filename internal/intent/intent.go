@@ -123,7 +123,6 @@ func (tb Table) Tools(kind string) []Tool {
 	return out
 }
 
-
 func all() []Tool {
 	return []Tool{
 		{Name: "run_command", Agent: Native, Kind: Run, Key: "command", said: nativeExit},
@@ -276,7 +275,6 @@ func (t Tool) Fits(schema json.RawMessage) bool {
 	}
 	return true
 }
-
 
 // Of is the intent a tool call carries out, when its tool is one of the
 // table's and its arguments are that tool's.
