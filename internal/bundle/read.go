@@ -178,21 +178,36 @@ func ReadEvents(dir string, lim Limits) ([]Event, Problems, error) {
 }
 
 // ReadExchanges reads exchanges.jsonl from the bundle in dir, skipping and
-// reporting lines that are not valid exchanges.
-func ReadExchanges(dir string, lim Limits) ([]Exchange, Problems, error) {
-	var xs []Exchange
+// reporting lines that are not valid exchanges. Their requests are read
+// one at a time (ExchangeLog.Request).
+func ReadExchanges(dir string, lim Limits) (*ExchangeLog, Problems, error) {
+	l := &ExchangeLog{dir: dir, at: map[int64]int{}}
+	var last int64
 	probs, err := readLines(dir, ExchangesFile, lim, func(file string, n int, line []byte) *Problem {
 		var x Exchange
+		field := fmt.Sprintf("line %d", n)
 		if err := json.Unmarshal(line, &x); err != nil {
-			return &Problem{File: file, Field: fmt.Sprintf("line %d", n), Message: "invalid JSON: " + err.Error()}
+			return &Problem{File: file, Field: field, Message: "invalid JSON: " + err.Error()}
 		}
-		if len(x.Request) == 0 {
-			return &Problem{File: file, Field: fmt.Sprintf("line %d", n), Message: "request: missing"}
+		switch {
+		case x.Seq <= last && len(x.Request) == 0:
+			return &Problem{File: file, Field: field, Message: fmt.Sprintf("seq %d does not follow seq %d", x.Seq, last)}
+		case len(x.Request) == 0 && len(x.Pieces) == 0 && x.Keep == 0:
+			return &Problem{File: file, Field: field, Message: "request: missing"}
+		case len(x.Request) > 0 && (x.Base != 0 || x.Keep != 0 || len(x.Pieces) > 0):
+			return &Problem{File: file, Field: field, Message: "request: given whole and in pieces"}
+		case x.Keep < 0 || (x.Keep > 0) != (x.Base != 0):
+			return &Problem{File: file, Field: field, Message: fmt.Sprintf("keep %d of base %d: want both or neither", x.Keep, x.Base)}
 		}
-		xs = append(xs, x)
+		if _, ok := l.at[x.Base]; x.Base != 0 && !ok {
+			return &Problem{File: file, Field: field, Message: fmt.Sprintf("base %d: no exchange before it has that seq", x.Base)}
+		}
+		last = max(last, x.Seq)
+		l.at[x.Seq] = len(l.Exchanges)
+		l.Exchanges = append(l.Exchanges, x)
 		return nil
 	})
-	return xs, probs, err
+	return l, probs, err
 }
 
 func readLines(dir, name string, lim Limits, each func(file string, n int, line []byte) *Problem) (Problems, error) {

@@ -39,8 +39,8 @@ func TestReadRunSamples(t *testing.T) {
 				t.Fatalf("events: %d, problems %v, err %v", len(events), probs, err)
 			}
 			xs, probs, err := bundle.ReadExchanges(run.Dir, bundle.DefaultLimits())
-			if err != nil || len(probs) > 0 || len(xs) == 0 {
-				t.Fatalf("exchanges: %d, problems %v, err %v", len(xs), probs, err)
+			if err != nil || len(probs) > 0 || len(xs.Exchanges) == 0 {
+				t.Fatalf("exchanges: %v, problems %v, err %v", xs, probs, err)
 			}
 		})
 	}

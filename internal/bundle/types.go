@@ -32,7 +32,7 @@ const (
 // FileNames are the files a run bundle may hold, in the order people read
 // them.
 func FileNames() []string {
-	return []string{ReceiptFile, EventsFile, ExchangesFile, TranscriptFile, DiffFile, AcceptedFile, VerdictFile, AgentLogFile, CommentsFile}
+	return []string{ReceiptFile, EventsFile, ExchangesFile, SegmentsFile, TranscriptFile, DiffFile, AcceptedFile, VerdictFile, AgentLogFile, CommentsFile}
 }
 
 // Present lists the files of FileNames that the bundle folder dir holds and
@@ -366,8 +366,15 @@ type Exchange struct {
 	// Call is what a call beside the model calls asked (count_tokens, a
 	// models list); absent for a model call. Readers of the conversation
 	// skip them (ModelCall).
-	Call     string          `json:"call,omitempty"`
-	Request  json.RawMessage `json:"request"`
+	Call string `json:"call,omitempty"`
+	// Request is the request recorded whole, as older bundles hold it; a
+	// bundle of now records it as the first Keep pieces of exchange Base's
+	// request and its own Pieces (segments.bin; ExchangeLog.Request
+	// rebuilds it).
+	Request  json.RawMessage `json:"request,omitempty"`
+	Base     int64           `json:"base,omitempty"`
+	Keep     int             `json:"keep,omitempty"`
+	Pieces   []Piece         `json:"pieces,omitempty"`
 	Response json.RawMessage `json:"response,omitempty"`
 	Error    string          `json:"error,omitempty"`
 }

@@ -33,7 +33,10 @@ func verifyDemoRun(ctx context.Context, check func(ok bool, what string, detail 
 		counts[e.Type]++
 	}
 	check(len(probs) == 0 && counts[bundle.EventToolCall] == 6 && counts[bundle.EventApprovalDecided] == 1, "events: 6 tool calls, 1 approval decided by the policy", counts)
-	xs, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
+	var xs []bundle.Exchange
+	if log, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits()); log != nil {
+		xs = log.Exchanges
+	}
 	check(len(xs) == 5, "exchanges.jsonl records 5 requests and responses", len(xs))
 	diff, _ := os.ReadFile(filepath.Join(res.Dir, bundle.DiffFile))
 	check(strings.Contains(string(diff), "+\treturn int64(math.Round(euros * 100))") && strings.Join(rc.Changed, ",") == "money.go,money_test.go",

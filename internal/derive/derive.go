@@ -494,9 +494,13 @@ type replyYAML struct {
 // tool call an intent where it is one, expecting only who spoke last.
 func (d *deriver) script() ([]stepYAML, error) {
 	var steps []stepYAML
-	var longest []model.Message
+	// the fullest request, read whole once: the conversation's messages
+	var fullest struct {
+		log  *bundle.ExchangeLog
+		i, n int
+	}
 	for i, r := range d.runs {
-		xs, probs, err := bundle.ReadExchanges(r.Dir, bundle.DefaultLimits())
+		log, probs, err := bundle.ReadExchanges(r.Dir, bundle.DefaultLimits())
 		if err != nil {
 			return nil, fmt.Errorf("read the exchanges of run %s: %w", d.rcs[i].RunID, err)
 		}
@@ -504,11 +508,15 @@ func (d *deriver) script() ([]stepYAML, error) {
 			return nil, fmt.Errorf("read the exchanges of run %s: %v", d.rcs[i].RunID, probs)
 		}
 		wsDir := r.Workspace
-		for _, x := range xs {
+		for j, x := range log.Exchanges {
 			if len(x.Response) == 0 || x.Error != "" || !x.ModelCall() {
 				continue
 			}
-			_, req, err := model.DecodeAnyRequest(x.API, x.Request)
+			gist, err := log.Gist(j)
+			if err != nil {
+				return nil, err
+			}
+			_, req, err := model.DecodeAnyRequest(x.API, gist)
 			if err != nil {
 				return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
 			}
@@ -516,8 +524,14 @@ func (d *deriver) script() ([]stepYAML, error) {
 			if err != nil {
 				return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
 			}
-			if len(req.Messages) > len(longest) {
-				longest = req.Messages
+			n := len(req.Messages) // a request recorded whole: all of them
+			if x.Request == nil {
+				if _, n, err = log.Size(j); err != nil {
+					return nil, err
+				}
+			}
+			if n > fullest.n {
+				fullest.log, fullest.i, fullest.n = log, j, n
 			}
 			st := stepYAML{Reply: replyYAML{Content: d.redact(resp.Message.Content)}}
 			if n := len(req.Messages); n > 0 && (req.Messages[n-1].Role == model.RoleUser || req.Messages[n-1].Role == model.RoleTool) {
@@ -528,6 +542,19 @@ func (d *deriver) script() ([]stepYAML, error) {
 			}
 			steps = append(steps, st)
 		}
+	}
+	var longest []model.Message
+	if fullest.log != nil {
+		raw, err := fullest.log.Request(fullest.i)
+		if err != nil {
+			return nil, err
+		}
+		x := fullest.log.Exchanges[fullest.i]
+		_, req, err := model.DecodeAnyRequest(x.API, raw)
+		if err != nil {
+			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
+		}
+		longest = req.Messages
 	}
 	if len(steps) == 0 {
 		return nil, errors.New("the run has no answered model call: a scenario needs its model's replies")

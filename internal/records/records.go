@@ -345,14 +345,14 @@ func (d Data) ExportScript(runID string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	xs, probs, err := bundle.ReadExchanges(dir, bundle.DefaultLimits())
+	log, probs, err := bundle.ReadExchanges(dir, bundle.DefaultLimits())
 	if err != nil {
 		return nil, err
 	}
 	if len(probs) > 0 {
 		return nil, fmt.Errorf("export run %s: %v", runID, probs)
 	}
-	return script.Export("replay of "+runID, xs)
+	return script.Export("replay of "+runID, log)
 }
 
 func (d Data) SessionsDir() string { return filepath.Join(d.Dir, "sessions") }
@@ -494,15 +494,20 @@ func ResumeHistory(runDir string) ([]model.Message, []model.ToolCall, error) {
 // lastExchange is the last answered request's messages with the reply
 // appended, and the reply's tool calls.
 func lastExchange(runDir string) ([]model.Message, []model.ToolCall, error) {
-	xs, _, err := bundle.ReadExchanges(runDir, bundle.DefaultLimits())
+	log, _, err := bundle.ReadExchanges(runDir, bundle.DefaultLimits())
 	if err != nil {
 		return nil, nil, err
 	}
+	xs := log.Exchanges
 	for i := len(xs) - 1; i >= 0; i-- {
 		if len(xs[i].Response) == 0 || xs[i].Error != "" || !xs[i].ModelCall() {
 			continue
 		}
-		_, req, err := model.DecodeAnyRequest(xs[i].API, xs[i].Request)
+		raw, err := log.Request(i)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the history of %s: %w", runDir, err)
+		}
+		_, req, err := model.DecodeAnyRequest(xs[i].API, raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read the history of %s: %w", runDir, err)
 		}

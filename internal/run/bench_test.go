@@ -98,9 +98,13 @@ func endpointTime(b *testing.B, s *script.Script, runDir string) time.Duration {
 	defer ep.Close()
 	client := &http.Client{}
 	var total time.Duration
-	for _, x := range xs {
+	for i := range xs.Exchanges {
+		req, err := xs.Request(i)
+		if err != nil {
+			b.Fatal(err)
+		}
 		start := time.Now()
-		resp, err := client.Post(ep.URL+"/chat/completions", "application/json", bytes.NewReader(x.Request))
+		resp, err := client.Post(ep.URL+"/chat/completions", "application/json", bytes.NewReader(req))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,7 +112,7 @@ func endpointTime(b *testing.B, s *script.Script, runDir string) time.Duration {
 		resp.Body.Close()
 		total += time.Since(start)
 		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("replayed request %d: status %d", x.Seq, resp.StatusCode)
+			b.Fatalf("replayed request %d: status %d", xs.Exchanges[i].Seq, resp.StatusCode)
 		}
 	}
 	return total

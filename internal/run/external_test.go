@@ -85,9 +85,9 @@ func TestExternalAgentsRunUnderTheProxy(t *testing.T) {
 			if err != nil || len(b.Problems) > 0 {
 				t.Fatalf("bundle: %v %v", err, b.Problems)
 			}
-			xs, _, err := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
-			if err != nil || len(xs) != 2 || xs[0].API != tc.api || xs[1].API != tc.api {
-				t.Fatalf("exchanges %d %v", len(xs), err)
+			xlog, _, err := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
+			if err != nil || len(xlog.Exchanges) != 2 || xlog.Exchanges[0].API != tc.api || xlog.Exchanges[1].API != tc.api {
+				t.Fatalf("exchanges %v %v", xlog, err)
 			}
 			transcript, _ := os.ReadFile(filepath.Join(res.Dir, bundle.TranscriptFile))
 			for _, want := range []string{"Write new into a.txt", "`write_file` (c2)", "wrote b.txt", "Wrote a.txt and b.txt."} {
@@ -293,8 +293,9 @@ func TestASessionContinuesAnExternalAgentsConversation(t *testing.T) {
 			if next.Receipt.Status != bundle.StatusAwaitingReview || strings.Join(next.Receipt.Changed, ",") != "c.txt" {
 				t.Fatalf("next run: status %s changed %v failure %+v", next.Receipt.Status, next.Receipt.Changed, next.Receipt.Failure)
 			}
-			xs, _, _ := bundle.ReadExchanges(next.Dir, bundle.DefaultLimits())
-			_, req, err := model.DecodeAnyRequest(xs[0].API, xs[0].Request)
+			xlog, _, _ := bundle.ReadExchanges(next.Dir, bundle.DefaultLimits())
+			raw, _ := xlog.Request(0)
+			_, req, err := model.DecodeAnyRequest(xlog.Exchanges[0].API, raw)
 			if err != nil || len(req.Messages) != 7 || !strings.Contains(req.Messages[3].Content, "wrote a.txt") {
 				t.Fatalf("the next run did not continue the conversation (%d messages): %+v %v", len(req.Messages), req.Messages, err)
 			}

@@ -31,6 +31,7 @@ type recorder struct {
 	events    *os.File
 	seq       int64
 	exchanges *os.File
+	requests  *bundle.RequestWriter
 	xseq      int64
 	err       error // the first write error; the run reports it at the end
 }
@@ -48,6 +49,11 @@ func newRecorder(dir string, noSync bool, r *redact.Redactor, now func() time.Ti
 	if rec.exchanges, err = osfile.Open(filepath.Join(dir, bundle.ExchangesFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		rec.events.Close()
 		return nil, fmt.Errorf("open exchanges: %w", err)
+	}
+	if rec.requests, err = bundle.NewRequestWriter(dir); err != nil {
+		rec.events.Close()
+		rec.exchanges.Close()
+		return nil, err
 	}
 	return rec, nil
 }
@@ -70,14 +76,20 @@ func (rec *recorder) event(data bundle.EventData) {
 	}
 }
 
-// exchange appends one model exchange, its request and response redacted.
+// exchange appends one model exchange, its response redacted and its
+// request in pieces (bundle.RequestWriter), each piece written redacted.
 func (rec *recorder) exchange(x model.Exchange) {
-	req, resp := rec.rawJSON(x.Request), rec.rawJSON(x.Response)
+	resp := rec.rawJSON(x.Response)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.xseq++
-	rec.line(rec.exchanges, "exchanges", bundle.Exchange{Seq: rec.xseq, Time: x.Time.UTC(), DurationMS: x.Duration.Milliseconds(),
-		Attempt: max(x.Attempt, 1), API: x.API, Call: x.Call, Request: req, Response: resp, Error: rec.redact.String(x.Error)})
+	line := bundle.Exchange{Seq: rec.xseq, Time: x.Time.UTC(), DurationMS: x.Duration.Milliseconds(),
+		Attempt: max(x.Attempt, 1), API: x.API, Call: x.Call, Response: resp, Error: rec.redact.String(x.Error)}
+	var err error
+	if line.Base, line.Keep, line.Pieces, err = rec.requests.Record(rec.xseq, x.API+" "+x.Call, x.Request, rec.redact.Bytes); err != nil && rec.err == nil {
+		rec.err = err
+	}
+	rec.line(rec.exchanges, "exchanges", line)
 }
 
 // line appends v as one JSON line to a log. The caller holds rec.mu.
@@ -156,6 +168,9 @@ func (rec *recorder) close() error {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if err := rec.exchanges.Close(); err != nil && rec.err == nil {
+		rec.err = err
+	}
+	if err := rec.requests.Close(); err != nil && rec.err == nil {
 		rec.err = err
 	}
 	if rec.noSync {

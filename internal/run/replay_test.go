@@ -1,9 +1,11 @@
 package run_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/agent"
@@ -80,4 +82,84 @@ func TestReplayReproducesTranscriptAndDiff(t *testing.T) {
 	if first.Receipt.Source.CommitSHA != second.Receipt.Source.CommitSHA {
 		t.Errorf("base commits differ: %s vs %s", first.Receipt.Source.CommitSHA, second.Receipt.Source.CommitSHA)
 	}
+	sameRequests(t, first.Dir, second.Dir)
+}
+
+// sameRequests checks that two runs made the same model requests, byte for
+// byte, as their bundles rebuild them.
+func sameRequests(t *testing.T, a, b string) {
+	t.Helper()
+	la, _, err := bundle.ReadExchanges(a, bundle.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, _, err := bundle.ReadExchanges(b, bundle.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(la.Exchanges) == 0 || len(la.Exchanges) != len(lb.Exchanges) {
+		t.Fatalf("%d requests recorded, %d replayed", len(la.Exchanges), len(lb.Exchanges))
+	}
+	for i := range la.Exchanges {
+		ra, err := la.Request(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := lb.Request(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ra, rb) {
+			t.Fatalf("request %d differs:\n%s\n---\n%s", i+1, ra, rb)
+		}
+	}
+}
+
+// A long run — 150 calls, each reading a 16 KB file — keeps a bundle that
+// grows with its conversation (not its square), and replays offline from
+// it, every request byte for byte.
+func TestALongRunReplaysByteForByte(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "big.txt"), bytes.Repeat([]byte("0123456789abcde\n"), 1024), 0o644)
+	const calls = 150
+	var steps strings.Builder
+	steps.WriteString("steps:\n")
+	for range calls {
+		steps.WriteString("  - reply:\n      tool_calls: [{read: big.txt}]\n")
+	}
+	steps.WriteString("  - reply: {content: done}\n")
+	s, err := script.Parse("long.yaml", []byte(steps.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bounds.Defaults()
+	b.MaxToolCalls, b.MaxTurns, b.MaxTokens = calls+10, calls+10, 0
+	r := &run.Runner{DataDir: t.TempDir()}
+	first, err := r.Run(ctx, run.Spec{SourceDir: src, Task: "read it", Model: run.ModelChoice{Script: s}, Bounds: b})
+	if err != nil || first.Receipt.Status != bundle.StatusPassed {
+		t.Fatalf("%v %+v", err, first.Receipt.Failure)
+	}
+	var size int64
+	for _, name := range []string{bundle.ExchangesFile, bundle.SegmentsFile} {
+		info, err := os.Stat(filepath.Join(first.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += info.Size()
+	}
+	if conversation := int64(calls * 16 << 10); size > 2*conversation {
+		t.Errorf("the recording is %d bytes for a conversation of about %d", size, conversation)
+	}
+	spec, cleanup, err := r.ReplaySpec(ctx, first.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	spec.Bounds = b
+	second, err := r.Run(ctx, spec)
+	if err != nil || second.Receipt.Status != bundle.StatusPassed {
+		t.Fatalf("replay: %v %+v", err, second.Receipt.Failure)
+	}
+	sameRequests(t, first.Dir, second.Dir)
 }

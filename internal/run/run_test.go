@@ -71,7 +71,8 @@ func TestScriptedRunEndToEnd(t *testing.T) {
 			if counts["tool.call"] != 6 || counts["model.request"] != 5 || counts["approval.decided"] != 1 || len(probs) > 0 {
 				t.Fatalf("event counts %v, problems %v", counts, probs)
 			}
-			xs, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
+			log, _, _ := bundle.ReadExchanges(res.Dir, bundle.DefaultLimits())
+			xs := log.Exchanges
 			if len(xs) != 5 {
 				t.Fatalf("%d exchanges", len(xs))
 			}

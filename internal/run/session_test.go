@@ -61,9 +61,10 @@ func TestSessionContinuesConversationAndWorkspace(t *testing.T) {
 		t.Fatalf("second diff:\n%s", diff)
 	}
 	// The second request carried the whole first conversation.
-	xs, _, _ := bundle.ReadExchanges(res2.Dir, bundle.DefaultLimits())
-	if !strings.Contains(string(xs[0].Request), "Mention the date?") || !strings.Contains(string(xs[0].Request), "start a changelog") {
-		t.Fatalf("history missing from %s", xs[0].Request)
+	xlog, _, _ := bundle.ReadExchanges(res2.Dir, bundle.DefaultLimits())
+	firstReq, _ := xlog.Request(0)
+	if !strings.Contains(string(firstReq), "Mention the date?") || !strings.Contains(string(firstReq), "start a changelog") {
+		t.Fatalf("history missing from %s", firstReq)
 	}
 	s, err := r.Records().LoadSession(sid)
 	if err != nil || len(s.Runs) != 2 || s.Runs[0] != res1.RunID || s.Runs[1] != res2.RunID {
@@ -226,8 +227,9 @@ func TestASessionsRunsRunOneAtATime(t *testing.T) {
 	}
 	close(h.release)
 	res2, res3 := <-second, <-third
-	xs, _, _ := bundle.ReadExchanges(res3.Dir, bundle.DefaultLimits())
-	_, req, err := model.DecodeAnyRequest(xs[0].API, xs[0].Request)
+	log3, _, _ := bundle.ReadExchanges(res3.Dir, bundle.DefaultLimits())
+	raw3, _ := log3.Request(0)
+	_, req, err := model.DecodeAnyRequest(log3.Exchanges[0].API, raw3)
 	if err != nil || !strings.Contains(fmt.Sprint(req.Messages), "list the files") {
 		t.Fatalf("the third run did not go on from the second: %v %v", req.Messages, err)
 	}

@@ -15,7 +15,9 @@ import (
 // recorded (tool call ids included) and the last message's role as its
 // expectation (and the API, when it is not chat completions). Failed attempts, and
 // calls beside the model calls (counting tokens, listing models), are left out.
-func Export(name string, xs []bundle.Exchange) ([]byte, error) {
+// Each request is read as its gist (its model and last message), so a long
+// run exports in time that grows with it, not its square.
+func Export(name string, l *bundle.ExchangeLog) ([]byte, error) {
 	type call struct {
 		ID        string `yaml:"id"`
 		Name      string `yaml:"name"`
@@ -47,11 +49,15 @@ func Export(name string, xs []bundle.Exchange) ([]byte, error) {
 		Steps []step `yaml:"steps"`
 	}
 	out := file{Name: name, Model: "replay"}
-	for _, x := range xs {
+	for i, x := range l.Exchanges {
 		if len(x.Response) == 0 || x.Error != "" || !x.ModelCall() {
 			continue
 		}
-		modelName, req, err := model.DecodeAnyRequest(x.API, x.Request)
+		gist, err := l.Gist(i)
+		if err != nil {
+			return nil, err
+		}
+		modelName, req, err := model.DecodeAnyRequest(x.API, gist)
 		if err != nil {
 			return nil, fmt.Errorf("exchange %d: %w", x.Seq, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/model"
 	"github.com/proctor-dev/proctor/internal/script"
 )
@@ -144,4 +145,28 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A run recorded in pieces and the same run recorded as older bundles
+// hold it, each request whole, export the same script.
+func TestExportReadsBothFormsOfARecording(t *testing.T) {
+	var scripts []string
+	for _, dir := range []string{"../../testdata/bundles/runs/20261201-113020-z8c1rd", "testdata/older"} {
+		log, probs, err := bundle.ReadExchanges(dir, bundle.DefaultLimits())
+		if err != nil || len(probs) > 0 {
+			t.Fatalf("%s: %v %v", dir, probs, err)
+		}
+		out, err := script.Export("replay", log)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		s, err := script.Parse("replay.yaml", out)
+		if err != nil || len(s.Steps) != 2 {
+			t.Fatalf("%s exports a script that does not load back: %v\n%s", dir, err, out)
+		}
+		scripts = append(scripts, string(out))
+	}
+	if scripts[0] != scripts[1] || !strings.Contains(scripts[0], "model: qwen2.5-coder-32b") || !strings.Contains(scripts[0], "last_role: tool") {
+		t.Fatalf("the two forms export differently:\n%s\n---\n%s", scripts[0], scripts[1])
+	}
 }

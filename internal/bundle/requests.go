@@ -1,0 +1,477 @@
+package bundle
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+
+	"github.com/proctor-dev/proctor/internal/osfile"
+)
+
+// A model request repeats the whole conversation, so a run that recorded
+// each request whole would keep a bundle that grows with the square of its
+// length. A request is recorded instead as pieces: the bytes of each
+// element of its top-level arrays (a message, a tool) and of each large
+// top-level value are a segment, written once to segments.bin however
+// many requests hold it; the bytes between them (keys, brackets, commas,
+// small values) are glue, kept in the line. A request's line names the
+// request it goes on from (Base: the previous one of its API and call)
+// and how many of that one's pieces it starts with (Keep); its own pieces
+// follow (Pieces). Every request rebuilds byte for byte, as the agent sent
+// it (redacted), and the bundle grows with the conversation. An agent that
+// rewrites its history (compaction, a moved cache marker) costs the new
+// segments, never a wrong record. Older bundles hold each request whole
+// (Exchange.Request), and still read.
+
+// SegmentsFile holds the segments of a run's requests, each once.
+const SegmentsFile = "segments.bin"
+
+// minSegment is the size from which a top-level value that is not in an
+// array is a segment of its own (a system prompt, say).
+const minSegment = 256
+
+// maxSegment bounds one segment a reader loads.
+const maxSegment = 64 << 20
+
+// Piece is a part of a recorded request: glue given in the line (Text),
+// or a segment of segments.bin (Off, Len). In JSON, a string or [off, len].
+type Piece struct {
+	Text string
+	Off  int64
+	Len  int64
+	Seg  bool
+}
+
+func (p Piece) MarshalJSON() ([]byte, error) {
+	if p.Seg {
+		return json.Marshal([2]int64{p.Off, p.Len})
+	}
+	return json.Marshal(p.Text)
+}
+
+func (p *Piece) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		*p = Piece{}
+		return json.Unmarshal(data, &p.Text)
+	}
+	var ref [2]int64
+	if err := json.Unmarshal(data, &ref); err != nil {
+		return errors.New("a piece is a string or [offset, length]")
+	}
+	if ref[0] < 0 || ref[1] <= 0 || ref[1] > maxSegment {
+		return fmt.Errorf("segment [%d, %d] is out of bounds", ref[0], ref[1])
+	}
+	*p = Piece{Off: ref[0], Len: ref[1], Seg: true}
+	return nil
+}
+
+// span is a part of a request's bytes: raw[start:end], a segment or glue.
+type span struct {
+	start, end int
+	seg        bool
+}
+
+// splitRequest cuts raw into spans at its top-level structure. A request
+// that is not a JSON object or array, or that does not parse, is one
+// segment.
+func splitRequest(raw []byte) []span {
+	whole := []span{{0, len(raw), true}}
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || (raw[i] != '{' && raw[i] != '[') {
+		return whole
+	}
+	var segs []span
+	var err error
+	if raw[i] == '[' {
+		segs, _, err = splitArray(raw, i)
+	} else {
+		segs, err = splitObject(raw, i)
+	}
+	if err != nil {
+		return whole
+	}
+	// the glue between the segments
+	var out []span
+	at := 0
+	for _, s := range segs {
+		if s.start > at {
+			out = append(out, span{at, s.start, false})
+		}
+		out = append(out, s)
+		at = s.end
+	}
+	if at < len(raw) {
+		out = append(out, span{at, len(raw), false})
+	}
+	return out
+}
+
+// splitObject finds the segments of the object at raw[i]: its arrays'
+// elements and its large values.
+func splitObject(raw []byte, i int) ([]span, error) {
+	var segs []span
+	i = skipSpace(raw, i+1)
+	for first := true; ; first = false {
+		if i < len(raw) && raw[i] == '}' {
+			return segs, nil
+		}
+		if !first {
+			if i >= len(raw) || raw[i] != ',' {
+				return nil, errors.New("want , or }")
+			}
+			i = skipSpace(raw, i+1)
+		}
+		end, err := scanValue(raw, i) // the key
+		if err != nil || raw[i] != '"' {
+			return nil, errors.New("want a key")
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, errors.New("want :")
+		}
+		i = skipSpace(raw, i+1)
+		if i < len(raw) && raw[i] == '[' {
+			elems, end, err := splitArray(raw, i)
+			if err != nil {
+				return nil, err
+			}
+			segs, i = append(segs, elems...), skipSpace(raw, end)
+			continue
+		}
+		end, err = scanValue(raw, i)
+		if err != nil {
+			return nil, err
+		}
+		if end-i >= minSegment {
+			segs = append(segs, span{i, end, true})
+		}
+		i = skipSpace(raw, end)
+	}
+}
+
+// splitArray makes each element of the array at raw[i] a segment, and
+// says where the array ends.
+func splitArray(raw []byte, i int) ([]span, int, error) {
+	var segs []span
+	i = skipSpace(raw, i+1)
+	for first := true; ; first = false {
+		if i < len(raw) && raw[i] == ']' {
+			return segs, i + 1, nil
+		}
+		if !first {
+			if i >= len(raw) || raw[i] != ',' {
+				return nil, 0, errors.New("want , or ]")
+			}
+			i = skipSpace(raw, i+1)
+		}
+		end, err := scanValue(raw, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		segs = append(segs, span{i, end, true})
+		i = skipSpace(raw, end)
+	}
+}
+
+// scanValue says where the JSON value at raw[i] ends, checking only its
+// brackets and strings (the value was sent as JSON; json.Valid judges it
+// elsewhere).
+func scanValue(raw []byte, i int) (int, error) {
+	if i >= len(raw) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	switch raw[i] {
+	case '"':
+		for j := i + 1; j < len(raw); j++ {
+			switch raw[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, nil
+			}
+		}
+		return 0, io.ErrUnexpectedEOF
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(raw); j++ {
+			switch raw[j] {
+			case '"':
+				end, err := scanValue(raw, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, io.ErrUnexpectedEOF
+	}
+	j := i
+	for j < len(raw) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(raw[j])) {
+		j++
+	}
+	if j == i {
+		return 0, fmt.Errorf("no value at %d", i)
+	}
+	return j, nil
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// RequestWriter writes a run's requests in pieces: each segment once to
+// segments.bin, each request as what follows the pieces it shares with
+// the previous request of its API and call.
+type RequestWriter struct {
+	f     *os.File
+	size  int64
+	known map[[sha256.Size]byte]Piece
+	prev  map[string]*sent
+}
+
+// sent is the last request of an API and call: its bytes as sent, its
+// spans and its pieces as recorded.
+type sent struct {
+	seq    int64
+	raw    []byte
+	spans  []span
+	pieces []Piece
+}
+
+// NewRequestWriter opens the bundle in dir's segments.bin to append to.
+func NewRequestWriter(dir string) (*RequestWriter, error) {
+	f, err := osfile.Open(filepath.Join(dir, SegmentsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", SegmentsFile, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open %s: %w", SegmentsFile, err)
+	}
+	return &RequestWriter{f: f, size: info.Size(), known: map[[sha256.Size]byte]Piece{}, prev: map[string]*sent{}}, nil
+}
+
+// Record writes the request raw, the seq-th exchange of kind (its API and
+// call), with clean applied to each piece it writes (redaction), and says
+// the line's Base, Keep and Pieces. clean must turn JSON into JSON; a
+// piece it does not is kept as a JSON string of what it made.
+func (w *RequestWriter) Record(seq int64, kind string, raw []byte, clean func([]byte) []byte) (base int64, keep int, pieces []Piece, err error) {
+	if len(raw) == 0 {
+		return 0, 0, nil, nil
+	}
+	spans := splitRequest(raw)
+	p := w.prev[kind]
+	if p != nil {
+		// The spans that end inside the bytes both requests start with are
+		// the same spans (the split reads left to right); the last one
+		// stays out, as a value there may go on in this request.
+		common := commonPrefix(p.raw, raw)
+		for keep < len(p.spans) && keep < len(spans) && spans[keep] == p.spans[keep] && spans[keep].end < common {
+			keep++
+		}
+		base = p.seq
+		if keep == 0 {
+			base = 0
+		}
+	}
+	if keep > 0 {
+		pieces = append(pieces, p.pieces[:keep]...)
+	}
+	for _, s := range spans[keep:] {
+		piece, err := w.piece(raw[s.start:s.end], s.seg, clean)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		pieces = append(pieces, piece)
+	}
+	w.prev[kind] = &sent{seq: seq, raw: raw, spans: spans, pieces: pieces}
+	return base, keep, pieces[keep:], nil
+}
+
+// piece is the piece of data, written to segments.bin unless it is glue
+// or a segment already there.
+func (w *RequestWriter) piece(data []byte, seg bool, clean func([]byte) []byte) (Piece, error) {
+	out := clean(data)
+	if !bytes.Equal(out, data) && !json.Valid(out) {
+		out, _ = json.Marshal(string(out))
+	}
+	if !seg && utf8.Valid(out) {
+		return Piece{Text: string(out)}, nil
+	}
+	sum := sha256.Sum256(out)
+	if p, ok := w.known[sum]; ok {
+		return p, nil
+	}
+	if _, err := w.f.Write(out); err != nil {
+		return Piece{}, fmt.Errorf("write %s: %w", SegmentsFile, err)
+	}
+	p := Piece{Off: w.size, Len: int64(len(out)), Seg: true}
+	w.size += int64(len(out))
+	w.known[sum] = p
+	return p, nil
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+4096 <= n && bytes.Equal(a[i:i+4096], b[i:i+4096]) {
+		i += 4096
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// Close closes segments.bin.
+func (w *RequestWriter) Close() error { return w.f.Close() }
+
+// ExchangeLog is a run's exchanges.jsonl as read, whose requests are
+// rebuilt one at a time from segments.bin (Request, Gist).
+type ExchangeLog struct {
+	Exchanges []Exchange
+	dir       string
+	at        map[int64]int // seq → index in Exchanges
+	// last is the most recent request whose pieces were put together, so
+	// that reading the requests in order puts each together once.
+	last      int
+	lastWhole []Piece
+}
+
+// pieces are the whole list of pieces of the i-th exchange's request: the
+// chain of requests it goes on from, put together from the first (or from
+// the one put together last).
+func (l *ExchangeLog) pieces(i int) ([]Piece, error) {
+	var chain []int
+	var whole []Piece
+	for j := i; ; {
+		if l.lastWhole != nil && j == l.last {
+			whole = l.lastWhole
+			break
+		}
+		chain = append(chain, j)
+		x := l.Exchanges[j]
+		if x.Base == 0 {
+			break
+		}
+		k, ok := l.at[x.Base]
+		if !ok || k >= j {
+			return nil, fmt.Errorf("exchange %d goes on from exchange %d, which is not before it", x.Seq, x.Base)
+		}
+		j = k
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		x := l.Exchanges[chain[k]]
+		if x.Keep > len(whole) {
+			return nil, fmt.Errorf("exchange %d keeps %d pieces of exchange %d, which has %d", x.Seq, x.Keep, x.Base, len(whole))
+		}
+		whole = append(whole[:x.Keep:x.Keep], x.Pieces...)
+	}
+	l.last, l.lastWhole = i, whole
+	return whole, nil
+}
+
+// Request is the i-th exchange's request, byte for byte as recorded.
+func (l *ExchangeLog) Request(i int) ([]byte, error) {
+	x := l.Exchanges[i]
+	if x.Request != nil {
+		return x.Request, nil
+	}
+	pieces, err := l.pieces(i)
+	if err != nil {
+		return nil, err
+	}
+	return l.join(x.Seq, pieces)
+}
+
+// Gist is the i-th exchange's request with each top-level array cut to
+// its last element: its model, and its last message, whatever the
+// conversation before it (a request recorded whole is given whole).
+func (l *ExchangeLog) Gist(i int) ([]byte, error) {
+	x := l.Exchanges[i]
+	if x.Request != nil {
+		return x.Request, nil
+	}
+	pieces, err := l.pieces(i)
+	if err != nil {
+		return nil, err
+	}
+	var gist []Piece
+	for k := 0; k < len(pieces); k++ {
+		// an element followed by a comma and another element: left out
+		if k+2 < len(pieces) && pieces[k].Seg && !pieces[k+1].Seg && pieces[k+2].Seg && bytes.Equal(bytes.TrimSpace([]byte(pieces[k+1].Text)), []byte(",")) {
+			k++
+			continue
+		}
+		gist = append(gist, pieces[k])
+	}
+	return l.join(x.Seq, gist)
+}
+
+// Size is the length of the i-th exchange's request, and how many
+// segments it holds (about how many messages and tools).
+func (l *ExchangeLog) Size(i int) (n int64, segments int, err error) {
+	x := l.Exchanges[i]
+	if x.Request != nil {
+		return int64(len(x.Request)), 0, nil
+	}
+	pieces, err := l.pieces(i)
+	for _, p := range pieces {
+		if p.Seg {
+			n += p.Len
+			segments++
+		} else {
+			n += int64(len(p.Text))
+		}
+	}
+	return n, segments, err
+}
+
+// join reads the pieces of exchange seq's request from segments.bin.
+func (l *ExchangeLog) join(seq int64, pieces []Piece) ([]byte, error) {
+	f, err := Open(l.dir, SegmentsFile)
+	if err != nil {
+		return nil, fmt.Errorf("exchange %d: %w", seq, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("exchange %d: %w", seq, err)
+	}
+	size := 0
+	for _, p := range pieces {
+		if p.Seg && p.Off+p.Len > info.Size() {
+			return nil, fmt.Errorf("exchange %d: segment [%d, %d] is past the end of %s (%d bytes)", seq, p.Off, p.Len, SegmentsFile, info.Size())
+		}
+		size += len(p.Text) + int(p.Len)
+	}
+	out := make([]byte, 0, size)
+	for _, p := range pieces {
+		if !p.Seg {
+			out = append(out, p.Text...)
+			continue
+		}
+		at := len(out)
+		out = out[:at+int(p.Len)]
+		if _, err := f.ReadAt(out[at:], p.Off); err != nil {
+			return nil, fmt.Errorf("exchange %d: read %s: %w", seq, SegmentsFile, err)
+		}
+	}
+	return out, nil
+}
