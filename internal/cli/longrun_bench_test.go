@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+// builtProctor is the proctor binary built from this checkout, as a user
+// runs it (go build ./cmd/proctor).
+func builtProctor(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "proctor")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/proctor").CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/proctor: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// BenchmarkALongRun runs, through the built binary, a scripted run of 200
+// calls that each read a 16 KB file — a conversation of about 3 MB, whose
+// 200 requests hold about 330 MB if each were kept whole — and reports the
+// bundle's size against its conversation (target: at most 12 MB, 4×), the
+// run's wall time, and the time its run page takes through `proctor serve`
+// (target ≤ 1.5 s) with serve's memory after.
+func BenchmarkALongRun(b *testing.B) {
+	const calls = 200
+	bin := builtProctor(b)
+	dir := b.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "big.txt"), bytes.Repeat([]byte("0123456789abcde\n"), 1024), 0o644)
+	var steps strings.Builder
+	steps.WriteString("steps:\n")
+	for range calls {
+		steps.WriteString("  - reply:\n      tool_calls: [{read: big.txt}]\n")
+	}
+	steps.WriteString("  - reply: {content: done}\n")
+	os.WriteFile(filepath.Join(dir, "model.yaml"), []byte(steps.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "bounds.json"), []byte(fmt.Sprintf(`{"max_tool_calls": %d, "max_turns": %d, "max_tokens": 1000000000}`, calls+10, calls+10)), 0o644)
+	for range b.N {
+		data := b.TempDir()
+		start := time.Now()
+		out, err := exec.Command(bin, "run", "--data", data, "--dir", src, "--task", "read it", "--script", filepath.Join(dir, "model.yaml"),
+			"--sandbox", "off", "--bounds", filepath.Join(dir, "bounds.json")).CombinedOutput()
+		wall := time.Since(start)
+		if err != nil || !bytes.Contains(out, []byte("status: passed")) {
+			b.Fatalf("proctor run: %v\n%s", err, out)
+		}
+		runs, _ := os.ReadDir(filepath.Join(data, "runs"))
+		if len(runs) != 1 {
+			b.Fatalf("%d runs", len(runs))
+		}
+		runDir := filepath.Join(data, "runs", runs[0].Name())
+		var size int64
+		for _, name := range bundle.FileNames() {
+			if info, err := os.Stat(filepath.Join(runDir, name)); err == nil {
+				size += info.Size()
+			}
+		}
+		log, _, err := bundle.ReadExchanges(runDir, bundle.DefaultLimits())
+		if err != nil {
+			b.Fatal(err)
+		}
+		conversation, _, err := log.Size(len(log.Exchanges) - 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(wall.Seconds(), "run-wall-s")
+		b.ReportMetric(float64(size)/(1<<20), "bundle-MB")
+		b.ReportMetric(float64(size)/float64(conversation), "bundle-vs-conversation")
+		page, rss := runPageTime(b, bin, data, runs[0].Name())
+		b.ReportMetric(float64(page.Milliseconds()), "run-page-ms")
+		b.ReportMetric(float64(rss)/1024, "serve-RSS-MiB")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// runPageTime starts `proctor serve` on data and asks for run id's page
+// five times: the median time, and serve's resident memory after.
+func runPageTime(b *testing.B, bin, data, id string) (time.Duration, int64) {
+	b.Helper()
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sandbox", "off")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	rd := bufio.NewReader(out)
+	var said string
+	var token []string
+	for range 5 {
+		line, err := rd.ReadString('\n')
+		said += line
+		if token = regexp.MustCompile(`token=([A-Za-z0-9_-]+)`).FindStringSubmatch(line); token != nil || err != nil {
+			break
+		}
+	}
+	go io.Copy(io.Discard, rd)
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(said)
+	if base == "" || token == nil {
+		b.Fatalf("serve said %q", said)
+	}
+	var times []time.Duration
+	for range 5 {
+		req, _ := http.NewRequest(http.MethodGet, base+"/runs/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+token[1])
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		times = append(times, time.Since(start))
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET /runs/%s: %s", id, resp.Status)
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2], rssKiB(b, cmd.Process.Pid)
+}
