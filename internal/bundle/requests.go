@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/proctor-dev/proctor/internal/osfile"
@@ -388,40 +389,32 @@ func (l *ExchangeLog) pieces(i int) ([]Piece, error) {
 }
 
 // Request is the i-th exchange's request, byte for byte as recorded.
-func (l *ExchangeLog) Request(i int) ([]byte, error) {
-	x := l.Exchanges[i]
-	if x.Request != nil {
-		return x.Request, nil
-	}
-	pieces, err := l.pieces(i)
-	if err != nil {
-		return nil, err
-	}
-	return l.join(x.Seq, pieces)
-}
+func (l *ExchangeLog) Request(i int) ([]byte, error) { return l.rebuild(i, false) }
 
 // Gist is the i-th exchange's request with each top-level array cut to
 // its last element: its model, and its last message, whatever the
 // conversation before it (a request recorded whole is given whole).
-func (l *ExchangeLog) Gist(i int) ([]byte, error) {
+func (l *ExchangeLog) Gist(i int) ([]byte, error) { return l.rebuild(i, true) }
+
+func (l *ExchangeLog) rebuild(i int, gist bool) ([]byte, error) {
 	x := l.Exchanges[i]
 	if x.Request != nil {
 		return x.Request, nil
 	}
 	pieces, err := l.pieces(i)
-	if err != nil {
-		return nil, err
+	if err != nil || !gist {
+		return l.join(x.Seq, pieces, err)
 	}
-	var gist []Piece
+	var kept []Piece
 	for k := 0; k < len(pieces); k++ {
 		// an element followed by a comma and another element: left out
-		if k+2 < len(pieces) && pieces[k].Seg && !pieces[k+1].Seg && pieces[k+2].Seg && bytes.Equal(bytes.TrimSpace([]byte(pieces[k+1].Text)), []byte(",")) {
+		if k+2 < len(pieces) && pieces[k].Seg && !pieces[k+1].Seg && pieces[k+2].Seg && strings.TrimSpace(pieces[k+1].Text) == "," {
 			k++
 			continue
 		}
-		gist = append(gist, pieces[k])
+		kept = append(kept, pieces[k])
 	}
-	return l.join(x.Seq, gist)
+	return l.join(x.Seq, kept, nil)
 }
 
 // Size is the length of the i-th exchange's request, and how many
@@ -443,8 +436,12 @@ func (l *ExchangeLog) Size(i int) (n int64, segments int, err error) {
 	return n, segments, err
 }
 
-// join reads the pieces of exchange seq's request from segments.bin.
-func (l *ExchangeLog) join(seq int64, pieces []Piece) ([]byte, error) {
+// join reads the pieces of exchange seq's request from segments.bin (err:
+// the pieces could not be put together).
+func (l *ExchangeLog) join(seq int64, pieces []Piece, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
 	f, err := Open(l.dir, SegmentsFile)
 	if err != nil {
 		return nil, fmt.Errorf("exchange %d: %w", seq, err)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -93,33 +91,11 @@ func BenchmarkALongRun(b *testing.B) {
 func runPageTime(b *testing.B, bin, data, id string) (time.Duration, int64) {
 	b.Helper()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--sandbox", "off")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	rd := bufio.NewReader(out)
-	var said string
-	var token []string
-	for range 5 {
-		line, err := rd.ReadString('\n')
-		said += line
-		if token = regexp.MustCompile(`token=([A-Za-z0-9_-]+)`).FindStringSubmatch(line); token != nil || err != nil {
-			break
-		}
-	}
-	go io.Copy(io.Discard, rd)
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(said)
-	if base == "" || token == nil {
-		b.Fatalf("serve said %q", said)
-	}
+	base, token := benchServe(b, cmd)
 	var times []time.Duration
 	for range 5 {
 		req, _ := http.NewRequest(http.MethodGet, base+"/runs/"+id, nil)
-		req.Header.Set("Authorization", "Bearer "+token[1])
+		req.Header.Set("Authorization", "Bearer "+token)
 		start := time.Now()
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -62,30 +62,7 @@ func BenchmarkServe(b *testing.B) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "serve", "--addr", "127.0.0.1:0", "--data", data)
 	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	// serve prints its address, then the address with its local secret.
-	rd := bufio.NewReader(out)
-	var said string
-	var token []string
-	for range 5 {
-		line, err := rd.ReadString('\n')
-		said += line
-		if token = regexp.MustCompile(`token=([A-Za-z0-9_-]+)`).FindStringSubmatch(line); token != nil || err != nil {
-			break
-		}
-	}
-	go io.Copy(io.Discard, rd)
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(said)
-	if base == "" || token == nil {
-		b.Fatalf("serve said %q", said)
-	}
+	base, token := benchServe(b, cmd)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second}
 	load := func(path string) (float64, int64) {
 		const total = 10000
@@ -96,7 +73,7 @@ func BenchmarkServe(b *testing.B) {
 			wg.Go(func() {
 				for next.Add(1) <= total && time.Since(t0) < 2*time.Minute {
 					req, _ := http.NewRequest(http.MethodGet, base+path, nil)
-					req.Header.Set("Authorization", "Bearer "+token[1]) // the local secret serve printed
+					req.Header.Set("Authorization", "Bearer "+token) // the local secret serve printed
 					resp, err := client.Do(req)
 					if err != nil {
 						b.Error(err)
@@ -130,6 +107,38 @@ func BenchmarkServe(b *testing.B) {
 	}
 	b.ReportMetric(float64(rssKiB(b, cmd.Process.Pid))/1024, "serve-RSS-MiB")
 	b.ReportMetric(0, "ns/op")
+}
+
+// benchServe starts cmd, a `proctor serve --addr 127.0.0.1:0`, and
+// reads the address it serves and the local secret it prints; the process
+// is killed when the benchmark ends.
+func benchServe(b *testing.B, cmd *exec.Cmd) (base, token string) {
+	b.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// serve prints its address, then the address with its local secret.
+	rd := bufio.NewReader(out)
+	var said string
+	var m []string
+	for range 5 {
+		line, err := rd.ReadString('\n')
+		said += line
+		if m = regexp.MustCompile(`token=([A-Za-z0-9_-]+)`).FindStringSubmatch(line); m != nil || err != nil {
+			break
+		}
+	}
+	go io.Copy(io.Discard, rd)
+	base = regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(said)
+	if base == "" || m == nil {
+		b.Fatalf("serve said %q", said)
+	}
+	return base, m[1]
 }
 
 // rssKiB is the resident memory of process pid, from /proc.
