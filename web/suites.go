@@ -117,6 +117,9 @@ func cellLabel(c store.Cell) string {
 	case "cell-none":
 		return "not run"
 	case "cell-running":
+		if c.Stage != "" && string(c.Stage) != string(c.Status) {
+			return humanStatus(c.Status) + ": " + humanStatus(c.Stage) // "running: warming caches"
+		}
 		return humanStatus(c.Status)
 	case "cell-broken":
 		return "broken"

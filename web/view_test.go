@@ -271,6 +271,8 @@ func TestStatusWordsAgree(t *testing.T) {
 		{store.Cell{RunID: "r", HasVerdict: true, Status: bundle.StatusFailed}, "failed"},
 		{store.Cell{RunID: "r", HasVerdict: true, Passed: true, Status: bundle.StatusPassed}, "passed"},
 		{store.Cell{RunID: "r", Status: bundle.StatusQueued}, "queued"},
+		{store.Cell{RunID: "r", Status: bundle.StatusRunning, Stage: bundle.StageWarmingCaches}, "running: warming caches"},
+		{store.Cell{RunID: "r", Status: bundle.StatusRunning, Stage: bundle.StageRunning}, "running"},
 	} {
 		if got := cellLabel(tc.cell); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.cell, got, tc.want)

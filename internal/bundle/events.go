@@ -38,6 +38,7 @@ type StageStartedEvent struct {
 	Path   string `json:"path,omitempty"`   // acquiring_source: the source
 	Model  string `json:"model,omitempty"`  // running, verifying
 	Checks int    `json:"checks,omitempty"` // checking
+	Detail string `json:"detail,omitempty"` // warming_caches: what is warmed; preparing_workspace again: the scenario's setup
 }
 
 // StageFinishedEvent: a stage ended; the workspace stage says where and from
@@ -47,6 +48,8 @@ type StageFinishedEvent struct {
 	Workspace  string `json:"workspace,omitempty"`
 	BaseCommit string `json:"base_commit,omitempty"`
 	Status     Status `json:"status,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"` // warming_caches: how long it took
+	Detail     string `json:"detail,omitempty"`      // warming_caches: what was warmed, or why not
 }
 
 // StageFailedEvent: the run stopped in a stage with a failure.

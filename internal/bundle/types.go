@@ -86,6 +86,7 @@ type Stage string
 const (
 	StageAcquiringSource    Stage = "acquiring_source"
 	StagePreparingWorkspace Stage = "preparing_workspace"
+	StageWarmingCaches      Stage = "warming_caches" // a sandboxed run's toolchain caches, filled once before any agent runs
 	StageValidatingScenario Stage = "validating_scenario"
 	StageRunning            Stage = "running"
 	StageChecking           Stage = "checking"

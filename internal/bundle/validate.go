@@ -39,7 +39,7 @@ func validRelPath(p string) bool {
 
 var (
 	validKinds   = []Kind{KindTask, KindScenario}
-	validStages  = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
+	validStages  = []Stage{StageAcquiringSource, StagePreparingWorkspace, StageWarmingCaches, StageValidatingScenario, StageRunning, StageChecking, StageVerifying, StageAwaitingReview, StageApplying, StageCompleted, StageFailed}
 	validDomains = []Domain{DomainAgent, DomainModel, DomainEnvironment, DomainScenario, DomainCheck, DomainInfrastructure, DomainSource}
 	validAgents  = AgentKinds()
 	// validNamespaces are the namespaces a sandbox gives (sandbox.Namespaces).

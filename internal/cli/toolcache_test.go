@@ -5,9 +5,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/sandbox"
 )
 
@@ -37,6 +40,7 @@ checks:
 	env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH")}
 	var layers []string
 	for i := range 2 {
+		before, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
 		r := invoke(t, env, "scenario", "run", scen)
 		if r.code != 0 {
 			t.Fatalf("scenario run %d: %+v", i, r)
@@ -46,6 +50,19 @@ checks:
 			t.Fatalf("after scenario run %d the store holds %v, want the first run's one warm (%v)", i, got, layers)
 		}
 		layers = got
+		// The first run warms in a stage of its own, with its events; the
+		// second has nothing to warm, and no such stage.
+		after, _ := filepath.Glob(filepath.Join(data, "runs", "*"))
+		var events []byte
+		for _, dir := range after {
+			if !slices.Contains(before, dir) {
+				events, _ = os.ReadFile(filepath.Join(dir, bundle.EventsFile))
+			}
+		}
+		warmed := regexp.MustCompile(`"type":"stage.finished","data":\{"stage":"warming_caches","duration_ms":\d+,"detail":"toolchain caches warmed in`).Match(events)
+		if started := strings.Contains(string(events), `"stage":"warming_caches","detail":"the scenario's setup and checks`); started != (i == 0) || warmed != (i == 0) {
+			t.Fatalf("scenario run %d: a warm stage started %v and ended %v:\n%s", i, started, warmed, events)
+		}
 	}
 	mark := filepath.Join(layers[0], "go-build", "warm-mark")
 	if got, err := os.ReadFile(mark); err != nil || string(got) != "warm\n" {

@@ -129,6 +129,7 @@ type live struct {
 	// commands see (layerKeys): the trusted standard library's, and its
 	// scenario's warm.
 	stdKey, scenarioKey string
+	warm                *warming // the warm stage, once a warm has work to do
 	envFor              string   // the workspace envCache was made for
 	envCache            []string // the environment of tools and checks (never changed by its users)
 }
@@ -448,6 +449,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 		}
 		l.warmStd(ctx, ws)
 		l.warmCaches(ctx, ws)
+		l.warmEnds(ctx)
 	}
 	if l.spec.Prepare != nil {
 		if err := l.spec.Prepare(ctx, ws.Dir, l.env(ws.Dir), l.confine(ws.Dir, nil)); err != nil {

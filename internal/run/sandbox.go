@@ -288,7 +288,7 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 		return
 	}
 	if err := l.makePrivate(); err != nil {
-		l.progress("  toolchain caches: not warmed: %v", err)
+		l.warmNote("toolchain caches: not warmed: %v", err)
 		return
 	}
 	key := l.warmKey(ws)
@@ -296,13 +296,13 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	w, err := store.Begin(ctx, key)
 	if err != nil || w == nil {
 		if err != nil {
-			l.progress("  toolchain caches: %v", err)
+			l.warmNote("toolchain caches: %v", err)
 		}
 		return
 	}
 	defer w.Drop()
 	start := time.Now()
-	l.progress("  warming the toolchain caches for this fixture (once): its setup and checks, on a copy of it")
+	l.warmBegins(ctx, "the scenario's setup and checks, on a copy of its fixture (once for this fixture)")
 	dir := filepath.Join(l.tmp, "warm")
 	defer func() {
 		osfile.RemoveAll(dir)
@@ -312,13 +312,13 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	opts.Origin = ""
 	fixture, err := workspace.CreateWith(ctx, l.spec.SourceDir, dir, workspace.Limits{MaxFiles: l.spec.Bounds.MaxFiles, MaxBytes: l.spec.Bounds.MaxWorkspaceBytes}, opts)
 	if err != nil {
-		l.progress("  toolchain caches: not warmed: %v", err)
+		l.warmNote("toolchain caches: not warmed: %v", err)
 		return
 	}
 	// It builds on the standard library's layer alone.
 	held, err := store.Hold(l.stdKey)
 	if err != nil {
-		l.progress("  toolchain caches: not warmed: %v", err)
+		l.warmNote("toolchain caches: not warmed: %v", err)
 		return
 	}
 	defer held.Release()
@@ -326,7 +326,7 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	env := l.env(fixture.Dir)
 	if l.spec.Prepare != nil {
 		if err := l.spec.Prepare(ctx, fixture.Dir, env, confine); err != nil {
-			l.progress("  toolchain caches: not warmed: the setup failed: %v", err)
+			l.warmNote("toolchain caches: not warmed: the setup failed: %v", err)
 			return
 		}
 	}
@@ -337,10 +337,10 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 		return
 	}
 	if err := l.keepLayer(ctx, w); err != nil {
-		l.progress("  toolchain caches: not kept: %v", err)
+		l.warmNote("toolchain caches: not kept: %v", err)
 		return
 	}
-	l.progress("  toolchain caches warmed in %s", time.Since(start).Round(time.Millisecond))
+	l.warmNote("toolchain caches warmed in %s", time.Since(start).Round(time.Millisecond))
 }
 
 // warmStd builds the part of the Go toolchain's standard library that
@@ -378,29 +378,29 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	w, err := store.Begin(ctx, key)
 	if err != nil || w == nil {
 		if err != nil {
-			l.progress("  toolchain caches: %v", err)
+			l.warmNote("toolchain caches: %v", err)
 		}
 		return
 	}
 	defer w.Drop()
 	if err := l.makePrivate(); err != nil {
-		l.progress("  toolchain caches: the standard library not built: %v", err)
+		l.warmNote("toolchain caches: the standard library not built: %v", err)
 		return
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		l.progress("  toolchain caches: the standard library not built: %v", err)
+		l.warmNote("toolchain caches: the standard library not built: %v", err)
 		return
 	}
 	defer osfile.RemoveAll(dir)
 	start := time.Now()
-	l.progress("  building Go's standard library for tests into the toolchain caches (once for this toolchain)")
+	l.warmBegins(ctx, "Go's standard library for tests (once for this toolchain)")
 	for name, text := range map[string]string{
 		"go.mod":       "module proctor.invalid/warm\n",
 		"warm.go":      "// Package warm is what proctor builds to warm Go's cache.\npackage warm\n\nimport \"fmt\"\n\n// Hello says warm.\nfunc Hello() string { return fmt.Sprint(\"warm\") }\n",
 		"warm_test.go": "package warm\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n\tif Hello() != \"warm\" {\n\t\tt.Fatal(Hello())\n\t}\n}\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			l.progress("  toolchain caches: the standard library not built: %v", err)
+			l.warmNote("toolchain caches: the standard library not built: %v", err)
 			return
 		}
 	}
@@ -410,17 +410,55 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	res, err := sandbox.Command{Argv: []string{goBin, "test", "-count=1", "./..."}, Dir: dir, Env: env, Confine: conf, Timeout: 20 * time.Minute}.Run(ctx)
 	switch {
 	case err != nil:
-		l.progress("  toolchain caches: the standard library not built: %v", err)
+		l.warmNote("toolchain caches: the standard library not built: %v", err)
 		return
 	case res.Code != 0:
-		l.progress("  toolchain caches: the standard library not built: go test exited %d: %s", res.Code, clip.Head(string(res.Output), 400))
+		l.warmNote("toolchain caches: the standard library not built: go test exited %d: %s", res.Code, clip.Head(string(res.Output), 400))
 		return
 	}
 	if err := l.keepLayer(ctx, w); err != nil {
-		l.progress("  toolchain caches: not kept: %v", err)
+		l.warmNote("toolchain caches: not kept: %v", err)
 		return
 	}
-	l.progress("  Go's standard library built in %s", time.Since(start).Round(time.Millisecond))
+	l.warmNote("Go's standard library built in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// warming is a run's warm stage: when it started, and how each warm went.
+type warming struct {
+	start time.Time
+	notes []string
+}
+
+// warmBegins starts the warm stage at the first warm that has work to do:
+// what it does shows in the run's timeline and its stage on the run and
+// suite pages while it works.
+func (l *live) warmBegins(ctx context.Context, what string) {
+	if l.warm == nil {
+		l.warm = &warming{start: time.Now()}
+		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageWarmingCaches, Detail: what})
+	}
+	l.progress("  %s", what)
+}
+
+// warmNote says how a warm went: in the progress, and in the warm stage's
+// end.
+func (l *live) warmNote(format string, args ...any) {
+	l.progress("  "+format, args...)
+	if l.warm != nil {
+		l.warm.notes = append(l.warm.notes, fmt.Sprintf(format, args...))
+	}
+}
+
+// warmEnds ends the warm stage, when there was one; the workspace's own
+// setup, which comes next, is the workspace's stage again.
+func (l *live) warmEnds(ctx context.Context) {
+	if l.warm == nil {
+		return
+	}
+	l.rec.event(bundle.StageFinishedEvent{Stage: bundle.StageWarmingCaches, DurationMS: time.Since(l.warm.start).Milliseconds(), Detail: strings.Join(l.warm.notes, "; ")})
+	if l.spec.Prepare != nil {
+		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StagePreparingWorkspace, Detail: "the scenario's setup"})
+	}
 }
 
 // keepLayer makes what a warm wrote a layer every later run of its key

@@ -94,6 +94,7 @@ type Cell struct {
 	Model      string
 	Agent      string
 	Status     bundle.Status
+	Stage      bundle.Stage // where a run still working is
 	Started    time.Time
 	HasVerdict bool
 	Passed     bool
@@ -103,7 +104,7 @@ type Cell struct {
 	Tags       []string // the scenario's tags, from the receipt
 }
 
-const cellQuery = `SELECT r.run_id, r.scenario_id, r.scenario_repeat, r.model_name, r.agent, r.status, r.started_at, r.suite,
+const cellQuery = `SELECT r.run_id, r.scenario_id, r.scenario_repeat, r.model_name, r.agent, r.status, r.stage, r.started_at, r.suite,
 	v.run_id IS NOT NULL, coalesce(v.passed, 0), coalesce(v.checks_broken, 0) > 0, coalesce(v.aborted, ''), r.scenario_tags
 	FROM runs r LEFT JOIN verdicts v ON v.run_id = r.run_id `
 
@@ -118,7 +119,7 @@ func (s *Store) cells(ctx context.Context, what, where string, args ...any) ([]C
 		var c Cell
 		var started int64
 		var tags string
-		if err := rows.Scan(&c.RunID, &c.Scenario, &c.Repeat, &c.Model, &c.Agent, &c.Status, &started, &c.Suite, &c.HasVerdict, &c.Passed, &c.Broken, &c.Aborted, &tags); err != nil {
+		if err := rows.Scan(&c.RunID, &c.Scenario, &c.Repeat, &c.Model, &c.Agent, &c.Status, &c.Stage, &started, &c.Suite, &c.HasVerdict, &c.Passed, &c.Broken, &c.Aborted, &tags); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if tags != "" {
