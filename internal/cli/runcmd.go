@@ -259,8 +259,9 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 // newSandbox is how the commands of runs are confined: proctor itself as the
 // helper, the read allow-list from $PROCTOR_SANDBOX_READ (folders separated
 // by ':') besides the Go toolchain and module cache, and the warm toolchain
-// caches of the data folder, bounded by $PROCTOR_TOOLCACHE_SIZE ("off":
-// none), Landlock at most at ABI $PROCTOR_LANDLOCK_ABI.
+// caches of the data folder (or of $PROCTOR_TOOLCACHE_DIR, a folder a CI
+// caches), bounded by $PROCTOR_TOOLCACHE_SIZE ("off": none), Landlock at
+// most at ABI $PROCTOR_LANDLOCK_ABI.
 func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -281,6 +282,11 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	case "off":
 	default:
 		store := toolcache.At(data)
+		if dir := env.Getenv("PROCTOR_TOOLCACHE_DIR"); dir != "" {
+			if store, err = toolcache.In(dir); err != nil {
+				return nil, fmt.Errorf("PROCTOR_TOOLCACHE_DIR: %w", err)
+			}
+		}
 		if v != "" {
 			n, err := toolcache.ParseSize(v)
 			if err != nil {

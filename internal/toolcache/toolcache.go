@@ -63,6 +63,23 @@ func (s Store) remove(path string) error {
 // At is the store of a data folder, with the default bounds.
 func At(data string) Store { return Store{Dir: filepath.Join(data, "toolcache")} }
 
+// In is a store kept in a folder of its own (where a CI caches it): an
+// absolute path, made proctor's user's alone (0700) when it is not there,
+// and refused when it is not theirs alone — whoever could write it could
+// plant a layer.
+func In(dir string) (Store, error) {
+	if !filepath.IsAbs(dir) {
+		return Store{}, fmt.Errorf("toolchain cache folder %q: want an absolute path", dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Store{}, fmt.Errorf("toolchain cache folder %s: %w", dir, err)
+	}
+	if !ownLayer(dir) {
+		return Store{}, fmt.Errorf("toolchain cache folder %s: it is not this user's alone (another user owns it, or may write it): chmod go-w it, or name another", dir)
+	}
+	return Store{Dir: dir}, nil
+}
+
 func (s Store) maxBytes() int64 {
 	if s.MaxBytes > 0 {
 		return s.MaxBytes

@@ -197,3 +197,37 @@ func TestAKeyIsWarmedOnce(t *testing.T) {
 		}
 	}
 }
+
+// A store in a folder of its own (where a CI caches it) is made this
+// user's alone, and one another user could write is refused.
+func TestAStoreInAFolderOfItsOwn(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct {
+		name, dir string
+		mode      os.FileMode
+		want      string
+	}{
+		{"made", filepath.Join(root, "ci-cache", "toolcache"), 0, ""},
+		{"this user's", filepath.Join(root, "mine"), 0o700, ""},
+		{"others may write it", filepath.Join(root, "open"), 0o777, "not this user's alone"},
+		{"relative", "toolcache", 0, "want an absolute path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.mode != 0 {
+				os.Mkdir(tc.dir, tc.mode)
+				os.Chmod(tc.dir, tc.mode)
+			}
+			s, err := toolcache.In(tc.dir)
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("In(%s): %v, want %q", tc.dir, err, tc.want)
+				}
+				return
+			}
+			info, serr := os.Stat(tc.dir)
+			if err != nil || s.Dir != tc.dir || serr != nil || info.Mode().Perm()&0o077 != 0 {
+				t.Fatalf("In(%s): %+v %v %v", tc.dir, s, err, info.Mode())
+			}
+		})
+	}
+}
