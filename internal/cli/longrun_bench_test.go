@@ -111,3 +111,49 @@ func runPageTime(b *testing.B, bin, data, id string) (time.Duration, int64) {
 	slices.Sort(times)
 	return times[len(times)/2], rssKiB(b, cmd.Process.Pid)
 }
+
+// BenchmarkACommandThroughTheBinary is what the sandbox adds to each
+// command an agent runs, as a user meets it: `proctor run` (the built
+// binary) of a scripted agent running `true` 101 times and once, in the
+// default sandbox and with --sandbox off, alternating, three rounds; a
+// command's cost is the difference between the two runs of a mode over
+// 100, so what a run pays once (its walls' probe, its id, its folders)
+// is left out. The figure is the confined command's cost over the
+// unconfined one's (target ≤ 15 ms).
+func BenchmarkACommandThroughTheBinary(b *testing.B) {
+	bin := builtProctor(b)
+	dir := b.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/x\n\ngo 1.21\n"), 0o644)
+	for _, n := range []int{1, 101} {
+		script := "steps:\n" + strings.Repeat("  - reply:\n      tool_calls: [{run: \"true\"}]\n", n) + "  - reply: {content: done}\n"
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("model%d.yaml", n)), []byte(script), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "bounds.json"), []byte(`{"max_tool_calls": 200, "max_turns": 200}`), 0o644)
+	run := func(mode string, n int) time.Duration {
+		start := time.Now()
+		out, err := exec.Command(bin, "run", "--data", b.TempDir(), "--dir", src, "--task", "t", "--script", filepath.Join(dir, fmt.Sprintf("model%d.yaml", n)),
+			"--sandbox", mode, "--allow", "true", "--bounds", filepath.Join(dir, "bounds.json")).CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("status: passed")) {
+			b.Fatalf("proctor run --sandbox %s: %v\n%s", mode, err, out)
+		}
+		return time.Since(start)
+	}
+	for range b.N {
+		took := map[string][]time.Duration{}
+		for range 3 {
+			for _, mode := range []string{"off", "workspace"} {
+				for _, n := range []int{1, 101} {
+					took[fmt.Sprint(mode, n)] = append(took[fmt.Sprint(mode, n)], run(mode, n))
+				}
+			}
+		}
+		median := func(k string) time.Duration { slices.Sort(took[k]); return took[k][1] }
+		per := func(mode string) float64 { return float64(median(mode+"101")-median(mode+"1")) / 100 / 1e6 }
+		b.ReportMetric(per("workspace"), "confined-ms/command")
+		b.ReportMetric(per("off"), "unconfined-ms/command")
+		b.ReportMetric(per("workspace")-per("off"), "sandbox-ms/command")
+	}
+	b.ReportMetric(0, "ns/op")
+}
