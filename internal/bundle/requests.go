@@ -294,38 +294,39 @@ func (w *RequestWriter) Record(seq int64, kind string, raw []byte, clean func([]
 	if keep > 0 {
 		pieces = append(pieces, p.pieces[:keep]...)
 	}
+	var fresh []byte // the new segments, written at once
 	for _, s := range spans[keep:] {
-		piece, err := w.piece(raw[s.start:s.end], s.seg, clean)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		pieces = append(pieces, piece)
+		pieces = append(pieces, w.piece(raw[s.start:s.end], s.seg, clean, &fresh))
 	}
+	if n, err := w.f.Write(fresh); err != nil {
+		// What was not written is forgotten, so that no later request
+		// names it; the file's end is where the writes stopped.
+		w.known, w.prev, w.size = map[[sha256.Size]byte]Piece{}, map[string]*sent{}, w.size+int64(n)
+		return 0, 0, nil, fmt.Errorf("write %s: %w", SegmentsFile, err)
+	}
+	w.size += int64(len(fresh))
 	w.prev[kind] = &sent{seq: seq, raw: raw, spans: spans, pieces: pieces}
 	return base, keep, pieces[keep:], nil
 }
 
-// piece is the piece of data, written to segments.bin unless it is glue
-// or a segment already there.
-func (w *RequestWriter) piece(data []byte, seg bool, clean func([]byte) []byte) (Piece, error) {
+// piece is the piece of data: glue, a segment already written, or a new
+// segment, appended to fresh (to go at the end of segments.bin).
+func (w *RequestWriter) piece(data []byte, seg bool, clean func([]byte) []byte, fresh *[]byte) Piece {
 	out := clean(data)
 	if !bytes.Equal(out, data) && !json.Valid(out) {
 		out, _ = json.Marshal(string(out))
 	}
-	if !seg && utf8.Valid(out) {
-		return Piece{Text: string(out)}, nil
+	if !seg && utf8.Valid(out) || len(out) == 0 {
+		return Piece{Text: string(out)}
 	}
 	sum := sha256.Sum256(out)
 	if p, ok := w.known[sum]; ok {
-		return p, nil
+		return p
 	}
-	if _, err := w.f.Write(out); err != nil {
-		return Piece{}, fmt.Errorf("write %s: %w", SegmentsFile, err)
-	}
-	p := Piece{Off: w.size, Len: int64(len(out)), Seg: true}
-	w.size += int64(len(out))
+	p := Piece{Off: w.size + int64(len(*fresh)), Len: int64(len(out)), Seg: true}
+	*fresh = append(*fresh, out...)
 	w.known[sum] = p
-	return p, nil
+	return p
 }
 
 func commonPrefix(a, b []byte) int {
