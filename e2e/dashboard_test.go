@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/index"
 	"github.com/proctor-dev/proctor/internal/run"
 	"github.com/proctor-dev/proctor/internal/scenario"
@@ -346,4 +348,59 @@ func TestQuestionMarkListsTheShortcuts(t *testing.T) {
 	must(t, page.Locator("input[type=search]").First().Fill(""))
 	must(t, page.Locator("input[type=search]").First().Press("?"))
 	must(t, expect.Locator(page.Locator("#shortcuts")).Not().ToBeVisible())
+}
+
+// A long run's page opens on its newest messages and events; the earlier
+// ones load a part at a time at a press of the loader above them (a click,
+// or Enter), down to the first.
+func TestALongRunLoadsEarlierWorkAPartAtATime(t *testing.T) {
+	root := copyBundles(t)
+	const id = "20261201-113020-z8c1rd"
+	var tr, ev strings.Builder
+	tr.WriteString("# Run " + id + "\n\n")
+	for i := range 250 {
+		fmt.Fprintf(&tr, "## assistant\n\nmessage m%03d\n\n", i)
+	}
+	for i := range 700 {
+		fmt.Fprintf(&ev, `{"seq":%d,"time":"2026-12-01T11:30:22Z","type":"conversation.turn","data":{"turn":%d,"of":700,"note":"e%03d"}}`+"\n", i+1, i+1, i)
+	}
+	must(t, os.WriteFile(filepath.Join(root, "runs", id, bundle.TranscriptFile), []byte(tr.String()), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "runs", id, bundle.EventsFile), []byte(ev.String()), 0o644))
+	a := startApp(t, root)
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs/"+id)
+	transcript := page.Locator("#transcript")
+	must(t, expect.Locator(transcript.Locator("article.msg")).ToHaveCount(100))
+	must(t, expect.Locator(transcript.Locator("article.msg").Last()).ToContainText("m249"))
+	must(t, expect.Locator(transcript.Locator(".earlier a")).ToHaveText("Show 150 earlier messages"))
+	// The loader loads the messages before, with the next loader, until the
+	// first message.
+	loadAll := func(list playwright.Locator, items string, total int, press bool) {
+		t.Helper()
+		for range 10 {
+			n, err := list.Locator(items).Count()
+			must(t, err)
+			if n == total {
+				break
+			}
+			loader := list.Locator(".earlier a").First()
+			if press {
+				must(t, loader.Focus())
+				must(t, page.Keyboard().Press("Enter"))
+			} else {
+				must(t, loader.Click())
+			}
+			must(t, expect.Locator(list.Locator(items).Nth(n)).ToBeAttached())
+		}
+		must(t, expect.Locator(list.Locator(items)).ToHaveCount(total))
+		must(t, expect.Locator(list.Locator(".earlier")).ToHaveCount(0))
+	}
+	loadAll(transcript, "article.msg", 250, false)
+	must(t, expect.Locator(transcript.Locator("article.msg").First()).ToContainText("m000"))
+	screenshot(t, page, "run-long-transcript")
+	// The timeline's loader, pressed from the keyboard.
+	timeline := page.Locator("#timeline-list")
+	must(t, expect.Locator(timeline.Locator("li[data-seq]")).ToHaveCount(300))
+	loadAll(timeline, "li[data-seq]", 700, true)
+	must(t, expect.Locator(timeline.Locator("li[data-seq]").First()).ToContainText("e000"))
 }

@@ -199,6 +199,7 @@ type RunPage struct {
 	Models      Models            // the models Request changes may give the next message to
 	Restored    string            // the run a request for changes went to that ended in error: its comments are back in the draft
 	Detached    bool              // read away from the dashboard (an exported file, a share link): no links into it
+	All         bool              // show the whole transcript and timeline at once (?all=1), not the newest part first
 	// ScenarioFolder is where Make a scenario writes ("": the dashboard
 	// has no scenario folder, and the form is not shown).
 	ScenarioFolder string

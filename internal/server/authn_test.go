@@ -167,6 +167,8 @@ func routeTable(run string) map[string]routeCase {
 		"GET /runs/:id/export.html":   {"/runs/" + run + "/export.html", "viewer", 0},
 		"GET /runs/:id/diff/:n":       {"/runs/" + run + "/diff/0", "viewer", 0},
 		"GET /runs/:id/diff/:n/lines": {"/runs/" + run + "/diff/0/lines?from=1&to=0&shift=0", "viewer", 0},
+		"GET /runs/:id/transcript":    {"/runs/" + run + "/transcript?upto=0", "viewer", 0},
+		"GET /runs/:id/timeline":      {"/runs/" + run + "/timeline?upto=0", "viewer", 0},
 		"GET /sessions":               {"/sessions", "viewer", 0},
 		"GET /sessions/:id":           {"/sessions/s1", "viewer", 0},
 		"GET /problems":               {"/problems", "viewer", 0},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,10 +185,33 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 	}
 	p.ContinueAsSession = s.launcher != nil && s.runner != nil && v.Run != nil && s.runner.Records().Continuable(v.Run.Receipt)
 	p.ReviewError, p.Reviewer, p.Restored = reviewErr, s.reviewerName(c), restored
+	p.All = c.QueryParam("all") == "1"
 	if p.CanRequestChanges() {
 		p.Models, _ = s.models(true) // a models.yaml that cannot be read leaves the built-in ones
 	}
 	return render(c, status, web.RunView(p))
+}
+
+// runEarlier is the part of a run's transcript or timeline before the
+// part the page has (?upto=): what its loader asks for.
+func (s *Server) runEarlier(c echo.Context) error {
+	id, what := c.Param("id"), path.Base(c.Path()) // transcript or timeline
+	upto, err := strconv.Atoi(c.QueryParam("upto"))
+	if !bundle.ValidID(id) || err != nil || upto < 0 {
+		return echo.NewHTTPError(http.StatusNotFound, "No such part of a run.")
+	}
+	v, err := s.runs.Page(c.Request().Context(), id, "")
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed.")
+	case err != nil:
+		return err
+	}
+	p := web.RunPage{Meta: s.meta(c, "Run "+id, web.NavRuns), View: v}
+	if what == "timeline" {
+		return render(c, http.StatusOK, web.TimelineBefore(p, upto))
+	}
+	return render(c, http.StatusOK, web.TranscriptBefore(p, upto))
 }
 
 // runDiffFile shows file number n of a run's diff: the piece a large diff's

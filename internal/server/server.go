@@ -189,6 +189,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id/export.html", s.exportRun, view)
 	e.GET("/runs/:id/diff/:n", s.runDiffFile, view)
 	e.GET("/runs/:id/diff/:n/lines", s.runDiffLines, view)
+	e.GET("/runs/:id/transcript", s.runEarlier, view)
+	e.GET("/runs/:id/timeline", s.runEarlier, view)
 	e.GET("/sessions", s.listSessions, view)
 	e.GET("/sessions/:id", s.showSession, view)
 	e.GET("/problems", s.listProblems, view)
