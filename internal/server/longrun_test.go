@@ -48,8 +48,8 @@ func TestALongRunsPageOpensOnItsNewestWork(t *testing.T) {
 		t.Error("the page does not open on the last 100 messages and 300 events")
 	}
 	for _, tc := range []struct {
-		target              string
-		first, last         int
+		target               string
+		first, last          int
 		mark, loader, noMore string
 	}{
 		{"/transcript?upto=150", 50, 149, "m%03d", "Show 50 earlier messages", ""},
