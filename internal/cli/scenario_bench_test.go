@@ -11,13 +11,14 @@ import (
 )
 
 // BenchmarkScenarioRunPack runs a suite of 10,000 one-turn scripted
-// scenarios the way a user does — `proctor scenario run --pack --parallel 2`,
-// a child process — and prints its wall time, its CPU time per case (user
+// scenarios the way a user does — the built binary's `proctor scenario run
+// --pack --parallel 2` — and prints its wall time, its CPU time per case (user
 // and system) and peak RSS, then the same at 100,000 cases (--repeat 10;
 // targets: ≤2.5 ms of CPU per case, ≤200 MiB on 2 cores; issues 27 and 43),
 // beside the baseline measured in the same run: a tenth of the cases
 // without --pack, a folder per run.
 func BenchmarkScenarioRunPack(b *testing.B) {
+	bin := builtProctor(b)
 	n := 10000
 	if testing.Short() {
 		n = 500
@@ -31,8 +32,8 @@ func BenchmarkScenarioRunPack(b *testing.B) {
 		}
 	}
 	for range b.N {
-		baseWall, _, baseCPU := scenarioRunChild(b, "--parallel", "2", part)
-		wall, rss, cpu := scenarioRunChild(b, "--pack", "--parallel", "2", root)
+		baseWall, _, baseCPU := scenarioRunChild(b, bin, "--parallel", "2", part)
+		wall, rss, cpu := scenarioRunChild(b, bin, "--pack", "--parallel", "2", root)
 		rate, baseRate := float64(n)/wall.Seconds(), float64(n/10)/baseWall.Seconds()
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		b.ReportMetric(rate, "cases/s")
@@ -44,7 +45,7 @@ func BenchmarkScenarioRunPack(b *testing.B) {
 		if !testing.Short() {
 			// 100,000 cases: the same suite ten times over, for memory that
 			// must stay flat (target ≤200 MiB).
-			_, rss100k, cpu100k := scenarioRunChild(b, "--pack", "--parallel", "2", "--repeat", "10", root)
+			_, rss100k, cpu100k := scenarioRunChild(b, bin, "--pack", "--parallel", "2", "--repeat", "10", root)
 			b.ReportMetric(float64(rss100k)/1024, "peak-RSS-MiB-100k")
 			b.ReportMetric(float64(cpu100k.Microseconds())/1000/float64(10*n), "cpu-ms/case-100k")
 		}
@@ -70,13 +71,13 @@ func writeBenchCase(b *testing.B, dir string, i int) {
 	}
 }
 
-// scenarioRunChild runs `proctor scenario run --quiet ARGS…` in a new data
+// scenarioRunChild runs the binary's `scenario run --quiet ARGS…` in a new data
 // folder and returns its wall time, peak RSS in KiB and CPU time (user and
 // system); every case must pass.
-func scenarioRunChild(b *testing.B, args ...string) (time.Duration, int64, time.Duration) {
+func scenarioRunChild(b *testing.B, bin string, args ...string) (time.Duration, int64, time.Duration) {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", "scenario", "run", "--quiet"}, args...)...)
-	cmd.Env = append(os.Environ(), "PROCTOR_TEST_MAIN=1", "PROCTOR_DATA="+b.TempDir())
+	cmd := exec.Command(bin, append([]string{"scenario", "run", "--quiet"}, args...)...)
+	cmd.Env = append(os.Environ(), "PROCTOR_DATA="+b.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
