@@ -395,9 +395,11 @@ func prove(ctx context.Context, r *run.Runner, red *redact.Redactor, scratch str
 		say(false, s.ID, "setup", err.Error())
 		return
 	}
-	if err := spec.Prepare(ctx, ws.Dir, spec.Env, nil); err != nil {
-		say(false, s.ID, "setup", err.Error())
-		return
+	if spec.Prepare != nil {
+		if err := spec.Prepare(ctx, ws.Dir, spec.Env, nil); err != nil {
+			say(false, s.ID, "setup", err.Error())
+			return
+		}
 	}
 	say(true, s.ID, "setup", "setup and ready succeed on the fixture")
 	runDir := filepath.Join(scratch, s.ID, "untouched-run")

@@ -80,12 +80,17 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 	default:
 		return spec, fmt.Errorf("scenario %s: no model: add model.yaml (a model script) or model: {profile: NAME}, or pass --model", s.ID)
 	}
+	var steps []string // its setup and ready programs, those it has
+	for _, name := range []string{scenario.SetupFile, scenario.ReadyFile} {
+		if p := filepath.Join(s.Dir, name); fileExists(p) {
+			steps = append(steps, p)
+		}
+	}
+	if len(steps) == 0 {
+		return spec, nil
+	}
 	spec.Prepare = func(ctx context.Context, ws string, env []string, confine *sandbox.Confinement) error {
-		for _, name := range []string{scenario.SetupFile, scenario.ReadyFile} {
-			p := filepath.Join(s.Dir, name)
-			if _, err := os.Stat(p); err != nil {
-				continue
-			}
+		for _, p := range steps {
 			out, code, _, err := tools.RunShell(ctx, ws, tools.ShellQuote(p), env, 5*time.Minute, confine, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p, err)
@@ -97,6 +102,11 @@ func (r *Runner) ScenarioSpec(s *scenario.Scenario, opt ScenarioOptions) (Spec, 
 		return nil
 	}
 	return spec, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // ScenarioEnv is the environment of a scenario's tools and checks: the
