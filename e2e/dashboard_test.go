@@ -404,3 +404,19 @@ func TestALongRunLoadsEarlierWorkAPartAtATime(t *testing.T) {
 	loadAll(timeline, "li[data-seq]", 700, true)
 	must(t, expect.Locator(timeline.Locator("li[data-seq]").First()).ToContainText("e000"))
 }
+
+// A run's calls to its model are listed on a page of their own, and each
+// request opens whole, as the agent sent it.
+func TestARunsCallsAndOneRequest(t *testing.T) {
+	a := startApp(t, copyBundles(t))
+	page := newPage(t)
+	goTo(t, page, a.URL+"/runs/20261201-113020-z8c1rd")
+	must(t, page.Locator("#calls-link").Click())
+	must(t, expect.Page(page).ToHaveURL(a.URL+"/runs/20261201-113020-z8c1rd/calls"))
+	must(t, expect.Locator(page.Locator("#calls tbody tr")).ToHaveCount(2))
+	must(t, expect.Locator(page.Locator("#call-2")).ToContainText("model call"))
+	screenshot(t, page, "run-calls")
+	must(t, page.Locator("#call-2 a").Click())
+	must(t, expect.Page(page).ToHaveURL(a.URL+"/runs/20261201-113020-z8c1rd/calls/2/request"))
+	must(t, expect.Locator(page.Locator("body")).ToContainText(`"tool_call_id":"call_1"`))
+}

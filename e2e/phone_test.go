@@ -36,7 +36,7 @@ func TestEveryPageFitsAPhone(t *testing.T) {
 	compare := "/compare?base=" + suite[len(a.URL+"/suites/"):] + "&head=" + page.URL()[len(a.URL+"/suites/"):]
 	for _, path := range []string{
 		"/runs", "/runs/20261201-093012-k3f9qa", "/runs/20261201-093012-k3f9qa?view=split", "/runs/20261201-101544-m2x7pb",
-		"/runs/20261201-093012-k3f9qa/diff/0", "/sessions", "/sessions/sess-20261201-140200-h7", "/suites", suite[len(a.URL):],
+		"/runs/20261201-093012-k3f9qa/diff/0", "/runs/20261201-113020-z8c1rd/calls", "/sessions", "/sessions/sess-20261201-140200-h7", "/suites", suite[len(a.URL):],
 		"/scenarios/rename-config-key", "/problems", "/launch", "/audit", "/compare", compare,
 	} {
 		goTo(t, page, a.URL+path)

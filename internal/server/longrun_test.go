@@ -77,3 +77,42 @@ func TestALongRunsPageOpensOnItsNewestWork(t *testing.T) {
 		}
 	}
 }
+
+// A run's calls page lists every recorded call; each request opens alone,
+// byte for byte as the agent sent it — rebuilt from its pieces in a
+// bundle of now, as recorded in an older one.
+func TestARunsCallsOpenOneRequestAtATime(t *testing.T) {
+	s, root := newServer(t, true)
+	const id = "20261201-113020-z8c1rd" // recorded in pieces
+	page := get(t, s, "/runs/"+id).Body.String()
+	if !strings.Contains(page, `href="/runs/`+id+`/calls" id="calls-link"`) {
+		t.Fatal("the run page does not link to its calls")
+	}
+	calls := get(t, s, "/runs/"+id+"/calls")
+	for _, want := range []string{`id="call-1"`, `id="call-2"`, `href="/runs/` + id + `/calls/2/request"`, "model call", "answered"} {
+		if calls.Code != http.StatusOK || !strings.Contains(calls.Body.String(), want) {
+			t.Errorf("the calls page (%d) lacks %s", calls.Code, want)
+		}
+	}
+	log, _, err := bundle.ReadExchanges(filepath.Join(root, "runs", id), bundle.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := log.Request(1)
+	rec := get(t, s, "/runs/"+id+"/calls/2/request")
+	if rec.Code != http.StatusOK || rec.Body.String() != string(want) || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		t.Fatalf("request 2: %d %s\n%s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+	if !strings.Contains(rec.Body.String(), `"role":"tool","tool_call_id":"call_1"`) {
+		t.Errorf("request 2 is not the whole conversation: %s", rec.Body)
+	}
+	// An older bundle's request, recorded whole.
+	if rec := get(t, s, "/runs/20261201-093012-k3f9qa/calls/1/request"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"model"`) {
+		t.Errorf("an older bundle's request: %d %s", rec.Code, rec.Body)
+	}
+	for _, bad := range []string{"/runs/" + id + "/calls/9/request", "/runs/" + id + "/calls/0/request", "/runs/" + id + "/calls/x/request", "/runs/nope/calls", "/runs/nope/calls/1/request"} {
+		if rec := get(t, s, bad); rec.Code != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", bad, rec.Code)
+		}
+	}
+}

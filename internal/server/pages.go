@@ -214,6 +214,50 @@ func (s *Server) runEarlier(c echo.Context) error {
 	return render(c, http.StatusOK, web.TranscriptBefore(p, upto))
 }
 
+// runCalls lists a run's recorded calls to its model.
+func (s *Server) runCalls(c echo.Context) error {
+	id := c.Param("id")
+	if !bundle.ValidID(id) {
+		return echo.NewHTTPError(http.StatusNotFound, "No run has the id "+strconv.Quote(id)+".")
+	}
+	calls, probs, err := s.runs.Calls(c.Request().Context(), id)
+	if err != nil {
+		return runError(id, err)
+	}
+	return render(c, http.StatusOK, web.CallsView(web.CallsPage{Meta: s.meta(c, "Calls of run "+id, web.NavRuns), RunID: id, Calls: calls, Problems: probs}))
+}
+
+// runRequest is one recorded request of a run, rebuilt alone, as the
+// agent sent it.
+func (s *Server) runRequest(c echo.Context) error {
+	id := c.Param("id")
+	seq, err := strconv.ParseInt(c.Param("seq"), 10, 64)
+	if !bundle.ValidID(id) || err != nil || seq < 1 {
+		return echo.NewHTTPError(http.StatusNotFound, "No such call of a run.")
+	}
+	body, err := s.runs.Request(c.Request().Context(), id, seq)
+	if err != nil {
+		return runError(id, err)
+	}
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=\"%s-request-%d.json\"", id, seq))
+	return c.Blob(http.StatusOK, "application/json", body)
+}
+
+// runError answers for a run's files that could not be read: 404 for a
+// run or call that is not there, 500 with what was wrong otherwise.
+func runError(id string, err error) error {
+	var unreadable *runview.Unreadable
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "No run "+id+" is indexed.")
+	case errors.Is(err, runview.ErrNoCall):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.As(err, &unreadable):
+		return echo.NewHTTPError(http.StatusNotFound, unreadable.Error())
+	}
+	return echo.NewHTTPError(http.StatusInternalServerError, fmt.Sprintf("run %s: %v", id, err))
+}
+
 // runDiffFile shows file number n of a run's diff: the piece a large diff's
 // page loads when the file is opened (HTMX), or a page of its own.
 func (s *Server) runDiffFile(c echo.Context) error {

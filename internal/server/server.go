@@ -191,6 +191,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id/diff/:n/lines", s.runDiffLines, view)
 	e.GET("/runs/:id/transcript", s.runEarlier, view)
 	e.GET("/runs/:id/timeline", s.runEarlier, view)
+	e.GET("/runs/:id/calls", s.runCalls, view)
+	e.GET("/runs/:id/calls/:seq/request", s.runRequest, view)
 	e.GET("/sessions", s.listSessions, view)
 	e.GET("/sessions/:id", s.showSession, view)
 	e.GET("/problems", s.listProblems, view)

@@ -1,0 +1,62 @@
+package runview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/proctor-dev/proctor/internal/bundle"
+)
+
+// Call is one recorded call of a run to the model (or beside it), as the
+// page of its calls lists it.
+type Call struct {
+	bundle.Exchange
+	Bytes int64 // the request's length, rebuilt
+}
+
+// Calls reads the calls an indexed run recorded (exchanges.jsonl), each
+// with its request's length; the requests themselves are read one at a
+// time (Request). What of exchanges.jsonl cannot be read is said.
+func (s *Service) Calls(ctx context.Context, id string) ([]Call, bundle.Problems, error) {
+	log, probs, err := s.exchanges(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	calls := make([]Call, len(log.Exchanges))
+	for i, x := range log.Exchanges {
+		calls[i].Exchange = x
+		calls[i].Bytes, _, _ = log.Size(i)
+	}
+	return calls, probs, nil
+}
+
+// Request is the request of the call numbered seq, rebuilt alone, byte
+// for byte as the agent sent it (redacted).
+func (s *Service) Request(ctx context.Context, id string, seq int64) ([]byte, error) {
+	log, _, err := s.exchanges(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range log.Exchanges {
+		if x.Seq == seq {
+			return log.Request(i)
+		}
+	}
+	return nil, fmt.Errorf("run %s recorded no call %d: %w", id, seq, ErrNoCall)
+}
+
+// ErrNoCall is a call a run did not record.
+var ErrNoCall = errors.New("no such call")
+
+func (s *Service) exchanges(ctx context.Context, id string) (*bundle.ExchangeLog, bundle.Problems, error) {
+	detail, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := s.dir(detail)
+	if err != nil {
+		return nil, nil, &Unreadable{"The run's files", err.Error()}
+	}
+	return bundle.ReadExchanges(dir, s.Limits)
+}
