@@ -6,19 +6,18 @@ import (
 	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
-	"github.com/proctor-dev/proctor/internal/runview"
 )
 
 // CallsPage is the view model of a run's recorded calls to its model.
 type CallsPage struct {
 	Meta     Meta
 	RunID    string
-	Calls    []runview.Call
+	Calls    []bundle.Exchange
 	Problems bundle.Problems // lines of exchanges.jsonl that could not be read
 }
 
 // callWhat says what a call asked: a model call, or a call beside them.
-func callWhat(c runview.Call) string {
+func callWhat(c bundle.Exchange) string {
 	if c.Call != "" {
 		return humanStatus(c.Call)
 	}
@@ -26,7 +25,7 @@ func callWhat(c runview.Call) string {
 }
 
 // callAPI is the API a call spoke.
-func callAPI(c runview.Call) string {
+func callAPI(c bundle.Exchange) string {
 	if c.API == "" {
 		return "chat"
 	}
@@ -37,7 +36,7 @@ func requestURL(id string, seq int64) string {
 	return runURL(id) + "/calls/" + strconv.FormatInt(seq, 10) + "/request"
 }
 
-func callTook(c runview.Call) string {
+func callTook(c bundle.Exchange) string {
 	return formatDuration(time.Duration(c.DurationMS) * time.Millisecond)
 }
 

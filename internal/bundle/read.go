@@ -199,12 +199,19 @@ func ReadExchanges(dir string, lim Limits) (*ExchangeLog, Problems, error) {
 		case x.Keep < 0 || (x.Keep > 0) != (x.Base != 0):
 			return &Problem{File: file, Field: field, Message: fmt.Sprintf("keep %d of base %d: want both or neither", x.Keep, x.Base)}
 		}
-		if _, ok := l.at[x.Base]; x.Base != 0 && !ok {
+		base, ok := l.at[x.Base]
+		switch {
+		case x.Base != 0 && !ok:
 			return &Problem{File: file, Field: field, Message: fmt.Sprintf("base %d: no exchange before it has that seq", x.Base)}
+		case x.Base != 0 && x.Keep > l.count[base]:
+			return &Problem{File: file, Field: field, Message: fmt.Sprintf("keep %d: exchange %d's request has %d pieces", x.Keep, x.Base, l.count[base])}
+		case x.Keep+len(x.Pieces) > maxPieces:
+			return &Problem{File: file, Field: field, Message: fmt.Sprintf("a request of %d pieces: more than %d", x.Keep+len(x.Pieces), maxPieces)}
 		}
 		last = max(last, x.Seq)
 		l.at[x.Seq] = len(l.Exchanges)
 		l.Exchanges = append(l.Exchanges, x)
+		l.count = append(l.count, x.Keep+len(x.Pieces))
 		return nil
 	})
 	return l, probs, err

@@ -350,43 +350,49 @@ type ExchangeLog struct {
 	Exchanges []Exchange
 	dir       string
 	at        map[int64]int // seq → index in Exchanges
-	// last is the most recent request whose pieces were put together, so
-	// that reading the requests in order puts each together once.
-	last      int
-	lastWhole []Piece
+	count     []int         // how many pieces each request has, put together
+	// memo holds the pieces of the few requests put together last, so that
+	// reading the requests in order puts each together from the one it
+	// goes on from.
+	memo map[int][]Piece
 }
 
-// pieces are the whole list of pieces of the i-th exchange's request: the
-// chain of requests it goes on from, put together from the first (or from
-// the one put together last).
-func (l *ExchangeLog) pieces(i int) ([]Piece, error) {
-	var chain []int
+// maxPieces bounds the pieces of one request a reader puts together.
+const maxPieces = 1 << 22
+
+// pieces are the whole list of pieces of the i-th exchange's request.
+func (l *ExchangeLog) pieces(i int) []Piece {
+	if whole, ok := l.memo[i]; ok {
+		return whole
+	}
+	x := l.Exchanges[i]
 	var whole []Piece
-	for j := i; ; {
-		if l.lastWhole != nil && j == l.last {
-			whole = l.lastWhole
-			break
-		}
-		chain = append(chain, j)
+	if base, ok := l.memo[l.at[x.Base]]; x.Base != 0 && ok {
+		whole = append(base[:x.Keep:x.Keep], x.Pieces...)
+	} else {
+		whole = l.take(i, l.count[i])
+	}
+	if l.memo == nil || len(l.memo) >= 4 {
+		l.memo = map[int][]Piece{}
+	}
+	l.memo[i] = whole
+	return whole
+}
+
+// take is the first n pieces of the i-th exchange's request, gathered in
+// one walk back along the requests it goes on from: each gives the part of
+// its own pieces that the ones after it do not cover. ReadExchanges made
+// sure that each base is earlier and has the pieces kept of it.
+func (l *ExchangeLog) take(i, n int) []Piece {
+	out := make([]Piece, n)
+	for j := i; n > 0; j = l.at[l.Exchanges[j].Base] {
 		x := l.Exchanges[j]
-		if x.Base == 0 {
-			break
+		if n > x.Keep {
+			copy(out[x.Keep:n], x.Pieces[:n-x.Keep])
+			n = x.Keep
 		}
-		k, ok := l.at[x.Base]
-		if !ok || k >= j {
-			return nil, fmt.Errorf("exchange %d goes on from exchange %d, which is not before it", x.Seq, x.Base)
-		}
-		j = k
 	}
-	for k := len(chain) - 1; k >= 0; k-- {
-		x := l.Exchanges[chain[k]]
-		if x.Keep > len(whole) {
-			return nil, fmt.Errorf("exchange %d keeps %d pieces of exchange %d, which has %d", x.Seq, x.Keep, x.Base, len(whole))
-		}
-		whole = append(whole[:x.Keep:x.Keep], x.Pieces...)
-	}
-	l.last, l.lastWhole = i, whole
-	return whole, nil
+	return out
 }
 
 // Request is the i-th exchange's request, byte for byte as recorded.
@@ -402,9 +408,9 @@ func (l *ExchangeLog) rebuild(i int, gist bool) ([]byte, error) {
 	if x.Request != nil {
 		return x.Request, nil
 	}
-	pieces, err := l.pieces(i)
-	if err != nil || !gist {
-		return l.join(x.Seq, pieces, err)
+	pieces := l.pieces(i)
+	if !gist {
+		return l.join(x.Seq, pieces)
 	}
 	var kept []Piece
 	for k := 0; k < len(pieces); k++ {
@@ -415,18 +421,17 @@ func (l *ExchangeLog) rebuild(i int, gist bool) ([]byte, error) {
 		}
 		kept = append(kept, pieces[k])
 	}
-	return l.join(x.Seq, kept, nil)
+	return l.join(x.Seq, kept)
 }
 
 // Size is the length of the i-th exchange's request, and how many
 // segments it holds (about how many messages and tools).
-func (l *ExchangeLog) Size(i int) (n int64, segments int, err error) {
+func (l *ExchangeLog) Size(i int) (n int64, segments int) {
 	x := l.Exchanges[i]
 	if x.Request != nil {
-		return int64(len(x.Request)), 0, nil
+		return int64(len(x.Request)), 0
 	}
-	pieces, err := l.pieces(i)
-	for _, p := range pieces {
+	for _, p := range l.pieces(i) {
 		if p.Seg {
 			n += p.Len
 			segments++
@@ -434,15 +439,11 @@ func (l *ExchangeLog) Size(i int) (n int64, segments int, err error) {
 			n += int64(len(p.Text))
 		}
 	}
-	return n, segments, err
+	return n, segments
 }
 
-// join reads the pieces of exchange seq's request from segments.bin (err:
-// the pieces could not be put together).
-func (l *ExchangeLog) join(seq int64, pieces []Piece, err error) ([]byte, error) {
-	if err != nil {
-		return nil, err
-	}
+// join reads the pieces of exchange seq's request from segments.bin.
+func (l *ExchangeLog) join(seq int64, pieces []Piece) ([]byte, error) {
 	f, err := Open(l.dir, SegmentsFile)
 	if err != nil {
 		return nil, fmt.Errorf("exchange %d: %w", seq, err)

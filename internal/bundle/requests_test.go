@@ -168,7 +168,8 @@ func TestHostileRequestPieces(t *testing.T) {
 		{"a segment out of bounds", `{"seq":1,"pieces":[[-1,5]]}` + "\n", "out of bounds", ""},
 		{"a seq going back", `{"seq":2,"pieces":["{}"]}` + "\n" + `{"seq":1,"pieces":["{}"]}` + "\n", "does not follow", ""},
 		{"a segment past the end", `{"seq":1,"pieces":[[0,99]]}` + "\n", "", "past the end of segments.bin"},
-		{"keeping more than its base has", `{"seq":1,"pieces":["{}"]}` + "\n" + `{"seq":2,"base":1,"keep":5,"pieces":[]}` + "\n", "", "keeps 5 pieces of exchange 1, which has 1"},
+		{"keeping more than its base has", `{"seq":1,"pieces":["{}"]}` + "\n" + `{"seq":2,"base":1,"keep":5,"pieces":[]}` + "\n", "keep 5: exchange 1's request has 1 pieces", ""},
+		{"a base that is a whole request", `{"seq":1,"request":{}}` + "\n" + `{"seq":2,"base":1,"keep":1,"pieces":["x"]}` + "\n", "keep 1: exchange 1's request has 0 pieces", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -64,9 +64,7 @@ func (d *deriver) script() ([]stepYAML, error) {
 			}
 			n := len(req.Messages) // a request recorded whole: all of them
 			if x.Request == nil {
-				if _, n, err = log.Size(j); err != nil {
-					return nil, err
-				}
+				_, n = log.Size(j)
 			}
 			if n > fullest.n {
 				fullest.log, fullest.i, fullest.n = log, j, n

@@ -8,27 +8,15 @@ import (
 	"github.com/proctor-dev/proctor/internal/bundle"
 )
 
-// Call is one recorded call of a run to the model (or beside it), as the
-// page of its calls lists it.
-type Call struct {
-	bundle.Exchange
-	Bytes int64 // the request's length, rebuilt
-}
-
-// Calls reads the calls an indexed run recorded (exchanges.jsonl), each
-// with its request's length; the requests themselves are read one at a
-// time (Request). What of exchanges.jsonl cannot be read is said.
-func (s *Service) Calls(ctx context.Context, id string) ([]Call, bundle.Problems, error) {
+// Calls reads the calls an indexed run recorded (exchanges.jsonl); their
+// requests are read one at a time (Request). What of exchanges.jsonl
+// cannot be read is said.
+func (s *Service) Calls(ctx context.Context, id string) ([]bundle.Exchange, bundle.Problems, error) {
 	log, probs, err := s.exchanges(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	calls := make([]Call, len(log.Exchanges))
-	for i, x := range log.Exchanges {
-		calls[i].Exchange = x
-		calls[i].Bytes, _, _ = log.Size(i)
-	}
-	return calls, probs, nil
+	return log.Exchanges, probs, nil
 }
 
 // Request is the request of the call numbered seq, rebuilt alone, byte
