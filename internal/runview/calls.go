@@ -38,13 +38,9 @@ func (s *Service) Request(ctx context.Context, id string, seq int64) ([]byte, er
 var ErrNoCall = errors.New("no such call")
 
 func (s *Service) exchanges(ctx context.Context, id string) (*bundle.ExchangeLog, bundle.Problems, error) {
-	detail, err := s.Store.GetRun(ctx, id)
+	dir, _, err := s.runDir(ctx, id)
 	if err != nil {
 		return nil, nil, err
-	}
-	dir, err := s.dir(detail)
-	if err != nil {
-		return nil, nil, &Unreadable{"The run's files", err.Error()}
 	}
 	return bundle.ReadExchanges(dir, s.Limits)
 }

@@ -162,6 +162,20 @@ func (s *Service) Run(ctx context.Context, id string) (*View, error) {
 	return v, nil
 }
 
+// runDir is the folder of an indexed run's bundle (dir): store.ErrNotFound,
+// or an *Unreadable when it cannot be read.
+func (s *Service) runDir(ctx context.Context, id string) (string, *store.RunDetail, error) {
+	detail, err := s.Store.GetRun(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := s.dir(detail)
+	if err != nil {
+		return "", nil, &Unreadable{"The run's files", err.Error()}
+	}
+	return dir, detail, nil
+}
+
 // dir is the folder of a run's bundle: its own, or its pack entry unpacked.
 func (s *Service) dir(detail *store.RunDetail) (string, error) {
 	return bundle.Readable(detail.BundlePath, bundle.UnpackCache(s.DataDir))
@@ -228,13 +242,9 @@ func (s *Service) readDiff(dir string) ([]patch.File, error) {
 // Diff reads an indexed run's diff: store.ErrNotFound, ErrNoDiff, or an
 // *Unreadable when nothing of it can be parsed.
 func (s *Service) Diff(ctx context.Context, id string) ([]patch.File, *store.RunDetail, error) {
-	detail, err := s.Store.GetRun(ctx, id)
+	dir, detail, err := s.runDir(ctx, id)
 	if err != nil {
 		return nil, nil, err
-	}
-	dir, err := s.dir(detail)
-	if err != nil {
-		return nil, nil, &Unreadable{"The run's files", err.Error()}
 	}
 	files, err := s.readDiff(dir)
 	if err != nil && len(files) == 0 {

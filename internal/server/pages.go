@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,9 +194,9 @@ func (s *Server) renderRun(c echo.Context, id, reviewErr string, status int) err
 // runEarlier is the part of a run's transcript or timeline before the
 // part the page has (?upto=): what its loader asks for.
 func (s *Server) runEarlier(c echo.Context) error {
-	id, what := c.Param("id"), path.Base(c.Path()) // transcript or timeline
+	id, what := c.Param("id"), c.Param("part")
 	upto, err := strconv.Atoi(c.QueryParam("upto"))
-	if !bundle.ValidID(id) || err != nil || upto < 0 {
+	if !bundle.ValidID(id) || err != nil || upto < 0 || (what != "transcript" && what != "timeline") {
 		return echo.NewHTTPError(http.StatusNotFound, "No such part of a run.")
 	}
 	v, err := s.runs.Page(c.Request().Context(), id, "")

@@ -189,8 +189,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/runs/:id/export.html", s.exportRun, view)
 	e.GET("/runs/:id/diff/:n", s.runDiffFile, view)
 	e.GET("/runs/:id/diff/:n/lines", s.runDiffLines, view)
-	e.GET("/runs/:id/transcript", s.runEarlier, view)
-	e.GET("/runs/:id/timeline", s.runEarlier, view)
+	e.GET("/runs/:id/:part", s.runEarlier, view) // transcript or timeline: the part before a loader
 	e.GET("/runs/:id/calls", s.runCalls, view)
 	e.GET("/runs/:id/calls/:seq/request", s.runRequest, view)
 	e.GET("/sessions", s.listSessions, view)
