@@ -270,8 +270,8 @@ func NewRequestWriter(dir string) (*RequestWriter, error) {
 
 // Record writes the request raw, the seq-th exchange of kind (its API and
 // call), with clean applied to each piece it writes (redaction), and says
-// the line's Base, Keep and Pieces. clean must turn JSON into JSON; a
-// piece it does not is kept as a JSON string of what it made.
+// the line's Base, Keep and Pieces. clean should turn JSON into JSON; a
+// segment it does not is kept as a JSON string of what it made.
 func (w *RequestWriter) Record(seq int64, kind string, raw []byte, clean func([]byte) []byte) (base int64, keep int, pieces []Piece, err error) {
 	if len(raw) == 0 {
 		return 0, 0, nil, nil
@@ -313,7 +313,9 @@ func (w *RequestWriter) Record(seq int64, kind string, raw []byte, clean func([]
 // segment, appended to fresh (to go at the end of segments.bin).
 func (w *RequestWriter) piece(data []byte, seg bool, clean func([]byte) []byte, fresh *[]byte) Piece {
 	out := clean(data)
-	if !bytes.Equal(out, data) && !json.Valid(out) {
+	// A segment is a whole JSON value, kept one when redaction broke it;
+	// glue is never JSON on its own.
+	if seg && !bytes.Equal(out, data) && !json.Valid(out) {
 		out, _ = json.Marshal(string(out))
 	}
 	if !seg && utf8.Valid(out) || len(out) == 0 {

@@ -110,7 +110,9 @@ func TestRequestsRebuildByteForByte(t *testing.T) {
 // is the whole request redacted.
 func TestRequestsAreRecordedRedacted(t *testing.T) {
 	clean := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("sk-secret-1"), []byte("[REDACTED]")) }
-	reqs := []string{chat(msg("user", "key sk-secret-1")), chat(msg("user", "key sk-secret-1"), msg("assistant", "sk-secret-1 again"))}
+	reqs := []string{chat(msg("user", "key sk-secret-1")), chat(msg("user", "key sk-secret-1"), msg("assistant", "sk-secret-1 again")),
+		// a secret in a small top-level value: in the glue between segments
+		`{"model":"m","api_key":"sk-secret-1","messages":[` + msg("user", "hi") + `]}`}
 	dir, log := record(t, reqs, nil, clean)
 	for i, r := range reqs {
 		got, err := log.Request(i)
