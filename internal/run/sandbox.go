@@ -293,16 +293,12 @@ func (l *live) warmCaches(ctx context.Context, ws *workspace.Workspace) {
 	}
 	key := l.warmKey(ws)
 	l.scenarioKey = key
-	w, err := store.Begin(ctx, key)
-	if err != nil || w == nil {
-		if err != nil {
-			l.warmNote("toolchain caches: %v", err)
-		}
+	w := l.beginWarm(ctx, key, "the scenario's setup and checks, on a copy of its fixture (once for this fixture)")
+	if w == nil {
 		return
 	}
 	defer w.Drop()
 	start := time.Now()
-	l.warmBegins(ctx, "the scenario's setup and checks, on a copy of its fixture (once for this fixture)")
 	dir := filepath.Join(l.tmp, "warm")
 	defer func() {
 		osfile.RemoveAll(dir)
@@ -375,11 +371,8 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	if l.spec.Scenario == nil {
 		return // a plain run sees the layer when a suite made it, and never waits for one
 	}
-	w, err := store.Begin(ctx, key)
-	if err != nil || w == nil {
-		if err != nil {
-			l.warmNote("toolchain caches: %v", err)
-		}
+	w := l.beginWarm(ctx, key, "Go's standard library for tests (once for this toolchain)")
+	if w == nil {
 		return
 	}
 	defer w.Drop()
@@ -393,7 +386,6 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	}
 	defer osfile.RemoveAll(dir)
 	start := time.Now()
-	l.warmBegins(ctx, "Go's standard library for tests (once for this toolchain)")
 	for name, text := range map[string]string{
 		"go.mod":       "module proctor.invalid/warm\n",
 		"warm.go":      "// Package warm is what proctor builds to warm Go's cache.\npackage warm\n\nimport \"fmt\"\n\n// Hello says warm.\nfunc Hello() string { return fmt.Sprint(\"warm\") }\n",
@@ -438,6 +430,25 @@ func (l *live) warmBegins(ctx context.Context, what string) {
 		l.stage(ctx, bundle.StageStartedEvent{Stage: bundle.StageWarmingCaches, Detail: what})
 	}
 	l.progress("  %s", what)
+}
+
+// beginWarm starts the warm of key: the warm stage begins as soon as the
+// layer is found missing, so a run that waits while another run makes it
+// is in the stage too. nil: nothing to do (the layer is there, or the
+// warm cannot start, which the stage says).
+func (l *live) beginWarm(ctx context.Context, key, what string) *toolcache.Warm {
+	missing := !l.r.Sandbox.Caches.Warmed(key)
+	if missing {
+		l.warmBegins(ctx, what)
+	}
+	w, err := l.r.Sandbox.Caches.Begin(ctx, key)
+	switch {
+	case err != nil:
+		l.warmNote("toolchain caches: %v", err)
+	case w == nil && missing:
+		l.warmNote("%s: made by another run meanwhile", what)
+	}
+	return w
 }
 
 // warmNote says how a warm went: in the progress, and in the warm stage's
