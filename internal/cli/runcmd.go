@@ -259,9 +259,8 @@ func newRunner(env Env, data string) (*run.Runner, error) {
 // newSandbox is how the commands of runs are confined: proctor itself as the
 // helper, the read allow-list from $PROCTOR_SANDBOX_READ (folders separated
 // by ':') besides the Go toolchain and module cache, and the warm toolchain
-// caches of the data folder (or of $PROCTOR_TOOLCACHE_DIR, a folder a CI
-// caches), bounded by $PROCTOR_TOOLCACHE_SIZE ("off": none), Landlock at
-// most at ABI $PROCTOR_LANDLOCK_ABI.
+// caches of toolcacheDir, bounded by $PROCTOR_TOOLCACHE_SIZE ("off": none),
+// Landlock at most at ABI $PROCTOR_LANDLOCK_ABI.
 func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -281,11 +280,10 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	switch v := env.Getenv("PROCTOR_TOOLCACHE_SIZE"); v {
 	case "off":
 	default:
-		store := toolcache.At(data)
-		if dir := env.Getenv("PROCTOR_TOOLCACHE_DIR"); dir != "" {
-			if store, err = toolcache.In(dir); err != nil {
-				return nil, fmt.Errorf("PROCTOR_TOOLCACHE_DIR: %w", err)
-			}
+		dir, from := toolcacheDir(env.Getenv, data)
+		store, err := toolcache.In(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 		if v != "" {
 			n, err := toolcache.ParseSize(v)
@@ -298,6 +296,25 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 		sb.Caches = &store
 	}
 	return sb, nil
+}
+
+// toolcacheDir is the store of warm toolchain caches and what named it:
+// $PROCTOR_TOOLCACHE_DIR (where a CI caches it), else proctor/toolcache in
+// the user's cache folder ($XDG_CACHE_HOME when absolute, else
+// ~/.cache), which every data folder of the user shares — its layers are
+// keyed by what made them, so a new data folder starts warm — else, for a
+// user with no home, the data folder's own.
+func toolcacheDir(getenv func(string) string, data string) (dir, from string) {
+	if dir := getenv("PROCTOR_TOOLCACHE_DIR"); dir != "" {
+		return dir, "PROCTOR_TOOLCACHE_DIR"
+	}
+	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "proctor", "toolcache"), "the toolchain caches in $XDG_CACHE_HOME"
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".cache", "proctor", "toolcache"), "the toolchain caches in ~/.cache"
+	}
+	return filepath.Join(data, "toolcache"), "the toolchain caches in the data folder"
 }
 
 // finishRun turns a run's result into the exit code.

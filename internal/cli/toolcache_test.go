@@ -157,3 +157,65 @@ func TestARunMakesItsPrivateFolderOnlyForACommand(t *testing.T) {
 		}
 	}
 }
+
+// The store is the user's, not a data folder's: a new data folder of the
+// same user starts with the layers an earlier one's runs made (each still
+// seen only by the runs of its key), and warms nothing again.
+func TestANewDataFolderStartsWarm(t *testing.T) {
+	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	cache, scen := t.TempDir(), filepath.Join(t.TempDir(), "warm-once")
+	writeTree(t, scen, map[string]string{
+		"fixture/a.txt": "old\n",
+		"scenario.yaml": `id: warm-once
+task: Say done.
+budgets: {max_messages: 4, wall_clock_s: 60}
+checks:
+  - name: warms
+    kind: command
+    command: 'test -e "$GOCACHE/mark" || echo warm > "$GOCACHE/mark"'
+`,
+		"model.yaml": "steps:\n  - reply: {content: done}\n",
+	})
+	for i, data := range []string{t.TempDir(), t.TempDir()} {
+		env := map[string]string{"PROCTOR_DATA": data, "PATH": os.Getenv("PATH"), "XDG_CACHE_HOME": cache}
+		if r := invoke(t, env, "scenario", "run", scen); r.code != 0 {
+			t.Fatalf("data folder %d: %+v", i, r)
+		}
+		runs, _ := filepath.Glob(filepath.Join(data, "runs", "*", bundle.EventsFile))
+		if len(runs) != 1 {
+			t.Fatalf("data folder %d holds the runs %v, want one", i, runs)
+		}
+		events, _ := os.ReadFile(runs[0])
+		if warmed := strings.Contains(string(events), `"stage":"warming_caches"`); warmed != (i == 0) {
+			t.Fatalf("data folder %d: a warm stage %v, want %v:\n%s", i, warmed, i == 0, events)
+		}
+		if own, _ := filepath.Glob(filepath.Join(data, "toolcache")); len(own) != 0 {
+			t.Fatalf("data folder %d has a store of its own: %v", i, own)
+		}
+	}
+	if layers, _ := filepath.Glob(filepath.Join(cache, "proctor", "toolcache", "[0-9]*", "go-build", "mark")); len(layers) != 1 {
+		t.Fatalf("the user's store holds the warms %v, want one", layers)
+	}
+}
+
+func TestToolcacheDir(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"the variable", map[string]string{"PROCTOR_TOOLCACHE_DIR": "/ci/tc", "XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/ci/tc"},
+		{"the XDG cache folder", map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/x/proctor/toolcache"},
+		{"a relative XDG folder is not one", map[string]string{"XDG_CACHE_HOME": "x", "HOME": "/h"}, "/h/.cache/proctor/toolcache"},
+		{"the home's", map[string]string{"HOME": "/h"}, "/h/.cache/proctor/toolcache"},
+		{"no home", map[string]string{}, "/data/toolcache"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got, _ := toolcacheDir(func(k string) string { return c.env[k] }, "/data"); got != c.want {
+				t.Fatalf("got %s, want %s", got, c.want)
+			}
+		})
+	}
+}

@@ -28,8 +28,7 @@ type Sandbox struct {
 	Helper string       // the proctor binary, run as `proctor sandbox-exec`
 	Read   []string     // the read allow-list (toolchains, module caches); not in strict mode
 	// Caches is the store of warm toolchain caches the confined commands
-	// see copy-on-write (toolcache.At(data)); nil: each run's caches start
-	// empty.
+	// see copy-on-write; nil: each run's caches start empty.
 	Caches *toolcache.Store
 	// Host keeps what of the host's /etc the commands may read, for every
 	// command of every run (sandbox.HostFiles); nil works it out for each.

@@ -42,7 +42,7 @@ const (
 	DefaultMaxLayers = 32
 )
 
-// Store is the folder of layers, <data>/toolcache.
+// Store is the folder of layers (~/.cache/proctor/toolcache by default).
 type Store struct {
 	Dir       string
 	MaxBytes  int64 // the layers together; 0: DefaultMaxBytes
@@ -60,13 +60,11 @@ func (s Store) remove(path string) error {
 	return osfile.RemoveAll(path)
 }
 
-// At is the store of a data folder, with the default bounds.
-func At(data string) Store { return Store{Dir: filepath.Join(data, "toolcache")} }
-
-// In is a store kept in a folder of its own (where a CI caches it): an
-// absolute path, made proctor's user's alone (0700) when it is not there,
-// and refused when it is not theirs alone — whoever could write it could
-// plant a layer.
+// In is the store in a folder: an absolute path, made proctor's user's
+// alone (0700) when it is not there, narrowed to 0700 when others may
+// read it (a layer's files are open to all, and a setup's cache entries
+// are not redacted), and refused when it is not theirs alone — whoever
+// could write it could plant a layer.
 func In(dir string) (Store, error) {
 	if !filepath.IsAbs(dir) {
 		return Store{}, fmt.Errorf("toolchain cache folder %q: want an absolute path", dir)
@@ -76,6 +74,9 @@ func In(dir string) (Store, error) {
 	}
 	if !ownLayer(dir) {
 		return Store{}, fmt.Errorf("toolchain cache folder %s: it is not this user's alone (another user owns it, or may write it): chmod go-w it, or name another", dir)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return Store{}, fmt.Errorf("toolchain cache folder %s: make it this user's alone: %w", dir, err)
 	}
 	return Store{Dir: dir}, nil
 }

@@ -198,8 +198,8 @@ func TestAKeyIsWarmedOnce(t *testing.T) {
 	}
 }
 
-// A store in a folder of its own (where a CI caches it) is made this
-// user's alone, and one another user could write is refused.
+// A store's folder is made this user's alone (or narrowed to it), and
+// one another user could write is refused.
 func TestAStoreInAFolderOfItsOwn(t *testing.T) {
 	root := t.TempDir()
 	for _, tc := range []struct {
@@ -209,6 +209,7 @@ func TestAStoreInAFolderOfItsOwn(t *testing.T) {
 	}{
 		{"made", filepath.Join(root, "ci-cache", "toolcache"), 0, ""},
 		{"this user's", filepath.Join(root, "mine"), 0o700, ""},
+		{"others may read it", filepath.Join(root, "readable"), 0o755, ""},
 		{"others may write it", filepath.Join(root, "open"), 0o777, "not this user's alone"},
 		{"relative", "toolcache", 0, "want an absolute path"},
 	} {
