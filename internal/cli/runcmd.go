@@ -280,10 +280,9 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	switch v := env.Getenv("PROCTOR_TOOLCACHE_SIZE"); v {
 	case "off":
 	default:
-		dir, from := toolcacheDir(env.Getenv, data)
-		store, err := toolcache.In(dir)
+		store, err := toolcacheStore(env.Getenv, data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", from, err)
+			return nil, err
 		}
 		if v != "" {
 			n, err := toolcache.ParseSize(v)
@@ -298,23 +297,40 @@ func newSandbox(env Env, data string) (*run.Sandbox, error) {
 	return sb, nil
 }
 
-// toolcacheDir is the store of warm toolchain caches and what named it:
+// toolcacheStore is the store of warm toolchain caches:
 // $PROCTOR_TOOLCACHE_DIR (where a CI caches it), else proctor/toolcache in
-// the user's cache folder ($XDG_CACHE_HOME when absolute, else
-// ~/.cache), which every data folder of the user shares — its layers are
-// keyed by what made them, so a new data folder starts warm — else, for a
-// user with no home, the data folder's own.
-func toolcacheDir(getenv func(string) string, data string) (dir, from string) {
+// the user's cache folder (userToolcache), which every data folder of the
+// user shares — its layers are keyed by what made them, so a new data
+// folder starts warm — else, for a user with no cache folder proctor may
+// use (no home, one it cannot write, one not theirs alone), the data
+// folder's own.
+func toolcacheStore(getenv func(string) string, data string) (toolcache.Store, error) {
 	if dir := getenv("PROCTOR_TOOLCACHE_DIR"); dir != "" {
-		return dir, "PROCTOR_TOOLCACHE_DIR"
+		s, err := toolcache.In(dir)
+		if err != nil {
+			return s, fmt.Errorf("PROCTOR_TOOLCACHE_DIR: %w", err)
+		}
+		return s, nil
 	}
+	if dir := userToolcache(getenv); dir != "" {
+		if s, err := toolcache.In(dir); err == nil {
+			return s, nil
+		}
+	}
+	return toolcache.In(filepath.Join(data, "toolcache"))
+}
+
+// userToolcache is proctor/toolcache in the user's cache folder:
+// $XDG_CACHE_HOME when it is absolute, else ~/.cache; "" for a user with
+// no home.
+func userToolcache(getenv func(string) string) string {
 	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "proctor", "toolcache"), "the toolchain caches in $XDG_CACHE_HOME"
+		return filepath.Join(x, "proctor", "toolcache")
 	}
 	if home := getenv("HOME"); filepath.IsAbs(home) {
-		return filepath.Join(home, ".cache", "proctor", "toolcache"), "the toolchain caches in ~/.cache"
+		return filepath.Join(home, ".cache", "proctor", "toolcache")
 	}
-	return filepath.Join(data, "toolcache"), "the toolchain caches in the data folder"
+	return ""
 }
 
 // finishRun turns a run's result into the exit code.

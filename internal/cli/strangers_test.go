@@ -126,7 +126,8 @@ func TestKill9DuringAWarmLeavesNothingAfterTheNextRun(t *testing.T) {
 		"fixture/main.go": "package main\n",
 	})
 	os.Chmod(filepath.Join(scen, "setup"), 0o755)
-	cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data}, "scenario", "run", scen)
+	store := filepath.Join(data, "toolcache") // the store this test watches
+	cmd := proctorChild(t, []string{"PROCTOR_DATA=" + data, "PROCTOR_TOOLCACHE_DIR=" + store}, "scenario", "run", scen)
 	defer cmd.Process.Kill()
 	testutil.Eventually(t, 15*time.Minute, "the warm at work", func() bool {
 		m, _ := filepath.Glob(filepath.Join(data, "toolcache", ".warm-*", ".go-build", "upper", "warm"))
@@ -158,7 +159,7 @@ func TestKill9DuringAWarmLeavesNothingAfterTheNextRun(t *testing.T) {
 	dir, src := t.TempDir(), t.TempDir()
 	writeTree(t, dir, map[string]string{"model.yaml": commandScript})
 	writeTree(t, src, map[string]string{"a.txt": "old\n"})
-	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")},
+	r := invoke(t, map[string]string{"PROCTOR_DATA": data, "PROCTOR_TOOLCACHE_DIR": store, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")},
 		"run", "--dir", src, "--task", "touch a file", "--script", filepath.Join(dir, "model.yaml"), "--allow", "touch")
 	if r.code != ExitOK {
 		t.Fatalf("%+v", r)
@@ -188,7 +189,7 @@ func TestAScenariosWarmReachesNoOtherRun(t *testing.T) {
 		"b-victim/fixture/a.txt":  "old\n",
 	})
 	os.Chmod(filepath.Join(suite, "a-hostile", "setup"), 0o755)
-	env := map[string]string{"PROCTOR_DATA": data, "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")}
+	env := map[string]string{"PROCTOR_DATA": data, "PROCTOR_TOOLCACHE_DIR": filepath.Join(data, "toolcache"), "HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH")}
 	for round := range 2 {
 		if r := invoke(t, env, "scenario", "run", suite); r.code != ExitOK {
 			t.Fatalf("round %d: the victim saw the hostile scenario's cache: %+v", round, r)

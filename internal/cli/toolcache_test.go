@@ -200,21 +200,40 @@ checks:
 	}
 }
 
-func TestToolcacheDir(t *testing.T) {
+func TestToolcacheStore(t *testing.T) {
+	root := t.TempDir()
+	unwritable := filepath.Join(root, "unwritable")
+	os.Mkdir(unwritable, 0o500)
+	if f, err := os.Create(filepath.Join(unwritable, "probe")); err == nil { // root writes anyway
+		f.Close()
+		os.Remove(filepath.Join(unwritable, "probe"))
+		unwritable = filepath.Join(root, "a-file")
+		os.WriteFile(unwritable, nil, 0o600)
+	}
+	data := filepath.Join(root, "data")
 	for _, c := range []struct {
 		name string
 		env  map[string]string
-		want string
+		want string // "" : an error
 	}{
-		{"the variable", map[string]string{"PROCTOR_TOOLCACHE_DIR": "/ci/tc", "XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/ci/tc"},
-		{"the XDG cache folder", map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/x/proctor/toolcache"},
-		{"a relative XDG folder is not one", map[string]string{"XDG_CACHE_HOME": "x", "HOME": "/h"}, "/h/.cache/proctor/toolcache"},
-		{"the home's", map[string]string{"HOME": "/h"}, "/h/.cache/proctor/toolcache"},
-		{"no home", map[string]string{}, "/data/toolcache"},
+		{"the variable", map[string]string{"PROCTOR_TOOLCACHE_DIR": root + "/ci", "XDG_CACHE_HOME": root + "/x", "HOME": root + "/h"}, root + "/ci"},
+		{"a variable that cannot be used is an error", map[string]string{"PROCTOR_TOOLCACHE_DIR": "relative"}, ""},
+		{"the XDG cache folder", map[string]string{"XDG_CACHE_HOME": root + "/x", "HOME": root + "/h"}, root + "/x/proctor/toolcache"},
+		{"a relative XDG folder is not one", map[string]string{"XDG_CACHE_HOME": "x", "HOME": root + "/h"}, root + "/h/.cache/proctor/toolcache"},
+		{"the home's", map[string]string{"HOME": root + "/h"}, root + "/h/.cache/proctor/toolcache"},
+		{"a home proctor cannot write: the data folder's", map[string]string{"HOME": unwritable}, data + "/toolcache"},
+		{"no home: the data folder's", map[string]string{}, data + "/toolcache"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got, _ := toolcacheDir(func(k string) string { return c.env[k] }, "/data"); got != c.want {
-				t.Fatalf("got %s, want %s", got, c.want)
+			s, err := toolcacheStore(func(k string) string { return c.env[k] }, data)
+			if c.want == "" {
+				if err == nil || !strings.Contains(err.Error(), "PROCTOR_TOOLCACHE_DIR") {
+					t.Fatalf("got %s, %v; want an error naming PROCTOR_TOOLCACHE_DIR", s.Dir, err)
+				}
+				return
+			}
+			if err != nil || s.Dir != c.want {
+				t.Fatalf("got %s, %v; want %s", s.Dir, err, c.want)
 			}
 		})
 	}

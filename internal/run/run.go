@@ -125,13 +125,13 @@ type live struct {
 	sandboxID *sandbox.ID
 	wroteMu   sync.Mutex
 	wrote     []string
-	// stdKey and scenarioKey are the keys of the cache layers the run's
-	// commands see (layerKeys): the trusted standard library's, and its
-	// scenario's warm.
-	stdKey, scenarioKey string
-	warm                *warming // the warm stage, once a warm has work to do
-	envFor              string   // the workspace envCache was made for
-	envCache            []string // the environment of tools and checks (never changed by its users)
+	// modKey, stdKey and scenarioKey are the keys of the cache layers the
+	// run's commands see (layerKeys): the go.sum-verified modules of its
+	// Go module, the trusted standard library's, and its scenario's warm.
+	modKey, stdKey, scenarioKey string
+	warm                        *warming // the warm stage, once a warm has work to do
+	envFor                      string   // the workspace envCache was made for
+	envCache                    []string // the environment of tools and checks (never changed by its users)
 }
 
 // progress prints a line of progress with every secret redacted: the task,
@@ -447,6 +447,7 @@ func (l *live) prepare(ctx context.Context, sess *sessionState) (*workspace.Work
 			o := l.fail(ctx, bundle.DomainEnvironment, CodeSandboxUnavailable, err, false)
 			return nil, nil, &o
 		}
+		l.warmModules(ctx, ws)
 		l.warmStd(ctx, ws)
 		l.warmCaches(ctx, ws)
 		l.warmEnds(ctx)

@@ -208,7 +208,7 @@ func (id *ID) Reclaim(ctx context.Context, dirs ...string) error {
 // Go's cache makes files in its folders and opens its files to write them
 // again, and the overlay copies them up into the run's own folder;
 // nothing reaches the layer. No other user reaches it on the host: the
-// store is in the data folder, which is proctor's user's alone.
+// store's folder is proctor's user's alone (toolcache.In).
 func (id *ID) ShareLayer(ctx context.Context, dirs ...string) error {
 	switch {
 	case os.Geteuid() == 0:

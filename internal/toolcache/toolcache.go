@@ -1,5 +1,5 @@
-// Package toolcache keeps the warm toolchain caches — Go's build cache,
-// npm's and pip's — that confined commands see copy-on-write. The store is
+// Package toolcache keeps the warm toolchain caches — Go's build and
+// module caches, npm's and pip's — that confined commands see copy-on-write. The store is
 // a folder of layers: each layer is what one piece of work wrote into the
 // caches, kept read-only once it is done, under the key of that work. A
 // run holds only the layers of the keys it names (shared locks) — the
@@ -33,7 +33,7 @@ type Kind struct{ Name, Env string }
 
 // Kinds are the caches proctor keeps warm.
 func Kinds() []Kind {
-	return []Kind{{"go-build", "GOCACHE"}, {"npm", "npm_config_cache"}, {"pip", "PIP_CACHE_DIR"}}
+	return []Kind{{"go-build", "GOCACHE"}, {"go-mod", "GOMODCACHE"}, {"npm", "npm_config_cache"}, {"pip", "PIP_CACHE_DIR"}}
 }
 
 // The bounds when none is given.
@@ -290,6 +290,10 @@ func (s Store) Begin(ctx context.Context, key string) (*Warm, error) {
 // Upper is the folder the kind's overlay writes into while the work runs.
 func (w *Warm) Upper(kind string) string { return filepath.Join(w.dir, "."+kind) }
 
+// Files is the folder, in Upper(kind), whose files Keep makes the layer's:
+// where work that writes a cache itself, with no overlay, writes it.
+func (w *Warm) Files(kind string) string { return filepath.Join(w.Upper(kind), "upper") }
+
 // Keep makes what the work wrote a layer of the store — each kind's
 // upper folder, without the overlay's work folder — and then removes the
 // oldest layers no run holds while the store is past a bound.
@@ -301,12 +305,12 @@ func (w *Warm) Keep() error {
 		if _, err := os.Stat(upper); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		n, entries, err := du(filepath.Join(upper, "upper"))
+		n, entries, err := du(w.Files(k.Name))
 		if err != nil {
 			return fmt.Errorf("keep the toolchain cache layer %s: %w", w.key, err)
 		}
 		if entries > 0 {
-			if err := os.Rename(filepath.Join(upper, "upper"), filepath.Join(w.dir, k.Name)); err != nil {
+			if err := os.Rename(w.Files(k.Name), filepath.Join(w.dir, k.Name)); err != nil {
 				return fmt.Errorf("keep the toolchain cache layer %s: %w", w.key, err)
 			}
 			size += n
