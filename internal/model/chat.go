@@ -46,9 +46,8 @@ func chatRequestBody(model string, req Request) ([]byte, error) {
 	for _, t := range req.Tools {
 		def := wireFunctionDef{Name: t.Name, Description: t.Description}
 		if len(t.Parameters) > 0 {
-			var obj map[string]any
-			if err := json.Unmarshal(t.Parameters, &obj); err != nil {
-				return nil, fmt.Errorf("encode chat request: the parameters of tool %s are not a JSON object: %w", t.Name, err)
+			if !jsonObject(t.Parameters) {
+				return nil, fmt.Errorf("encode chat request: the parameters of tool %s are not a JSON object", t.Name)
 			}
 			def.Parameters = t.Parameters
 		}
@@ -58,6 +57,13 @@ func chatRequestBody(model string, req Request) ([]byte, error) {
 		body.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	return json.Marshal(body)
+}
+
+// jsonObject reports whether raw is one JSON object (checked without
+// decoding it: every request of a run carries the same tool schemas).
+func jsonObject(raw []byte) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
 }
 
 // maxEventBytes bounds one server-sent event's data.

@@ -57,3 +57,22 @@ func TestReadEvents(t *testing.T) {
 		t.Error("an event over the bound was read")
 	}
 }
+
+func TestAToolsParametersMustBeAJSONObject(t *testing.T) {
+	for _, c := range []struct {
+		params string
+		ok     bool
+	}{
+		{`{"type":"object"}`, true},
+		{" \n{\"type\":\"object\",\"properties\":{}}", true},
+		{`[1,2]`, false},
+		{`"object"`, false},
+		{`{"type":`, false},
+		{`{} {}`, false},
+	} {
+		_, err := chatRequestBody("m", Request{Tools: []ToolSpec{{Name: "read_file", Parameters: json.RawMessage(c.params)}}})
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "read_file")) {
+			t.Errorf("parameters %q: %v, want ok=%v and an error naming the tool", c.params, err, c.ok)
+		}
+	}
+}
