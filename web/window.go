@@ -60,6 +60,15 @@ func (p RunPage) TranscriptShown() TranscriptPart {
 	return partOfTranscript(p.View.Transcript, -1, transcriptPage)
 }
 
+// TranscriptCutNote says, for a transcript too large to read whole, what
+// the page leaves out; "" when it shows every message.
+func (p RunPage) TranscriptCutNote() string {
+	if p.View.TranscriptCut <= 0 {
+		return ""
+	}
+	return "The transcript is too large to show whole: this page has its newest messages, and leaves out the " + formatBytes(p.View.TranscriptCut) + " before them. The whole of it is in "
+}
+
 // TranscriptBefore is the part a loader asks for: the messages shown on
 // their own before the upto-th.
 func (p RunPage) TranscriptBefore(upto int) TranscriptPart {

@@ -286,6 +286,30 @@ func ReadFile(dir, name string, max int64) ([]byte, error) {
 	return data, nil
 }
 
+// ReadTail reads the file name inside the bundle folder dir (as Open
+// does) whole when it holds at most max bytes, else its last max bytes:
+// skipped is how many bytes came before them.
+func ReadTail(dir, name string, max int64) (data []byte, skipped int64, err error) {
+	f, err := Open(dir, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if info.Size() > max {
+		skipped = info.Size() - max
+	}
+	data = make([]byte, info.Size()-skipped)
+	n, err := f.ReadAt(data, skipped)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	return data[:n], skipped, nil
+}
+
 // Stat returns the file info of name inside dir under the same rules as Open.
 func Stat(dir, name string) (fs.FileInfo, error) {
 	f, err := Open(dir, name)

@@ -3,6 +3,7 @@ package bundle_test
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,5 +276,28 @@ func TestValidID(t *testing.T) {
 		if got := bundle.ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
+	}
+}
+
+func TestReadTail(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.md"), []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		max     int64
+		want    string
+		skipped int64
+	}{{20, "0123456789", 0}, {10, "0123456789", 0}, {4, "6789", 6}, {0, "", 10}} {
+		data, skipped, err := bundle.ReadTail(dir, "t.md", c.max)
+		if err != nil || string(data) != c.want || skipped != c.skipped {
+			t.Errorf("ReadTail(max %d) = %q, %d, %v; want %q, %d", c.max, data, skipped, err, c.want, c.skipped)
+		}
+	}
+	if _, _, err := bundle.ReadTail(dir, "missing.md", 4); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+	if _, _, err := bundle.ReadTail(dir, "../t.md", 4); err == nil {
+		t.Error("a path out of the bundle was read")
 	}
 }

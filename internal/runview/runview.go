@@ -59,6 +59,9 @@ type View struct {
 	EventProblems bundle.Problems
 	Transcript    []Message
 	TranscriptErr string
+	// TranscriptCut is how many bytes of a transcript too large to read
+	// whole come before the part the page shows (its newest messages).
+	TranscriptCut int64
 	Files         []patch.File // the diff
 	DiffErr       string
 	AgentLog      string                 // the end of an external agent's output (agent.log)
@@ -201,12 +204,14 @@ func (s *Service) readFiles(v *View, dir string) {
 		const tail = 16 << 10 // the end is what says how the agent stopped
 		v.AgentLog = clip.Tail(strings.ToValidUTF8(string(data), "\uFFFD"), tail)
 	}
-	switch data, err := bundle.ReadFile(dir, bundle.TranscriptFile, s.Limits.MaxTextBytes); {
+	// A transcript past the bound shows its newest messages: the text
+	// before the first whole section of its tail is dropped as it parses.
+	switch data, cut, err := bundle.ReadTail(dir, bundle.TranscriptFile, s.Limits.MaxTextBytes); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		v.TranscriptErr = "transcript.md cannot be shown: " + err.Error()
 	default:
-		v.Transcript = Layout(bundle.ParseTranscript(string(data)), v.Events)
+		v.Transcript, v.TranscriptCut = Layout(bundle.ParseTranscript(string(data)), v.Events), cut
 	}
 	files, err := s.readDiff(dir)
 	var unreadable *Unreadable

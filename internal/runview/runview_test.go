@@ -3,6 +3,7 @@ package runview
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,5 +148,37 @@ func TestAVerdictFailedWithoutAFailedCheckSaysWhy(t *testing.T) {
 		if got := v.VerdictReason(); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A transcript too large to read whole opens with its newest messages and
+// says how much it leaves out, instead of showing none.
+func TestATranscriptPastTheBoundShowsItsNewestMessages(t *testing.T) {
+	s := newService(t)
+	s.Limits.MaxTextBytes = 4 << 10
+	var text strings.Builder
+	text.WriteString("# Run\n\n")
+	for i := range 200 {
+		fmt.Fprintf(&text, "## user\n\nmessage %03d %s\n\n", i, strings.Repeat("x", 80))
+	}
+	writeRun(t, s, "20260101-000000-large", map[string]string{bundle.TranscriptFile: text.String()})
+	v, err := s.Run(context.Background(), "20260101-000000-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.TranscriptErr != "" || len(v.Transcript) == 0 {
+		t.Fatalf("the transcript: %q, %d messages", v.TranscriptErr, len(v.Transcript))
+	}
+	first, last := v.Transcript[0].Body, v.Transcript[len(v.Transcript)-1].Body
+	if !strings.HasPrefix(last, "message 199 ") || !strings.HasPrefix(first, "message ") || len(first) != len(last) {
+		t.Fatalf("the page's messages run from %.20q to %.20q: want whole messages up to the newest", first, last)
+	}
+	if want := int64(text.Len()) - s.Limits.MaxTextBytes; v.TranscriptCut != want {
+		t.Fatalf("the page leaves out %d bytes, want %d", v.TranscriptCut, want)
+	}
+	// One within the bound is whole, and says nothing is left out.
+	writeRun(t, s, "20260101-000000-small", map[string]string{bundle.TranscriptFile: "## user\n\nfix it\n"})
+	if v, err := s.Run(context.Background(), "20260101-000000-small"); err != nil || v.TranscriptCut != 0 || len(v.Transcript) != 1 {
+		t.Fatalf("a small transcript: %v, cut %d, %d messages", err, v.TranscriptCut, len(v.Transcript))
 	}
 }
