@@ -12,11 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// takenCache is a cache's host folders taken for the view.
+// takenCache is a cache's host folders taken for the view: its layers
+// and its upper folder (Upper), or, for a cache with no layers, the
+// folder its writes go to (Upper/upper) alone.
 type takenCache struct {
 	at     string
 	layers []taken
 	upper  taken
+	plain  bool
 }
 
 func (c *takenCache) close() {
@@ -44,7 +47,11 @@ func takeCache(c Cache) (takenCache, error) {
 		}
 		out.layers = append(out.layers, t)
 	}
-	t, err := take(c.Upper, "", readWrite)
+	upper := c.Upper
+	if out.plain = len(c.Layers) == 0; out.plain {
+		upper = filepath.Join(c.Upper, "upper")
+	}
+	t, err := take(upper, "", readWrite)
 	if err == nil && !t.dir {
 		unix.Close(t.fd)
 		err = errors.New("not a folder")
@@ -62,7 +69,19 @@ func takeCache(c Cache) (takenCache, error) {
 // cache's number), the overlay is mounted from there (it keeps private
 // copies of those mounts), and the staging mounts are detached again, so
 // that the view holds only the overlay.
+// A cache with no layers is its upper's folder, bound in its place.
 func (c takenCache) mount(root string, n int) error {
+	if c.plain {
+		// Nothing to see through: the folder its writes go to is the
+		// cache, as an overlay over an empty layer would show it, for a
+		// bind's cost instead of an overlay's.
+		up := c.upper
+		up.at = c.at
+		if err := os.MkdirAll(root+c.at, 0o700); err != nil {
+			return fmt.Errorf("view: the cache %s must be below a folder the command may write: %w", c.at, err)
+		}
+		return up.put(root)
+	}
 	stage := fmt.Sprintf("/run/proctor/cache/%d", n)
 	var lower []string
 	for i, l := range c.layers {

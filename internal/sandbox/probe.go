@@ -50,8 +50,14 @@ func ProbeHost(ctx context.Context, helper, dir string, landlockABI int, host *H
 		defer release()
 	}
 	os.Chmod(work, 0o755)
+	// A cache with a layer, so that the probe mounts an overlay as a warm
+	// run's commands do (a cache with none is only bound).
+	layer := filepath.Join(work, "layer")
+	if err := os.Mkdir(layer, 0o755); err != nil {
+		return Walls{}, fmt.Errorf("probe the sandbox: %w", err)
+	}
 	conf := &Confinement{Helper: helper, Host: host, Policy: Policy{Write: []string{work}, LandlockABI: landlockABI,
-		Caches: []Cache{{At: filepath.Join(work, "cache"), Upper: filepath.Join(work, "upper")}}}}
+		Caches: []Cache{{At: filepath.Join(work, "cache"), Upper: filepath.Join(work, "upper"), Layers: []string{layer}}}}}
 	walls, err := Probe(ctx, conf, work)
 	var se *StartError
 	if !errors.As(err, &se) || se.Wall != WallCaches {
