@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/proctor-dev/proctor/internal/bundle"
 	"github.com/proctor-dev/proctor/internal/sandbox"
@@ -33,6 +35,35 @@ type Sandbox struct {
 	// for the runner's runs before the first agent starts (walls), and
 	// for the dashboard (SandboxProblem).
 	probed sandbox.Probed
+	// swept is when the runner's runs last removed what killed proctors
+	// left (sweep).
+	sweptMu sync.Mutex
+	swept   time.Time
+}
+
+// sweepEvery is how often a runner's runs look for what killed proctors
+// left: each run of a suite of thousands need not list the folders again.
+const sweepEvery = 30 * time.Second
+
+// sweep removes what proctors killed with -9 left — runs' private folders
+// in the data folder, warms in the store — as a run starts, when the
+// runner's runs have not looked for sweepEvery.
+func (sb *Sandbox) sweep(ctx context.Context, data string, progress func(string, ...any)) {
+	sb.sweptMu.Lock()
+	due := sb.swept.IsZero() || time.Since(sb.swept) >= sweepEvery
+	if due {
+		sb.swept = time.Now()
+	}
+	sb.sweptMu.Unlock()
+	if !due {
+		return
+	}
+	if err := sandbox.RemoveLeft(ctx, privateRoot(data), sb.Helper); err != nil {
+		progress("  warning: %v", err)
+	}
+	if sb.Caches != nil {
+		sb.Caches.RemoveDead()
+	}
 }
 
 // SandboxProblem says why this host cannot confine a run's commands — the
@@ -98,13 +129,7 @@ func (l *live) mode() sandbox.Mode {
 // the run plain cache folders of its own, and the walls say so. The probe
 // is the runner's, made once for its runs (again after a failure).
 func (l *live) checkWalls(ctx context.Context) error {
-	// What a proctor killed with -9 left: private folders, warms.
-	if err := sandbox.RemoveLeft(ctx, privateRoot(l.r.DataDir), l.r.Sandbox.Helper); err != nil {
-		l.progress("  warning: %v", err)
-	}
-	if store := l.r.Sandbox.Caches; store != nil {
-		store.RemoveDead()
-	}
+	l.r.Sandbox.sweep(ctx, l.r.DataDir, l.progress)
 	walls, err := l.r.Sandbox.probe(ctx, l.r.DataDir)
 	if err != nil {
 		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)

@@ -1,9 +1,12 @@
 package run
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/proctor-dev/proctor/internal/toolcache"
 )
 
 func TestModuleProxy(t *testing.T) {
@@ -63,5 +66,35 @@ func TestGoModFiles(t *testing.T) {
 	}
 	if modKey("/usr/bin/go", []byte("module m\n"), []byte("a\n")) == modKey("/usr/bin/go", []byte("module m\n"), []byte("b\n")) {
 		t.Fatal("two go.sums have one key")
+	}
+}
+
+// A runner's runs look for what killed proctors left as they start, at
+// most every sweepEvery: a suite's thousands of runs do not each list the
+// folders again, and what is left is found within that time.
+func TestARunnerSweepsAtMostEveryThirtySeconds(t *testing.T) {
+	store := toolcache.Store{Dir: t.TempDir()}
+	sb := &Sandbox{Caches: &store}
+	data := t.TempDir()
+	left := func() bool {
+		_, err := os.Stat(filepath.Join(store.Dir, ".warm-dead"))
+		return err == nil
+	}
+	plant := func() { os.Mkdir(filepath.Join(store.Dir, ".warm-dead"), 0o700) }
+	noProgress := func(string, ...any) {}
+	plant()
+	sb.sweep(context.Background(), data, noProgress)
+	if left() {
+		t.Fatal("the first run's sweep left a dead warm")
+	}
+	plant()
+	sb.sweep(context.Background(), data, noProgress)
+	if !left() {
+		t.Fatal("a run within 30 s of the last sweep swept again")
+	}
+	sb.swept = sb.swept.Add(-sweepEvery)
+	sb.sweep(context.Background(), data, noProgress)
+	if left() {
+		t.Fatal("a run 30 s after the last sweep left a dead warm")
 	}
 }

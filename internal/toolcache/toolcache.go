@@ -346,7 +346,8 @@ func (w *Warm) end() {
 }
 
 // RemoveDead removes the warms of processes that died (and layers whose
-// removal a dead process began); each run does as it starts.
+// removal a dead process began): a runner's runs do as they start, at
+// most every 30 s (run's Sandbox.sweep), and a warm as it begins.
 func (s Store) RemoveDead() {
 	entries, _ := os.ReadDir(s.Dir)
 	for _, e := range entries {
