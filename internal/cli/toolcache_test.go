@@ -125,7 +125,8 @@ echo changed >> a.txt
 }
 
 // A confined run makes its private folder (temp, home, its caches' writes)
-// only when its first command starts: a run of tools alone makes none.
+// and leases its id only when its first command starts: a run of tools
+// alone does neither.
 func TestARunMakesItsPrivateFolderOnlyForACommand(t *testing.T) {
 	if _, err := sandbox.ProbeHost(context.Background(), os.Args[0], "", 0, nil); err != nil {
 		t.Skipf("no sandbox here: %v", err)
@@ -145,6 +146,10 @@ func TestARunMakesItsPrivateFolderOnlyForACommand(t *testing.T) {
 		// (The runner's probe of the walls leaves no folder either.)
 		if left, _ := filepath.Glob(filepath.Join(data, "tmp", "*")); !c.made && len(left) > 0 {
 			t.Errorf("%s: a run of tools alone made a private folder: %v", c.script, left)
+		}
+		// Nor does it lease an id for commands it never ran.
+		if rc, _ := onlyReceipt(t, data); rc.Walls == nil || (rc.Walls.ID != 0) != c.made {
+			t.Errorf("%s: the receipt's walls %+v: want an id only for a run that ran a command", c.script, rc.Walls)
 		}
 		if c.made {
 			seen, _ := os.ReadFile(filepath.Join(onlyRun(t, data), "workspace", "seen.txt"))

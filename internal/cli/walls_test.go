@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,8 +121,12 @@ func TestTheReceiptNamesTheWalls(t *testing.T) {
 			if w == nil || !slices.Equal(w.Namespaces, sandbox.Namespaces) || !w.Seccomp || w.LandlockABI != tc.abi || !slices.Equal(w.Landlock, tc.landlock) || w.Caches != "overlay" {
 				t.Fatalf("walls: %+v", w)
 			}
-			if !strings.Contains(r.stdout+r.stderr, "sandbox: "+w.String()) {
-				t.Errorf("the run's progress does not name its walls:\n%s%s", r.stdout, r.stderr)
+			// The walls as the run starts; the id its commands run as with
+			// the first of them, and on the receipt.
+			walls := *w
+			walls.ID, walls.IDShared = 0, false
+			if w.ID == 0 || !strings.Contains(r.stdout+r.stderr, "sandbox: "+walls.String()+"\n") || !strings.Contains(r.stdout+r.stderr, fmt.Sprintf("sandbox: as id %d (", w.ID)) {
+				t.Errorf("the run's progress does not name its walls and its id %d:\n%s%s", w.ID, r.stdout, r.stderr)
 			}
 		})
 	}

@@ -119,8 +119,8 @@ type live struct {
 	privateOnce    sync.Once
 	privateErr     error
 	releasePrivate func()
-	// sandboxID is the host id the run's commands run as (checkWalls
-	// leases it); wrote are the folders they could write, which reclaim
+	// sandboxID is the host id the run's commands run as (makePrivate
+	// leases it with the first of them); wrote are the folders they could write, which reclaim
 	// gives back when the run ends.
 	sandboxID *sandbox.ID
 	wroteMu   sync.Mutex
@@ -610,6 +610,7 @@ func (l *live) note(callID, text string) {
 // finish records how the run ended: receipt, transcript, logs, index.
 func (l *live) finish(ctx context.Context, out outcome) {
 	ctx = context.WithoutCancel(ctx)
+	l.noteID()
 	end := l.r.now().UTC()
 	l.receipt.EndedAt = &end
 	l.receipt.Status = out.status

@@ -127,7 +127,8 @@ func (l *live) mode() sandbox.Mode {
 // before anything of the agent runs, with what to change on the host. A
 // data folder whose file system cannot hold the caches' overlays gives
 // the run plain cache folders of its own, and the walls say so. The probe
-// is the runner's, made once for its runs (again after a failure).
+// is the runner's, made once for its runs (again after a failure). The id
+// the commands run as is leased with the first of them (makePrivate).
 func (l *live) checkWalls(ctx context.Context) error {
 	l.r.Sandbox.sweep(ctx, l.r.DataDir, l.progress)
 	walls, err := l.r.Sandbox.probe(ctx, l.r.DataDir)
@@ -135,19 +136,40 @@ func (l *live) checkWalls(ctx context.Context) error {
 		return fmt.Errorf("%w. proctor runs no command unconfined unless told to: pass --sandbox off to run this run's commands with your own permissions", err)
 	}
 	l.plainCaches = walls.Caches != "overlay"
-	id, err := sandbox.LeaseID(ctx, l.r.Sandbox.Helper)
+	w := bundle.Walls(walls)
+	l.receipt.Walls = &w
+	l.progress("  sandbox: %s", w)
+	return nil
+}
+
+// leaseID takes the id the run's commands run as (sandbox.LeaseID), as
+// its first command starts: a run that runs none — a scripted case of
+// tools alone — takes none, and as a user who is not root spawns no
+// helper to prove it. The receipt's walls name it when the run ends
+// (noteID).
+func (l *live) leaseID() error {
+	id, err := sandbox.LeaseID(context.Background(), l.r.Sandbox.Helper)
 	if err != nil {
 		return err
 	}
 	l.sandboxID = id
-	walls.ID, walls.IDShared = id.ID, id.Own
-	w := bundle.Walls(walls)
-	l.receipt.Walls = &w
-	l.progress("  sandbox: %s", w)
+	if id.Own {
+		l.progress("  sandbox: as id %d (proctor's user's own, shared with the user's other runs)", id.ID)
+	} else {
+		l.progress("  sandbox: as id %d (the run's own)", id.ID)
+	}
 	if id.Why != "" {
 		l.progress("  sandbox: no id of the run's own: %s", id.Why)
 	}
 	return nil
+}
+
+// noteID puts the id the run's commands ran as on the receipt's walls,
+// once they have all ended; nothing when none ran.
+func (l *live) noteID() {
+	if l.sandboxID != nil && l.receipt.Walls != nil {
+		l.receipt.Walls.ID, l.receipt.Walls.IDShared = l.sandboxID.ID, l.sandboxID.Own
+	}
 }
 
 // reclaim gives back what the run's commands wrote — every folder they
@@ -192,11 +214,7 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sand
 		}
 	}
 	l.wroteMu.Unlock()
-	id := 0
-	if l.sandboxID != nil {
-		id = l.sandboxID.ID
-	}
-	p := sandbox.Policy{Write: writes, Proxy: proxy, LandlockABI: l.r.Sandbox.LandlockABI, ID: id,
+	p := sandbox.Policy{Write: writes, Proxy: proxy, LandlockABI: l.r.Sandbox.LandlockABI,
 		MaxFile: uint64(b.MaxWorkspaceBytes), MaxProcs: uint64(b.MaxProcesses), CPU: uint64(b.MaxCPUS),
 		// Its own run folder (checks read calls.json there) and proctor's
 		// repository of the workspace, whose objects the workspace's own
@@ -214,11 +232,13 @@ func (l *live) confinement(ws string, proxy *sandbox.Proxy, caches func() []sand
 	if self, err := filepath.EvalSymlinks(helper); err == nil && filepath.IsAbs(self) {
 		p.Run = append(p.Run, self)
 	}
-	start := func() ([]sandbox.Cache, error) {
+	start := func(p *sandbox.Policy) error {
 		if err := l.makePrivate(); err != nil {
-			return nil, err
+			return err
 		}
-		return caches(), nil
+		p.ID = l.sandboxID.ID
+		p.Caches = append(p.Caches, caches()...)
+		return nil
 	}
 	return &sandbox.Confinement{Policy: p, Helper: helper, ReadProgram: m.ReadsAllowList(), Host: l.r.Sandbox.Host, Start: start}
 }
@@ -311,6 +331,9 @@ func lookPath(name string, env []string) (string, error) {
 // nothing for it.
 func (l *live) makePrivate() error {
 	l.privateOnce.Do(func() {
+		if l.privateErr = l.leaseID(); l.privateErr != nil {
+			return
+		}
 		private := filepath.Dir(l.tmp)
 		_, l.releasePrivate, l.privateErr = sandbox.PrivateFolder(context.Background(), filepath.Dir(private), filepath.Base(private), l.r.Sandbox.Helper)
 		if l.privateErr == nil {

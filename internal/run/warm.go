@@ -149,7 +149,10 @@ func (l *live) warmStd(ctx context.Context, ws *workspace.Workspace) {
 	}
 	p := sandbox.Policy{Write: []string{dir, l.tmp}, Read: l.r.Sandbox.Read, LandlockABI: l.r.Sandbox.LandlockABI, ID: l.sandboxID.ID}
 	conf := &sandbox.Confinement{Policy: p, Helper: l.r.Sandbox.Helper, ReadProgram: true, Host: l.r.Sandbox.Host,
-		Start: func() ([]sandbox.Cache, error) { return l.cachesOver(w.Upper, &toolcache.Held{}), nil }}
+		Start: func(p *sandbox.Policy) error {
+			p.Caches = append(p.Caches, l.cachesOver(w.Upper, &toolcache.Held{})...)
+			return nil
+		}}
 	res, err := sandbox.Command{Argv: []string{goBin, "test", "-count=1", "./..."}, Dir: dir, Env: env, Confine: conf, Timeout: 20 * time.Minute}.Run(ctx)
 	switch {
 	case err != nil:

@@ -29,11 +29,12 @@ type Confinement struct {
 	// Host keeps what of /etc every user may read, worked out once for many
 	// commands; nil works it out for this command.
 	Host *HostFiles
-	// Start, when set, is called as the command starts: it makes what the
-	// run had no need of before its first command (its private folder) and
-	// gives the command's toolchain caches (added to the policy's). A run
-	// builds confinements it may never use.
-	Start func() ([]Cache, error)
+	// Start, when set, is called as the command starts, with the
+	// command's own copy of the policy: it makes what the run had no need
+	// of before its first command (its private folder, its id) and adds
+	// them — the id, the toolchain caches — to the policy. A run builds
+	// confinements it may never use.
+	Start func(p *Policy) error
 	// survey: the init tries every wall and reports each (Survey); it
 	// starts no command.
 	survey bool

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -66,8 +67,8 @@ func (c Command) confine(cmd *exec.Cmd) (alive, report *os.File, sc *subCommand,
 }
 
 // policy is the command's policy as it starts: with its program's folders
-// (ReadProgram), what of /etc every user may read, and its caches (Start),
-// their upper folders made.
+// (ReadProgram), what of /etc every user may read, and what Start adds
+// (its id, its caches, their upper folders made).
 func (c Command) policy() (Policy, error) {
 	p := c.Confine.Policy
 	if c.Confine.ReadProgram {
@@ -77,11 +78,10 @@ func (c Command) policy() (Policy, error) {
 		p.Etc = c.Confine.Host.Etc()
 	}
 	if c.Confine.Start != nil {
-		caches, err := c.Confine.Start()
-		if err != nil {
+		p.Caches = slices.Clip(p.Caches) // what Start adds is the command's alone
+		if err := c.Confine.Start(&p); err != nil {
 			return p, fmt.Errorf("start %s: %w", c.Argv[0], err)
 		}
-		p.Caches = append(append([]Cache{}, p.Caches...), caches...)
 	}
 	for _, c := range p.Caches {
 		if err := c.check(); err != nil {

@@ -443,9 +443,9 @@ func TestTheTimeLimitCountsFromTheCommandsStart(t *testing.T) {
 		t.Skipf("no sandbox here: %v", err)
 	}
 	s := newScene(t)
-	slow := &Confinement{Policy: s.policy, Helper: os.Args[0], Start: func() ([]Cache, error) {
+	slow := &Confinement{Policy: s.policy, Helper: os.Args[0], Start: func(*Policy) error {
 		time.Sleep(1500 * time.Millisecond)
-		return nil, nil
+		return nil
 	}}
 	res, err := Command{Argv: []string{"true"}, Dir: s.ws, Env: []string{"PATH=/usr/bin:/bin"}, Confine: slow, Timeout: time.Second}.Run(context.Background())
 	if err != nil || res.TimedOut || res.Code != 0 {
