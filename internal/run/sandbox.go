@@ -81,10 +81,21 @@ func (r *Runner) SandboxProblem(ctx context.Context) error {
 
 // probe is the walls a confined command has on this host, probed in the
 // data folder's folder of private folders (sandbox.ProbeHost), once for
-// the runner's runs (again after a failure).
+// the runner's runs (again after a failure). It leases an id and lets it
+// go too: a run leases its own only with its first command, and a host
+// that cannot lease one says so before any agent starts.
 func (sb *Sandbox) probe(ctx context.Context, data string) (sandbox.Walls, error) {
 	return sb.probed.Do(ctx, func(ctx context.Context) (sandbox.Walls, error) {
-		return sandbox.ProbeHost(ctx, sb.Helper, privateRoot(data), sb.LandlockABI, sb.Host)
+		walls, err := sandbox.ProbeHost(ctx, sb.Helper, privateRoot(data), sb.LandlockABI, sb.Host)
+		if err != nil {
+			return walls, err
+		}
+		id, err := sandbox.LeaseID(ctx, sb.Helper)
+		if err != nil {
+			return walls, err
+		}
+		id.Release()
+		return walls, nil
 	})
 }
 
