@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/proctor-dev/proctor/internal/toolcache"
@@ -96,5 +97,46 @@ func TestARunnerSweepsAtMostEveryThirtySeconds(t *testing.T) {
 	sb.sweep(context.Background(), data, noProgress)
 	if left() {
 		t.Fatal("a run 30 s after the last sweep left a dead warm")
+	}
+}
+
+// What an agent can leave in go.mod and go.sum before a continued run's
+// warm — a toolchain to fetch, a replace by a folder of the host, a
+// module with no sum — makes the unconfined download fail or fetch
+// nothing of the host's: no toolchain is downloaded, no local folder is
+// copied into the layer, no module is fetched straight from a server.
+func TestAModulesWarmObeysNoHostileGoMod(t *testing.T) {
+	goBin, err := lookPath("go", os.Environ())
+	if err != nil {
+		t.Skip("no go here")
+	}
+	host := t.TempDir() // a folder of the host the go.mod names
+	os.WriteFile(filepath.Join(host, "go.mod"), []byte("module example.org/dep\n"), 0o644)
+	os.WriteFile(filepath.Join(host, "secret.txt"), []byte("host secret\n"), 0o644)
+	env := append(os.Environ(), "GOPROXY=file://"+t.TempDir(), "GOSUMDB=off", "GOFLAGS=", "GOMODCACHE="+t.TempDir())
+	for _, c := range []struct{ name, mod string }{
+		{"a newer toolchain", "module m\n\ngo 1.999\n\ntoolchain go1.999.0\n"},
+		{"a replace by a host folder", "module m\n\ngo 1.21\n\nrequire example.org/dep v1.0.0\n\nreplace example.org/dep => " + host + "\n"},
+		{"a module from a server", "module m\n\ngo 1.21\n\nrequire github.com/proctor-dev/not-there v1.0.0\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			into := t.TempDir()
+			err := downloadModules(context.Background(), goBin, env, filepath.Join(t.TempDir(), "d"), []byte(c.mod), []byte("example.org/dep v1.0.0 h1:x=\n"), into)
+			var found []string
+			filepath.WalkDir(into, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					found = append(found, p)
+				}
+				return nil
+			})
+			for _, f := range found {
+				if raw, _ := os.ReadFile(f); strings.Contains(string(raw), "host secret") || strings.Contains(f, "toolchain") {
+					t.Errorf("the warm kept %s", f)
+				}
+			}
+			if c.name != "a replace by a host folder" && err == nil {
+				t.Errorf("the warm of %q succeeded", c.mod)
+			}
+		})
 	}
 }
